@@ -1,0 +1,184 @@
+//! Finite-volume assembly (DESIGN.md §2): face conductances as two half-cells
+//! in series, anisotropic k, convective top and optional bottom, adiabatic
+//! sides. Produces the Quad-Diag matrix for the temperature rise
+//! θ = T − T_amb, the right-hand side (W per cell), the heat capacity per
+//! cell (J/K) for transient use, and the conductances to ambient (W/K) for
+//! the energy balance.
+
+use crate::grid::Grid;
+use crate::linalg::QuadDiag;
+use crate::power::{rasterize::coverage, LayerPower};
+use crate::stack::{Material, Stack};
+use rayon::prelude::*;
+
+/// The assembled steady system `A θ = rhs`.
+#[derive(Clone, Debug)]
+pub struct System {
+    pub a: QuadDiag,
+    /// Power per cell, W.
+    pub rhs: Vec<f64>,
+    /// c·V per cell, J/K.
+    pub capacity: Vec<f64>,
+    /// Conductance to ambient through the top face, per top-plane cell, W/K.
+    pub g_top: Vec<f64>,
+    /// Same for the bottom face (zeros when adiabatic).
+    pub g_bottom: Vec<f64>,
+}
+
+/// A layer's material: uniform, or per plane cell where floorplan blocks
+/// override it (mixed by area fraction: exact in z, the parallel bound in-plane).
+enum LayerMaterial {
+    Uniform(Material),
+    Map(Vec<Material>),
+}
+
+impl LayerMaterial {
+    fn at(&self, plane_idx: usize) -> Material {
+        match self {
+            LayerMaterial::Uniform(m) => *m,
+            LayerMaterial::Map(v) => v[plane_idx],
+        }
+    }
+}
+
+fn layer_material(grid: &Grid, base: Material, power: &LayerPower) -> LayerMaterial {
+    if power.patches.is_empty() {
+        return LayerMaterial::Uniform(base);
+    }
+    let area = grid.cell_area();
+    let mut frac = vec![0.0; grid.plane()];
+    let mut acc = vec![([0.0; 3], 0.0); grid.plane()];
+    for patch in &power.patches {
+        for (i, a) in coverage(&patch.rect, grid) {
+            let f = a / area;
+            frac[i] += f;
+            for d in 0..3 {
+                acc[i].0[d] += f * patch.material.k[d];
+            }
+            acc[i].1 += f * patch.material.heat_capacity;
+        }
+    }
+    let map = (0..grid.plane())
+        .map(|i| {
+            let rest = (1.0 - frac[i]).max(0.0);
+            let mut k = [0.0; 3];
+            for (d, kd) in k.iter_mut().enumerate() {
+                *kd = acc[i].0[d] + rest * base.k[d];
+            }
+            Material {
+                k,
+                heat_capacity: acc[i].1 + rest * base.heat_capacity,
+            }
+        })
+        .collect();
+    LayerMaterial::Map(map)
+}
+
+/// Two half-cells in series: 1 / (d1/(2 k1) + d2/(2 k2)), per unit face area.
+#[inline]
+fn series(d1: f64, k1: f64, d2: f64, k2: f64) -> f64 {
+    1.0 / (d1 / (2.0 * k1) + d2 / (2.0 * k2))
+}
+
+pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
+    let (nx, ny, nz) = (grid.nx, grid.ny, grid.nz);
+    let plane = grid.plane();
+    let (dx, dy) = (grid.dx, grid.dy);
+    let area_z = dx * dy;
+    let mats: Vec<LayerMaterial> = stack
+        .layers
+        .iter()
+        .zip(power)
+        .map(|(l, p)| layer_material(grid, l.material, p))
+        .collect();
+    let mat = |z: usize, j: usize| mats[grid.layer_of_z[z]].at(j);
+
+    let mut a = QuadDiag::zeros(nx, ny, nz);
+    // Off-diagonals, one z plane per task.
+    a.gx.par_chunks_mut(plane)
+        .zip(a.gy.par_chunks_mut(plane))
+        .zip(a.gz.par_chunks_mut(plane))
+        .enumerate()
+        .for_each(|(z, ((gx, gy), gz))| {
+            let dz = grid.dz[z];
+            for y in 0..ny {
+                for x in 0..nx {
+                    let j = x + nx * y;
+                    let m = mat(z, j);
+                    if x + 1 < nx {
+                        let n = mat(z, j + 1);
+                        gx[j] = dy * dz * series(dx, m.k[0], dx, n.k[0]);
+                    }
+                    if y + 1 < ny {
+                        let n = mat(z, j + nx);
+                        gy[j] = dx * dz * series(dy, m.k[1], dy, n.k[1]);
+                    }
+                    if z + 1 < nz {
+                        let n = mat(z + 1, j);
+                        gz[j] = area_z * series(dz, m.k[2], grid.dz[z + 1], n.k[2]);
+                    }
+                }
+            }
+        });
+
+    // Conductance to ambient: half-cell in series with the film 1/(h A).
+    let to_ambient = |z: usize, h: f64| -> Vec<f64> {
+        (0..plane)
+            .map(|j| area_z / (grid.dz[z] / (2.0 * mat(z, j).k[2]) + 1.0 / h))
+            .collect()
+    };
+    let g_top = to_ambient(nz - 1, stack.h_top);
+    let g_bottom = match stack.h_bottom {
+        Some(h) => to_ambient(0, h),
+        None => vec![0.0; plane],
+    };
+
+    // Diagonal: sum of the row's conductances plus those to ambient.
+    let n = grid.len();
+    let (gx, gy, gz) = (&a.gx, &a.gy, &a.gz);
+    a.d.par_chunks_mut(plane).enumerate().for_each(|(z, d)| {
+        for (j, dj) in d.iter_mut().enumerate() {
+            let i = j + z * plane;
+            let mut s = gx[i] + gy[i] + gz[i];
+            if j % nx > 0 {
+                s += gx[i - 1];
+            }
+            if j >= nx {
+                s += gy[i - nx];
+            }
+            if z > 0 {
+                s += gz[i - plane];
+            }
+            if z == nz - 1 {
+                s += g_top[j];
+            }
+            if z == 0 {
+                s += g_bottom[j];
+            }
+            *dj = s;
+        }
+    });
+
+    // Power: each layer's map split evenly over its z cells.
+    let mut rhs = vec![0.0; n];
+    let mut capacity = vec![0.0; n];
+    for (l, zr) in grid.layer_z.iter().enumerate() {
+        let share = 1.0 / zr.len() as f64;
+        for z in zr.clone() {
+            let vol = area_z * grid.dz[z];
+            for j in 0..plane {
+                if let Some(p) = power[l].map_w.get(j) {
+                    rhs[z * plane + j] = p * share;
+                }
+                capacity[z * plane + j] = mats[l].at(j).heat_capacity * vol;
+            }
+        }
+    }
+    System {
+        a,
+        rhs,
+        capacity,
+        g_top,
+        g_bottom,
+    }
+}

@@ -1,0 +1,199 @@
+//! The CPU executor: plain f64 loops parallelized with rayon. It is the
+//! reference every other backend is tested against. Reductions sum fixed-size
+//! chunks and then the chunk sums in order, so results do not depend on the
+//! thread count or on scheduling.
+
+mod kernels;
+
+use super::{Backend, BackendError, DeviceReport, Ratio};
+use crate::linalg::QuadDiag;
+
+/// Rows per parallel task; also the reduction chunk, fixed for determinism.
+pub(crate) const CHUNK: usize = 8192;
+
+#[derive(Clone, Debug, Default)]
+pub struct CpuBackend;
+
+impl CpuBackend {
+    pub fn new() -> Self {
+        CpuBackend
+    }
+}
+
+fn same_len(a: usize, b: usize) -> Result<(), BackendError> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(BackendError::Length(a, b))
+    }
+}
+
+impl Backend for CpuBackend {
+    type Vector = Vec<f64>;
+    type Matrix = QuadDiag;
+    type Scalars = Vec<f64>;
+
+    fn report(&self) -> DeviceReport {
+        DeviceReport {
+            backend: "cpu".into(),
+            name: cpu_model(),
+            detail: format!("{} rayon threads, f64", rayon::current_num_threads()),
+        }
+    }
+
+    fn zeros(&self, n: usize) -> Result<Vec<f64>, BackendError> {
+        Ok(vec![0.0; n])
+    }
+    fn upload(&self, host: &[f64]) -> Result<Vec<f64>, BackendError> {
+        Ok(host.to_vec())
+    }
+    fn download(&self, v: &Vec<f64>) -> Result<Vec<f64>, BackendError> {
+        Ok(v.clone())
+    }
+    fn copy(&self, src: &Vec<f64>, dst: &mut Vec<f64>) -> Result<(), BackendError> {
+        same_len(src.len(), dst.len())?;
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+    fn upload_matrix(&self, a: &QuadDiag) -> Result<QuadDiag, BackendError> {
+        Ok(a.clone())
+    }
+    fn scalars(&self, n: usize) -> Result<Vec<f64>, BackendError> {
+        Ok(vec![0.0; n])
+    }
+    fn read_scalars(&self, s: &Vec<f64>) -> Result<Vec<f64>, BackendError> {
+        Ok(s.clone())
+    }
+
+    fn spmv(&self, a: &QuadDiag, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<(), BackendError> {
+        same_len(a.len(), x.len())?;
+        same_len(a.len(), y.len())?;
+        kernels::spmv(a, x, y);
+        Ok(())
+    }
+    fn residual(
+        &self,
+        a: &QuadDiag,
+        b: &Vec<f64>,
+        x: &Vec<f64>,
+        r: &mut Vec<f64>,
+        s: &mut Vec<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), b.len())?;
+        same_len(a.len(), x.len())?;
+        same_len(a.len(), r.len())?;
+        s[out] = kernels::residual(a, b, x, r);
+        Ok(())
+    }
+    fn spmv_dot(
+        &self,
+        a: &QuadDiag,
+        p: &Vec<f64>,
+        q: &mut Vec<f64>,
+        s: &mut Vec<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), p.len())?;
+        same_len(a.len(), q.len())?;
+        s[out] = kernels::spmv_dot(a, p, q);
+        Ok(())
+    }
+    fn dot(
+        &self,
+        x: &Vec<f64>,
+        y: &Vec<f64>,
+        s: &mut Vec<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(x.len(), y.len())?;
+        s[out] = kernels::dot(x, y);
+        Ok(())
+    }
+    fn cg_update(
+        &self,
+        alpha: Ratio,
+        p: &Vec<f64>,
+        q: &Vec<f64>,
+        x: &mut Vec<f64>,
+        r: &mut Vec<f64>,
+        s: &mut Vec<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(p.len(), q.len())?;
+        same_len(p.len(), x.len())?;
+        same_len(p.len(), r.len())?;
+        let a = ratio(s, alpha);
+        s[out] = kernels::cg_update(a, p, q, x, r);
+        Ok(())
+    }
+    fn xpay(
+        &self,
+        beta: Ratio,
+        z: &Vec<f64>,
+        p: &mut Vec<f64>,
+        s: &Vec<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(z.len(), p.len())?;
+        kernels::xpay(ratio(s, beta), z, p);
+        Ok(())
+    }
+    fn jacobi(&self, a: &QuadDiag, r: &Vec<f64>, z: &mut Vec<f64>) -> Result<(), BackendError> {
+        same_len(a.len(), r.len())?;
+        same_len(a.len(), z.len())?;
+        kernels::jacobi(&a.d, r, z);
+        Ok(())
+    }
+    fn cheb_init(
+        &self,
+        a: &QuadDiag,
+        c: f64,
+        r: &Vec<f64>,
+        res: &mut Vec<f64>,
+        d: &mut Vec<f64>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for v in [r.len(), res.len(), d.len(), z.len()] {
+            same_len(a.len(), v)?;
+        }
+        kernels::cheb_init(&a.d, c, r, res, d, z);
+        Ok(())
+    }
+    fn cheb_step(
+        &self,
+        a: &QuadDiag,
+        alpha: f64,
+        beta: f64,
+        d: &Vec<f64>,
+        d_next: &mut Vec<f64>,
+        res: &mut Vec<f64>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for v in [d.len(), d_next.len(), res.len(), z.len()] {
+            same_len(a.len(), v)?;
+        }
+        kernels::cheb_step(a, alpha, beta, d, d_next, res, z);
+        Ok(())
+    }
+}
+
+/// s[num]/s[den], 0 when the denominator is 0 (CG has then converged exactly).
+fn ratio(s: &[f64], r: Ratio) -> f64 {
+    if s[r.den] == 0.0 {
+        0.0
+    } else {
+        s[r.num] / s[r.den]
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}

@@ -1,0 +1,167 @@
+//! Executors. The solver (PCG, preconditioners, eigenvalue estimate) is written
+//! once against [`Backend`]; the CPU backend (rayon, the reference) and the
+//! CUDA backend (cudarc + NVRTC kernels from `kernels/*.cu`) supply storage and
+//! the fused kernels. Each method's doc gives its math; every kernel makes one
+//! pass over memory.
+//!
+//! Scalars produced by reductions stay on the device in a [`Backend::Scalars`]
+//! buffer of numbered slots; kernels that need a coefficient read it from there
+//! as a ratio of two slots (α = s[num]/s[den]), so a CG iteration needs no
+//! host round trip. The host reads slots only when it checks convergence.
+
+pub mod cpu;
+pub mod cuda;
+
+use crate::linalg::QuadDiag;
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("CUDA is not available on this machine: {0}")]
+    CudaUnavailable(String),
+    #[error("CUDA driver: {0}")]
+    Driver(String),
+    #[error("NVRTC could not compile {file}: {message}\n{log}")]
+    Compile {
+        file: String,
+        message: String,
+        log: String,
+    },
+    #[error(
+        "the problem needs {needed} bytes of device memory but only {free} are free \
+         ({cells} cells); use a coarser --grid or --device cpu"
+    )]
+    OutOfMemory {
+        needed: u64,
+        free: u64,
+        cells: usize,
+    },
+    #[error("vector lengths differ: {0} vs {1}")]
+    Length(usize, usize),
+}
+
+/// Which device ran the solve, for `summary.json` and `cuth info`.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceReport {
+    /// `cpu` or `cuda`.
+    pub backend: String,
+    /// Human-readable device name (CPU model / GPU name).
+    pub name: String,
+    /// Threads (CPU) or multiprocessors (GPU), memory, driver: free text.
+    pub detail: String,
+}
+
+/// Which slots of a scalar buffer form a coefficient `s[num] / s[den]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Ratio {
+    pub num: usize,
+    pub den: usize,
+}
+
+pub trait Backend {
+    /// A vector of f64 living on this device.
+    type Vector;
+    /// A Quad-Diag matrix living on this device.
+    type Matrix;
+    /// A small array of f64 slots living on this device.
+    type Scalars;
+
+    fn report(&self) -> DeviceReport;
+
+    /// Vector of length n, zero-filled.
+    fn zeros(&self, n: usize) -> Result<Self::Vector, BackendError>;
+    fn upload(&self, host: &[f64]) -> Result<Self::Vector, BackendError>;
+    fn download(&self, v: &Self::Vector) -> Result<Vec<f64>, BackendError>;
+    /// dst = src
+    fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<(), BackendError>;
+    fn upload_matrix(&self, a: &QuadDiag) -> Result<Self::Matrix, BackendError>;
+    /// `n` slots, zero-filled.
+    fn scalars(&self, n: usize) -> Result<Self::Scalars, BackendError>;
+    /// Reads every slot back to the host (a synchronization point on a GPU).
+    fn read_scalars(&self, s: &Self::Scalars) -> Result<Vec<f64>, BackendError>;
+
+    /// y = A x
+    fn spmv(
+        &self,
+        a: &Self::Matrix,
+        x: &Self::Vector,
+        y: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+    /// r = b − A x;  s[out] = r·r
+    fn residual(
+        &self,
+        a: &Self::Matrix,
+        b: &Self::Vector,
+        x: &Self::Vector,
+        r: &mut Self::Vector,
+        s: &mut Self::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+    /// q = A p;  s[out] = p·q
+    fn spmv_dot(
+        &self,
+        a: &Self::Matrix,
+        p: &Self::Vector,
+        q: &mut Self::Vector,
+        s: &mut Self::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+    /// s[out] = x·y
+    fn dot(
+        &self,
+        x: &Self::Vector,
+        y: &Self::Vector,
+        s: &mut Self::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+    /// α = s[alpha.num]/s[alpha.den];  x += α p;  r −= α q;  s[out] = r·r
+    #[allow(clippy::too_many_arguments)]
+    fn cg_update(
+        &self,
+        alpha: Ratio,
+        p: &Self::Vector,
+        q: &Self::Vector,
+        x: &mut Self::Vector,
+        r: &mut Self::Vector,
+        s: &mut Self::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+    /// β = s[beta.num]/s[beta.den];  p = z + β p
+    fn xpay(
+        &self,
+        beta: Ratio,
+        z: &Self::Vector,
+        p: &mut Self::Vector,
+        s: &Self::Scalars,
+    ) -> Result<(), BackendError>;
+    /// z = D⁻¹ r, D = diag(A)
+    fn jacobi(
+        &self,
+        a: &Self::Matrix,
+        r: &Self::Vector,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+    /// First Chebyshev step: res = r;  d = c·D⁻¹ r;  z = d
+    #[allow(clippy::too_many_arguments)]
+    fn cheb_init(
+        &self,
+        a: &Self::Matrix,
+        c: f64,
+        r: &Self::Vector,
+        res: &mut Self::Vector,
+        d: &mut Self::Vector,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+    /// Later Chebyshev steps: res −= A d;  d_next = α d + β D⁻¹ res;  z += d_next
+    #[allow(clippy::too_many_arguments)]
+    fn cheb_step(
+        &self,
+        a: &Self::Matrix,
+        alpha: f64,
+        beta: f64,
+        d: &Self::Vector,
+        d_next: &mut Self::Vector,
+        res: &mut Self::Vector,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+}

@@ -1,0 +1,11 @@
+//! Linear algebra on the thermal system: the Quad-Diag matrix, PCG written once
+//! against [`crate::backend::Backend`], and the preconditioners.
+
+pub mod eigen;
+pub mod pcg;
+pub mod precond;
+pub mod quad_diag;
+
+pub use pcg::{pcg, CgInfo, CgParams, SolveError};
+pub use precond::{build_precond, PrecondKind, PrecondOptions, PrecondReport, Preconditioner};
+pub use quad_diag::QuadDiag;

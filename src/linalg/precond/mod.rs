@@ -1,0 +1,110 @@
+//! Preconditioners, chosen by name (`--precond`, the `[solver]` table and
+//! `summary.json` use the same names). Each is built once (eigenvalue bounds
+//! and the like are set up then) and applied many times; `apply` never reads
+//! solver state, so M stays fixed and SPD as CG requires.
+
+pub mod chebyshev;
+pub mod jacobi;
+
+use super::pcg::SolveError;
+use super::QuadDiag;
+use crate::backend::{Backend, BackendError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrecondKind {
+    None,
+    Jacobi,
+    Chebyshev,
+}
+
+impl PrecondKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            PrecondKind::None => "none",
+            PrecondKind::Jacobi => "jacobi",
+            PrecondKind::Chebyshev => "chebyshev",
+        }
+    }
+}
+
+/// Name and parameters actually used, as PETSc's `-ksp_view` reports them.
+#[derive(Clone, Debug, Serialize)]
+pub struct PrecondReport {
+    pub name: String,
+    pub params: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PrecondOptions {
+    /// Polynomial degree (number of D⁻¹ applications) of Chebyshev.
+    pub chebyshev_degree: usize,
+    /// λmax / λmin of the interval Chebyshev damps.
+    pub chebyshev_ratio: f64,
+    /// Lanczos steps for the λmax estimate.
+    pub lanczos_steps: usize,
+    /// Safety factor on the Lanczos estimate (capped by Gershgorin).
+    pub lambda_safety: f64,
+}
+
+impl Default for PrecondOptions {
+    fn default() -> Self {
+        PrecondOptions {
+            chebyshev_degree: 4,
+            chebyshev_ratio: 30.0,
+            lanczos_steps: 20,
+            lambda_safety: 1.1,
+        }
+    }
+}
+
+pub trait Preconditioner<B: Backend> {
+    /// z = M⁻¹ r. M must be SPD and fixed across iterations.
+    fn apply(
+        &mut self,
+        be: &B,
+        a: &B::Matrix,
+        r: &B::Vector,
+        z: &mut B::Vector,
+    ) -> Result<(), BackendError>;
+    fn report(&self) -> PrecondReport;
+}
+
+/// M = I.
+pub struct Identity;
+
+impl<B: Backend> Preconditioner<B> for Identity {
+    fn apply(
+        &mut self,
+        be: &B,
+        _a: &B::Matrix,
+        r: &B::Vector,
+        z: &mut B::Vector,
+    ) -> Result<(), BackendError> {
+        be.copy(r, z) // z = r
+    }
+    fn report(&self) -> PrecondReport {
+        PrecondReport {
+            name: "none".into(),
+            params: BTreeMap::new(),
+        }
+    }
+}
+
+/// Builds the preconditioner `kind` for the device matrix `a` (whose host copy
+/// is `host`, used for the Gershgorin bound).
+pub fn build_precond<B: Backend + 'static>(
+    kind: PrecondKind,
+    be: &B,
+    a: &B::Matrix,
+    host: &QuadDiag,
+    opts: &PrecondOptions,
+) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
+    Ok(match kind {
+        PrecondKind::None => Box::new(Identity),
+        PrecondKind::Jacobi => Box::new(jacobi::Jacobi),
+        PrecondKind::Chebyshev => Box::new(chebyshev::Chebyshev::new(be, a, host, opts)?),
+    })
+}

@@ -1,0 +1,80 @@
+//! Power sources: read HotSpot floorplans and power traces, CSV rasters and
+//! inline rectangles, and rasterize them conservatively onto the in-plane grid
+//! (each rectangle's power goes to cells by overlap area, so the grid total
+//! equals the input total to rounding). Hands [`LayerPower`] to assembly and
+//! the block list to the per-block report.
+//!
+//! CONTRACT (filled in by the power module's implementation):
+//! - `layer_power(stack, grid, l)` returns the layer's map in W per in-plane
+//!   cell (length nx*ny, index x + nx*y), its blocks and material patches.
+//! - `coverage(rect, grid)` lists (plane index, overlap area m²) pairs.
+
+use crate::stack::Material;
+use std::path::PathBuf;
+
+/// An axis-aligned rectangle on the footprint, metres, x0 < x1, y0 < y1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rect {
+    pub x0: f64,
+    pub y0: f64,
+    pub x1: f64,
+    pub y1: f64,
+}
+
+impl Rect {
+    pub fn area(&self) -> f64 {
+        (self.x1 - self.x0) * (self.y1 - self.y0)
+    }
+}
+
+/// A named block: a floorplan unit or an inline rectangle.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub name: String,
+    pub rect: Rect,
+    /// Power assigned to the block, W (0 for floorplan blocks with no power).
+    pub power_w: f64,
+}
+
+/// A region of a layer whose material differs from the layer's own
+/// (HotSpot `.flp` blocks with specific heat and resistivity columns, e.g. TSVs).
+#[derive(Clone, Debug)]
+pub struct MaterialPatch {
+    pub rect: Rect,
+    pub material: Material,
+}
+
+/// What the power stage hands on for one layer.
+#[derive(Clone, Debug, Default)]
+pub struct LayerPower {
+    /// W per in-plane cell, `x + nx*y`; all zeros for an unpowered layer.
+    pub map_w: Vec<f64>,
+    /// Input total, W (before rasterizing), for the conservation check.
+    pub total_w: f64,
+    /// Blocks for the per-block report (floorplan units or inline rectangles).
+    pub blocks: Vec<Block>,
+    pub patches: Vec<MaterialPatch>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PowerError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A fault in an input file or a stack field; `field` names the place
+    /// (a stack field such as `layers[3] (tim).power.blocks[0]`, or `line 7`).
+    #[error("{file}: {field}: {message}")]
+    Invalid {
+        file: PathBuf,
+        field: String,
+        message: String,
+    },
+}
+
+mod layer;
+pub mod rasterize;
+
+pub use layer::layer_power;

@@ -1,0 +1,105 @@
+//! The layer stack: read a TOML stack file, check it, and hand a resolved
+//! [`Stack`] (SI units, absolute paths, materials looked up) to the power and
+//! assembly stages. Every error names the file and the field at fault.
+
+pub mod schema;
+pub mod units;
+mod validate;
+
+pub use schema::{BlockSpec, PowerSpec};
+use std::path::PathBuf;
+
+/// A fully checked stack, SI units throughout.
+#[derive(Clone, Debug)]
+pub struct Stack {
+    /// The stack file this came from (for messages).
+    pub source: PathBuf,
+    pub title: Option<String>,
+    /// Footprint x extent, m.
+    pub width_m: f64,
+    /// Footprint y extent, m.
+    pub length_m: f64,
+    pub nx: usize,
+    pub ny: usize,
+    pub ambient_k: f64,
+    /// W/(m²·K) on top of the top layer.
+    pub h_top: f64,
+    /// W/(m²·K) under the bottom layer; `None` means adiabatic.
+    pub h_bottom: Option<f64>,
+    /// Bottom to top.
+    pub layers: Vec<Layer>,
+    pub solver: schema::SolverSpec,
+}
+
+/// Thermal properties of a material or of one floorplan block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Material {
+    /// W/(m·K) in x, y, z.
+    pub k: [f64; 3],
+    /// J/(m³·K).
+    pub heat_capacity: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Layer {
+    pub name: String,
+    pub material_name: String,
+    pub material: Material,
+    pub thickness_m: f64,
+    pub cells: usize,
+    /// Absolute path of the layer's HotSpot floorplan, if any.
+    pub floorplan: Option<PathBuf>,
+    /// Power source with paths made absolute.
+    pub power: Option<PowerSpec>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StackError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Parse { file: PathBuf, message: String },
+    #[error("{file}: {field}: {message}")]
+    Invalid {
+        file: PathBuf,
+        field: String,
+        message: String,
+    },
+}
+
+impl Stack {
+    /// Reads and validates a stack file.
+    pub fn load(path: &std::path::Path) -> Result<Stack, StackError> {
+        let text = std::fs::read_to_string(path).map_err(|source| StackError::Io {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_toml(&text, path)
+    }
+
+    /// Parses stack text; `path` is used for messages and to resolve relative paths.
+    pub fn from_toml(text: &str, path: &std::path::Path) -> Result<Stack, StackError> {
+        let raw: schema::StackFile = toml::from_str(text).map_err(|e| StackError::Parse {
+            file: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        validate::resolve(raw, path)
+    }
+
+    /// Replaces the in-plane grid (the `--grid NXxNY` override).
+    pub fn with_grid(mut self, nx: usize, ny: usize) -> Result<Stack, StackError> {
+        validate::check_grid(nx, ny, &self.source, "--grid")?;
+        self.nx = nx;
+        self.ny = ny;
+        Ok(self)
+    }
+
+    /// Total number of z cells.
+    pub fn nz(&self) -> usize {
+        self.layers.iter().map(|l| l.cells).sum()
+    }
+}

@@ -1,0 +1,114 @@
+//! The stack file as written by the user (TOML, serde). Every struct denies
+//! unknown keys so that a typo is an error, not a silently ignored setting.
+//! Validation and unit resolution happen in `stack::validate`, which turns this
+//! into a [`crate::stack::Stack`].
+
+use super::units::Length;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackFile {
+    /// Free text shown in the summary.
+    pub title: Option<String>,
+    pub chip: ChipSpec,
+    pub grid: GridSpec,
+    pub boundary: BoundarySpec,
+    pub materials: BTreeMap<String, MaterialSpec>,
+    /// Bottom to top.
+    pub layers: Vec<LayerSpec>,
+    pub solver: Option<SolverSpec>,
+}
+
+/// The footprint shared by every layer: x extent (`width`) by y extent (`length`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChipSpec {
+    pub width: Length,
+    pub length: Length,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridSpec {
+    pub nx: usize,
+    pub ny: usize,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundarySpec {
+    /// Ambient temperature in kelvin.
+    pub ambient: f64,
+    /// Heat transfer coefficient on top of the top layer, W/(m²·K).
+    pub h_top: f64,
+    /// Optional heat transfer coefficient under the bottom layer, W/(m²·K).
+    pub h_bottom: Option<f64>,
+}
+
+/// Either an isotropic `k` or all three of `kx`, `ky`, `kz` (W/(m·K)).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialSpec {
+    pub k: Option<f64>,
+    pub kx: Option<f64>,
+    pub ky: Option<f64>,
+    pub kz: Option<f64>,
+    /// Volumetric heat capacity, J/(m³·K).
+    pub heat_capacity: f64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerSpec {
+    pub name: String,
+    pub material: String,
+    pub thickness: Length,
+    /// Number of z cells the layer is split into (default 1).
+    pub cells: Option<usize>,
+    /// HotSpot `.flp` floorplan of this layer: names the blocks for per-block
+    /// results and `ptrace` power, and may override the material per block.
+    pub floorplan: Option<PathBuf>,
+    pub power: Option<PowerSpec>,
+}
+
+/// Where a layer's power comes from. Paths are relative to the stack file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PowerSpec {
+    /// `total` watts spread evenly over the footprint.
+    Uniform { total: f64 },
+    /// Rectangles, each with its own power.
+    Blocks { blocks: Vec<BlockSpec> },
+    /// Block powers from a HotSpot `.ptrace` for the layer's `floorplan`.
+    /// Steady state uses the mean of the rows unless `row` (0-based, data rows
+    /// only) picks one.
+    Ptrace { file: PathBuf, row: Option<usize> },
+    /// CSV raster of watts per pixel over the footprint; the first row is the
+    /// top edge (max y), as an image is read. `total` rescales it.
+    Raster { file: PathBuf, total: Option<f64> },
+}
+
+/// A rectangle on the footprint, lower-left corner at (`x`, `y`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockSpec {
+    pub name: String,
+    pub x: Length,
+    pub y: Length,
+    pub width: Length,
+    pub height: Length,
+    /// Watts.
+    pub power: f64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolverSpec {
+    pub precond: Option<crate::linalg::PrecondKind>,
+    pub rtol: Option<f64>,
+    pub max_iter: Option<usize>,
+    pub chebyshev_degree: Option<usize>,
+}

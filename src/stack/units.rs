@@ -1,0 +1,79 @@
+//! Lengths in the stack file: a plain number is metres (SI), a string may carry
+//! a unit (`"10um"`, `"0.4 mm"`, `"2e-3 m"`). Kept tiny on purpose: one number,
+//! optional spaces, one unit from a fixed table.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// A length in metres, deserialized from a number or a number-with-unit string.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Length(pub f64);
+
+const UNITS: &[(&str, f64)] = &[
+    ("nm", 1e-9),
+    ("um", 1e-6),
+    ("µm", 1e-6),
+    ("μm", 1e-6),
+    ("mm", 1e-3),
+    ("cm", 1e-2),
+    ("m", 1.0),
+];
+
+/// Parses `"<number>[ ]<unit>"` into metres.
+pub fn parse_length(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    for (suffix, scale) in UNITS {
+        if let Some(num) = t.strip_suffix(suffix) {
+            let num = num.trim_end();
+            return num
+                .parse::<f64>()
+                .map(|v| v * scale)
+                .map_err(|_| format!("`{s}` is not a number followed by a unit"));
+        }
+    }
+    t.parse::<f64>().map_err(|_| {
+        format!("`{s}` is not a length: write metres as a number or a string with a unit (nm, um, mm, cm, m)")
+    })
+}
+
+impl<'de> Deserialize<'de> for Length {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Length;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a length in metres, or a string such as \"10um\" or \"0.4 mm\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Length, E> {
+                Ok(Length(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Length, E> {
+                Ok(Length(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Length, E> {
+                Ok(Length(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Length, E> {
+                parse_length(s).map(Length).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_scale_to_metres() {
+        assert_eq!(parse_length("10um").unwrap(), 10e-6);
+        assert_eq!(parse_length("0.4 mm").unwrap(), 0.4e-3);
+        assert_eq!(parse_length("2e-3 m").unwrap(), 2e-3);
+        assert_eq!(parse_length("150 nm").unwrap(), 150e-9);
+        assert_eq!(parse_length("0.001").unwrap(), 0.001);
+        assert!(parse_length("10 furlongs").is_err());
+        assert!(parse_length("mm").is_err());
+    }
+}

@@ -1,0 +1,2 @@
+//! Steady state: stack → power → assembly → PCG on a backend → temperatures
+//! and a [`Summary`].

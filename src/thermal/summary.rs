@@ -1,0 +1,87 @@
+//! What a steady solve reports: the content of `summary.json` and of the
+//! stdout table. Temperatures are kelvin here (SI); outputs convert for display.
+
+use crate::backend::DeviceReport;
+use crate::linalg::PrecondReport;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub cuth_version: String,
+    /// Path of the stack file.
+    pub stack: String,
+    pub title: Option<String>,
+    pub grid: GridSummary,
+    pub ambient_k: f64,
+    pub device: DeviceReport,
+    pub solver: SolverReport,
+    pub energy: EnergyBalance,
+    /// Bottom to top.
+    pub layers: Vec<LayerSummary>,
+    /// The hottest cell of the whole stack.
+    pub hottest: CellRef,
+    /// Wall time per phase, seconds, in pipeline order.
+    pub timings_s: Vec<(String, f64)>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GridSummary {
+    pub nx: usize,
+    pub ny: usize,
+    pub nz: usize,
+    pub cells: usize,
+    pub dx_m: f64,
+    pub dy_m: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SolverReport {
+    pub method: String,
+    pub precision: String,
+    pub precond: PrecondReport,
+    pub rtol: f64,
+    pub max_iter: usize,
+    pub iterations: usize,
+    pub converged: bool,
+    /// Why the solve stopped, e.g. `rtol reached` or `max_iter reached`.
+    pub stop_reason: String,
+    /// ‖b − A x‖₂ / ‖b‖₂ recomputed in f64 from the final x.
+    pub final_true_residual: f64,
+}
+
+/// Steady state: heat leaving through the convective faces equals power in.
+#[derive(Clone, Debug, Serialize)]
+pub struct EnergyBalance {
+    pub power_in_w: f64,
+    pub heat_out_top_w: f64,
+    pub heat_out_bottom_w: f64,
+    /// |out − in| / in (0 when no power).
+    pub relative_error: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LayerSummary {
+    pub name: String,
+    pub material: String,
+    pub z_bottom_m: f64,
+    pub thickness_m: f64,
+    pub cells: usize,
+    pub power_w: f64,
+    pub t_min_k: f64,
+    pub t_avg_k: f64,
+    pub t_max_k: f64,
+    pub hottest: CellRef,
+}
+
+/// A cell by index and by the coordinates of its centre.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellRef {
+    pub layer: String,
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+    pub x_m: f64,
+    pub y_m: f64,
+    pub z_m: f64,
+    pub t_k: f64,
+}
