@@ -68,6 +68,13 @@ pub trait Backend {
 
     fn report(&self) -> DeviceReport;
 
+    /// Waits until every operation queued on this device has finished (and
+    /// reports any error it raised). A no-op where operations are
+    /// synchronous; timing code calls it before reading a clock.
+    fn synchronize(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
     /// Vector of length n, zero-filled.
     fn zeros(&self, n: usize) -> Result<Self::Vector, BackendError>;
     fn upload(&self, host: &[f64]) -> Result<Self::Vector, BackendError>;

@@ -125,11 +125,11 @@ pub fn pcg_into<B: Backend>(
         let alpha = Ratio { num: cur, den: PQ };
         be.cg_update(alpha, &p, &q, x, &mut r, &mut s, RR)?; // x += αp; r −= αq; s[RR] = r·r
         info.iterations = k + 1;
-        let check = params.record || info.iterations % check_every == 0 || k + 1 == params.max_iter;
+        let check = params.record || info.iterations.is_multiple_of(check_every) || k + 1 == params.max_iter;
         if check {
             let v = be.read_scalars(&s)?;
             info.rel_residual = (v[RR] / bb).sqrt();
-            if !(v[PQ] > 0.0) || !v[RR].is_finite() {
+            if v[PQ].is_nan() || v[PQ] <= 0.0 || !v[RR].is_finite() {
                 return Err(SolveError::Breakdown {
                     iters: info.iterations,
                     what: format!(

@@ -1,11 +1,16 @@
 //! Results to files and terminal: a PNG heat map and a CSV grid per layer,
-//! per-block min/avg/max, `summary.json`, and the stdout table.
+//! per-block min/avg/max, `summary.json`, and the stdout table. The last stage
+//! of the pipeline: it reads the solved temperatures and the summary and
+//! changes nothing upstream.
 //!
-//! CONTRACT (filled in by the output module's implementation):
+//! CONTRACT:
 //! - `write_steady(dir, &SteadyView, &OutputOptions) -> Result<Vec<PathBuf>, OutputError>`
 //!   renders everything in memory first and writes into `dir` (creating it);
 //!   on error nothing half-written is left behind.
 //! - `print_table(&Summary, TempUnit)` prints the readable summary to stdout.
+//!
+//! Files: `colormap` (palette), `text` (bitmap labels), `png`, `csv`,
+//! `blocks`, `json`, `table`, and `write` (render-then-commit of a steady result).
 
 use crate::grid::Grid;
 use crate::power::LayerPower;
@@ -50,17 +55,44 @@ pub enum OutputError {
     },
 }
 
-/// STUB: replaced by the output module implementation.
-pub fn write_steady(
-    dir: &std::path::Path,
-    view: &SteadyView,
-    opts: &OutputOptions,
-) -> Result<Vec<std::path::PathBuf>, OutputError> {
-    let _ = (dir, view, opts);
-    Ok(Vec::new())
+impl TempUnit {
+    /// `t_k` (kelvin) in this unit: °C = K − 273.15.
+    pub fn convert_k(self, t_k: f64) -> f64 {
+        match self {
+            TempUnit::Celsius => t_k - 273.15,
+            TempUnit::Kelvin => t_k,
+        }
+    }
+
+    /// Suffix for column names (`t_max_c`, `t_max_k`), in the style of the
+    /// summary's `t_max_k`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            TempUnit::Celsius => "c",
+            TempUnit::Kelvin => "k",
+        }
+    }
+
+    /// Symbol for text meant for people (`°C`, `K`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            TempUnit::Celsius => "°C",
+            TempUnit::Kelvin => "K",
+        }
+    }
 }
 
-/// STUB: replaced by the output module implementation.
-pub fn print_table(summary: &Summary, unit: TempUnit) {
-    let _ = (summary, unit);
-}
+pub mod blocks;
+mod colormap;
+pub mod csv;
+pub mod json;
+pub mod png;
+mod table;
+mod text;
+mod write;
+
+pub use table::{format_table, print_table};
+pub use write::write_steady;
+
+#[cfg(test)]
+mod tests;

@@ -4,10 +4,11 @@
 //! equals the input total to rounding). Hands [`LayerPower`] to assembly and
 //! the block list to the per-block report.
 //!
-//! CONTRACT (filled in by the power module's implementation):
-//! - `layer_power(stack, grid, l)` returns the layer's map in W per in-plane
-//!   cell (length nx*ny, index x + nx*y), its blocks and material patches.
-//! - `coverage(rect, grid)` lists (plane index, overlap area m²) pairs.
+//! - [`layer_power`] returns the layer's map in W per in-plane cell (length
+//!   nx*ny, index x + nx*y), its blocks and material patches.
+//! - [`rasterize::coverage`] lists (plane index, overlap area m²) pairs.
+//! - Readers: [`flp`] (HotSpot floorplans), [`ptrace`] (HotSpot power
+//!   traces), [`csv_raster`] (CSV or PNG power maps).
 
 use crate::stack::Material;
 use std::path::PathBuf;
@@ -74,7 +75,23 @@ pub enum PowerError {
     },
 }
 
+/// A [`PowerError::Invalid`] at `field` of `file`.
+pub(crate) fn invalid(
+    file: &std::path::Path,
+    field: impl Into<String>,
+    message: impl Into<String>,
+) -> PowerError {
+    PowerError::Invalid {
+        file: file.to_path_buf(),
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+pub mod csv_raster;
+pub mod flp;
 mod layer;
+pub mod ptrace;
 pub mod rasterize;
 
 pub use layer::layer_power;

@@ -68,11 +68,17 @@ mod tests {
 
     #[test]
     fn units_scale_to_metres() {
-        assert_eq!(parse_length("10um").unwrap(), 10e-6);
-        assert_eq!(parse_length("0.4 mm").unwrap(), 0.4e-3);
-        assert_eq!(parse_length("2e-3 m").unwrap(), 2e-3);
-        assert_eq!(parse_length("150 nm").unwrap(), 150e-9);
-        assert_eq!(parse_length("0.001").unwrap(), 0.001);
+        let close = |s: &str, want: f64| {
+            let got = parse_length(s).unwrap();
+            assert!((got - want).abs() <= 1e-15 * want, "{s}: {got} vs {want}");
+        };
+        close("10um", 10e-6);
+        close("0.4 mm", 0.4e-3);
+        close("2e-3 m", 2e-3);
+        close("150 nm", 150e-9);
+        close("3 µm", 3e-6);
+        close("1.5cm", 1.5e-2);
+        close("0.001", 0.001);
         assert!(parse_length("10 furlongs").is_err());
         assert!(parse_length("mm").is_err());
     }

@@ -1,2 +1,232 @@
 //! Steady state: stack → power → assembly → PCG on a backend → temperatures
-//! and a [`Summary`].
+//! and a [`Summary`]. Generic over the backend, so the CPU and CUDA paths run
+//! the same code; only the vectors and kernels differ.
+
+use super::summary::{CellRef, EnergyBalance, GridSummary, LayerSummary, SolverReport, Summary};
+use crate::assemble::{assemble, System};
+use crate::backend::{Backend, BackendError};
+use crate::grid::Grid;
+use crate::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, SolveError};
+use crate::power::{layer_power, LayerPower, PowerError};
+use crate::stack::Stack;
+use std::time::Instant;
+
+#[derive(Clone, Debug)]
+pub struct SteadyOptions {
+    pub precond: PrecondKind,
+    pub rtol: f64,
+    pub max_iter: usize,
+    pub precond_opts: PrecondOptions,
+    /// Read the residual back every this many iterations (see `CgParams`).
+    pub check_every: usize,
+}
+
+impl SteadyOptions {
+    /// Solver settings from the stack's `[solver]` table over built-in defaults.
+    pub fn from_stack(stack: &Stack, default_precond: PrecondKind) -> SteadyOptions {
+        let mut precond_opts = PrecondOptions::default();
+        if let Some(d) = stack.solver.chebyshev_degree {
+            precond_opts.chebyshev_degree = d;
+        }
+        SteadyOptions {
+            precond: stack.solver.precond.unwrap_or(default_precond),
+            rtol: stack.solver.rtol.unwrap_or(1e-8),
+            max_iter: stack.solver.max_iter.unwrap_or(20_000),
+            precond_opts,
+            check_every: 1,
+        }
+    }
+}
+
+pub struct SteadyOutcome {
+    pub grid: Grid,
+    /// Temperature of every cell, K.
+    pub temperature_k: Vec<f64>,
+    pub power: Vec<LayerPower>,
+    pub summary: Summary,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SteadyError {
+    #[error(transparent)]
+    Power(#[from] PowerError),
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// Solves the steady temperature field of `stack` on backend `be`.
+pub fn solve_steady<B: Backend + 'static>(
+    be: &B,
+    stack: &Stack,
+    opts: &SteadyOptions,
+) -> Result<SteadyOutcome, SteadyError> {
+    let mut timings = Vec::new();
+    let mut clock = Instant::now();
+    let mut lap = |name: &str, timings: &mut Vec<(String, f64)>| {
+        timings.push((name.to_string(), clock.elapsed().as_secs_f64()));
+        clock = Instant::now();
+    };
+
+    let grid = Grid::from_stack(stack);
+    let power = (0..stack.layers.len())
+        .map(|l| layer_power(stack, &grid, l))
+        .collect::<Result<Vec<_>, _>>()?;
+    lap("power", &mut timings);
+
+    let sys = assemble(stack, &grid, &power);
+    lap("assemble", &mut timings);
+
+    let n = grid.len();
+    let a = be.upload_matrix(&sys.a)?;
+    let b = be.upload(&sys.rhs)?;
+    let mut x = be.zeros(n)?;
+    lap("upload", &mut timings);
+
+    let mut m = build_precond(opts.precond, be, &a, &sys.a, &opts.precond_opts)?;
+    lap("precond_setup", &mut timings);
+
+    let params = CgParams {
+        rtol: opts.rtol,
+        max_iter: opts.max_iter,
+        check_every: opts.check_every,
+        record: false,
+    };
+    let info = pcg(be, &a, m.as_mut(), &b, &mut x, n, &params)?;
+    lap("solve", &mut timings);
+
+    // True residual in f64 from the final x: ‖b − A x‖ / ‖b‖.
+    let mut r = be.zeros(n)?;
+    let mut s = be.scalars(2)?;
+    be.residual(&a, &b, &x, &mut r, &mut s, 0)?;
+    be.dot(&b, &b, &mut s, 1)?;
+    let v = be.read_scalars(&s)?;
+    let true_rel = if v[1] > 0.0 { (v[0] / v[1]).sqrt() } else { 0.0 };
+    let theta = be.download(&x)?;
+    lap("download", &mut timings);
+
+    let temperature_k: Vec<f64> = theta.iter().map(|t| t + stack.ambient_k).collect();
+    let solver = SolverReport {
+        method: "pcg".into(),
+        precision: "f64".into(),
+        precond: m.report(),
+        rtol: opts.rtol,
+        max_iter: opts.max_iter,
+        iterations: info.iterations,
+        converged: true,
+        stop_reason: "rtol reached".into(),
+        final_true_residual: true_rel,
+    };
+    let summary = summarize(stack, &grid, &sys, &theta, &temperature_k, &power, be, solver, timings);
+    Ok(SteadyOutcome {
+        grid,
+        temperature_k,
+        power,
+        summary,
+    })
+}
+
+/// Heat out through the convective faces against power in.
+pub fn energy_balance(grid: &Grid, sys: &System, theta: &[f64]) -> EnergyBalance {
+    let plane = grid.plane();
+    let top = (grid.nz - 1) * plane;
+    let power_in_w: f64 = sys.rhs.iter().sum();
+    let heat_out_top_w: f64 = (0..plane).map(|j| sys.g_top[j] * theta[top + j]).sum();
+    let heat_out_bottom_w: f64 = (0..plane).map(|j| sys.g_bottom[j] * theta[j]).sum();
+    let out = heat_out_top_w + heat_out_bottom_w;
+    EnergyBalance {
+        power_in_w,
+        heat_out_top_w,
+        heat_out_bottom_w,
+        relative_error: if power_in_w > 0.0 {
+            (out - power_in_w).abs() / power_in_w
+        } else {
+            0.0
+        },
+    }
+}
+
+fn cell_ref(stack: &Stack, grid: &Grid, i: usize, t: f64) -> CellRef {
+    let (x, y, z) = grid.coords(i);
+    CellRef {
+        layer: stack.layers[grid.layer_of_z[z]].name.clone(),
+        x,
+        y,
+        z,
+        x_m: (x as f64 + 0.5) * grid.dx,
+        y_m: (y as f64 + 0.5) * grid.dy,
+        z_m: grid.z_bottom(z) + 0.5 * grid.dz[z],
+        t_k: t,
+    }
+}
+
+/// Index and value of the largest element of `v[range]`.
+fn argmax(v: &[f64], range: std::ops::Range<usize>) -> (usize, f64) {
+    let mut best = (range.start, f64::NEG_INFINITY);
+    for i in range {
+        if v[i] > best.1 {
+            best = (i, v[i]);
+        }
+    }
+    best
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summarize<B: Backend>(
+    stack: &Stack,
+    grid: &Grid,
+    sys: &System,
+    theta: &[f64],
+    t: &[f64],
+    power: &[LayerPower],
+    be: &B,
+    solver: SolverReport,
+    timings_s: Vec<(String, f64)>,
+) -> Summary {
+    let plane = grid.plane();
+    let layers = stack
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(l, layer)| {
+            let zr = &grid.layer_z[l];
+            let range = zr.start * plane..zr.end * plane;
+            let cells = &t[range.clone()];
+            let (imax, tmax) = argmax(t, range);
+            LayerSummary {
+                name: layer.name.clone(),
+                material: layer.material_name.clone(),
+                z_bottom_m: grid.z_bottom(zr.start),
+                thickness_m: layer.thickness_m,
+                cells: layer.cells,
+                power_w: power[l].map_w.iter().sum(),
+                t_min_k: cells.iter().cloned().fold(f64::INFINITY, f64::min),
+                t_avg_k: cells.iter().sum::<f64>() / cells.len() as f64,
+                t_max_k: tmax,
+                hottest: cell_ref(stack, grid, imax, tmax),
+            }
+        })
+        .collect();
+    let (imax, tmax) = argmax(t, 0..t.len());
+    Summary {
+        cuth_version: env!("CARGO_PKG_VERSION").into(),
+        stack: stack.source.display().to_string(),
+        title: stack.title.clone(),
+        grid: GridSummary {
+            nx: grid.nx,
+            ny: grid.ny,
+            nz: grid.nz,
+            cells: grid.len(),
+            dx_m: grid.dx,
+            dy_m: grid.dy,
+        },
+        ambient_k: stack.ambient_k,
+        device: be.report(),
+        solver,
+        energy: energy_balance(grid, sys, theta),
+        layers,
+        hottest: cell_ref(stack, grid, imax, tmax),
+        timings_s,
+    }
+}

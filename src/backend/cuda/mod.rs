@@ -1,11 +1,351 @@
-//! The CUDA executor (cudarc, NVRTC). Placeholder until the CUDA backend lands:
-//! reports that CUDA is not available.
+//! The CUDA executor: [`CudaBackend`] implements [`Backend`] with vectors and
+//! the Quad-Diag matrix in device memory (cudarc) and the fused kernels of
+//! `kernels/*.cu`, compiled at run time by NVRTC for the device's own
+//! architecture. CUDA is loaded dynamically: on a machine without it,
+//! [`available`] and [`CudaBackend::new`] return
+//! [`BackendError::CudaUnavailable`] and never panic, and the caller falls
+//! back to the CPU backend.
+//!
+//! Everything runs on one stream, in order. Dot products stay on the GPU in
+//! the [`Backend::Scalars`] buffer (see `kernels/common.cu`); the host reads
+//! them only in [`Backend::read_scalars`], so a PCG iteration is a queue of
+//! kernel launches with no host round trip. Files by concern: `device`
+//! (probing, contexts, `cuth info`), `kernels` (families, NVRTC, cache),
+//! `launch` (grids, reduction scratch, errors), `quad_diag` / `blas1` /
+//! `chebyshev` (one launcher per kernel), `memory` (device budget), `timing`
+//! (events, graphs, copy bandwidth for the benchmark).
 
-use super::BackendError;
+mod blas1;
+mod chebyshev;
+pub mod device;
+pub mod kernels;
+mod launch;
+pub mod memory;
+mod quad_diag;
+pub mod timing;
 
-/// Whether the CUDA driver and NVRTC libraries can be loaded on this machine.
+pub use device::{info_text, DeviceInfo, GpuInfo};
+pub use kernels::KernelFile;
+pub use memory::MemoryEstimate;
+
+use super::{Backend, BackendError, DeviceReport, Ratio};
+use crate::linalg::QuadDiag;
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
+use kernels::Kernels;
+use launch::{driver_err, ReduceScratch};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Whether the CUDA driver, NVRTC and at least one device can be used on this
+/// machine. Loads nothing that could panic.
 pub fn available() -> Result<(), BackendError> {
-    Err(BackendError::CudaUnavailable(
-        "CUDA backend not built yet".into(),
-    ))
+    device::device_count().map(|_| ())
+}
+
+/// The Quad-Diag matrix in device memory (see [`QuadDiag`]).
+#[derive(Debug)]
+pub struct CudaMatrix {
+    pub d: CudaSlice<f64>,
+    pub gx: CudaSlice<f64>,
+    pub gy: CudaSlice<f64>,
+    pub gz: CudaSlice<f64>,
+    pub nx: usize,
+    pub ny: usize,
+    pub nz: usize,
+}
+
+impl CudaMatrix {
+    pub fn len(&self) -> usize {
+        self.nx * self.ny * self.nz
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// (n, nx, nx·ny) as the kernels take them (`long long`).
+    fn dims(&self) -> (i64, i64, i64) {
+        (
+            self.len() as i64,
+            self.nx as i64,
+            (self.nx * self.ny) as i64,
+        )
+    }
+}
+
+/// One GPU: its context, the stream everything runs on, the loaded kernels
+/// and the scratch of the reductions.
+#[derive(Debug)]
+pub struct CudaBackend {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    kernels: Kernels,
+    reduce: ReduceScratch,
+    info: GpuInfo,
+    driver: (i32, i32),
+    nvrtc: (i32, i32),
+    /// Wait for every kernel right after its launch, so that an asynchronous
+    /// fault is reported against the kernel that caused it.
+    sync_each_launch: AtomicBool,
+}
+
+impl CudaBackend {
+    /// Opens device `ordinal`, compiles (once per process) and loads every
+    /// kernel family. `CUTH_CUDA_SYNC=1` in the environment turns on
+    /// [`CudaBackend::set_sync_each_launch`].
+    pub fn new(ordinal: usize) -> Result<CudaBackend, BackendError> {
+        let (ctx, stream, info) = device::open(ordinal)?;
+        let driver = device::driver_version()?;
+        let nvrtc = kernels::nvrtc_version()?;
+        let arch = kernels::pick_arch(info.compute_capability, &kernels::supported_archs()?)?;
+        let per_sm = (info.max_threads_per_multiprocessor / kernels::BLOCK as usize).max(1);
+        let blocks = info.multiprocessors * per_sm;
+        let reduce = ReduceScratch::new(&stream, blocks)?;
+        let be = CudaBackend {
+            kernels: Kernels::new(ctx.clone(), arch),
+            ctx,
+            stream,
+            reduce,
+            info,
+            driver,
+            nvrtc,
+            sync_each_launch: AtomicBool::new(std::env::var_os("CUTH_CUDA_SYNC").is_some()),
+        };
+        device::guarded("loading the kernels", || be.kernels.load_all())?;
+        Ok(be)
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The one stream every operation of this backend is ordered on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    pub fn info(&self) -> &GpuInfo {
+        &self.info
+    }
+
+    /// The architecture the kernels were compiled for (`sm_90`, ...).
+    pub fn arch(&self) -> &str {
+        self.kernels.arch()
+    }
+
+    /// See the field of the same name; for tests and debugging (slow).
+    pub fn set_sync_each_launch(&self, on: bool) {
+        self.sync_each_launch.store(on, Ordering::Relaxed);
+    }
+
+    /// Device bytes held by the backend itself (reduction scratch).
+    pub fn scratch_bytes(&self) -> u64 {
+        self.reduce.bytes()
+    }
+
+    fn kernel(&self, file: KernelFile, name: &'static str) -> Result<CudaFunction, BackendError> {
+        self.kernels.get(file, name)
+    }
+
+    /// Launches `args` (kernel `name`) and checks the result.
+    ///
+    /// # Safety
+    /// As [`launch::checked`]: arguments must match the kernel's signature.
+    unsafe fn run(
+        &self,
+        name: &str,
+        args: &mut LaunchArgs<'_>,
+        cfg: LaunchConfig,
+    ) -> Result<(), BackendError> {
+        let sync = self.sync_each_launch.load(Ordering::Relaxed);
+        launch::checked(name, args, cfg, &self.stream, sync)
+    }
+
+    fn sync(&self, what: &str) -> Result<(), BackendError> {
+        self.stream.synchronize().map_err(|e| driver_err(what, e))
+    }
+
+    fn to_device(&self, host: &[f64], what: &str) -> Result<CudaSlice<f64>, BackendError> {
+        self.stream
+            .clone_htod(host)
+            .map_err(|e| driver_err(&format!("uploading {what}"), e))
+    }
+
+    fn to_host(&self, v: &CudaSlice<f64>, what: &str) -> Result<Vec<f64>, BackendError> {
+        let h = self
+            .stream
+            .clone_dtoh(v)
+            .map_err(|e| driver_err(&format!("downloading {what}"), e))?;
+        self.sync(&format!("downloading {what}"))?;
+        Ok(h)
+    }
+}
+
+pub(crate) fn same_len(a: usize, b: usize) -> Result<(), BackendError> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(BackendError::Length(a, b))
+    }
+}
+
+impl Backend for CudaBackend {
+    type Vector = CudaSlice<f64>;
+    type Matrix = CudaMatrix;
+    type Scalars = CudaSlice<f64>;
+
+    fn report(&self) -> DeviceReport {
+        let g = &self.info;
+        DeviceReport {
+            backend: "cuda".into(),
+            name: g.name.clone(),
+            detail: format!(
+                "{} ({} SMs, {:.0} GiB), driver {}.{}, NVRTC {}.{}, kernels for {}, f64",
+                g.sm(),
+                g.multiprocessors,
+                g.total_memory_bytes as f64 / (1u64 << 30) as f64,
+                self.driver.0,
+                self.driver.1,
+                self.nvrtc.0,
+                self.nvrtc.1,
+                self.arch(),
+            ),
+        }
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        self.sync("synchronizing the stream")
+    }
+
+    fn zeros(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
+        self.stream
+            .alloc_zeros::<f64>(n)
+            .map_err(|e| driver_err(&format!("allocating {n} f64"), e))
+    }
+    fn upload(&self, host: &[f64]) -> Result<CudaSlice<f64>, BackendError> {
+        self.to_device(host, "a vector")
+    }
+    fn download(&self, v: &CudaSlice<f64>) -> Result<Vec<f64>, BackendError> {
+        self.to_host(v, "a vector")
+    }
+    fn copy(&self, src: &CudaSlice<f64>, dst: &mut CudaSlice<f64>) -> Result<(), BackendError> {
+        same_len(src.len(), dst.len())?;
+        self.stream
+            .memcpy_dtod(src, dst)
+            .map_err(|e| driver_err("device-to-device copy", e))
+    }
+    fn upload_matrix(&self, a: &QuadDiag) -> Result<CudaMatrix, BackendError> {
+        let n = a.nx * a.ny * a.nz;
+        for len in [a.d.len(), a.gx.len(), a.gy.len(), a.gz.len()] {
+            same_len(n, len)?;
+        }
+        // Before the first large allocation: the whole solve must fit.
+        self.check_fits(n)?;
+        Ok(CudaMatrix {
+            d: self.to_device(&a.d, "the matrix diagonal")?,
+            gx: self.to_device(&a.gx, "gx")?,
+            gy: self.to_device(&a.gy, "gy")?,
+            gz: self.to_device(&a.gz, "gz")?,
+            nx: a.nx,
+            ny: a.ny,
+            nz: a.nz,
+        })
+    }
+    fn scalars(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
+        self.zeros(n)
+    }
+    fn read_scalars(&self, s: &CudaSlice<f64>) -> Result<Vec<f64>, BackendError> {
+        self.to_host(s, "scalars")
+    }
+
+    fn spmv(
+        &self,
+        a: &CudaMatrix,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.qd_spmv(a, x, y)
+    }
+    fn residual(
+        &self,
+        a: &CudaMatrix,
+        b: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        r: &mut CudaSlice<f64>,
+        s: &mut CudaSlice<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        self.qd_residual(a, b, x, r, s, out)
+    }
+    fn spmv_dot(
+        &self,
+        a: &CudaMatrix,
+        p: &CudaSlice<f64>,
+        q: &mut CudaSlice<f64>,
+        s: &mut CudaSlice<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        self.qd_spmv_dot(a, p, q, s, out)
+    }
+    fn dot(
+        &self,
+        x: &CudaSlice<f64>,
+        y: &CudaSlice<f64>,
+        s: &mut CudaSlice<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        self.blas1_dot(x, y, s, out)
+    }
+    fn cg_update(
+        &self,
+        alpha: Ratio,
+        p: &CudaSlice<f64>,
+        q: &CudaSlice<f64>,
+        x: &mut CudaSlice<f64>,
+        r: &mut CudaSlice<f64>,
+        s: &mut CudaSlice<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        self.blas1_cg_update(alpha, p, q, x, r, s, out)
+    }
+    fn xpay(
+        &self,
+        beta: Ratio,
+        z: &CudaSlice<f64>,
+        p: &mut CudaSlice<f64>,
+        s: &CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.blas1_xpay(beta, z, p, s)
+    }
+    fn jacobi(
+        &self,
+        a: &CudaMatrix,
+        r: &CudaSlice<f64>,
+        z: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.blas1_jacobi(a, r, z)
+    }
+    fn cheb_init(
+        &self,
+        a: &CudaMatrix,
+        c: f64,
+        r: &CudaSlice<f64>,
+        res: &mut CudaSlice<f64>,
+        d: &mut CudaSlice<f64>,
+        z: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.cheb_init_launch(a, c, r, res, d, z)
+    }
+    fn cheb_step(
+        &self,
+        a: &CudaMatrix,
+        alpha: f64,
+        beta: f64,
+        d: &CudaSlice<f64>,
+        d_next: &mut CudaSlice<f64>,
+        res: &mut CudaSlice<f64>,
+        z: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.cheb_step_launch(a, alpha, beta, d, d_next, res, z)
+    }
 }

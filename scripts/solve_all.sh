@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Solves every shipped config through the CLI at a small grid, as a user's CI
+# would: checks the exit code, that summary.json exists and that the energy
+# balance closes. Usage: scripts/solve_all.sh [GRID] [CUTH]
+#   GRID  in-plane grid override (default 64x64)
+#   CUTH  the cuth binary (default: target/release/cuth, built if missing)
+set -euo pipefail
+grid=${1:-64x64}
+cuth=${2:-target/release/cuth}
+cd "$(dirname "$0")/.."
+[ -x "$cuth" ] || cargo build --release --quiet
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+status=0
+for cfg in configs/*.toml; do
+    name=$(basename "$cfg" .toml)
+    if "$cuth" solve "$cfg" --grid "$grid" --device cpu --out "$out/$name" --quiet; then
+        python3 - "$out/$name/summary.json" "$name" <<'PY' || status=1
+import json, sys
+s = json.load(open(sys.argv[1]))
+e, sol = s["energy"], s["solver"]
+print(f"{sys.argv[2]:<20} {s['grid']['nx']}x{s['grid']['ny']}x{s['grid']['nz']}  "
+      f"Tmax {s['hottest']['t_k'] - 273.15:8.3f} C  iters {sol['iterations']:5d}  "
+      f"residual {sol['final_true_residual']:.2e}  energy err {e['relative_error']:.1e}")
+ok = sol["converged"] and e["relative_error"] < 1e-6 and sol["final_true_residual"] <= sol["rtol"] * 10
+sys.exit(0 if ok else 1)
+PY
+    else
+        echo "$name: cuth solve failed" >&2
+        status=1
+    fi
+done
+exit $status

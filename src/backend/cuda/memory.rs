@@ -1,0 +1,94 @@
+//! Device-memory budget of a solve, checked before anything large is
+//! allocated, so that a grid too big for the GPU is a clear
+//! [`BackendError::OutOfMemory`] naming the sizes, not a failed allocation
+//! halfway through assembly upload.
+//!
+//! A steady Chebyshev-PCG solve of n rows holds, at its peak:
+//!   matrix     d, gx, gy, gz                               4 arrays
+//!   vectors    x, b (driver); r, z, p, q (PCG);
+//!              res, d, d_next (Chebyshev)                  9 arrays
+//! i.e. 13 · 8 B = 104 B per row. The Lanczos estimate of λmax runs before the
+//! Chebyshev vectors exist (its rhs, x, r, z, p, q: 6 arrays < 7), so it does
+//! not raise the peak. Scratch (reduction partials, scalars) is small but the
+//! stream-ordered allocator rounds to its pool granularity, hence the margin.
+
+use super::CudaBackend;
+use crate::backend::BackendError;
+
+/// Arrays of the Quad-Diag matrix.
+pub const MATRIX_ARRAYS: u64 = 4;
+/// n-vectors alive at once in a PCG + Chebyshev solve (see the module doc).
+pub const SOLVE_VECTORS: u64 = 9;
+/// Fixed headroom for scratch, allocator granularity and fragmentation.
+const MARGIN_BYTES: u64 = 64 << 20;
+/// Proportional headroom on top of [`MARGIN_BYTES`].
+const MARGIN_FRACTION: f64 = 0.02;
+
+/// Device bytes a solve of `cells` rows needs, by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryEstimate {
+    pub cells: usize,
+    pub matrix_bytes: u64,
+    pub vector_bytes: u64,
+    pub scratch_bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// Estimate for a solve of `cells` rows in f64, with `scratch_bytes` of
+/// backend scratch already known (reduction partials).
+pub fn estimate(cells: usize, scratch_bytes: u64) -> MemoryEstimate {
+    let row = 8 * cells as u64;
+    let matrix_bytes = MATRIX_ARRAYS * row;
+    let vector_bytes = SOLVE_VECTORS * row;
+    let data = matrix_bytes + vector_bytes + scratch_bytes;
+    let total_bytes = data + MARGIN_BYTES + (data as f64 * MARGIN_FRACTION) as u64;
+    MemoryEstimate {
+        cells,
+        matrix_bytes,
+        vector_bytes,
+        scratch_bytes,
+        total_bytes,
+    }
+}
+
+impl CudaBackend {
+    /// (free, total) device memory in bytes, as the driver reports it now.
+    pub fn memory_info(&self) -> Result<(u64, u64), BackendError> {
+        let (free, total) = self
+            .context()
+            .mem_get_info()
+            .map_err(|e| super::launch::driver_err("cuMemGetInfo", e))?;
+        Ok((free as u64, total as u64))
+    }
+
+    /// Checks that a solve of `cells` rows fits in the free device memory;
+    /// returns the estimate, or [`BackendError::OutOfMemory`] before
+    /// anything is allocated.
+    pub fn check_fits(&self, cells: usize) -> Result<MemoryEstimate, BackendError> {
+        let est = estimate(cells, self.scratch_bytes());
+        let (free, _) = self.memory_info()?;
+        if est.total_bytes > free {
+            return Err(BackendError::OutOfMemory {
+                needed: est.total_bytes,
+                free,
+                cells,
+            });
+        }
+        Ok(est)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hundred_four_bytes_per_row_plus_margin() {
+        let n = 4096 * 4096 * 10;
+        let e = estimate(n, 0);
+        assert_eq!(e.matrix_bytes + e.vector_bytes, 104 * n as u64);
+        assert!(e.total_bytes > 104 * n as u64);
+        // 4096² × 10 fits an H200 (≈139 GiB) with a wide margin.
+        assert!(e.total_bytes < 20 << 30);
+    }
+}

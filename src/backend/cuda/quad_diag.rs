@@ -1,0 +1,80 @@
+//! Launchers of the Quad-Diag family (`kernels/quad_diag.cu`): SpMV and the
+//! two SpMV-fused reductions of PCG. Lengths are checked here, on the host,
+//! because the kernels trust n.
+
+use super::kernels::KernelFile;
+use super::launch::{rows_config, slot};
+use super::{same_len, CudaBackend, CudaMatrix};
+use crate::backend::BackendError;
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+impl CudaBackend {
+    /// y = A x  (48 B/row).
+    pub(super) fn qd_spmv(
+        &self,
+        a: &CudaMatrix,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), x.len())?;
+        same_len(a.len(), y.len())?;
+        const NAME: &str = "qd_spmv_f64";
+        let f = self.kernel(KernelFile::QuadDiag, NAME)?;
+        let (n, sy, sz) = a.dims();
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(x).arg(y).arg(&n).arg(&sy).arg(&sz);
+        // SAFETY: arguments in the kernel's order and types; lengths checked.
+        unsafe { self.run(NAME, &mut args, rows_config(a.len())) }
+    }
+
+    /// q = A p;  s[out] = p·q  (48 B/row).
+    pub(super) fn qd_spmv_dot(
+        &self,
+        a: &CudaMatrix,
+        p: &CudaSlice<f64>,
+        q: &mut CudaSlice<f64>,
+        s: &mut CudaSlice<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), p.len())?;
+        same_len(a.len(), q.len())?;
+        let out = slot(s, out)?;
+        const NAME: &str = "qd_spmv_dot_f64";
+        let f = self.kernel(KernelFile::QuadDiag, NAME)?;
+        let (n, sy, sz) = a.dims();
+        let red = &self.reduce;
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(p).arg(q).arg(&n).arg(&sy).arg(&sz);
+        args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
+        // SAFETY: as above; the grid never exceeds the partials buffer.
+        unsafe { self.run(NAME, &mut args, red.config(a.len())) }
+    }
+
+    /// r = b − A x;  s[out] = r·r  (56 B/row).
+    pub(super) fn qd_residual(
+        &self,
+        a: &CudaMatrix,
+        b: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        r: &mut CudaSlice<f64>,
+        s: &mut CudaSlice<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        for len in [b.len(), x.len(), r.len()] {
+            same_len(a.len(), len)?;
+        }
+        let out = slot(s, out)?;
+        const NAME: &str = "qd_residual_f64";
+        let f = self.kernel(KernelFile::QuadDiag, NAME)?;
+        let (n, sy, sz) = a.dims();
+        let red = &self.reduce;
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(b).arg(x).arg(r).arg(&n).arg(&sy).arg(&sz);
+        args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
+        // SAFETY: as above.
+        unsafe { self.run(NAME, &mut args, red.config(a.len())) }
+    }
+}

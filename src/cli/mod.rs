@@ -1,0 +1,50 @@
+//! Command-line arguments (what the user typed, clap derive) and dispatch to
+//! the subcommands. Each subcommand resolves its arguments into a plan
+//! (stack loaded, device chosen) before any work starts.
+
+mod device;
+mod solve;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "cuth", version, about = "Thermal simulation of 3D IC stacks on CPU or NVIDIA GPU")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Steady-state temperatures of a layer stack: PNG and CSV maps, per-block
+    /// results and summary.json under --out.
+    Solve(solve::SolveArgs),
+    /// List compute devices: CPU threads, CUDA devices, driver and NVRTC versions, memory.
+    Info,
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Solve(args) => solve::run(&args),
+        Command::Info => {
+            print!("{}", device::info_text());
+            Ok(())
+        }
+    }
+}
+
+/// 2 for bad input, 1 for everything else (see `main.rs`).
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    use cuth::power::PowerError;
+    use cuth::stack::StackError;
+    use cuth::thermal::steady::SteadyError;
+    for cause in err.chain() {
+        if cause.is::<StackError>() || cause.is::<PowerError>() || cause.is::<solve::UsageError>() {
+            return 2;
+        }
+        if let Some(SteadyError::Power(_)) = cause.downcast_ref::<SteadyError>() {
+            return 2;
+        }
+    }
+    1
+}

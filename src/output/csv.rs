@@ -1,0 +1,61 @@
+//! One layer's temperature map as a bare CSV grid: `ny` rows of `nx` numbers,
+//! no header and no comment line (neither is valid CSV data, and a bare grid
+//! loads directly with `numpy.loadtxt(f, delimiter=",")` or a spreadsheet).
+//!
+//! Orientation matches the PNG and the raster power input: the **first row
+//! is the max-y edge** (image order), the first column is x = 0, so row `r`
+//! holds y index `ny - 1 - r`. Values are in the display unit ([`TempUnit`],
+//! °C by default) with six decimals, which resolves micro-kelvin differences
+//! at any die temperature. The grid itself cannot say its unit, so
+//! `blocks.csv` names it in its column headers and scripts reading layer grids
+//! should use the same unit option they wrote with.
+//!
+//! [`TempUnit`]: super::TempUnit
+
+use std::fmt::Write;
+
+/// The CSV text of a layer map. `values` are already in the display unit,
+/// index `x + nx*y`; a missing or non-finite value is written as `NaN`,
+/// which numpy and spreadsheets read as not-a-number.
+pub fn layer_csv(values: &[f64], nx: usize, ny: usize) -> String {
+    // Up to ~12 characters per value ("-1234.567890,").
+    let mut out = String::with_capacity(nx * ny * 12);
+    for y in (0..ny).rev() {
+        for x in 0..nx {
+            if x > 0 {
+                out.push(',');
+            }
+            match values.get(x + nx * y) {
+                Some(v) if v.is_finite() => {
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "{v:.6}");
+                }
+                _ => out.push_str("NaN"),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_row_is_max_y() {
+        // 3 × 2, value = 10*y + x.
+        let v: Vec<f64> = (0..6).map(|i| f64::from(10 * (i / 3) + i % 3)).collect();
+        let s = layer_csv(&v, 3, 2);
+        assert_eq!(
+            s,
+            "10.000000,11.000000,12.000000\n0.000000,1.000000,2.000000\n"
+        );
+    }
+
+    #[test]
+    fn non_finite_is_nan() {
+        assert_eq!(layer_csv(&[f64::INFINITY], 1, 1), "NaN\n");
+        assert_eq!(layer_csv(&[], 1, 1), "NaN\n");
+    }
+}

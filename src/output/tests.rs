@@ -1,0 +1,391 @@
+//! End-to-end checks of the output stage on a hand-built 4 × 3 stack: every
+//! file is written and readable, orientation and units are right, block
+//! stats match a hand computation, and a failed write leaves nothing.
+
+use super::png::{map_size, MARGIN, TOP};
+use super::*;
+use crate::backend::DeviceReport;
+use crate::linalg::PrecondReport;
+use crate::power::{Block, Rect};
+use crate::thermal::summary::{
+    CellRef, EnergyBalance, GridSummary, LayerSummary, SolverReport, Summary,
+};
+use std::path::Path;
+
+/// 4 mm × 3 mm, 4 × 3 cells of 1 mm; a 2-cell-thick die under a BEOL layer
+/// whose name needs sanitizing.
+const STACK: &str = r#"
+[chip]
+width = "4 mm"
+length = "3 mm"
+
+[grid]
+nx = 4
+ny = 3
+
+[boundary]
+ambient = 300.0
+h_top = 1e4
+
+[materials.si]
+k = 150.0
+heat_capacity = 1.6e6
+
+[[layers]]
+name = "die"
+material = "si"
+thickness = "100 um"
+cells = 2
+
+[[layers]]
+name = "logic beol/1"
+material = "si"
+thickness = "10 um"
+"#;
+
+fn stack() -> crate::stack::Stack {
+    crate::stack::Stack::from_toml(STACK, Path::new("test.toml")).expect("test stack parses")
+}
+
+/// T = 300 + 10 y + x + z K: rises with y, so the max-y row is the hottest
+/// row. Layer 0 (z = 0, 1) averages to 300.5 + 10 y + x.
+fn temperature(grid: &crate::grid::Grid) -> Vec<f64> {
+    (0..grid.len())
+        .map(|i| {
+            let (x, y, z) = grid.coords(i);
+            300.0 + 10.0 * y as f64 + x as f64 + z as f64
+        })
+        .collect()
+}
+
+/// On layer 0: x 0.5–2.0 mm, y 0.5–1.5 mm, straddling cells x 0–1, y 0–1.
+fn powers() -> Vec<crate::power::LayerPower> {
+    let block = Block {
+        name: "alu".into(),
+        rect: Rect {
+            x0: 0.5e-3,
+            y0: 0.5e-3,
+            x1: 2.0e-3,
+            y1: 1.5e-3,
+        },
+        power_w: 2.0,
+    };
+    vec![
+        crate::power::LayerPower {
+            map_w: vec![0.0; 12],
+            total_w: 2.0,
+            blocks: vec![block],
+            patches: vec![],
+        },
+        crate::power::LayerPower::default(),
+    ]
+}
+
+fn cell(layer: &str, t_k: f64) -> CellRef {
+    CellRef {
+        layer: layer.into(),
+        x: 3,
+        y: 2,
+        z: 1,
+        x_m: 3.5e-3,
+        y_m: 2.5e-3,
+        z_m: 75e-6,
+        t_k,
+    }
+}
+
+pub(super) fn summary() -> Summary {
+    let layer = |name: &str, t_max_k: f64| LayerSummary {
+        name: name.into(),
+        material: "si".into(),
+        z_bottom_m: 0.0,
+        thickness_m: 100e-6,
+        cells: 24,
+        power_w: 2.0,
+        t_min_k: 300.0,
+        t_avg_k: 320.0,
+        t_max_k,
+        hottest: cell(name, t_max_k),
+    };
+    Summary {
+        cuth_version: "0.1.0".into(),
+        stack: "test.toml".into(),
+        title: Some("unit test".into()),
+        grid: GridSummary {
+            nx: 4,
+            ny: 3,
+            nz: 3,
+            cells: 36,
+            dx_m: 1e-3,
+            dy_m: 1e-3,
+        },
+        ambient_k: 300.0,
+        device: DeviceReport {
+            backend: "cpu".into(),
+            name: "test cpu".into(),
+            detail: String::new(),
+        },
+        solver: SolverReport {
+            method: "pcg".into(),
+            precision: "f64".into(),
+            precond: PrecondReport {
+                name: "chebyshev".into(),
+                params: [("degree".to_string(), 4.0)].into_iter().collect(),
+            },
+            rtol: 1e-8,
+            max_iter: 1000,
+            iterations: 17,
+            converged: true,
+            stop_reason: "rtol reached".into(),
+            final_true_residual: 3e-9,
+        },
+        energy: EnergyBalance {
+            power_in_w: 2.0,
+            heat_out_top_w: 2.0,
+            heat_out_bottom_w: 0.0,
+            relative_error: 1e-10,
+        },
+        layers: vec![layer("die", 332.5), layer("logic beol/1", 350.0)],
+        hottest: cell("logic beol/1", 350.0),
+        timings_s: vec![("solve".into(), 0.5), ("output".into(), 0.01)],
+    }
+}
+
+/// Writes the test stack's outputs into `dir` in `unit`.
+fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputError> {
+    let stack = stack();
+    let grid = crate::grid::Grid::from_stack(&stack);
+    let t = temperature(&grid);
+    let power = powers();
+    let summary = summary();
+    let view = SteadyView {
+        stack: &stack,
+        grid: &grid,
+        temperature_k: &t,
+        power: &power,
+        summary: &summary,
+    };
+    write_steady(dir, &view, &OutputOptions { unit })
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).expect("file readable")
+}
+
+fn parse_csv(text: &str) -> Vec<Vec<f64>> {
+    text.lines()
+        .map(|l| l.split(',').map(|v| v.parse().expect("number")).collect())
+        .collect()
+}
+
+#[test]
+fn writes_every_file_and_no_temporaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let paths = write(&dir, TempUnit::Celsius).unwrap();
+    let names: Vec<_> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "00_die.png",
+            "00_die.csv",
+            "01_logic_beol_1.png",
+            "01_logic_beol_1.csv",
+            "blocks.csv",
+            "blocks.steady",
+            "summary.json"
+        ]
+    );
+    for p in &paths {
+        assert!(
+            std::fs::metadata(p).unwrap().len() > 0,
+            "{} is empty",
+            p.display()
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        paths.len(),
+        "stray files"
+    );
+    let json: serde_json::Value = serde_json::from_str(&read(&dir, "summary.json")).unwrap();
+    assert_eq!(json["layers"][1]["name"], "logic beol/1");
+}
+
+#[test]
+fn png_decodes_with_y_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), TempUnit::Kelvin).unwrap();
+    let img = image::load_from_memory(&std::fs::read(tmp.path().join("00_die.png")).unwrap())
+        .unwrap()
+        .to_rgb8();
+    // 4 × 3 square 1 mm cells: 128 px per cell.
+    let (w, h) = map_size(4, 3, 1e-3, 1e-3);
+    assert_eq!((w, h), (512, 384));
+    assert!(img.width() > w + 2 * MARGIN);
+    assert!(img.height() > TOP + h);
+    // Layer 0 map: 300.5 + 10 y + x, from 300.5 (x 0, y 0) to 323.5.
+    let colour = |t_k: f64| image::Rgb(colormap::inferno((t_k - 300.5) / 23.0));
+    assert_eq!(
+        *img.get_pixel(MARGIN + 10, TOP + 10),
+        colour(320.5),
+        "top-left is x 0, max y"
+    );
+    assert_eq!(
+        *img.get_pixel(MARGIN + 10, TOP + h - 10),
+        colour(300.5),
+        "bottom-left is x 0, y 0"
+    );
+    assert_eq!(*img.get_pixel(MARGIN + w - 10, TOP + 10), colour(323.5));
+}
+
+#[test]
+fn csv_is_ny_rows_of_nx_with_max_y_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), TempUnit::Kelvin).unwrap();
+    let rows = parse_csv(&read(tmp.path(), "00_die.csv"));
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r.len() == 4));
+    assert_eq!(rows[0], [320.5, 321.5, 322.5, 323.5]);
+    assert_eq!(rows[2], [300.5, 301.5, 302.5, 303.5]);
+    // Layer 1 is the single z cell z = 2.
+    let rows = parse_csv(&read(tmp.path(), "01_logic_beol_1.csv"));
+    assert_eq!(rows[0][0], 322.0);
+}
+
+#[test]
+fn celsius_is_kelvin_minus_273_15() {
+    let (k, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(k.path(), TempUnit::Kelvin).unwrap();
+    write(c.path(), TempUnit::Celsius).unwrap();
+    let rk = parse_csv(&read(k.path(), "00_die.csv"));
+    let rc = parse_csv(&read(c.path(), "00_die.csv"));
+    for (a, b) in rk.iter().flatten().zip(rc.iter().flatten()) {
+        assert!((a - 273.15 - b).abs() < 2e-6, "{a} K vs {b} °C");
+    }
+    assert!(
+        read(c.path(), "blocks.csv").starts_with("layer,block,power_w,t_min_c,t_avg_c,t_max_c\n")
+    );
+    assert!(
+        read(k.path(), "blocks.csv").starts_with("layer,block,power_w,t_min_k,t_avg_k,t_max_k\n")
+    );
+    // .steady is kelvin whatever the display unit.
+    assert_eq!(
+        read(c.path(), "blocks.steady"),
+        read(k.path(), "blocks.steady")
+    );
+}
+
+#[test]
+fn block_stats_match_hand_computation() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), TempUnit::Kelvin).unwrap();
+    // Overlaps (mm²): (0,0) 0.25, (1,0) 0.5, (0,1) 0.25, (1,1) 0.5 of a
+    // map 300.5 + 10 y + x.
+    let avg = (0.25 * 300.5 + 0.5 * 301.5 + 0.25 * 310.5 + 0.5 * 311.5) / 1.5;
+    let csv = read(tmp.path(), "blocks.csv");
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[..3], ["die", "alu", "2"]);
+    let v: Vec<f64> = row[3..].iter().map(|s| s.parse().unwrap()).collect();
+    assert_eq!(v[0], 300.5);
+    assert!((v[1] - avg).abs() < 1e-6, "{} vs {avg}", v[1]);
+    assert_eq!(v[2], 311.5);
+    assert_eq!(csv.lines().count(), 2, "only layers with blocks have rows");
+    assert_eq!(read(tmp.path(), "blocks.steady"), "die.alu\t311.500000\n");
+}
+
+#[test]
+fn failed_write_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("not_a_dir");
+    std::fs::write(&file, "x").unwrap();
+    let err = write(&file.join("out"), TempUnit::Celsius).unwrap_err();
+    assert!(matches!(err, OutputError::Io { .. }), "{err}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(left.len(), 1);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+#[test]
+fn failure_while_staging_removes_the_temporaries() {
+    // The last file's temporary name is taken by a directory, so every
+    // earlier temporary is written before the failure.
+    let tmp = tempfile::tempdir().unwrap();
+    let blocker = tmp.path().join(".summary.json.tmp");
+    std::fs::create_dir(&blocker).unwrap();
+    let err = write(tmp.path(), TempUnit::Celsius).unwrap_err();
+    assert!(
+        matches!(&err, OutputError::Io { path, .. } if path == &blocker),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [".summary.json.tmp"]);
+}
+
+#[test]
+fn inconsistent_view_is_an_error_not_a_panic() {
+    let stack = stack();
+    let grid = crate::grid::Grid::from_stack(&stack);
+    let summary = summary();
+    let short = vec![300.0; 5];
+    let view = SteadyView {
+        stack: &stack,
+        grid: &grid,
+        temperature_k: &short,
+        power: &[],
+        summary: &summary,
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    assert!(write_steady(
+        &dir,
+        &view,
+        &OutputOptions {
+            unit: TempUnit::Kelvin
+        }
+    )
+    .is_err());
+    assert!(!dir.exists());
+}
+
+#[test]
+fn sanitized_names() {
+    assert_eq!(write::sanitize("logic beol/1"), "logic_beol_1");
+    assert_eq!(write::sanitize("../x"), "___x");
+    assert_eq!(write::sanitize("Tîm-2"), "T_m-2");
+    assert_eq!(write::sanitize(""), "layer");
+}
+
+/// Renders a synthetic hot-spot map to `$TMPDIR/sample_layer.png` for a look
+/// at the layout: `cargo test --lib output::tests::sample -- --ignored`.
+#[test]
+#[ignore]
+fn sample_png() {
+    let (nx, ny) = (120, 80);
+    let values: Vec<f64> = (0..nx * ny)
+        .map(|i| {
+            let (x, y) = ((i % nx) as f64, (i / nx) as f64);
+            let hot =
+                |cx: f64, cy: f64, r: f64| (-((x - cx).powi(2) + (y - cy).powi(2)) / (r * r)).exp();
+            45.0 + 38.0 * hot(85.0, 60.0, 9.0) + 15.0 * hot(30.0, 25.0, 18.0) + 0.05 * x
+        })
+        .collect();
+    let img = png::render(&png::HeatMap {
+        values: &values,
+        nx,
+        ny,
+        dx: 100e-6,
+        dy: 100e-6,
+        title: "layer 3: logic_beol (°C)",
+        unit: png::unit_label(TempUnit::Celsius),
+    });
+    let path = std::env::temp_dir().join("sample_layer.png");
+    std::fs::write(&path, png::encode(&img).unwrap()).unwrap();
+    eprintln!("wrote {}", path.display());
+}

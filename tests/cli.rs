@@ -1,0 +1,187 @@
+//! End-to-end runs of the `cuth` binary: shipped configs write every output;
+//! malformed inputs exit with code 2, name the file and field, and write nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cuth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cuth"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cuth runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|r| r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn solve_mol_f2f_writes_every_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("mol");
+    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "32x32", "--device", "cpu", "--out", out.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "stderr: {stderr}");
+    assert!(stdout.contains("logic_feol"), "table lists layers: {stdout}");
+    let files = files_in(&out);
+    for f in ["summary.json", "blocks.csv", "blocks.steady"] {
+        assert!(files.contains(&f.to_string()), "{f} missing from {files:?}");
+    }
+    assert_eq!(files.iter().filter(|f| f.ends_with(".png")).count(), 10, "{files:?}");
+    assert_eq!(files.iter().filter(|f| f.ends_with(".csv")).count(), 11, "{files:?}");
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["grid"]["nx"], 32);
+    assert_eq!(s["solver"]["converged"], true);
+    assert!(s["solver"]["final_true_residual"].as_f64().unwrap() <= 1e-8);
+    assert!(s["energy"]["relative_error"].as_f64().unwrap() < 1e-6);
+    assert!((s["energy"]["power_in_w"].as_f64().unwrap() - 7.2).abs() < 1e-9);
+    // Each layer CSV is ny rows of nx values.
+    let csv = std::fs::read_to_string(out.join("01_logic_feol.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 32);
+    assert!(csv.lines().all(|l| l.split(',').count() == 32));
+    // The PNG decodes.
+    image::open(out.join("01_logic_feol.png")).expect("PNG decodes");
+}
+
+#[test]
+fn solve_hotspot_example_and_json_and_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("hs");
+    let o = cuth(&["solve", "configs/hotspot_ev6_3d.toml", "--grid", "24x24", "--device", "cpu", "--json", "--out", out.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "stderr: {stderr}");
+    let s: serde_json::Value = serde_json::from_str(&stdout).expect("--json prints the summary");
+    assert_eq!(s["layers"].as_array().unwrap().len(), 8);
+    let blocks = std::fs::read_to_string(out.join("blocks.csv")).unwrap();
+    assert!(blocks.contains("IntReg_0_0"), "per-block results name HotSpot units");
+
+    let o = cuth(&["solve", "configs/hotspot_ev6_3d.toml", "--grid", "16x16", "--device", "cpu", "--quiet", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(o.stdout.is_empty(), "--quiet prints nothing");
+}
+
+/// Writes `stack` (and `extra` files) into a temp dir, runs `cuth solve`, and
+/// checks: exit code 2, stderr names the stack file (or `names_file`) and
+/// contains `needle`, and the output directory was not created.
+fn rejects(stack: &str, extra: &[(&str, &str)], names_file: Option<&str>, needle: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bad.toml");
+    std::fs::write(&path, stack).unwrap();
+    for (name, body) in extra {
+        std::fs::write(tmp.path().join(name), body).unwrap();
+    }
+    let out: PathBuf = tmp.path().join("out");
+    let o = cuth(&["solve", path.to_str().unwrap(), "--device", "cpu", "--out", out.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {stderr}");
+    let file = names_file.map(|f| tmp.path().join(f)).unwrap_or(path);
+    assert!(stderr.contains(file.to_str().unwrap()), "names the file: {stderr}");
+    assert!(stderr.contains(needle), "mentions `{needle}`: {stderr}");
+    assert!(!out.exists(), "nothing written");
+}
+
+const HEAD: &str = "[chip]\nwidth = \"2 mm\"\nlength = \"2 mm\"\n[grid]\nnx = 8\nny = 8\n\
+                    [boundary]\nambient = 300\nh_top = 1e4\n[materials.si]\nk = 130\nheat_capacity = 1.6e6\n";
+
+#[test]
+fn malformed_inputs_exit_2_name_file_and_field_and_write_nothing() {
+    // Bad TOML.
+    rejects(&format!("{HEAD}[[layers]\nname = \"a\""), &[], None, "line");
+    // Unknown key.
+    rejects(&format!("{HEAD}[[layers]]\nname=\"a\"\nmaterial=\"si\"\nthickness=1e-4\nthicknes=2\n"), &[], None, "thicknes");
+    // Unknown material.
+    rejects(
+        &format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"copper\"\nthickness=1e-4\n"),
+        &[],
+        None,
+        "layers[0] (die).material",
+    );
+    // Negative thickness.
+    rejects(
+        &format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=\"-10um\"\n"),
+        &[],
+        None,
+        "layers[0] (die).thickness",
+    );
+    // Missing power file: the message names that file.
+    let tmp_name = "nowhere.csv";
+    let o = {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("s.toml");
+        std::fs::write(
+            &path,
+            format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=1e-4\npower={{ type=\"raster\", file=\"{tmp_name}\" }}\n"),
+        )
+        .unwrap();
+        let out = tmp.path().join("out");
+        let o = cuth(&["solve", path.to_str().unwrap(), "--device", "cpu", "--out", out.to_str().unwrap()]);
+        assert!(!out.exists());
+        o
+    };
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(tmp_name), "{stderr}");
+    // Block outside the footprint.
+    rejects(
+        &format!(
+            "{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=1e-4\n\
+             power = {{ type = \"blocks\", blocks = [ {{ name = \"hot\", x = \"1.5mm\", y = \"0\", width = \"1mm\", height = \"1mm\", power = 1.0 }} ] }}\n"
+        ),
+        &[],
+        None,
+        "layers[0] (die).power.blocks[0] (hot)",
+    );
+    // A floorplan with a bad line names the floorplan file and the line.
+    rejects(
+        &format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=1e-4\nfloorplan=\"f.flp\"\n"),
+        &[("f.flp", "core 0.001 0.001 0 0\ncache 0.001 zero 0 0.001\n")],
+        Some("f.flp"),
+        "line 2",
+    );
+}
+
+#[test]
+fn bad_flags_exit_2_and_iteration_cap_exits_1() {
+    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "64by64"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = cuth(&["solve", "configs/mol_f2f.toml", "--rtol", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "16x16", "--device", "cpu", "--max-iter", "3", "--out", out.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("max_iter"), "{stderr}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn device_cuda_is_a_clear_error_or_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "16x16", "--device", "cuda", "--out", out.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    if cuth::backend::cuda::available().is_ok() {
+        assert!(o.status.success(), "{stderr}");
+    } else {
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("CUDA"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(!out.exists());
+    }
+    // auto falls back to the CPU with one notice line when CUDA is missing.
+    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "16x16", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success());
+}

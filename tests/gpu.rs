@@ -1,0 +1,397 @@
+//! CUDA backend against the CPU reference. Every test is `#[ignore]`d (CI has
+//! no GPU); run them on a GPU machine with
+//!
+//! ```text
+//! cargo test --release --test gpu -- --ignored --nocapture --test-threads=1
+//! ```
+//!
+//! `kernels_compile_with_nvrtc` needs only libnvrtc (no GPU). The others:
+//! (a) each kernel on random Quad-Diag matrices whose sizes are not multiples
+//! of the block size, outputs poisoned with NaN and checked fully written;
+//! (b) PCG with every preconditioner; (c) the steady solve of
+//! `configs/mol_f2f.toml` at 256×256. Each prints one line per check.
+
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::cuda::{kernels, CudaBackend, KernelFile};
+use cuth::backend::{Backend, Ratio};
+use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Grids with n not a multiple of 256 (7·5·3 = 105, 33·17·5 = 2805,
+/// 129·65·9 = 75465), and one (257·255·11 ≈ 7.2e5 rows) larger than the
+/// reduction grid of an H200 × 256 threads, so reductions loop grid-stride.
+const SIZES: [(usize, usize, usize); 4] = [(7, 5, 3), (33, 17, 5), (129, 65, 9), (257, 255, 11)];
+
+/// One backend for the whole test binary (kernels compile once).
+fn gpu() -> &'static CudaBackend {
+    static GPU: OnceLock<CudaBackend> = OnceLock::new();
+    GPU.get_or_init(|| {
+        let be = CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
+        // Report an asynchronous fault against the kernel that caused it.
+        be.set_sync_each_launch(true);
+        println!("[gpu] {} ({})", be.report().name, be.report().detail);
+        be
+    })
+}
+
+/// xorshift64*: deterministic, dependency-free.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let u = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
+        lo + (hi - lo) * (u as f64 / (1u64 << 53) as f64)
+    }
+    fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+        (0..n).map(|_| self.uniform(lo, hi)).collect()
+    }
+}
+
+/// A random SPD Quad-Diag matrix shaped like an assembled thermal system:
+/// zero couplings across the grid edges, z couplings orders of magnitude
+/// stronger than in-plane ones (thin layers), and a diagonal equal to the
+/// row's conductances plus `extra` (the convective term) — diagonally
+/// dominant, hence SPD.
+fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize), extra: f64) -> QuadDiag {
+    let mut a = QuadDiag::zeros(nx, ny, nz);
+    let n = a.len();
+    for i in 0..n {
+        let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
+        a.gx[i] = if x + 1 < nx { rng.uniform(0.5, 2.0) } else { 0.0 };
+        a.gy[i] = if y + 1 < ny { rng.uniform(0.5, 2.0) } else { 0.0 };
+        a.gz[i] = if z + 1 < nz { rng.uniform(10.0, 1000.0) } else { 0.0 };
+    }
+    let (sy, sz) = (nx, nx * ny);
+    for i in 0..n {
+        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + extra * rng.uniform(0.5, 1.5);
+        if i >= 1 {
+            s += a.gx[i - 1];
+        }
+        if i >= sy {
+            s += a.gy[i - sy];
+        }
+        if i >= sz {
+            s += a.gz[i - sz];
+        }
+        a.d[i] = s;
+    }
+    a
+}
+
+/// max |a − b| / max |b|, after checking that `a` holds no NaN (every row
+/// written over the NaN poison).
+fn rel_err(what: &str, gpu: &[f64], cpu: &[f64]) -> f64 {
+    assert_eq!(gpu.len(), cpu.len(), "{what}: lengths");
+    let unwritten = gpu.iter().filter(|v| v.is_nan()).count();
+    assert_eq!(unwritten, 0, "{what}: {unwritten} rows left unwritten (NaN)");
+    let scale = cpu.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    gpu.iter()
+        .zip(cpu)
+        .fold(0.0f64, |m, (g, c)| m.max((g - c).abs()))
+        / scale
+}
+
+fn check(kernel: &str, dims: (usize, usize, usize), outs: &[(&str, &[f64], &[f64], f64)]) {
+    let n = dims.0 * dims.1 * dims.2;
+    for &(name, g, c, tol) in outs {
+        let e = rel_err(&format!("{kernel} {name}"), g, c);
+        let ok = e <= tol;
+        println!(
+            "{kernel:<20} {:>3}x{:<3}x{:<2} n={n:<7} {name:<7} rel err {e:.2e} (tol {tol:.0e}) {}",
+            dims.0,
+            dims.1,
+            dims.2,
+            if ok { "ok" } else { "FAIL" }
+        );
+        assert!(ok, "{kernel} {name}: rel err {e:e} > {tol:e} at {dims:?}");
+    }
+}
+
+/// Scalars of a reduction, as a one-element vector to compare.
+fn scalar_err(kernel: &str, dims: (usize, usize, usize), g: f64, c: f64, tol: f64) {
+    check(kernel, dims, &[("s[out]", &[g], &[c], tol)]);
+}
+
+const NAN: f64 = f64::NAN;
+
+/// The inputs every kernel test draws from.
+struct Case {
+    dims: (usize, usize, usize),
+    a: QuadDiag,
+    v: [Vec<f64>; 4],
+}
+
+fn cases(seed: u64) -> Vec<Case> {
+    let mut rng = Rng::new(seed);
+    SIZES
+        .iter()
+        .map(|&dims| {
+            let a = random_matrix(&mut rng, dims, 1.0);
+            let n = a.len();
+            let v = [(); 4].map(|_| rng.vec(n, -1.0, 1.0));
+            Case { dims, a, v }
+        })
+        .collect()
+}
+
+/// y = A x and its fused variants, run on backend `be`; returns the outputs
+/// and the scalar buffer. Write-only outputs start as NaN.
+fn quad_diag_ops<V, B: Backend<Vector = V, Scalars = V>>(
+    be: &B,
+    c: &Case,
+) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let n = c.a.len();
+    let a = be.upload_matrix(&c.a).unwrap();
+    let x = be.upload(&c.v[0]).unwrap();
+    let b = be.upload(&c.v[1]).unwrap();
+    let poison = vec![NAN; n];
+    let mut y = be.upload(&poison).unwrap();
+    let mut q = be.upload(&poison).unwrap();
+    let mut r = be.upload(&poison).unwrap();
+    let mut s = be.upload(&[NAN; 4]).unwrap();
+    be.spmv(&a, &x, &mut y).unwrap();
+    be.spmv_dot(&a, &x, &mut q, &mut s, 1).unwrap();
+    be.residual(&a, &b, &x, &mut r, &mut s, 3).unwrap();
+    let outs = [&y, &q, &r].map(|v| be.download(v).unwrap()).to_vec();
+    (outs, be.read_scalars(&s).unwrap())
+}
+
+#[test]
+#[ignore = "needs libnvrtc (CUDA 13); no GPU needed"]
+fn kernels_compile_with_nvrtc() {
+    match kernels::nvrtc_version() {
+        Ok((a, b)) => println!("NVRTC {a}.{b}"),
+        Err(e) => panic!("{e} (install NVRTC or point LD_LIBRARY_PATH at it)"),
+    }
+    for file in KernelFile::ALL {
+        let ptx = kernels::compile(file, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        let text = ptx.to_src();
+        for name in file.entry_points() {
+            assert!(
+                text.contains(&format!(".entry {name}(")),
+                "{name} not in the PTX of {}",
+                file.file_name()
+            );
+        }
+        println!(
+            "kernels/{:<13} sm_90: {:>6} bytes of PTX, entries {:?}",
+            file.file_name(),
+            text.len(),
+            file.entry_points()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn quad_diag_kernels_match_cpu() {
+    for c in cases(1) {
+        let (g, gs) = quad_diag_ops(gpu(), &c);
+        let (h, hs) = quad_diag_ops(&CpuBackend::new(), &c);
+        check("qd_spmv_f64", c.dims, &[("y", &g[0], &h[0], 1e-14)]);
+        check("qd_spmv_dot_f64", c.dims, &[("q", &g[1], &h[1], 1e-14)]);
+        scalar_err("qd_spmv_dot_f64", c.dims, gs[1], hs[1], 1e-12);
+        check("qd_residual_f64", c.dims, &[("r", &g[2], &h[2], 1e-14)]);
+        scalar_err("qd_residual_f64", c.dims, gs[3], hs[3], 1e-12);
+        // Slots the kernels do not own stay untouched.
+        assert!(gs[0].is_nan() && gs[2].is_nan(), "stray write to s: {gs:?}");
+    }
+}
+
+/// dot, cg_update (α from slots, and α = 0 when the denominator is 0), xpay
+/// and jacobi on backend `be`.
+fn blas1_ops<V, B: Backend<Vector = V, Scalars = V>>(be: &B, c: &Case) -> Vec<Vec<f64>> {
+    let n = c.a.len();
+    let a = be.upload_matrix(&c.a).unwrap();
+    let [p, q, x0, r0] = c.v.each_ref().map(|v| be.upload(v).unwrap());
+    // s = [dot, num, den, r·r, zero, r·r(α=0)]
+    let mut s = be.upload(&[NAN, 0.37, 1.9, NAN, 0.0, NAN]).unwrap();
+    be.dot(&p, &q, &mut s, 0).unwrap();
+    let (mut x, mut r) = (x0, r0);
+    be.cg_update(Ratio { num: 1, den: 2 }, &p, &q, &mut x, &mut r, &mut s, 3)
+        .unwrap();
+    let (mut x2, mut r2) = (be.upload(&c.v[2]).unwrap(), be.upload(&c.v[3]).unwrap());
+    be.cg_update(Ratio { num: 1, den: 4 }, &p, &q, &mut x2, &mut r2, &mut s, 5)
+        .unwrap();
+    let mut pp = be.upload(&c.v[0]).unwrap();
+    be.xpay(Ratio { num: 1, den: 2 }, &q, &mut pp, &s).unwrap();
+    let mut z = be.upload(&vec![NAN; n]).unwrap();
+    be.jacobi(&a, &p, &mut z).unwrap();
+    let mut out: Vec<Vec<f64>> = [&x, &r, &x2, &r2, &pp, &z]
+        .map(|v| be.download(v).unwrap())
+        .to_vec();
+    out.push(be.read_scalars(&s).unwrap());
+    out
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn blas1_kernels_match_cpu() {
+    for c in cases(2) {
+        let g = blas1_ops(gpu(), &c);
+        let h = blas1_ops(&CpuBackend::new(), &c);
+        let (gs, hs) = (&g[6], &h[6]);
+        scalar_err("blas1_dot_f64", c.dims, gs[0], hs[0], 1e-12);
+        check(
+            "blas1_cg_update_f64",
+            c.dims,
+            &[("x", &g[0], &h[0], 1e-15), ("r", &g[1], &h[1], 1e-15)],
+        );
+        scalar_err("blas1_cg_update_f64", c.dims, gs[3], hs[3], 1e-12);
+        // α = s[1]/s[4] with s[4] = 0 must be 0: x and r unchanged.
+        check(
+            "cg_update(den=0)",
+            c.dims,
+            &[("x", &g[2], &c.v[2], 0.0), ("r", &g[3], &c.v[3], 0.0)],
+        );
+        scalar_err("cg_update(den=0)", c.dims, gs[5], hs[5], 1e-12);
+        check("blas1_xpay_f64", c.dims, &[("p", &g[4], &h[4], 1e-15)]);
+        check("blas1_jacobi_f64", c.dims, &[("z", &g[5], &h[5], 1e-15)]);
+    }
+}
+
+/// cheb_init then two cheb_steps (swapping d and d_next) on backend `be`.
+fn chebyshev_ops<B: Backend>(be: &B, c: &Case) -> Vec<Vec<f64>> {
+    let n = c.a.len();
+    let a = be.upload_matrix(&c.a).unwrap();
+    let r = be.upload(&c.v[0]).unwrap();
+    let poison = vec![NAN; n];
+    let [mut res, mut d, mut d_next, mut z] = [(); 4].map(|_| be.upload(&poison).unwrap());
+    be.cheb_init(&a, 0.7, &r, &mut res, &mut d, &mut z).unwrap();
+    let mut out: Vec<Vec<f64>> = [&res, &d, &z].map(|v| be.download(v).unwrap()).to_vec();
+    for (alpha, beta) in [(0.3, 1.1), (0.45, 0.9)] {
+        be.cheb_step(&a, alpha, beta, &d, &mut d_next, &mut res, &mut z)
+            .unwrap();
+        std::mem::swap(&mut d, &mut d_next);
+        out.extend([&res, &d, &z].map(|v| be.download(v).unwrap()));
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn chebyshev_kernels_match_cpu() {
+    for c in cases(3) {
+        let g = chebyshev_ops(gpu(), &c);
+        let h = chebyshev_ops(&CpuBackend::new(), &c);
+        let names = ["res", "d", "z"];
+        for (step, kernel) in ["cheb_init_f64", "cheb_step_f64 #1", "cheb_step_f64 #2"]
+            .iter()
+            .enumerate()
+        {
+            let outs: Vec<_> = (0..3)
+                .map(|k| (names[k], &g[3 * step + k][..], &h[3 * step + k][..], 1e-13))
+                .collect();
+            check(kernel, c.dims, &outs);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reductions_are_deterministic() {
+    let c = &cases(4)[3];
+    let be = gpu();
+    let (p, q) = (be.upload(&c.v[0]).unwrap(), be.upload(&c.v[1]).unwrap());
+    let mut s = be.scalars(2).unwrap();
+    let mut first = None;
+    for _ in 0..20 {
+        be.dot(&p, &q, &mut s, 0).unwrap();
+        let v = be.read_scalars(&s).unwrap()[0];
+        assert_eq!(*first.get_or_insert(v), v, "dot product differs between runs");
+    }
+    println!("blas1_dot_f64 n={}: 20 runs bitwise equal ({:e})", c.a.len(), first.unwrap());
+}
+
+/// Solves A x = b with `kind` on `be`; returns x and the iteration count.
+fn solve<B: Backend + 'static>(be: &B, a: &QuadDiag, b: &[f64], kind: PrecondKind) -> (Vec<f64>, usize) {
+    let am = be.upload_matrix(a).unwrap();
+    let bv = be.upload(b).unwrap();
+    let mut x = be.zeros(a.len()).unwrap();
+    let mut m = build_precond(kind, be, &am, a, &PrecondOptions::default()).unwrap();
+    let params = CgParams {
+        rtol: 1e-12,
+        max_iter: 20_000,
+        check_every: 1,
+        record: false,
+    };
+    let info = pcg(be, &am, m.as_mut(), &bv, &mut x, a.len(), &params).unwrap();
+    (be.download(&x).unwrap(), info.iterations)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pcg_matches_cpu_with_every_preconditioner() {
+    let mut rng = Rng::new(5);
+    for dims in [(33, 17, 5), (129, 65, 9)] {
+        // Weak diagonal surplus (a weak film to ambient) as in the real
+        // systems, so that CG needs a fair number of iterations.
+        let a = random_matrix(&mut rng, dims, 1e-2);
+        let b = rng.vec(a.len(), 0.0, 1.0);
+        for kind in [PrecondKind::None, PrecondKind::Jacobi, PrecondKind::Chebyshev] {
+            let (xg, ig) = solve(gpu(), &a, &b, kind);
+            let (xc, ic) = solve(&CpuBackend::new(), &a, &b, kind);
+            let e = rel_err("pcg x", &xg, &xc);
+            println!(
+                "pcg {:<10} {:>3}x{:<3}x{:<2} iterations gpu {ig} cpu {ic}, x rel diff {e:.2e}",
+                kind.name(),
+                dims.0,
+                dims.1,
+                dims.2
+            );
+            assert!(e < 1e-8, "{} x differs by {e:e}", kind.name());
+            assert!(ig.abs_diff(ic) <= 2, "{}: {ig} vs {ic} iterations", kind.name());
+        }
+    }
+}
+
+/// `configs/mol_f2f.toml` from the working directory (the GPU machine runs
+/// the test binary from the repository root), else from the source tree.
+fn mol_f2f() -> PathBuf {
+    let here = PathBuf::from("configs/mol_f2f.toml");
+    if here.exists() {
+        here
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml")
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn steady_mol_f2f_256_matches_cpu() {
+    use cuth::stack::Stack;
+    use cuth::thermal::steady::{solve_steady, SteadyOptions};
+    let stack = Stack::load(&mol_f2f()).unwrap().with_grid(256, 256).unwrap();
+    let opts = |check_every| SteadyOptions {
+        precond: PrecondKind::Chebyshev,
+        rtol: 1e-12,
+        max_iter: 20_000,
+        precond_opts: PrecondOptions::default(),
+        check_every,
+    };
+    let t0 = std::time::Instant::now();
+    let g = solve_steady(gpu(), &stack, &opts(10)).unwrap();
+    let tg = t0.elapsed().as_secs_f64();
+    let t0 = std::time::Instant::now();
+    let c = solve_steady(&CpuBackend::new(), &stack, &opts(1)).unwrap();
+    let tc = t0.elapsed().as_secs_f64();
+    let max_dt = g
+        .temperature_k
+        .iter()
+        .zip(&c.temperature_k)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let tmax = c.temperature_k.iter().cloned().fold(f64::MIN, f64::max);
+    println!(
+        "steady mol_f2f 256x256x{}: max |dT| = {max_dt:.3e} K (tol 1e-6), T max {tmax:.4} K, \
+         iterations gpu {} cpu {}, wall gpu {tg:.2} s cpu {tc:.2} s",
+        g.grid.nz, g.summary.solver.iterations, c.summary.solver.iterations
+    );
+    assert!(max_dt < 1e-6, "GPU and CPU temperatures differ by {max_dt:e} K");
+}
