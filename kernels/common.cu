@@ -85,36 +85,92 @@ __device__ __forceinline__ void cuth_reduce_finish(double v,
 #define CUTH_ROW0 ((long long)blockIdx.x * CUTH_BLOCK + threadIdx.x)
 #define CUTH_STRIDE ((long long)gridDim.x * CUTH_BLOCK)
 
-// (A x)[i] for the Quad-Diag matrix A[i,i] = diag[i], A[i,i+1] = -gx[i],
-// A[i,i+nx] = -gy[i], A[i,i+nx*ny] = -gz[i] (sy = nx, sz = nx*ny), with the
-// same terms in the same order as QuadDiag::row_apply on the CPU. A neighbour exists iff its index is inside [0, n): gx is 0 at
-// x = nx-1 (likewise gy, gz), so the flat-index guards are the only masking.
-__device__ __forceinline__ double qd_row(const double* __restrict__ diag,
-                                         const double* __restrict__ gx,
-                                         const double* __restrict__ gy,
-                                         const double* __restrict__ gz,
-                                         const double* __restrict__ x,
-                                         long long i, long long n,
-                                         long long sy, long long sz)
+// ---------------------------------------------------------------- Quad-Diag
+// A[i,i] = diag[i], A[i,i+1] = -gx[i], A[i,i+nx] = -gy[i], A[i,i+nx*ny] =
+// -gz[i], symmetric; sy = nx and sz = nx*ny are the row strides. A neighbour
+// exists iff its flat index is inside [0, n): gx is 0 at x = nx-1 (likewise
+// gy, gz), so these guards are the only masking, as in QuadDiag::row_apply.
+// The terms are subtracted in row_apply's order. Every load is made
+// unconditional (at a clamped, valid index) and the guard only selects, so
+// that all loads of a row can be in flight at once.
+
+// Diagonal and in-plane terms of (A x)[i]; x_i = x[i].
+__device__ __forceinline__ double qd_inplane(const double* __restrict__ diag,
+                                             const double* __restrict__ gx,
+                                             const double* __restrict__ gy,
+                                             const double* __restrict__ x,
+                                             double x_i, long long i,
+                                             long long n, long long sy)
 {
-    double y = __ldg(diag + i) * __ldg(x + i);
-    if (i + 1 < n) {
-        y -= __ldg(gx + i) * __ldg(x + i + 1);
-    }
-    if (i >= 1) {
-        y -= __ldg(gx + i - 1) * __ldg(x + i - 1);
-    }
-    if (i + sy < n) {
-        y -= __ldg(gy + i) * __ldg(x + i + sy);
-    }
-    if (i >= sy) {
-        y -= __ldg(gy + i - sy) * __ldg(x + i - sy);
-    }
-    if (i + sz < n) {
-        y -= __ldg(gz + i) * __ldg(x + i + sz);
-    }
-    if (i >= sz) {
-        y -= __ldg(gz + i - sz) * __ldg(x + i - sz);
-    }
+    const long long last = n - 1;
+    const long long ie = (i + 1 <= last) ? i + 1 : i;
+    const long long iw = (i >= 1) ? i - 1 : i;
+    const long long in = (i + sy <= last) ? i + sy : i;
+    const long long is = (i >= sy) ? i - sy : i;
+    const double e = __ldg(gx + i) * __ldg(x + ie);
+    const double w = __ldg(gx + iw) * __ldg(x + iw);
+    const double no = __ldg(gy + i) * __ldg(x + in);
+    const double so = __ldg(gy + is) * __ldg(x + is);
+    double y = __ldg(diag + i) * x_i;
+    if (i + 1 < n) y -= e;
+    if (i >= 1) y -= w;
+    if (i + sy < n) y -= no;
+    if (i >= sy) y -= so;
     return y;
+}
+
+// Calls f(i, (A x)[i], x[i]) once for every row i, in one of two schedules
+// chosen by the host (`columns`, uniform over the grid):
+//
+// rows (columns = 0): one thread per row, grid-stride. x[i+-sz] and gz[i-sz]
+//   are re-read from cache; once a z plane (nx*ny*8 B) no longer stays in L2
+//   between its three uses, x is read from DRAM three times and gz twice:
+//   72 B/row instead of 48 for SpMV.
+// columns (columns = 1): one thread per (x, y) column, grid-stride over
+//   columns, walking z upwards with x[i-sz], x[i] and gz[i-sz] carried in
+//   registers, so every array is read from DRAM once (48 B/row). It needs
+//   nx*ny threads to fill the GPU, hence the host uses it for large planes.
+template <class F>
+__device__ __forceinline__ void qd_for_each_row(const double* __restrict__ diag,
+                                                const double* __restrict__ gx,
+                                                const double* __restrict__ gy,
+                                                const double* __restrict__ gz,
+                                                const double* __restrict__ x,
+                                                long long n, long long sy,
+                                                long long sz, int columns, F f)
+{
+    if (!columns) {
+        for (long long i = CUTH_ROW0; i < n; i += CUTH_STRIDE) {
+            const long long last = n - 1;
+            const long long iu = (i + sz <= last) ? i + sz : i;
+            const long long id = (i >= sz) ? i - sz : i;
+            const double x_i = __ldg(x + i);
+            const double up = __ldg(gz + i) * __ldg(x + iu);
+            const double dn = __ldg(gz + id) * __ldg(x + id);
+            double y = qd_inplane(diag, gx, gy, x, x_i, i, n, sy);
+            if (i + sz < n) y -= up;
+            if (i >= sz) y -= dn;
+            f(i, y, x_i);
+        }
+        return;
+    }
+    const long long nz = n / sz;
+    for (long long c = CUTH_ROW0; c < sz; c += CUTH_STRIDE) {
+        double x_dn = 0.0;  // x[i - sz]
+        double gz_dn = 0.0; // gz[i - sz]
+        double x_i = __ldg(x + c);
+        for (long long z = 0; z < nz; ++z) {
+            const long long i = c + z * sz;
+            const bool has_up = z + 1 < nz;
+            const double x_up = __ldg(x + (has_up ? i + sz : i));
+            const double gz_i = __ldg(gz + i);
+            double y = qd_inplane(diag, gx, gy, x, x_i, i, n, sy);
+            if (has_up) y -= gz_i * x_up;
+            if (z > 0) y -= gz_dn * x_dn;
+            f(i, y, x_i);
+            x_dn = x_i;
+            x_i = x_up;
+            gz_dn = gz_i;
+        }
+    }
 }

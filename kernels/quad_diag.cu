@@ -1,10 +1,10 @@
-// Quad-Diag family: kernels that apply the 7-point SPD matrix
-//   A[i,i] = diag[i], A[i,i+1] = -gx[i], A[i,i+nx] = -gy[i], A[i,i+nx*ny] = -gz[i]
-// (symmetric, so the lower neighbours use gx[i-1], gy[i-nx], gz[i-nx*ny]).
-// One thread per row in a grid-stride loop; every array is read contiguously
-// by consecutive threads (coalesced), the six neighbour reads of x hit L1/L2.
-// The row formula qd_row lives in common.cu (prepended by the host), which
-// chebyshev.cu shares.
+// Quad-Diag family: kernels that apply the 7-point SPD matrix (its row
+// formula and the two thread schedules, `columns` = 0 or 1, are in
+// common.cu, prepended by the host and shared with chebyshev.cu). Every
+// array is read contiguously by consecutive threads (coalesced).
+//
+// Bytes per row below are the DRAM floor (each array once); the row
+// schedule reaches it only while a z plane stays in L2 (see common.cu).
 
 // y = A x.
 // Bytes per row (f64): diag, gx, gy, gz, x read + y written = 48 B.
@@ -12,11 +12,10 @@ extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
 qd_spmv_f64(const double* __restrict__ diag, const double* __restrict__ gx,
             const double* __restrict__ gy, const double* __restrict__ gz,
             const double* __restrict__ x, double* __restrict__ y,
-            long long n, long long sy, long long sz)
+            long long n, long long sy, long long sz, int columns)
 {
-    for (long long i = CUTH_ROW0; i < n; i += CUTH_STRIDE) {
-        y[i] = qd_row(diag, gx, gy, gz, x, i, n, sy, sz);
-    }
+    qd_for_each_row(diag, gx, gy, gz, x, n, sy, sz, columns,
+                    [&](long long i, double ax, double) { y[i] = ax; });
 }
 
 // q = A p;  s[out] = p . q  (the CG curvature p^T A p, fused with the SpMV).
@@ -25,16 +24,16 @@ extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
 qd_spmv_dot_f64(const double* __restrict__ diag, const double* __restrict__ gx,
                 const double* __restrict__ gy, const double* __restrict__ gz,
                 const double* __restrict__ p, double* __restrict__ q,
-                long long n, long long sy, long long sz,
+                long long n, long long sy, long long sz, int columns,
                 double* __restrict__ partials, unsigned int* __restrict__ ticket,
                 double* __restrict__ s, int out)
 {
     double acc = 0.0;
-    for (long long i = CUTH_ROW0; i < n; i += CUTH_STRIDE) {
-        const double qi = qd_row(diag, gx, gy, gz, p, i, n, sy, sz);
-        q[i] = qi;
-        acc += __ldg(p + i) * qi;
-    }
+    qd_for_each_row(diag, gx, gy, gz, p, n, sy, sz, columns,
+                    [&](long long i, double ap, double p_i) {
+                        q[i] = ap;
+                        acc += p_i * ap;
+                    });
     cuth_reduce_finish(acc, partials, ticket, s, out);
 }
 
@@ -45,14 +44,15 @@ qd_residual_f64(const double* __restrict__ diag, const double* __restrict__ gx,
                 const double* __restrict__ gy, const double* __restrict__ gz,
                 const double* __restrict__ b, const double* __restrict__ x,
                 double* __restrict__ r, long long n, long long sy, long long sz,
-                double* __restrict__ partials, unsigned int* __restrict__ ticket,
-                double* __restrict__ s, int out)
+                int columns, double* __restrict__ partials,
+                unsigned int* __restrict__ ticket, double* __restrict__ s, int out)
 {
     double acc = 0.0;
-    for (long long i = CUTH_ROW0; i < n; i += CUTH_STRIDE) {
-        const double ri = __ldg(b + i) - qd_row(diag, gx, gy, gz, x, i, n, sy, sz);
-        r[i] = ri;
-        acc += ri * ri;
-    }
+    qd_for_each_row(diag, gx, gy, gz, x, n, sy, sz, columns,
+                    [&](long long i, double ax, double) {
+                        const double ri = __ldg(b + i) - ax;
+                        r[i] = ri;
+                        acc += ri * ri;
+                    });
     cuth_reduce_finish(acc, partials, ticket, s, out);
 }

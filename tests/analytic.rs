@@ -88,7 +88,7 @@ fn layered(rng: &mut Rng, h_bottom: bool) -> (Stack, Vec<f64>) {
         );
     }
     for l in 0..layers {
-        let power = if rng.next_u64() % 2 == 0 { rng.uniform(0.1, 5.0) } else { 0.0 };
+        let power = if rng.next_u64().is_multiple_of(2) { rng.uniform(0.1, 5.0) } else { 0.0 };
         powers.push(power);
         t += &format!(
             "[[layers]]\nname=\"l{l}\"\nmaterial=\"m{l}\"\nthickness=\"{} um\"\ncells={}\n",
