@@ -65,8 +65,13 @@ fn series_solution(s: &Stack, layer_power_w: &[f64]) -> Vec<f64> {
         .map(|j| 1.0 / (dz[j] / (2.0 * kz[j]) + dz[j + 1] / (2.0 * kz[j + 1])))
         .collect();
     let g_top = 1.0 / (dz[n - 1] / (2.0 * kz[n - 1]) + 1.0 / s.h_top);
-    let g_bottom = s.h_bottom.map_or(0.0, |h| 1.0 / (dz[0] / (2.0 * kz[0]) + 1.0 / h));
-    chain(&p, &g_up, g_top, g_bottom).iter().map(|t| t + s.ambient_k).collect()
+    let g_bottom = s
+        .h_bottom
+        .map_or(0.0, |h| 1.0 / (dz[0] / (2.0 * kz[0]) + 1.0 / h));
+    chain(&p, &g_up, g_top, g_bottom)
+        .iter()
+        .map(|t| t + s.ambient_k)
+        .collect()
 }
 
 fn layered(rng: &mut Rng, h_bottom: bool) -> (Stack, Vec<f64>) {
@@ -88,7 +93,11 @@ fn layered(rng: &mut Rng, h_bottom: bool) -> (Stack, Vec<f64>) {
         );
     }
     for l in 0..layers {
-        let power = if rng.next_u64().is_multiple_of(2) { rng.uniform(0.1, 5.0) } else { 0.0 };
+        let power = if rng.next_u64().is_multiple_of(2) {
+            rng.uniform(0.1, 5.0)
+        } else {
+            0.0
+        };
         powers.push(power);
         t += &format!(
             "[[layers]]\nname=\"l{l}\"\nmaterial=\"m{l}\"\nthickness=\"{} um\"\ncells={}\n",
@@ -115,7 +124,10 @@ fn uniform_power_matches_series_resistance_solution() {
         for (i, t) in out.temperature_k.iter().enumerate() {
             let expect = want[i / plane];
             let err = (t - expect).abs() / rise;
-            assert!(err < 1e-9, "case {case} cell {i}: {t} vs {expect} (rel to rise {err:e})");
+            assert!(
+                err < 1e-9,
+                "case {case} cell {i}: {t} vs {expect} (rel to rise {err:e})"
+            );
         }
     }
 }
@@ -139,8 +151,16 @@ fn energy_balance_holds_with_hot_spots_and_two_sinks() {
         o.rtol = 1e-12;
         let out = solve_steady(&be, &s, &o).unwrap();
         let e = &out.summary.energy;
-        assert!((e.power_in_w - 3.25).abs() < 1e-12, "power in {}", e.power_in_w);
+        assert!(
+            (e.power_in_w - 3.25).abs() < 1e-12,
+            "power in {}",
+            e.power_in_w
+        );
         assert!(e.heat_out_bottom_w > 0.0 && e.heat_out_top_w > e.heat_out_bottom_w);
-        assert!(e.relative_error < 1e-8, "{precond:?}: energy balance {:e}", e.relative_error);
+        assert!(
+            e.relative_error < 1e-8,
+            "{precond:?}: energy balance {:e}",
+            e.relative_error
+        );
     }
 }

@@ -21,7 +21,10 @@ fn text(o: &Output) -> (String, String) {
 
 fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|r| r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .map(|r| {
+            r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -31,17 +34,38 @@ fn files_in(dir: &Path) -> Vec<String> {
 fn solve_mol_f2f_writes_every_output() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("mol");
-    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "32x32", "--device", "cpu", "--out", out.to_str().unwrap()]);
+    let o = cuth(&[
+        "solve",
+        "configs/mol_f2f.toml",
+        "--grid",
+        "32x32",
+        "--device",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "stderr: {stderr}");
-    assert!(stdout.contains("logic_feol"), "table lists layers: {stdout}");
+    assert!(
+        stdout.contains("logic_feol"),
+        "table lists layers: {stdout}"
+    );
     let files = files_in(&out);
     for f in ["summary.json", "blocks.csv", "blocks.steady"] {
         assert!(files.contains(&f.to_string()), "{f} missing from {files:?}");
     }
-    assert_eq!(files.iter().filter(|f| f.ends_with(".png")).count(), 10, "{files:?}");
-    assert_eq!(files.iter().filter(|f| f.ends_with(".csv")).count(), 11, "{files:?}");
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".png")).count(),
+        10,
+        "{files:?}"
+    );
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".csv")).count(),
+        11,
+        "{files:?}"
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["grid"]["nx"], 32);
     assert_eq!(s["solver"]["converged"], true);
     assert!(s["solver"]["final_true_residual"].as_f64().unwrap() <= 1e-8);
@@ -59,15 +83,38 @@ fn solve_mol_f2f_writes_every_output() {
 fn solve_hotspot_example_and_json_and_quiet() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("hs");
-    let o = cuth(&["solve", "configs/hotspot_ev6_3d.toml", "--grid", "24x24", "--device", "cpu", "--json", "--out", out.to_str().unwrap()]);
+    let o = cuth(&[
+        "solve",
+        "configs/hotspot_ev6_3d.toml",
+        "--grid",
+        "24x24",
+        "--device",
+        "cpu",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "stderr: {stderr}");
     let s: serde_json::Value = serde_json::from_str(&stdout).expect("--json prints the summary");
     assert_eq!(s["layers"].as_array().unwrap().len(), 8);
     let blocks = std::fs::read_to_string(out.join("blocks.csv")).unwrap();
-    assert!(blocks.contains("IntReg_0_0"), "per-block results name HotSpot units");
+    assert!(
+        blocks.contains("IntReg_0_0"),
+        "per-block results name HotSpot units"
+    );
 
-    let o = cuth(&["solve", "configs/hotspot_ev6_3d.toml", "--grid", "16x16", "--device", "cpu", "--quiet", "--out", out.to_str().unwrap()]);
+    let o = cuth(&[
+        "solve",
+        "configs/hotspot_ev6_3d.toml",
+        "--grid",
+        "16x16",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
     assert!(o.stdout.is_empty(), "--quiet prints nothing");
 }
@@ -83,11 +130,21 @@ fn rejects(stack: &str, extra: &[(&str, &str)], names_file: Option<&str>, needle
         std::fs::write(tmp.path().join(name), body).unwrap();
     }
     let out: PathBuf = tmp.path().join("out");
-    let o = cuth(&["solve", path.to_str().unwrap(), "--device", "cpu", "--out", out.to_str().unwrap()]);
+    let o = cuth(&[
+        "solve",
+        path.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2), "stderr: {stderr}");
     let file = names_file.map(|f| tmp.path().join(f)).unwrap_or(path);
-    assert!(stderr.contains(file.to_str().unwrap()), "names the file: {stderr}");
+    assert!(
+        stderr.contains(file.to_str().unwrap()),
+        "names the file: {stderr}"
+    );
     assert!(stderr.contains(needle), "mentions `{needle}`: {stderr}");
     assert!(!out.exists(), "nothing written");
 }
@@ -100,7 +157,12 @@ fn malformed_inputs_exit_2_name_file_and_field_and_write_nothing() {
     // Bad TOML.
     rejects(&format!("{HEAD}[[layers]\nname = \"a\""), &[], None, "line");
     // Unknown key.
-    rejects(&format!("{HEAD}[[layers]]\nname=\"a\"\nmaterial=\"si\"\nthickness=1e-4\nthicknes=2\n"), &[], None, "thicknes");
+    rejects(
+        &format!("{HEAD}[[layers]]\nname=\"a\"\nmaterial=\"si\"\nthickness=1e-4\nthicknes=2\n"),
+        &[],
+        None,
+        "thicknes",
+    );
     // Unknown material.
     rejects(
         &format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"copper\"\nthickness=1e-4\n"),
@@ -126,7 +188,14 @@ fn malformed_inputs_exit_2_name_file_and_field_and_write_nothing() {
         )
         .unwrap();
         let out = tmp.path().join("out");
-        let o = cuth(&["solve", path.to_str().unwrap(), "--device", "cpu", "--out", out.to_str().unwrap()]);
+        let o = cuth(&[
+            "solve",
+            path.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         assert!(!out.exists());
         o
     };
@@ -160,7 +229,18 @@ fn bad_flags_exit_2_and_iteration_cap_exits_1() {
     assert_eq!(o.status.code(), Some(2));
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o");
-    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "16x16", "--device", "cpu", "--max-iter", "3", "--out", out.to_str().unwrap()]);
+    let o = cuth(&[
+        "solve",
+        "configs/mol_f2f.toml",
+        "--grid",
+        "16x16",
+        "--device",
+        "cpu",
+        "--max-iter",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("max_iter"), "{stderr}");
@@ -171,7 +251,16 @@ fn bad_flags_exit_2_and_iteration_cap_exits_1() {
 fn device_cuda_is_a_clear_error_or_works() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o");
-    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "16x16", "--device", "cuda", "--out", out.to_str().unwrap()]);
+    let o = cuth(&[
+        "solve",
+        "configs/mol_f2f.toml",
+        "--grid",
+        "16x16",
+        "--device",
+        "cuda",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let (_, stderr) = text(&o);
     if cuth::backend::cuda::available().is_ok() {
         assert!(o.status.success(), "{stderr}");
@@ -182,6 +271,13 @@ fn device_cuda_is_a_clear_error_or_works() {
         assert!(!out.exists());
     }
     // auto falls back to the CPU with one notice line when CUDA is missing.
-    let o = cuth(&["solve", "configs/mol_f2f.toml", "--grid", "16x16", "--out", out.to_str().unwrap()]);
+    let o = cuth(&[
+        "solve",
+        "configs/mol_f2f.toml",
+        "--grid",
+        "16x16",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
 }

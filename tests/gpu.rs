@@ -12,7 +12,7 @@
 //! `configs/mol_f2f.toml` at 256×256. Each prints one line per check.
 
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::cuda::{kernels, CudaBackend, KernelFile};
+use cuth::backend::cuda::{kernels, CudaBackend, KernelFile, QdSchedule};
 use cuth::backend::{Backend, Ratio};
 use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag};
 use std::path::PathBuf;
@@ -64,9 +64,21 @@ fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize), extra: f64)
     let n = a.len();
     for i in 0..n {
         let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
-        a.gx[i] = if x + 1 < nx { rng.uniform(0.5, 2.0) } else { 0.0 };
-        a.gy[i] = if y + 1 < ny { rng.uniform(0.5, 2.0) } else { 0.0 };
-        a.gz[i] = if z + 1 < nz { rng.uniform(10.0, 1000.0) } else { 0.0 };
+        a.gx[i] = if x + 1 < nx {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gy[i] = if y + 1 < ny {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gz[i] = if z + 1 < nz {
+            rng.uniform(10.0, 1000.0)
+        } else {
+            0.0
+        };
     }
     let (sy, sz) = (nx, nx * ny);
     for i in 0..n {
@@ -90,12 +102,33 @@ fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize), extra: f64)
 fn rel_err(what: &str, gpu: &[f64], cpu: &[f64]) -> f64 {
     assert_eq!(gpu.len(), cpu.len(), "{what}: lengths");
     let unwritten = gpu.iter().filter(|v| v.is_nan()).count();
-    assert_eq!(unwritten, 0, "{what}: {unwritten} rows left unwritten (NaN)");
-    let scale = cpu.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    assert_eq!(
+        unwritten, 0,
+        "{what}: {unwritten} rows left unwritten (NaN)"
+    );
+    let scale = cpu
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        .max(f64::MIN_POSITIVE);
     gpu.iter()
         .zip(cpu)
         .fold(0.0f64, |m, (g, c)| m.max((g - c).abs()))
         / scale
+}
+
+/// The thread schedule the matrix kernels run in on the shared backend.
+fn schedule() -> &'static str {
+    gpu().schedule().name()
+}
+
+/// Runs `f` once per thread schedule of the matrix kernels, then restores
+/// the default.
+fn for_each_schedule(mut f: impl FnMut()) {
+    for s in [QdSchedule::Rows, QdSchedule::Columns] {
+        gpu().set_schedule(s);
+        f();
+    }
+    gpu().set_schedule(QdSchedule::Auto);
 }
 
 fn check(kernel: &str, dims: (usize, usize, usize), outs: &[(&str, &[f64], &[f64], f64)]) {
@@ -104,7 +137,8 @@ fn check(kernel: &str, dims: (usize, usize, usize), outs: &[(&str, &[f64], &[f64
         let e = rel_err(&format!("{kernel} {name}"), g, c);
         let ok = e <= tol;
         println!(
-            "{kernel:<20} {:>3}x{:<3}x{:<2} n={n:<7} {name:<7} rel err {e:.2e} (tol {tol:.0e}) {}",
+            "{kernel:<20} {:<7} {:>3}x{:<3}x{:<2} n={n:<6} {name:<6} rel err {e:.2e} (tol {tol:.0e}) {}",
+            schedule(),
             dims.0,
             dims.1,
             dims.2,
@@ -114,9 +148,17 @@ fn check(kernel: &str, dims: (usize, usize, usize), outs: &[(&str, &[f64], &[f64
     }
 }
 
-/// Scalars of a reduction, as a one-element vector to compare.
-fn scalar_err(kernel: &str, dims: (usize, usize, usize), g: f64, c: f64, tol: f64) {
-    check(kernel, dims, &[("s[out]", &[g], &[c], tol)]);
+/// A reduction's result against the CPU's, relative to `scale` = Σ|terms|
+/// (summation orders differ, so this is the meaningful yardstick when terms
+/// cancel).
+fn scalar_err(kernel: &str, dims: (usize, usize, usize), g: f64, c: f64, scale: f64, tol: f64) {
+    let scale = scale.max(f64::MIN_POSITIVE);
+    check(kernel, dims, &[("s[out]", &[g / scale], &[c / scale], tol)]);
+}
+
+/// Σ |x_i y_i|.
+fn abs_dot(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| (a * b).abs()).sum()
 }
 
 const NAN: f64 = f64::NAN;
@@ -193,15 +235,18 @@ fn kernels_compile_with_nvrtc() {
 #[ignore = "needs a CUDA GPU"]
 fn quad_diag_kernels_match_cpu() {
     for c in cases(1) {
-        let (g, gs) = quad_diag_ops(gpu(), &c);
         let (h, hs) = quad_diag_ops(&CpuBackend::new(), &c);
-        check("qd_spmv_f64", c.dims, &[("y", &g[0], &h[0], 1e-14)]);
-        check("qd_spmv_dot_f64", c.dims, &[("q", &g[1], &h[1], 1e-14)]);
-        scalar_err("qd_spmv_dot_f64", c.dims, gs[1], hs[1], 1e-12);
-        check("qd_residual_f64", c.dims, &[("r", &g[2], &h[2], 1e-14)]);
-        scalar_err("qd_residual_f64", c.dims, gs[3], hs[3], 1e-12);
-        // Slots the kernels do not own stay untouched.
-        assert!(gs[0].is_nan() && gs[2].is_nan(), "stray write to s: {gs:?}");
+        for_each_schedule(|| {
+            let (g, gs) = quad_diag_ops(gpu(), &c);
+            check("qd_spmv_f64", c.dims, &[("y", &g[0], &h[0], 1e-14)]);
+            check("qd_spmv_dot_f64", c.dims, &[("q", &g[1], &h[1], 1e-14)]);
+            let scale = abs_dot(&c.v[0], &h[1]);
+            scalar_err("qd_spmv_dot_f64", c.dims, gs[1], hs[1], scale, 1e-13);
+            check("qd_residual_f64", c.dims, &[("r", &g[2], &h[2], 1e-14)]);
+            scalar_err("qd_residual_f64", c.dims, gs[3], hs[3], hs[3], 1e-13);
+            // Slots the kernels do not own stay untouched.
+            assert!(gs[0].is_nan() && gs[2].is_nan(), "stray write to s: {gs:?}");
+        });
     }
 }
 
@@ -218,8 +263,16 @@ fn blas1_ops<V, B: Backend<Vector = V, Scalars = V>>(be: &B, c: &Case) -> Vec<Ve
     be.cg_update(Ratio { num: 1, den: 2 }, &p, &q, &mut x, &mut r, &mut s, 3)
         .unwrap();
     let (mut x2, mut r2) = (be.upload(&c.v[2]).unwrap(), be.upload(&c.v[3]).unwrap());
-    be.cg_update(Ratio { num: 1, den: 4 }, &p, &q, &mut x2, &mut r2, &mut s, 5)
-        .unwrap();
+    be.cg_update(
+        Ratio { num: 1, den: 4 },
+        &p,
+        &q,
+        &mut x2,
+        &mut r2,
+        &mut s,
+        5,
+    )
+    .unwrap();
     let mut pp = be.upload(&c.v[0]).unwrap();
     be.xpay(Ratio { num: 1, den: 2 }, &q, &mut pp, &s).unwrap();
     let mut z = be.upload(&vec![NAN; n]).unwrap();
@@ -238,20 +291,21 @@ fn blas1_kernels_match_cpu() {
         let g = blas1_ops(gpu(), &c);
         let h = blas1_ops(&CpuBackend::new(), &c);
         let (gs, hs) = (&g[6], &h[6]);
-        scalar_err("blas1_dot_f64", c.dims, gs[0], hs[0], 1e-12);
+        let scale = abs_dot(&c.v[0], &c.v[1]);
+        scalar_err("blas1_dot_f64", c.dims, gs[0], hs[0], scale, 1e-13);
         check(
             "blas1_cg_update_f64",
             c.dims,
             &[("x", &g[0], &h[0], 1e-15), ("r", &g[1], &h[1], 1e-15)],
         );
-        scalar_err("blas1_cg_update_f64", c.dims, gs[3], hs[3], 1e-12);
+        scalar_err("blas1_cg_update_f64", c.dims, gs[3], hs[3], hs[3], 1e-13);
         // α = s[1]/s[4] with s[4] = 0 must be 0: x and r unchanged.
         check(
             "cg_update(den=0)",
             c.dims,
             &[("x", &g[2], &c.v[2], 0.0), ("r", &g[3], &c.v[3], 0.0)],
         );
-        scalar_err("cg_update(den=0)", c.dims, gs[5], hs[5], 1e-12);
+        scalar_err("cg_update(den=0)", c.dims, gs[5], hs[5], hs[5], 1e-13);
         check("blas1_xpay_f64", c.dims, &[("p", &g[4], &h[4], 1e-15)]);
         check("blas1_jacobi_f64", c.dims, &[("z", &g[5], &h[5], 1e-15)]);
     }
@@ -279,18 +333,20 @@ fn chebyshev_ops<B: Backend>(be: &B, c: &Case) -> Vec<Vec<f64>> {
 #[ignore = "needs a CUDA GPU"]
 fn chebyshev_kernels_match_cpu() {
     for c in cases(3) {
-        let g = chebyshev_ops(gpu(), &c);
         let h = chebyshev_ops(&CpuBackend::new(), &c);
-        let names = ["res", "d", "z"];
-        for (step, kernel) in ["cheb_init_f64", "cheb_step_f64 #1", "cheb_step_f64 #2"]
-            .iter()
-            .enumerate()
-        {
-            let outs: Vec<_> = (0..3)
-                .map(|k| (names[k], &g[3 * step + k][..], &h[3 * step + k][..], 1e-13))
-                .collect();
-            check(kernel, c.dims, &outs);
-        }
+        for_each_schedule(|| {
+            let g = chebyshev_ops(gpu(), &c);
+            let names = ["res", "d", "z"];
+            for (step, kernel) in ["cheb_init_f64", "cheb_step_f64 #1", "cheb_step_f64 #2"]
+                .iter()
+                .enumerate()
+            {
+                let outs: Vec<_> = (0..3)
+                    .map(|k| (names[k], &g[3 * step + k][..], &h[3 * step + k][..], 1e-13))
+                    .collect();
+                check(kernel, c.dims, &outs);
+            }
+        });
     }
 }
 
@@ -299,19 +355,37 @@ fn chebyshev_kernels_match_cpu() {
 fn reductions_are_deterministic() {
     let c = &cases(4)[3];
     let be = gpu();
-    let (p, q) = (be.upload(&c.v[0]).unwrap(), be.upload(&c.v[1]).unwrap());
+    let a = be.upload_matrix(&c.a).unwrap();
+    let (p, x) = (be.upload(&c.v[0]).unwrap(), be.upload(&c.v[1]).unwrap());
+    let mut q = be.zeros(c.a.len()).unwrap();
     let mut s = be.scalars(2).unwrap();
-    let mut first = None;
-    for _ in 0..20 {
-        be.dot(&p, &q, &mut s, 0).unwrap();
-        let v = be.read_scalars(&s).unwrap()[0];
-        assert_eq!(*first.get_or_insert(v), v, "dot product differs between runs");
-    }
-    println!("blas1_dot_f64 n={}: 20 runs bitwise equal ({:e})", c.a.len(), first.unwrap());
+    for_each_schedule(|| {
+        let mut first = None;
+        for _ in 0..20 {
+            be.dot(&p, &x, &mut s, 0).unwrap();
+            be.spmv_dot(&a, &p, &mut q, &mut s, 1).unwrap();
+            let v = be.read_scalars(&s).unwrap();
+            assert_eq!(
+                *first.get_or_insert(v.clone()),
+                v,
+                "reductions differ between runs"
+            );
+        }
+        println!(
+            "blas1_dot_f64, qd_spmv_dot_f64 {:<7} n={}: 20 runs bitwise equal",
+            schedule(),
+            c.a.len()
+        );
+    });
 }
 
 /// Solves A x = b with `kind` on `be`; returns x and the iteration count.
-fn solve<B: Backend + 'static>(be: &B, a: &QuadDiag, b: &[f64], kind: PrecondKind) -> (Vec<f64>, usize) {
+fn solve<B: Backend + 'static>(
+    be: &B,
+    a: &QuadDiag,
+    b: &[f64],
+    kind: PrecondKind,
+) -> (Vec<f64>, usize) {
     let am = be.upload_matrix(a).unwrap();
     let bv = be.upload(b).unwrap();
     let mut x = be.zeros(a.len()).unwrap();
@@ -335,19 +409,31 @@ fn pcg_matches_cpu_with_every_preconditioner() {
         // systems, so that CG needs a fair number of iterations.
         let a = random_matrix(&mut rng, dims, 1e-2);
         let b = rng.vec(a.len(), 0.0, 1.0);
-        for kind in [PrecondKind::None, PrecondKind::Jacobi, PrecondKind::Chebyshev] {
-            let (xg, ig) = solve(gpu(), &a, &b, kind);
+        for kind in [
+            PrecondKind::None,
+            PrecondKind::Jacobi,
+            PrecondKind::Chebyshev,
+        ] {
             let (xc, ic) = solve(&CpuBackend::new(), &a, &b, kind);
-            let e = rel_err("pcg x", &xg, &xc);
-            println!(
-                "pcg {:<10} {:>3}x{:<3}x{:<2} iterations gpu {ig} cpu {ic}, x rel diff {e:.2e}",
-                kind.name(),
-                dims.0,
-                dims.1,
-                dims.2
-            );
-            assert!(e < 1e-8, "{} x differs by {e:e}", kind.name());
-            assert!(ig.abs_diff(ic) <= 2, "{}: {ig} vs {ic} iterations", kind.name());
+            for_each_schedule(|| {
+                let (xg, ig) = solve(gpu(), &a, &b, kind);
+                let e = rel_err("pcg x", &xg, &xc);
+                println!(
+                    "pcg {:<10} {:<7} {:>3}x{:<3}x{:<2} iterations gpu {ig} cpu {ic}, x rel diff {e:.2e}",
+                    kind.name(),
+                    schedule(),
+                    dims.0,
+                    dims.1,
+                    dims.2
+                );
+                assert!(e < 1e-8, "{} x differs by {e:e}", kind.name());
+                // Rounding differs (summation order), so counts may drift a little.
+                assert!(
+                    ig.abs_diff(ic) <= 2 + ic / 50,
+                    "{}: {ig} vs {ic} iterations",
+                    kind.name()
+                );
+            });
         }
     }
 }
@@ -368,7 +454,10 @@ fn mol_f2f() -> PathBuf {
 fn steady_mol_f2f_256_matches_cpu() {
     use cuth::stack::Stack;
     use cuth::thermal::steady::{solve_steady, SteadyOptions};
-    let stack = Stack::load(&mol_f2f()).unwrap().with_grid(256, 256).unwrap();
+    let stack = Stack::load(&mol_f2f())
+        .unwrap()
+        .with_grid(256, 256)
+        .unwrap();
     let opts = |check_every| SteadyOptions {
         precond: PrecondKind::Chebyshev,
         rtol: 1e-12,
@@ -393,5 +482,8 @@ fn steady_mol_f2f_256_matches_cpu() {
          iterations gpu {} cpu {}, wall gpu {tg:.2} s cpu {tc:.2} s",
         g.grid.nz, g.summary.solver.iterations, c.summary.solver.iterations
     );
-    assert!(max_dt < 1e-6, "GPU and CPU temperatures differ by {max_dt:e} K");
+    assert!(
+        max_dt < 1e-6,
+        "GPU and CPU temperatures differ by {max_dt:e} K"
+    );
 }

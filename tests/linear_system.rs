@@ -109,7 +109,13 @@ fn no_power(s: &Stack, g: &Grid) -> Vec<LayerPower> {
 fn quad_diag_spmv_equals_dense_formula_and_is_symmetric() {
     let mut rng = Rng::new(7);
     for case in 0..6 {
-        let s = random_stack(&mut rng, 3 + case % 3, 2 + case % 4, 2 + case % 3, case % 2 == 0);
+        let s = random_stack(
+            &mut rng,
+            3 + case % 3,
+            2 + case % 4,
+            2 + case % 3,
+            case % 2 == 0,
+        );
         let g = Grid::from_stack(&s);
         let sys = assemble(&s, &g, &no_power(&s, &g));
         let dense = dense_from_formula(&s);
@@ -124,14 +130,23 @@ fn quad_diag_spmv_equals_dense_formula_and_is_symmetric() {
             be.spmv(&a, &e, &mut y).unwrap();
             for i in 0..n {
                 let scale = dense[i][i].abs().max(dense[j][j].abs());
-                assert!((y[i] - dense[i][j]).abs() <= 1e-13 * scale, "A[{i},{j}] case {case}");
-                assert!((y[i] - dense[j][i]).abs() <= 1e-13 * scale, "symmetry at ({i},{j})");
+                assert!(
+                    (y[i] - dense[i][j]).abs() <= 1e-13 * scale,
+                    "A[{i},{j}] case {case}"
+                );
+                assert!(
+                    (y[i] - dense[j][i]).abs() <= 1e-13 * scale,
+                    "symmetry at ({i},{j})"
+                );
             }
         }
         // And on a random vector.
         let v: Vec<f64> = (0..n).map(|_| rng.uniform(-1.0, 1.0)).collect();
         be.spmv(&a, &v, &mut y).unwrap();
-        let want: Vec<f64> = dense.iter().map(|row| row.iter().zip(&v).map(|(p, q)| p * q).sum()).collect();
+        let want: Vec<f64> = dense
+            .iter()
+            .map(|row| row.iter().zip(&v).map(|(p, q)| p * q).sum())
+            .collect();
         assert!(max_rel_diff(&y, &want) < 1e-13);
     }
 }
@@ -149,7 +164,11 @@ fn pcg_with_every_preconditioner_reaches_the_dense_solution() {
         let be = CpuBackend::new();
         let a = be.upload_matrix(&sys.a).unwrap();
         let bd = be.upload(&b).unwrap();
-        for kind in [PrecondKind::None, PrecondKind::Jacobi, PrecondKind::Chebyshev] {
+        for kind in [
+            PrecondKind::None,
+            PrecondKind::Jacobi,
+            PrecondKind::Chebyshev,
+        ] {
             let mut m = build_precond(kind, &be, &a, &sys.a, &PrecondOptions::default()).unwrap();
             let mut x = be.zeros(n).unwrap();
             let params = CgParams {
@@ -159,7 +178,11 @@ fn pcg_with_every_preconditioner_reaches_the_dense_solution() {
             };
             let info = pcg(&be, &a, m.as_mut(), &bd, &mut x, n, &params).unwrap();
             let err = max_rel_diff(&x, &exact);
-            assert!(err < 1e-9, "{kind:?} case {case}: rel err {err:e} after {} its", info.iterations);
+            assert!(
+                err < 1e-9,
+                "{kind:?} case {case}: rel err {err:e} after {} its",
+                info.iterations
+            );
         }
     }
 }

@@ -15,12 +15,18 @@ fn chebyshev_needs_fewer_iterations_than_jacobi_on_mol_f2f_128() {
     let be = CpuBackend::new();
     let run = |kind| {
         let opts = SteadyOptions::from_stack(&stack, kind);
-        let opts = SteadyOptions { precond: kind, ..opts };
+        let opts = SteadyOptions {
+            precond: kind,
+            ..opts
+        };
         solve_steady(&be, &stack, &opts).unwrap()
     };
     let jac = run(PrecondKind::Jacobi);
     let cheb = run(PrecondKind::Chebyshev);
-    let (ij, ic) = (jac.summary.solver.iterations, cheb.summary.solver.iterations);
+    let (ij, ic) = (
+        jac.summary.solver.iterations,
+        cheb.summary.solver.iterations,
+    );
     println!("mol_f2f 128x128: jacobi {ij} iterations, chebyshev {ic}");
     assert!(ic < ij, "chebyshev {ic} vs jacobi {ij}");
     let dt = jac

@@ -43,9 +43,6 @@ pub fn info_text() -> String {
         cpu.name,
         cpu.detail
     );
-    match cuda::available() {
-        Ok(()) => s.push_str("cuda: available\n"),
-        Err(e) => s.push_str(&format!("cuda: not available ({e})\n")),
-    }
+    s.push_str(&cuda::info_text());
     s
 }

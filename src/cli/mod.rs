@@ -8,7 +8,11 @@ mod solve;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "cuth", version, about = "Thermal simulation of 3D IC stacks on CPU or NVIDIA GPU")]
+#[command(
+    name = "cuth",
+    version,
+    about = "Thermal simulation of 3D IC stacks on CPU or NVIDIA GPU"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -21,6 +25,9 @@ enum Command {
     Solve(solve::SolveArgs),
     /// List compute devices: CPU threads, CUDA devices, driver and NVRTC versions, memory.
     Info,
+    /// Benchmark SpMV and PCG against the memory-bandwidth floor (GPU and CPU)
+    /// on mol_f2f at several grid sizes.
+    Bench(cuth::bench::BenchArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -30,6 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", device::info_text());
             Ok(())
         }
+        Command::Bench(args) => cuth::bench::run(&args),
     }
 }
 

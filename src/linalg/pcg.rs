@@ -8,7 +8,7 @@
 //!   dot        r·z                   r, z                      = 16 B
 //!   xpay       p = z + βp            z, p(rw)                  = 24 B
 //! Jacobi-PCG therefore moves 160 B/row per iteration; Chebyshev of degree k
-//! replaces the 24 B of Jacobi with 32 B + (k−1)·80 B (see `precond::chebyshev`).
+//! replaces the 24 B of Jacobi with 40 B + (k−1)·80 B (see `precond::chebyshev`).
 
 use super::precond::Preconditioner;
 use crate::backend::{Backend, BackendError, Ratio};
@@ -125,7 +125,9 @@ pub fn pcg_into<B: Backend>(
         let alpha = Ratio { num: cur, den: PQ };
         be.cg_update(alpha, &p, &q, x, &mut r, &mut s, RR)?; // x += αp; r −= αq; s[RR] = r·r
         info.iterations = k + 1;
-        let check = params.record || info.iterations.is_multiple_of(check_every) || k + 1 == params.max_iter;
+        let check = params.record
+            || info.iterations.is_multiple_of(check_every)
+            || k + 1 == params.max_iter;
         if check {
             let v = be.read_scalars(&s)?;
             info.rel_residual = (v[RR] / bb).sqrt();

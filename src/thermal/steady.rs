@@ -102,7 +102,11 @@ pub fn solve_steady<B: Backend + 'static>(
     be.residual(&a, &b, &x, &mut r, &mut s, 0)?;
     be.dot(&b, &b, &mut s, 1)?;
     let v = be.read_scalars(&s)?;
-    let true_rel = if v[1] > 0.0 { (v[0] / v[1]).sqrt() } else { 0.0 };
+    let true_rel = if v[1] > 0.0 {
+        (v[0] / v[1]).sqrt()
+    } else {
+        0.0
+    };
     let theta = be.download(&x)?;
     lap("download", &mut timings);
 
@@ -118,7 +122,17 @@ pub fn solve_steady<B: Backend + 'static>(
         stop_reason: "rtol reached".into(),
         final_true_residual: true_rel,
     };
-    let summary = summarize(stack, &grid, &sys, &theta, &temperature_k, &power, be, solver, timings);
+    let summary = summarize(
+        stack,
+        &grid,
+        &sys,
+        &theta,
+        &temperature_k,
+        &power,
+        be,
+        solver,
+        timings,
+    );
     Ok(SteadyOutcome {
         grid,
         temperature_k,

@@ -49,11 +49,17 @@ impl CudaBackend {
         const NAME: &str = "cheb_step_f64";
         let f = self.kernel(KernelFile::Chebyshev, NAME)?;
         let (n, sy, sz) = a.dims();
+        let (columns, threads) = self.qd_shape(a);
         let mut args = self.stream.launch_builder(&f);
         args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
-        args.arg(&alpha).arg(&beta).arg(d).arg(d_next).arg(res).arg(z);
-        args.arg(&n).arg(&sy).arg(&sz);
+        args.arg(&alpha)
+            .arg(&beta)
+            .arg(d)
+            .arg(d_next)
+            .arg(res)
+            .arg(z);
+        args.arg(&n).arg(&sy).arg(&sz).arg(&columns);
         // SAFETY: as above.
-        unsafe { self.run(NAME, &mut args, rows_config(a.len())) }
+        unsafe { self.run(NAME, &mut args, rows_config(threads)) }
     }
 }

@@ -116,7 +116,10 @@ impl GpuInfo {
 
     /// `sm_90`-style name of the compute capability.
     pub fn sm(&self) -> String {
-        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
     }
 }
 

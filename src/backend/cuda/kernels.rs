@@ -31,7 +31,11 @@ pub enum KernelFile {
 }
 
 impl KernelFile {
-    pub const ALL: [KernelFile; 3] = [KernelFile::QuadDiag, KernelFile::Blas1, KernelFile::Chebyshev];
+    pub const ALL: [KernelFile; 3] = [
+        KernelFile::QuadDiag,
+        KernelFile::Blas1,
+        KernelFile::Chebyshev,
+    ];
 
     pub fn file_name(self) -> &'static str {
         match self {
@@ -250,12 +254,18 @@ mod tests {
 
     #[test]
     fn arch_is_the_device_own_when_supported() {
-        assert_eq!(pick_arch((9, 0), &[75, 80, 86, 89, 90, 100]).unwrap(), "sm_90");
+        assert_eq!(
+            pick_arch((9, 0), &[75, 80, 86, 89, 90, 100]).unwrap(),
+            "sm_90"
+        );
     }
 
     #[test]
     fn newer_device_gets_newest_virtual_arch() {
-        assert_eq!(pick_arch((12, 0), &[75, 80, 90, 100]).unwrap(), "compute_100");
+        assert_eq!(
+            pick_arch((12, 0), &[75, 80, 90, 100]).unwrap(),
+            "compute_100"
+        );
     }
 
     #[test]

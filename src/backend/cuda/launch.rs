@@ -94,6 +94,60 @@ impl ReduceScratch {
     }
 }
 
+/// Thread schedule of the kernels that apply the matrix (`kernels/common.cu`,
+/// `qd_for_each_row`): one thread per row, or one per (x, y) column walking z
+/// with the vertical neighbours in registers. Columns read every array from
+/// DRAM once even when a z plane overflows L2, but need nx·ny threads to fill
+/// the GPU; `Auto` takes them from one full wave of columns up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QdSchedule {
+    Auto,
+    Rows,
+    Columns,
+}
+
+impl QdSchedule {
+    pub(crate) fn to_u8(self) -> u8 {
+        self as u8
+    }
+
+    pub(crate) fn from_u8(v: u8) -> QdSchedule {
+        match v {
+            1 => QdSchedule::Rows,
+            2 => QdSchedule::Columns,
+            _ => QdSchedule::Auto,
+        }
+    }
+
+    /// `CUTH_QD_SCHEDULE=rows|columns|auto`, for benchmarking; else `Auto`.
+    pub(crate) fn from_env() -> QdSchedule {
+        match std::env::var("CUTH_QD_SCHEDULE").as_deref() {
+            Ok("rows") => QdSchedule::Rows,
+            Ok("columns") => QdSchedule::Columns,
+            _ => QdSchedule::Auto,
+        }
+    }
+
+    /// Whether to run columns for a matrix of `plane` = nx·ny cells per z
+    /// plane and `nz` planes, when a full wave is `wave` threads.
+    pub(crate) fn use_columns(self, plane: usize, nz: usize, wave: usize) -> bool {
+        match self {
+            QdSchedule::Rows => false,
+            QdSchedule::Columns => true,
+            QdSchedule::Auto => nz > 1 && plane >= wave,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            QdSchedule::Auto => "auto",
+            QdSchedule::Rows => "rows",
+            QdSchedule::Columns => "columns",
+        }
+    }
+}
+
 /// Slot index as the kernels take it (`int`), checked against the buffer.
 pub(crate) fn slot(s: &CudaSlice<f64>, i: usize) -> Result<i32, BackendError> {
     if i < s.len() {
@@ -106,6 +160,18 @@ pub(crate) fn slot(s: &CudaSlice<f64>, i: usize) -> Result<i32, BackendError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auto_schedule_switches_at_one_wave() {
+        let wave = 132 * 2048;
+        assert!(!QdSchedule::Auto.use_columns(512 * 512, 10, wave));
+        assert!(QdSchedule::Auto.use_columns(1024 * 1024, 10, wave));
+        assert!(!QdSchedule::Auto.use_columns(1024 * 1024, 1, wave));
+        assert!(QdSchedule::Columns.use_columns(7 * 5, 3, wave));
+        for s in [QdSchedule::Auto, QdSchedule::Rows, QdSchedule::Columns] {
+            assert_eq!(QdSchedule::from_u8(s.to_u8()), s);
+        }
+    }
 
     #[test]
     fn rows_config_covers_every_row() {

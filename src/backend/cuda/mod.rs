@@ -11,7 +11,8 @@
 //! them only in [`Backend::read_scalars`], so a PCG iteration is a queue of
 //! kernel launches with no host round trip. Files by concern: `device`
 //! (probing, contexts, `cuth info`), `kernels` (families, NVRTC, cache),
-//! `launch` (grids, reduction scratch, errors), `quad_diag` / `blas1` /
+//! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
+//! reduction scratch, errors), `quad_diag` / `blas1` /
 //! `chebyshev` (one launcher per kernel), `memory` (device budget), `timing`
 //! (events, graphs, copy bandwidth for the benchmark).
 
@@ -26,6 +27,7 @@ pub mod timing;
 
 pub use device::{info_text, DeviceInfo, GpuInfo};
 pub use kernels::KernelFile;
+pub use launch::QdSchedule;
 pub use memory::MemoryEstimate;
 
 use super::{Backend, BackendError, DeviceReport, Ratio};
@@ -33,7 +35,7 @@ use crate::linalg::QuadDiag;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
 use kernels::Kernels;
 use launch::{driver_err, ReduceScratch};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// Whether the CUDA driver, NVRTC and at least one device can be used on this
@@ -63,6 +65,11 @@ impl CudaMatrix {
         self.len() == 0
     }
 
+    /// Cells per z plane.
+    pub fn plane(&self) -> usize {
+        self.nx * self.ny
+    }
+
     /// (n, nx, nx·ny) as the kernels take them (`long long`).
     fn dims(&self) -> (i64, i64, i64) {
         (
@@ -87,6 +94,8 @@ pub struct CudaBackend {
     /// Wait for every kernel right after its launch, so that an asynchronous
     /// fault is reported against the kernel that caused it.
     sync_each_launch: AtomicBool,
+    /// [`QdSchedule`] of the matrix kernels, as `u8`.
+    schedule: AtomicU8,
 }
 
 impl CudaBackend {
@@ -110,6 +119,7 @@ impl CudaBackend {
             driver,
             nvrtc,
             sync_each_launch: AtomicBool::new(std::env::var_os("CUTH_CUDA_SYNC").is_some()),
+            schedule: AtomicU8::new(QdSchedule::from_env().to_u8()),
         };
         device::guarded("loading the kernels", || be.kernels.load_all())?;
         Ok(be)
@@ -136,6 +146,31 @@ impl CudaBackend {
     /// See the field of the same name; for tests and debugging (slow).
     pub fn set_sync_each_launch(&self, on: bool) {
         self.sync_each_launch.store(on, Ordering::Relaxed);
+    }
+
+    /// Thread schedule of the kernels that apply the matrix (default `Auto`,
+    /// or `CUTH_QD_SCHEDULE`); results differ only by rounding.
+    pub fn set_schedule(&self, s: QdSchedule) {
+        self.schedule.store(s.to_u8(), Ordering::Relaxed);
+    }
+
+    pub fn schedule(&self) -> QdSchedule {
+        QdSchedule::from_u8(self.schedule.load(Ordering::Relaxed))
+    }
+
+    /// Whether the matrix kernels run the column schedule on `a`.
+    pub fn uses_columns(&self, a: &CudaMatrix) -> bool {
+        let wave = self.info.multiprocessors * self.info.max_threads_per_multiprocessor;
+        self.schedule().use_columns(a.plane(), a.nz, wave)
+    }
+
+    /// Launch shape of a matrix kernel on `a`: (columns flag, threads wanted).
+    fn qd_shape(&self, a: &CudaMatrix) -> (i32, usize) {
+        if self.uses_columns(a) {
+            (1, a.plane())
+        } else {
+            (0, a.len())
+        }
     }
 
     /// Device bytes held by the backend itself (reduction scratch).
@@ -200,7 +235,8 @@ impl Backend for CudaBackend {
             backend: "cuda".into(),
             name: g.name.clone(),
             detail: format!(
-                "{} ({} SMs, {:.0} GiB), driver {}.{}, NVRTC {}.{}, kernels for {}, f64",
+                "{} ({} SMs, {:.0} GiB), driver {}.{}, NVRTC {}.{}, kernels for {}, \
+                 schedule {}, f64",
                 g.sm(),
                 g.multiprocessors,
                 g.total_memory_bytes as f64 / (1u64 << 30) as f64,
@@ -209,6 +245,7 @@ impl Backend for CudaBackend {
                 self.nvrtc.0,
                 self.nvrtc.1,
                 self.arch(),
+                self.schedule().name(),
             ),
         }
     }

@@ -1,6 +1,7 @@
 //! Launchers of the Quad-Diag family (`kernels/quad_diag.cu`): SpMV and the
-//! two SpMV-fused reductions of PCG. Lengths are checked here, on the host,
-//! because the kernels trust n.
+//! two SpMV-fused reductions of PCG, in the thread schedule
+//! [`CudaBackend::uses_columns`] picks. Lengths are checked here, on the
+//! host, because the kernels trust n.
 
 use super::kernels::KernelFile;
 use super::launch::{rows_config, slot};
@@ -21,11 +22,12 @@ impl CudaBackend {
         const NAME: &str = "qd_spmv_f64";
         let f = self.kernel(KernelFile::QuadDiag, NAME)?;
         let (n, sy, sz) = a.dims();
+        let (columns, threads) = self.qd_shape(a);
         let mut args = self.stream.launch_builder(&f);
         args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
-        args.arg(x).arg(y).arg(&n).arg(&sy).arg(&sz);
+        args.arg(x).arg(y).arg(&n).arg(&sy).arg(&sz).arg(&columns);
         // SAFETY: arguments in the kernel's order and types; lengths checked.
-        unsafe { self.run(NAME, &mut args, rows_config(a.len())) }
+        unsafe { self.run(NAME, &mut args, rows_config(threads)) }
     }
 
     /// q = A p;  s[out] = p·q  (48 B/row).
@@ -43,13 +45,14 @@ impl CudaBackend {
         const NAME: &str = "qd_spmv_dot_f64";
         let f = self.kernel(KernelFile::QuadDiag, NAME)?;
         let (n, sy, sz) = a.dims();
+        let (columns, threads) = self.qd_shape(a);
         let red = &self.reduce;
         let mut args = self.stream.launch_builder(&f);
         args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
-        args.arg(p).arg(q).arg(&n).arg(&sy).arg(&sz);
+        args.arg(p).arg(q).arg(&n).arg(&sy).arg(&sz).arg(&columns);
         args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
         // SAFETY: as above; the grid never exceeds the partials buffer.
-        unsafe { self.run(NAME, &mut args, red.config(a.len())) }
+        unsafe { self.run(NAME, &mut args, red.config(threads)) }
     }
 
     /// r = b − A x;  s[out] = r·r  (56 B/row).
@@ -69,12 +72,19 @@ impl CudaBackend {
         const NAME: &str = "qd_residual_f64";
         let f = self.kernel(KernelFile::QuadDiag, NAME)?;
         let (n, sy, sz) = a.dims();
+        let (columns, threads) = self.qd_shape(a);
         let red = &self.reduce;
         let mut args = self.stream.launch_builder(&f);
         args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
-        args.arg(b).arg(x).arg(r).arg(&n).arg(&sy).arg(&sz);
+        args.arg(b)
+            .arg(x)
+            .arg(r)
+            .arg(&n)
+            .arg(&sy)
+            .arg(&sz)
+            .arg(&columns);
         args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
         // SAFETY: as above.
-        unsafe { self.run(NAME, &mut args, red.config(a.len())) }
+        unsafe { self.run(NAME, &mut args, red.config(threads)) }
     }
 }

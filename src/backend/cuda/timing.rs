@@ -82,7 +82,11 @@ impl CudaBackend {
 
     /// GPU time of one replay of `graph`, in ms.
     pub fn time_graph_ms(&self, graph: &CudaGraph) -> Result<f64, BackendError> {
-        self.time_ms(|| graph.launch().map_err(|e| driver_err("launching a graph", e)))
+        self.time_ms(|| {
+            graph
+                .launch()
+                .map_err(|e| driver_err("launching a graph", e))
+        })
     }
 
     /// Device-to-device copy bandwidth over two buffers of `bytes` each

@@ -10,8 +10,8 @@
 //!   res = r;  d = D⁻¹r/θ;  z = d
 //!   k−1 times: ρ₁ = 1/(2σ − ρ₀); res −= A d; d = ρ₁ρ₀ d + (2ρ₁/δ) D⁻¹res;
 //!              z += d; ρ₀ = ρ₁
-//! Traffic per row: init 32 B (r, res, d, z written + diag), each later step
-//! 80 B (4 matrix + d + d_next + res rw + z rw), degree k: 32 + 80(k−1) B.
+//! Traffic per row: init 40 B (r, diag read; res, d, z written), each later
+//! step 80 B (4 matrix + d + d_next + res rw + z rw), degree k: 40 + 80(k−1) B.
 
 use super::{PrecondOptions, PrecondReport, Preconditioner};
 use crate::backend::{Backend, BackendError};
