@@ -83,14 +83,15 @@ fi
 if [[ -x $CUTH ]]; then
     for dev in cuda cpu; do
         step "solve_$dev" 60 "$CUTH" solve configs/mol_f2f.toml --device "$dev" --out "$LOG/solve_$dev"
+        step "solve512_$dev" 120 "$CUTH" solve configs/mol_f2f.toml --grid 512x512 --device "$dev" --json --out "/tmp/solve512_$dev"
     done
     # shellcheck disable=SC2086 # BENCH_ARGS is a word list by design
-    step bench 240 "$CUTH" bench --out "$LOG/bench" --export "$EXPORT_DIR" --solve-budget-s 15 --cpu-budget-s 10 ${BENCH_ARGS:-}
+    step bench "${BENCH_CAP:-240}" "$CUTH" bench --out "$LOG/bench" --export "$EXPORT_DIR" --solve-budget-s 15 --cpu-budget-s 10 ${BENCH_ARGS:-}
 fi
 
 if [[ -d $EXPORT_DIR ]] && python3 -c 'import cupy' 2>/dev/null; then
     rm -f "$LOG/cupy.jsonl"
-    step cupy 100 python3 scripts/bench_cupy.py "$EXPORT_DIR" --budget-s 35 --json "$LOG/cupy.jsonl"
+    step cupy "${CUPY_CAP:-100}" python3 scripts/bench_cupy.py "$EXPORT_DIR" --budget-s "${CUPY_BUDGET:-35}" --json "$LOG/cupy.jsonl"
 else
     missing cupy "no exported systems in $EXPORT_DIR or no CuPy"
 fi
@@ -118,6 +119,17 @@ fi
 import json, sys, pathlib
 log = pathlib.Path(sys.argv[1])
 res = {}
+for dev in ("cuda", "cpu"):
+    p = log / f"solve512_{dev}.log"
+    if p.is_file():
+        try:
+            s = json.loads(p.read_text())
+            t = dict(s["timings_s"])
+            print(f"solve512 {dev:<4}: {s['solver']['iterations']} iterations, solve {t['solve']:.3f} s, "
+                  f"total {sum(t.values()):.3f} s, T max {s['hottest']['t_k']:.6f} K, "
+                  f"true rel res {s['solver']['final_true_residual']:.1e}")
+        except (ValueError, KeyError) as e:
+            print(f"solve512 {dev}: unreadable ({e})")
 for dev in ("cuda", "cpu"):
     p = log / f"solve_{dev}" / "summary.json"
     if not p.is_file():

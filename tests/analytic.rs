@@ -12,7 +12,7 @@ use cuth::thermal::steady::{solve_steady, SteadyOptions};
 
 fn options(precond: PrecondKind) -> SteadyOptions {
     let mut o = SteadyOptions::from_stack(&stack(MINI), precond);
-    o.rtol = 1e-13;
+    o.rtol = 1e-11;
     o.max_iter = 100_000;
     o
 }

@@ -172,7 +172,7 @@ fn pcg_with_every_preconditioner_reaches_the_dense_solution() {
             let mut m = build_precond(kind, &be, &a, &sys.a, &PrecondOptions::default()).unwrap();
             let mut x = be.zeros(n).unwrap();
             let params = CgParams {
-                rtol: 1e-13,
+                rtol: 1e-11,
                 max_iter: 10 * n,
                 ..Default::default()
             };

@@ -36,8 +36,8 @@ pub struct BenchArgs {
     /// Largest N also solved on the CPU backend.
     #[arg(long, default_value_t = 512)]
     pub cpu_max: usize,
-    /// Chebyshev degree of the size table.
-    #[arg(long, default_value_t = 4)]
+    /// Chebyshev degree of the size table (cuth's default, chosen by this sweep).
+    #[arg(long, default_value_t = 6)]
     pub degree: usize,
     /// Chebyshev degrees of the sweep, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = [2, 3, 4, 6, 8])]

@@ -110,6 +110,14 @@ pub fn format_table(s: &Summary, unit: TempUnit) -> String {
         },
         sv.stop_reason
     );
+    if sv.residual_replacements > 0 {
+        put!(
+            o,
+            "{:<10} restarted {} time(s) from the true residual (recurrence drift)",
+            "",
+            sv.residual_replacements
+        );
+    }
     let e = &s.energy;
     put!(
         o,

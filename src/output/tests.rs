@@ -135,6 +135,7 @@ pub(super) fn summary() -> Summary {
             rtol: 1e-8,
             max_iter: 1000,
             iterations: 17,
+            residual_replacements: 0,
             converged: true,
             stop_reason: "rtol reached".into(),
             final_true_residual: 3e-9,

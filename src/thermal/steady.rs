@@ -118,6 +118,7 @@ pub fn solve_steady<B: Backend + 'static>(
         rtol: opts.rtol,
         max_iter: opts.max_iter,
         iterations: info.iterations,
+        residual_replacements: info.replacements,
         converged: true,
         stop_reason: "rtol reached".into(),
         final_true_residual: true_rel,

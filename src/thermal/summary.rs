@@ -42,6 +42,8 @@ pub struct SolverReport {
     pub rtol: f64,
     pub max_iter: usize,
     pub iterations: usize,
+    /// Restarts from the true residual (see `linalg::pcg`).
+    pub residual_replacements: usize,
     pub converged: bool,
     /// Why the solve stopped, e.g. `rtol reached` or `max_iter reached`.
     pub stop_reason: String,

@@ -52,7 +52,7 @@ pub struct PrecondOptions {
 impl Default for PrecondOptions {
     fn default() -> Self {
         PrecondOptions {
-            chebyshev_degree: 4,
+            chebyshev_degree: 6,
             chebyshev_ratio: 30.0,
             lanczos_steps: 20,
             lambda_safety: 1.1,
