@@ -86,7 +86,7 @@ if [[ -x $CUTH ]]; then
         step "solve512_$dev" 120 "$CUTH" solve configs/mol_f2f.toml --grid 512x512 --device "$dev" --json --out "/tmp/solve512_$dev"
     done
     # shellcheck disable=SC2086 # BENCH_ARGS is a word list by design
-    step bench "${BENCH_CAP:-240}" "$CUTH" bench --out "$LOG/bench" --export "$EXPORT_DIR" --solve-budget-s 15 --cpu-budget-s 10 ${BENCH_ARGS:-}
+    step bench "${BENCH_CAP:-240}" "$CUTH" bench --out "$LOG/bench" --export "$EXPORT_DIR" ${BENCH_ARGS:---solve-budget-s 15 --cpu-budget-s 10}
 fi
 
 if [[ -d $EXPORT_DIR ]] && python3 -c 'import cupy' 2>/dev/null; then

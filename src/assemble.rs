@@ -158,6 +158,12 @@ pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
             *dj = s;
         }
     });
+    // The same coupling to ambient, exactly, for the difference-form residual.
+    let top = (nz - 1) * plane;
+    for j in 0..plane {
+        a.amb[j] += g_bottom[j];
+        a.amb[top + j] += g_top[j];
+    }
 
     // Power: each layer's map split evenly over its z cells.
     let mut rhs = vec![0.0; n];

@@ -82,7 +82,8 @@ fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize), extra: f64)
     }
     let (sy, sz) = (nx, nx * ny);
     for i in 0..n {
-        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + extra * rng.uniform(0.5, 1.5);
+        a.amb[i] = extra * rng.uniform(0.5, 1.5);
+        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + a.amb[i];
         if i >= 1 {
             s += a.gx[i - 1];
         }
@@ -391,7 +392,7 @@ fn solve<B: Backend + 'static>(
     let mut x = be.zeros(a.len()).unwrap();
     let mut m = build_precond(kind, be, &am, a, &PrecondOptions::default()).unwrap();
     let params = CgParams {
-        rtol: 1e-12,
+        rtol: 1e-10,
         max_iter: 20_000,
         check_every: 1,
         record: false,

@@ -86,7 +86,7 @@ fn write_f64(path: &Path, v: &[f64]) -> Result<()> {
     Ok(())
 }
 
-/// Writes `dir/<nx>x<ny>/{d,gx,gy,gz,rhs}.bin` (raw little-endian f64, n
+/// Writes `dir/<nx>x<ny>/{d,gx,gy,gz,amb,rhs}.bin` (raw little-endian f64, n
 /// values each) and `meta.json`; returns the system's directory.
 pub fn export(dir: &Path, s: &BenchSystem, stack_path: &Path) -> Result<PathBuf> {
     let out = dir.join(format!("{}x{}", s.nx, s.ny));
@@ -97,6 +97,7 @@ pub fn export(dir: &Path, s: &BenchSystem, stack_path: &Path) -> Result<PathBuf>
         ("gx", &a.gx),
         ("gy", &a.gy),
         ("gz", &a.gz),
+        ("amb", &a.amb),
         ("rhs", &s.sys.rhs),
     ] {
         write_f64(&out.join(format!("{name}.bin")), v)?;

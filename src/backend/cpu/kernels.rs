@@ -20,7 +20,7 @@ pub fn spmv(a: &QuadDiag, x: &[f64], y: &mut [f64]) {
     });
 }
 
-/// r = b − A x; returns r·r
+/// r = b − A x (difference form, `QuadDiag::row_residual`); returns r·r
 pub fn residual(a: &QuadDiag, b: &[f64], x: &[f64], r: &mut [f64]) -> f64 {
     let parts = r
         .par_chunks_mut(CHUNK)
@@ -30,7 +30,7 @@ pub fn residual(a: &QuadDiag, b: &[f64], x: &[f64], r: &mut [f64]) -> f64 {
             let mut acc = 0.0;
             for (j, ri) in rs.iter_mut().enumerate() {
                 let i = base + j;
-                *ri = b[i] - a.row_apply(x, i);
+                *ri = a.row_residual(x, b, i);
                 acc += *ri * *ri;
             }
             acc

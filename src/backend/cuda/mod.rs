@@ -51,6 +51,8 @@ pub struct CudaMatrix {
     pub gx: CudaSlice<f64>,
     pub gy: CudaSlice<f64>,
     pub gz: CudaSlice<f64>,
+    /// Coupling to ambient per row, for the difference-form residual.
+    pub amb: CudaSlice<f64>,
     pub nx: usize,
     pub ny: usize,
     pub nz: usize,
@@ -273,7 +275,7 @@ impl Backend for CudaBackend {
     }
     fn upload_matrix(&self, a: &QuadDiag) -> Result<CudaMatrix, BackendError> {
         let n = a.nx * a.ny * a.nz;
-        for len in [a.d.len(), a.gx.len(), a.gy.len(), a.gz.len()] {
+        for len in [a.d.len(), a.gx.len(), a.gy.len(), a.gz.len(), a.amb.len()] {
             same_len(n, len)?;
         }
         // Before the first large allocation: the whole solve must fit.
@@ -283,6 +285,7 @@ impl Backend for CudaBackend {
             gx: self.to_device(&a.gx, "gx")?,
             gy: self.to_device(&a.gy, "gy")?,
             gz: self.to_device(&a.gz, "gz")?,
+            amb: self.to_device(&a.amb, "amb")?,
             nx: a.nx,
             ny: a.ny,
             nz: a.nz,

@@ -55,7 +55,7 @@ impl CudaBackend {
         unsafe { self.run(NAME, &mut args, red.config(threads)) }
     }
 
-    /// r = b − A x;  s[out] = r·r  (56 B/row).
+    /// r = b − A x in difference form (see `QuadDiag`);  s[out] = r·r  (56 B/row).
     pub(super) fn qd_residual(
         &self,
         a: &CudaMatrix,
@@ -72,17 +72,11 @@ impl CudaBackend {
         const NAME: &str = "qd_residual_f64";
         let f = self.kernel(KernelFile::QuadDiag, NAME)?;
         let (n, sy, sz) = a.dims();
-        let (columns, threads) = self.qd_shape(a);
+        let (_, threads) = self.qd_shape(a);
         let red = &self.reduce;
         let mut args = self.stream.launch_builder(&f);
-        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
-        args.arg(b)
-            .arg(x)
-            .arg(r)
-            .arg(&n)
-            .arg(&sy)
-            .arg(&sz)
-            .arg(&columns);
+        args.arg(&a.amb).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(b).arg(x).arg(r).arg(&n).arg(&sy).arg(&sz);
         args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, red.config(threads)) }
