@@ -185,13 +185,18 @@ impl PcgPlan {
 
 /// Builds the preconditioner and solves A x = b from x = 0 on `be`, timing
 /// setup and solve separately; a solve stopped by the budget is recorded as
-/// not converged with its residual at the stop.
+/// not converged with its residual at the stop. `b` is the offset right-hand
+/// side of `linalg::Offset` and `rtol_scale` its norm ratio, so that the stop
+/// and the reported residual are relative to the original ‖b‖, as in
+/// `cuth solve`.
+#[allow(clippy::too_many_arguments)]
 pub fn pcg_run<B: Backend + 'static>(
     be: &B,
     device: &str,
     host: &QuadDiag,
     a: &B::Matrix,
     b: &B::Vector,
+    rtol_scale: f64,
     plan: &PcgPlan,
     copy_gbs: f64,
 ) -> Result<PcgRecord, SolveError> {
@@ -209,7 +214,7 @@ pub fn pcg_run<B: Backend + 'static>(
     be.synchronize()?;
     let setup_s = t0.elapsed().as_secs_f64();
     let params = CgParams {
-        rtol: plan.rtol,
+        rtol: plan.rtol * rtol_scale,
         max_iter: cap,
         check_every: plan.check_every,
         record: false,
@@ -232,6 +237,11 @@ pub fn pcg_run<B: Backend + 'static>(
                 format!("capped at {iters} iterations ({why})"),
             )
         }
+        Err(SolveError::Stagnated { iters, .. }) => (
+            iters,
+            false,
+            format!("stagnated at {iters} iterations (rounding floor)"),
+        ),
         Err(e) => return Err(e),
     };
     // True relative residual ‖b − A x‖/‖b‖, recomputed in f64.
@@ -241,7 +251,7 @@ pub fn pcg_run<B: Backend + 'static>(
     be.dot(b, b, &mut s, 1)?;
     let v = be.read_scalars(&s)?;
     let true_rel = if v[1] > 0.0 {
-        (v[0] / v[1]).sqrt()
+        (v[0] / v[1]).sqrt() / rtol_scale
     } else {
         0.0
     };

@@ -16,7 +16,7 @@ mod system;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::CudaBackend;
 use crate::backend::Backend;
-use crate::linalg::PrecondKind;
+use crate::linalg::{Offset, PrecondKind};
 use crate::stack::Stack;
 use anyhow::{Context, Result};
 use measure::{PcgPlan, SPMV_BYTES_PER_ROW};
@@ -193,7 +193,8 @@ fn gpu_size(
     use crate::backend::cuda::QdSchedule;
     let copy = rep.bandwidth.gpu_copy_gb_per_s.unwrap_or(f64::NAN);
     let a = g.upload_matrix(&s.sys.a)?;
-    let b = g.upload(&s.sys.rhs)?;
+    let offset = Offset::new(&s.sys.a, &s.sys.rhs);
+    let b = g.upload(&offset.rhs)?;
     if in_table {
         for sched in [QdSchedule::Rows, QdSchedule::Columns] {
             g.set_schedule(sched);
@@ -221,8 +222,17 @@ fn gpu_size(
         est_iter_s: PcgPlan::estimate(kind, degree, s.cells(), copy, launch_s),
     };
     let solve = |kind, degree| -> Result<PcgRecord> {
-        let r = measure::pcg_run(g, "cuda", &s.sys.a, &a, &b, &plan(kind, degree), copy)
-            .with_context(|| format!("GPU PCG ({}) at {}", kind.name(), s.label()))?;
+        let r = measure::pcg_run(
+            g,
+            "cuda",
+            &s.sys.a,
+            &a,
+            &b,
+            offset.rtol_scale,
+            &plan(kind, degree),
+            copy,
+        )
+        .with_context(|| format!("GPU PCG ({}) at {}", kind.name(), s.label()))?;
         log_pcg(&r);
         Ok(r)
     };
@@ -256,6 +266,7 @@ fn cpu_size(
     // Effective CPU bandwidth from the SpMV, to turn the budget into a cap.
     let eff = SPMV_BYTES_PER_ROW * s.cells() as f64 / (r.batch_us * 1e-6) / 1e9;
     rep.spmv.push(r);
+    let offset = Offset::new(&s.sys.a, &s.sys.rhs);
     for (kind, degree) in [
         (PrecondKind::Jacobi, 0),
         (PrecondKind::Chebyshev, args.degree),
@@ -269,8 +280,17 @@ fn cpu_size(
             budget_s: args.cpu_budget_s,
             est_iter_s: PcgPlan::estimate(kind, degree, s.cells(), eff, 0.0),
         };
-        let r = measure::pcg_run(cpu, "cpu", &s.sys.a, &s.sys.a, &s.sys.rhs, &plan, copy)
-            .with_context(|| format!("CPU PCG ({}) at {}", kind.name(), s.label()))?;
+        let r = measure::pcg_run(
+            cpu,
+            "cpu",
+            &s.sys.a,
+            &s.sys.a,
+            &offset.rhs,
+            offset.rtol_scale,
+            &plan,
+            copy,
+        )
+        .with_context(|| format!("CPU PCG ({}) at {}", kind.name(), s.label()))?;
         log_pcg(&r);
         rep.pcg.push(r);
     }

@@ -2,10 +2,12 @@
 //! against [`crate::backend::Backend`], and the preconditioners.
 
 pub mod eigen;
+pub mod offset;
 pub mod pcg;
 pub mod precond;
 pub mod quad_diag;
 
+pub use offset::Offset;
 pub use pcg::{pcg, CgInfo, CgParams, SolveError};
 pub use precond::{build_precond, PrecondKind, PrecondOptions, PrecondReport, Preconditioner};
 pub use quad_diag::QuadDiag;

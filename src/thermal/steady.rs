@@ -6,7 +6,9 @@ use super::summary::{CellRef, EnergyBalance, GridSummary, LayerSummary, SolverRe
 use crate::assemble::{assemble, System};
 use crate::backend::{Backend, BackendError};
 use crate::grid::Grid;
-use crate::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, SolveError};
+use crate::linalg::{
+    build_precond, pcg, CgParams, Offset, PrecondKind, PrecondOptions, SolveError,
+};
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
 use std::time::Instant;
@@ -79,8 +81,10 @@ pub fn solve_steady<B: Backend + 'static>(
     lap("assemble", &mut timings);
 
     let n = grid.len();
+    // Solve for the rise relative to the film's mean rise (see linalg::offset).
+    let offset = Offset::new(&sys.a, &sys.rhs);
     let a = be.upload_matrix(&sys.a)?;
-    let b = be.upload(&sys.rhs)?;
+    let b = be.upload(&offset.rhs)?;
     let mut x = be.zeros(n)?;
     lap("upload", &mut timings);
 
@@ -88,7 +92,7 @@ pub fn solve_steady<B: Backend + 'static>(
     lap("precond_setup", &mut timings);
 
     let params = CgParams {
-        rtol: opts.rtol,
+        rtol: opts.rtol * offset.rtol_scale,
         max_iter: opts.max_iter,
         check_every: opts.check_every,
         record: false,
@@ -96,18 +100,20 @@ pub fn solve_steady<B: Backend + 'static>(
     let info = pcg(be, &a, m.as_mut(), &b, &mut x, n, &params)?;
     lap("solve", &mut timings);
 
-    // True residual in f64 from the final x: ‖b − A x‖ / ‖b‖.
+    // True residual in f64 from the final x: ‖b − A x‖ / ‖b‖. The shifted
+    // system has the same residual, and ‖b‖ = rtol_scale·‖b − c·amb‖.
     let mut r = be.zeros(n)?;
     let mut s = be.scalars(2)?;
     be.residual(&a, &b, &x, &mut r, &mut s, 0)?;
     be.dot(&b, &b, &mut s, 1)?;
     let v = be.read_scalars(&s)?;
     let true_rel = if v[1] > 0.0 {
-        (v[0] / v[1]).sqrt()
+        (v[0] / v[1]).sqrt() / offset.rtol_scale
     } else {
         0.0
     };
-    let theta = be.download(&x)?;
+    let mut theta = be.download(&x)?;
+    offset.restore(&mut theta);
     lap("download", &mut timings);
 
     let temperature_k: Vec<f64> = theta.iter().map(|t| t + stack.ambient_k).collect();
