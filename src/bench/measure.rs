@@ -14,7 +14,8 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
 use crate::backend::{Backend, BackendError};
 use crate::linalg::{
-    build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag, SolveError,
+    build_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions, QuadDiag,
+    SolveError,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -245,16 +246,7 @@ pub fn pcg_run<B: Backend + 'static>(
         Err(e) => return Err(e),
     };
     // True relative residual ‖b − A x‖/‖b‖, recomputed in f64.
-    let mut r = be.zeros(n)?;
-    let mut s = be.scalars(2)?;
-    be.residual(a, b, &x, &mut r, &mut s, 0)?;
-    be.dot(b, b, &mut s, 1)?;
-    let v = be.read_scalars(&s)?;
-    let true_rel = if v[1] > 0.0 {
-        (v[0] / v[1]).sqrt() / rtol_scale
-    } else {
-        0.0
-    };
+    let true_rel = true_relative_residual(be, a, b, &x, n, rtol_scale)?;
     let bytes = pcg_bytes_per_row(plan.kind, plan.degree);
     let us_per_iter = solve_s * 1e6 / iterations.max(1) as f64;
     let floor_us = bytes * n as f64 / (copy_gbs * 1e9) * 1e6;

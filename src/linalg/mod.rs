@@ -8,6 +8,6 @@ pub mod precond;
 pub mod quad_diag;
 
 pub use offset::Offset;
-pub use pcg::{pcg, CgInfo, CgParams, SolveError};
+pub use pcg::{pcg, true_relative_residual, CgInfo, CgParams, SolveError};
 pub use precond::{build_precond, PrecondKind, PrecondOptions, PrecondReport, Preconditioner};
 pub use quad_diag::QuadDiag;

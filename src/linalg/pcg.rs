@@ -76,6 +76,28 @@ pub enum SolveError {
     Backend(#[from] BackendError),
 }
 
+/// ‖b − A x‖₂ / ‖b‖₂ recomputed in f64 (difference form, see `QuadDiag`),
+/// divided by `scale` (`Offset::rtol_scale` for a shifted system, else 1).
+pub fn true_relative_residual<B: Backend>(
+    be: &B,
+    a: &B::Matrix,
+    b: &B::Vector,
+    x: &B::Vector,
+    n: usize,
+    scale: f64,
+) -> Result<f64, BackendError> {
+    let mut r = be.zeros(n)?;
+    let mut s = be.scalars(2)?;
+    be.residual(a, b, x, &mut r, &mut s, 0)?; // r = b − A x; s[0] = r·r
+    be.dot(b, b, &mut s, 1)?; // s[1] = b·b
+    let v = be.read_scalars(&s)?;
+    Ok(if v[1] > 0.0 {
+        (v[0] / v[1]).sqrt() / scale
+    } else {
+        0.0
+    })
+}
+
 /// Solves A x = b from the initial guess in `x`.
 pub fn pcg<B: Backend>(
     be: &B,
