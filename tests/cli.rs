@@ -281,3 +281,27 @@ fn device_cuda_is_a_clear_error_or_works() {
     ]);
     assert!(o.status.success());
 }
+
+#[test]
+fn a_grid_too_large_for_memory_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    // 60000² × 18 cells need ~10 TB: refused before anything is assembled.
+    let o = cuth(&[
+        "solve",
+        "configs/mol_f2f.toml",
+        "--grid",
+        "60000x60000",
+        "--device",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("host memory") && stderr.contains("bytes"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}

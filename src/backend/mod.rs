@@ -28,13 +28,17 @@ pub enum BackendError {
         log: String,
     },
     #[error(
-        "the problem needs {needed} bytes of device memory but only {free} are free \
-         ({cells} cells); use a coarser --grid or --device cpu"
+        "the problem needs {needed} bytes of {memory} but only {free} are free \
+         ({cells} cells); use a coarser --grid{hint}"
     )]
     OutOfMemory {
         needed: u64,
         free: u64,
         cells: usize,
+        /// "device memory" or "host memory".
+        memory: &'static str,
+        /// Extra advice, e.g. " or --device cpu".
+        hint: &'static str,
     },
     #[error("vector lengths differ: {0} vs {1}")]
     Length(usize, usize),
@@ -72,6 +76,13 @@ pub trait Backend {
     /// reports any error it raised). A no-op where operations are
     /// synchronous; timing code calls it before reading a clock.
     fn synchronize(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    /// Fails early, before the stack is assembled or anything is allocated,
+    /// when a solve of `cells` rows cannot fit on this device.
+    fn check_capacity(&self, cells: usize) -> Result<(), BackendError> {
+        let _ = cells;
         Ok(())
     }
 

@@ -73,6 +73,7 @@ pub fn solve_steady<B: Backend + 'static>(
     };
 
     let grid = Grid::from_stack(stack);
+    be.check_capacity(grid.len())?;
     let power = (0..stack.layers.len())
         .map(|l| layer_power(stack, &grid, l))
         .collect::<Result<Vec<_>, _>>()?;

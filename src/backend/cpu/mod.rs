@@ -41,6 +41,23 @@ impl Backend for CpuBackend {
         }
     }
 
+    /// Host bytes of a steady solve: assembly (Quad-Diag 5 arrays, rhs,
+    /// capacity) plus the solver's vectors (x, b, r, z, p, q, res, d, d_next
+    /// and the shifted rhs): about 20 f64 per cell.
+    fn check_capacity(&self, cells: usize) -> Result<(), BackendError> {
+        let needed = 20 * 8 * cells as u64;
+        match available_memory() {
+            Some(free) if needed > free => Err(BackendError::OutOfMemory {
+                needed,
+                free,
+                cells,
+                memory: "host memory",
+                hint: "",
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn zeros(&self, n: usize) -> Result<Vec<f64>, BackendError> {
         Ok(vec![0.0; n])
     }
@@ -184,6 +201,14 @@ fn ratio(s: &[f64], r: Ratio) -> f64 {
     } else {
         s[r.num] / s[r.den]
     }
+}
+
+/// MemAvailable from /proc/meminfo, bytes (None where it cannot be read).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn cpu_model() -> String {

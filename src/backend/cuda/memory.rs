@@ -72,6 +72,8 @@ impl CudaBackend {
                 needed: est.total_bytes,
                 free,
                 cells,
+                memory: "device memory",
+                hint: " or --device cpu",
             });
         }
         Ok(est)

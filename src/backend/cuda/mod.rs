@@ -255,6 +255,9 @@ impl Backend for CudaBackend {
     fn synchronize(&self) -> Result<(), BackendError> {
         self.sync("synchronizing the stream")
     }
+    fn check_capacity(&self, cells: usize) -> Result<(), BackendError> {
+        self.check_fits(cells).map(|_| ())
+    }
 
     fn zeros(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
         self.stream
