@@ -1,7 +1,7 @@
 //! End-to-end runs of the `cuth` binary: shipped configs write every output;
 //! malformed inputs exit with code 2, name the file and field, and write nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn cuth(args: &[&str]) -> Output {
@@ -10,6 +10,13 @@ fn cuth(args: &[&str]) -> Output {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cuth runs")
+}
+
+/// `cuth solve STACK --out OUT [extra...]`.
+fn solve(stack: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["solve", stack, "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    cuth(&args)
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -34,16 +41,11 @@ fn files_in(dir: &Path) -> Vec<String> {
 fn solve_mol_f2f_writes_every_output() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("mol");
-    let o = cuth(&[
-        "solve",
+    let o = solve(
         "configs/mol_f2f.toml",
-        "--grid",
-        "32x32",
-        "--device",
-        "cpu",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &out,
+        &["--grid", "32x32", "--device", "cpu"],
+    );
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "stderr: {stderr}");
     assert!(
@@ -83,17 +85,8 @@ fn solve_mol_f2f_writes_every_output() {
 fn solve_hotspot_example_and_json_and_quiet() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("hs");
-    let o = cuth(&[
-        "solve",
-        "configs/hotspot_ev6_3d.toml",
-        "--grid",
-        "24x24",
-        "--device",
-        "cpu",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let cfg = "configs/hotspot_ev6_3d.toml";
+    let o = solve(cfg, &out, &["--grid", "24x24", "--device", "cpu", "--json"]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "stderr: {stderr}");
     let s: serde_json::Value = serde_json::from_str(&stdout).expect("--json prints the summary");
@@ -104,17 +97,11 @@ fn solve_hotspot_example_and_json_and_quiet() {
         "per-block results name HotSpot units"
     );
 
-    let o = cuth(&[
-        "solve",
-        "configs/hotspot_ev6_3d.toml",
-        "--grid",
-        "16x16",
-        "--device",
-        "cpu",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = solve(
+        cfg,
+        &out,
+        &["--grid", "16x16", "--device", "cpu", "--quiet"],
+    );
     assert!(o.status.success());
     assert!(o.stdout.is_empty(), "--quiet prints nothing");
 }
@@ -129,15 +116,8 @@ fn rejects(stack: &str, extra: &[(&str, &str)], names_file: Option<&str>, needle
     for (name, body) in extra {
         std::fs::write(tmp.path().join(name), body).unwrap();
     }
-    let out: PathBuf = tmp.path().join("out");
-    let o = cuth(&[
-        "solve",
-        path.to_str().unwrap(),
-        "--device",
-        "cpu",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let out = tmp.path().join("out");
+    let o = solve(path.to_str().unwrap(), &out, &["--device", "cpu"]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2), "stderr: {stderr}");
     let file = names_file.map(|f| tmp.path().join(f)).unwrap_or(path);
@@ -152,17 +132,17 @@ fn rejects(stack: &str, extra: &[(&str, &str)], names_file: Option<&str>, needle
 const HEAD: &str = "[chip]\nwidth = \"2 mm\"\nlength = \"2 mm\"\n[grid]\nnx = 8\nny = 8\n\
                     [boundary]\nambient = 300\nh_top = 1e4\n[materials.si]\nk = 130\nheat_capacity = 1.6e6\n";
 
+/// HEAD plus one layer `die` of silicon with the extra TOML lines `rest`.
+fn die(rest: &str) -> String {
+    format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=1e-4\n{rest}")
+}
+
 #[test]
 fn malformed_inputs_exit_2_name_file_and_field_and_write_nothing() {
     // Bad TOML.
     rejects(&format!("{HEAD}[[layers]\nname = \"a\""), &[], None, "line");
     // Unknown key.
-    rejects(
-        &format!("{HEAD}[[layers]]\nname=\"a\"\nmaterial=\"si\"\nthickness=1e-4\nthicknes=2\n"),
-        &[],
-        None,
-        "thicknes",
-    );
+    rejects(&die("thicknes=2\n"), &[], None, "thicknes");
     // Unknown material.
     rejects(
         &format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"copper\"\nthickness=1e-4\n"),
@@ -178,35 +158,17 @@ fn malformed_inputs_exit_2_name_file_and_field_and_write_nothing() {
         "layers[0] (die).thickness",
     );
     // Missing power file: the message names that file.
-    let tmp_name = "nowhere.csv";
-    let o = {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("s.toml");
-        std::fs::write(
-            &path,
-            format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=1e-4\npower={{ type=\"raster\", file=\"{tmp_name}\" }}\n"),
-        )
-        .unwrap();
-        let out = tmp.path().join("out");
-        let o = cuth(&[
-            "solve",
-            path.to_str().unwrap(),
-            "--device",
-            "cpu",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        assert!(!out.exists());
-        o
-    };
-    let (_, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains(tmp_name), "{stderr}");
+    rejects(
+        &die("power={ type=\"raster\", file=\"nowhere.csv\" }\n"),
+        &[],
+        Some("nowhere.csv"),
+        "cannot read",
+    );
     // Block outside the footprint.
     rejects(
-        &format!(
-            "{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=1e-4\n\
-             power = {{ type = \"blocks\", blocks = [ {{ name = \"hot\", x = \"1.5mm\", y = \"0\", width = \"1mm\", height = \"1mm\", power = 1.0 }} ] }}\n"
+        &die(
+            "power = { type = \"blocks\", blocks = [ { name = \"hot\", x = \"1.5mm\", y = \"0\", \
+             width = \"1mm\", height = \"1mm\", power = 1.0 } ] }\n",
         ),
         &[],
         None,
@@ -214,7 +176,7 @@ fn malformed_inputs_exit_2_name_file_and_field_and_write_nothing() {
     );
     // A floorplan with a bad line names the floorplan file and the line.
     rejects(
-        &format!("{HEAD}[[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=1e-4\nfloorplan=\"f.flp\"\n"),
+        &die("floorplan=\"f.flp\"\n"),
         &[("f.flp", "core 0.001 0.001 0 0\ncache 0.001 zero 0 0.001\n")],
         Some("f.flp"),
         "line 2",
@@ -229,18 +191,8 @@ fn bad_flags_exit_2_and_iteration_cap_exits_1() {
     assert_eq!(o.status.code(), Some(2));
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o");
-    let o = cuth(&[
-        "solve",
-        "configs/mol_f2f.toml",
-        "--grid",
-        "16x16",
-        "--device",
-        "cpu",
-        "--max-iter",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let flags = ["--grid", "16x16", "--device", "cpu", "--max-iter", "3"];
+    let o = solve("configs/mol_f2f.toml", &out, &flags);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("max_iter"), "{stderr}");
@@ -251,16 +203,11 @@ fn bad_flags_exit_2_and_iteration_cap_exits_1() {
 fn device_cuda_is_a_clear_error_or_works() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o");
-    let o = cuth(&[
-        "solve",
+    let o = solve(
         "configs/mol_f2f.toml",
-        "--grid",
-        "16x16",
-        "--device",
-        "cuda",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &out,
+        &["--grid", "16x16", "--device", "cuda"],
+    );
     let (_, stderr) = text(&o);
     if cuth::backend::cuda::available().is_ok() {
         assert!(o.status.success(), "{stderr}");
@@ -271,14 +218,7 @@ fn device_cuda_is_a_clear_error_or_works() {
         assert!(!out.exists());
     }
     // auto falls back to the CPU with one notice line when CUDA is missing.
-    let o = cuth(&[
-        "solve",
-        "configs/mol_f2f.toml",
-        "--grid",
-        "16x16",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = solve("configs/mol_f2f.toml", &out, &["--grid", "16x16"]);
     assert!(o.status.success());
 }
 
@@ -287,16 +227,11 @@ fn a_grid_too_large_for_memory_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o");
     // 60000² × 18 cells need ~10 TB: refused before anything is assembled.
-    let o = cuth(&[
-        "solve",
+    let o = solve(
         "configs/mol_f2f.toml",
-        "--grid",
-        "60000x60000",
-        "--device",
-        "cpu",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &out,
+        &["--grid", "60000x60000", "--device", "cpu"],
+    );
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(

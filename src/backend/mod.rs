@@ -79,6 +79,13 @@ pub trait Backend {
         Ok(())
     }
 
+    /// How often PCG should read the residual back when the caller has no
+    /// preference: every iteration where that is free (CPU), less often where
+    /// each read is a host round trip (GPU).
+    fn check_interval(&self) -> usize {
+        1
+    }
+
     /// Fails early, before the stack is assembled or anything is allocated,
     /// when a solve of `cells` rows cannot fit on this device.
     fn check_capacity(&self, cells: usize) -> Result<(), BackendError> {

@@ -109,12 +109,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let read_s = t0.elapsed().as_secs_f64();
     let mut outcome = match device {
         Resolved::Cpu => solve_on(&CpuBackend::new(), &stack, &opts)?,
-        Resolved::Cuda => {
-            // Read the residual back every 10 iterations: a host round trip
-            // per iteration would cost more than an iteration on small grids.
-            opts.check_every = 10;
-            solve_on(&CudaBackend::new(0)?, &stack, &opts)?
-        }
+        Resolved::Cuda => solve_on(&CudaBackend::new(0)?, &stack, &opts)?,
     };
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
 

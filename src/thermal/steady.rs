@@ -20,7 +20,8 @@ pub struct SteadyOptions {
     pub rtol: f64,
     pub max_iter: usize,
     pub precond_opts: PrecondOptions,
-    /// Read the residual back every this many iterations (see `CgParams`).
+    /// Read the residual back every this many iterations (see `CgParams`);
+    /// 0 leaves it to the backend (`Backend::check_interval`).
     pub check_every: usize,
 }
 
@@ -36,7 +37,7 @@ impl SteadyOptions {
             rtol: stack.solver.rtol.unwrap_or(1e-8),
             max_iter: stack.solver.max_iter.unwrap_or(20_000),
             precond_opts,
-            check_every: 1,
+            check_every: 0,
         }
     }
 }
@@ -96,7 +97,10 @@ pub fn solve_steady<B: Backend + 'static>(
     let params = CgParams {
         rtol: opts.rtol * offset.rtol_scale,
         max_iter: opts.max_iter,
-        check_every: opts.check_every,
+        check_every: match opts.check_every {
+            0 => be.check_interval(),
+            k => k,
+        },
         record: false,
     };
     let info = pcg(be, &a, m.as_mut(), &b, &mut x, n, &params)?;
