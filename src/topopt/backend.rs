@@ -1,0 +1,105 @@
+//! What a backend supplies for the elastic solve, on top of the thermal
+//! [`Backend`] (whose f64 vectors, scalar slots, `dot`, `cg_update`, `xpay`
+//! and `copy` the elastic PCG reuses). The operator K(E) v is matrix-free:
+//! per-element moduli Eₑ times the one unit element matrix `Kₑ`, gathered and
+//! scattered through the mesh numbering of [`super::mesh`]; K is never formed.
+//!
+//! Fixed (Dirichlet, zero-displacement) DOFs are eliminated symmetrically:
+//! their rows and columns act as the identity, so `(K v)ᵢ = vᵢ` on a fixed
+//! DOF and a fixed DOF's value never reaches a free one. Right-hand sides are
+//! zero there, so the solution is too.
+
+use super::element::ElementMatrix;
+use super::mesh::Mesh;
+use crate::backend::{Backend, BackendError};
+
+/// How the operator is scheduled on the device. The CPU has one
+/// implementation and accepts every kind; the GPU implements each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+pub enum OperatorKind {
+    /// Gather element vectors to a buffer, batched 24×24 multiply, scatter
+    /// with atomics: three kernels (the paper's baseline).
+    ThreeStage,
+    /// One kernel: gather, multiply with Kₑ held in shared memory, atomic
+    /// scatter (the paper's fused kernel).
+    #[default]
+    Fused,
+    /// One thread per node gathers from its (up to) 8 elements: no atomics,
+    /// deterministic.
+    NodeCentred,
+}
+
+/// Arithmetic of the operator. Vectors stay f64 in the interface; `F32`
+/// computes (and may store Kₑ, Eₑ and intermediates) in f32, for use inside
+/// an f64 residual-correction loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum OpPrecision {
+    F64,
+    F32,
+}
+
+pub trait ElasticBackend: Backend {
+    /// The operator's device data: Kₑ (f64 and f32), Eₑ, the fixed-DOF mask,
+    /// whatever scratch its schedule needs.
+    type Elastic;
+
+    /// `fixed[d]` marks DOF d as fixed; `fixed.len() == mesh.dofs()`.
+    fn elastic_new(
+        &self,
+        mesh: &Mesh,
+        ke: &ElementMatrix,
+        fixed: &[bool],
+        kind: OperatorKind,
+    ) -> Result<Self::Elastic, BackendError>;
+
+    /// Sets the element moduli Eₑ (length `mesh.elements()`), e.g.
+    /// Emin + ρ̃ₑᵖ(E0 − Emin). Called once per design iteration.
+    fn elastic_set_moduli(&self, op: &mut Self::Elastic, e: &[f64]) -> Result<(), BackendError>;
+
+    /// y = K x;  s[out] = x·y (the p·Ap of CG).
+    fn elastic_apply_dot(
+        &self,
+        op: &mut Self::Elastic,
+        precision: OpPrecision,
+        x: &Self::Vector,
+        y: &mut Self::Vector,
+        s: &mut Self::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+
+    /// r = b − K x in f64;  s[out] = r·r. The true residual, never the
+    /// recurrence.
+    fn elastic_residual(
+        &self,
+        op: &mut Self::Elastic,
+        b: &Self::Vector,
+        x: &Self::Vector,
+        r: &mut Self::Vector,
+        s: &mut Self::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+
+    /// diag(K) (1 on fixed DOFs), for the Jacobi preconditioner.
+    fn elastic_diagonal(
+        &self,
+        op: &mut Self::Elastic,
+        diag: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    /// z = r ⊘ d (elementwise), the Jacobi step with a precomputed diagonal.
+    fn divide(
+        &self,
+        r: &Self::Vector,
+        d: &Self::Vector,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    /// Element strain energies with the unit modulus, cₑ = uₑᵀ Kₑ uₑ, copied
+    /// to the host (length `mesh.elements()`): compliance is Σ Eₑ cₑ and its
+    /// sensitivity −p ρ̃ᵖ⁻¹ (E0 − Emin) cₑ.
+    fn element_energies(
+        &self,
+        op: &mut Self::Elastic,
+        u: &Self::Vector,
+    ) -> Result<Vec<f64>, BackendError>;
+}
