@@ -14,3 +14,4 @@ pub mod output;
 pub mod power;
 pub mod stack;
 pub mod thermal;
+pub mod topopt;
