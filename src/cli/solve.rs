@@ -51,7 +51,7 @@ pub struct SolveArgs {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-fn parse_grid(s: &str) -> Result<(usize, usize), String> {
+pub(super) fn parse_grid(s: &str) -> Result<(usize, usize), String> {
     let (a, b) = s
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("`{s}` is not NXxNY (e.g. 256x256)"))?;
