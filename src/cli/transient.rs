@@ -52,6 +52,10 @@ pub struct TransientArgs {
     /// Also write maps every K steps under snapshots/step_NNNNN/.
     #[arg(long, value_name = "K")]
     pub snapshot_every: Option<usize>,
+    /// Skip the final maps and snapshots (time series, plot and summary only;
+    /// for benchmarks and batch runs on large grids).
+    #[arg(long, conflicts_with = "snapshot_every")]
+    pub no_maps: bool,
     /// In-plane grid NXxNY, overriding the file's [grid] (e.g. 256x256).
     #[arg(long, value_parser = parse_grid, value_name = "NXxNY")]
     pub grid: Option<(usize, usize)>,
@@ -234,6 +238,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             &outcome.block_names,
             &outcome.summary,
             &out_opts,
+            !args.no_maps,
         )
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
     if args.json {
@@ -270,7 +275,7 @@ fn progress(steps: usize, quiet: bool) -> ProgressBar {
 }
 
 /// Writes `path` through a temporary next to it, so it is never half-written.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -60,8 +60,8 @@ impl TransientWriter {
         write_steady(&dir, view, opts).map(|_| ())
     }
 
-    /// Writes the final maps, the time series, the plot and the summary and
-    /// moves everything into place.
+    /// Writes the final maps (unless `final_maps` is false), the time series,
+    /// the plot and the summary and moves everything into place.
     pub fn commit(
         mut self,
         final_view: &SteadyView,
@@ -69,6 +69,7 @@ impl TransientWriter {
         block_names: &[String],
         summary: &TransientSummary,
         opts: &OutputOptions,
+        final_maps: bool,
     ) -> Result<Vec<PathBuf>, OutputError> {
         let layers: Vec<String> = final_view
             .stack
@@ -119,7 +120,9 @@ impl TransientWriter {
                 bytes: (json + "\n").into_bytes(),
             },
         ];
-        write_steady(&self.staging.join("final"), final_view, opts)?;
+        if final_maps {
+            write_steady(&self.staging.join("final"), final_view, opts)?;
+        }
 
         // Move the staged directories into place, replacing old ones.
         let mut written = Vec::new();

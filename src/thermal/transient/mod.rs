@@ -65,14 +65,14 @@ pub struct TransientOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransientError {
-    #[error("step {step} (t = {time_s:e} s): {source}")]
+    #[error("step {step} (t = {time_s:e} s)")]
     Step {
         step: usize,
         time_s: f64,
         #[source]
         source: SolveError,
     },
-    #[error("initial steady state: {0}")]
+    #[error("initial steady state")]
     Initial(#[source] SolveError),
     #[error(transparent)]
     Solve(#[from] SolveError),

@@ -19,13 +19,19 @@
 //! Stopping: ‖b − A'θ'‖₂ ≤ rtol·‖Pⁿ⁺¹‖₂ (‖b‖₂ when no power flows). The
 //! residual is a power imbalance in W per cell, so this bounds the energy
 //! error of the step by rtol·√n·‖P‖ W, whatever Δt, and equals the steady
-//! solver's criterion in the limit Δt → ∞.
+//! solver's criterion in the limit Δt → ∞. For very small Δt, ‖b‖ ≈
+//! ‖C/Δt θ‖ can exceed ‖P‖ by more than 1/(rtol·ε): f64 cannot resolve
+//! rtol·‖P‖ then, so the criterion is floored at ‖r‖ ≤ 1e-14·‖b‖, where the
+//! step's error is ~1e-14 of θ.
 
 use crate::backend::Backend;
 use crate::linalg::{
     build_precond, pcg, CgInfo, CgParams, PrecondReport, Preconditioner, QuadDiag, SolveError,
 };
 use crate::thermal::steady::SteadyOptions;
+
+/// Smallest relative residual ‖r‖/‖b‖ asked of PCG (≈ 50 ε).
+const RTOL_FLOOR: f64 = 1e-14;
 
 pub struct Stepper<'a, B: Backend> {
     be: &'a B,
@@ -123,9 +129,11 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
             b_norm
         };
         let mut params = self.params.clone();
-        // pcg stops at ‖r‖ ≤ rtol'·‖b‖; rtol' makes that ‖r‖ ≤ rtol·reference.
+        // pcg stops at ‖r‖ ≤ rtol'·‖b‖; rtol' makes that ‖r‖ ≤ rtol·reference,
+        // but never below what f64 can attain relative to ‖b‖ (see the
+        // module doc).
         params.rtol = if b_norm > 0.0 {
-            self.rtol * reference / b_norm
+            (self.rtol * reference / b_norm).max(RTOL_FLOOR)
         } else {
             self.rtol
         };
