@@ -27,6 +27,7 @@ use crate::linalg::{build_precond, pcg, CgParams, Offset, SolveError};
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use rayon::prelude::*;
 use std::time::Instant;
 
 /// Where the run starts.
@@ -182,7 +183,7 @@ pub fn run_transient<B: Backend + 'static>(
         let t = Instant::now();
         let theta = stepper.theta()?;
         let energy = probe::step_energy(&sys, &grid, &theta_old, &theta, dt);
-        temperature_k = theta.iter().map(|v| v + stack.ambient_k).collect();
+        temperature_k = theta.par_iter().map(|v| v + stack.ambient_k).collect();
         let (layer_max_k, layer_avg_k) = probe::layer_stats(&grid, &temperature_k);
         let record = StepRecord {
             step: k + 1,

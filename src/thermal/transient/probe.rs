@@ -116,6 +116,7 @@ pub fn step_energy(
     let top = (grid.nz - 1) * plane;
     let power_w: f64 = sys.rhs.par_iter().sum();
     let heat_out_w: f64 = (0..plane)
+        .into_par_iter()
         .map(|j| sys.g_top[j] * theta_new[top + j] + sys.g_bottom[j] * theta_new[j])
         .sum();
     let stored_j: f64 = sys

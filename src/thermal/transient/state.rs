@@ -104,7 +104,7 @@ mod tests {
             dy: 1.0,
             dz: vec![1.0; nz],
             layer_of_z: vec![0; nz],
-            layer_z: vec![0..nz],
+            layer_z: std::iter::once(0..nz).collect(),
         }
     }
 

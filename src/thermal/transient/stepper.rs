@@ -29,6 +29,7 @@ use crate::linalg::{
     build_precond, pcg, CgInfo, CgParams, PrecondReport, Preconditioner, QuadDiag, SolveError,
 };
 use crate::thermal::steady::SteadyOptions;
+use rayon::prelude::*;
 
 /// Smallest relative residual ‖r‖/‖b‖ asked of PCG (≈ 50 ε).
 const RTOL_FLOOR: f64 = 1e-14;
@@ -72,9 +73,9 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
         let n = a.len();
         let w: Vec<f64> = capacity.iter().map(|cap| cap / dt).collect();
         let mut shifted = a.clone();
-        for i in 0..n {
-            shifted.d[i] += w[i];
-            shifted.amb[i] += w[i];
+        for ((d, e), wi) in shifted.d.iter_mut().zip(&mut shifted.amb).zip(&w) {
+            *d += wi;
+            *e += wi;
         }
         let a_dev = be.upload_matrix(&shifted)?;
         let m = build_precond(opts.precond, be, &a_dev, &shifted, &opts.precond_opts)?;
@@ -151,7 +152,8 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
     /// θ = θ' + c of the current time level, K above ambient (downloads).
     pub fn theta(&self) -> Result<Vec<f64>, SolveError> {
         let mut t = self.be.download(&self.x)?;
-        t.iter_mut().for_each(|v| *v += self.c);
+        let c = self.c;
+        t.par_iter_mut().for_each(|v| *v += c);
         Ok(t)
     }
 
