@@ -63,6 +63,7 @@ impl KernelFile {
                 "blas1_cg_update_f64",
                 "blas1_xpay_f64",
                 "blas1_jacobi_f64",
+                "blas1_mul_add_f64",
             ],
             KernelFile::Chebyshev => &["cheb_init_f64", "cheb_step_f64"],
         }

@@ -365,6 +365,15 @@ impl Backend for CudaBackend {
     ) -> Result<(), BackendError> {
         self.blas1_xpay(beta, z, p, s)
     }
+    fn mul_add(
+        &self,
+        w: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        b: &CudaSlice<f64>,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.blas1_mul_add(w, x, b, out)
+    }
     fn jacobi(
         &self,
         a: &CudaMatrix,
