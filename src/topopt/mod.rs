@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod element;
 pub mod mesh;
+pub mod cuda;
 
 pub use backend::{ElasticBackend, OpPrecision, OperatorKind};
 pub use element::{hex8_stiffness, ElementMatrix};
