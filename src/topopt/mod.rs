@@ -2,9 +2,9 @@
 //! mesh, matrix-free on the same backends as the thermal solver.
 
 pub mod backend;
+pub mod cuda;
 pub mod element;
 pub mod mesh;
-pub mod cuda;
 
 pub use backend::{ElasticBackend, OpPrecision, OperatorKind};
 pub use element::{hex8_stiffness, ElementMatrix};

@@ -48,7 +48,9 @@ impl CudaBackend {
     ) -> Result<(), BackendError> {
         let out = slot(s, out)?;
         match (op.kind, prec, op.f32_atomics) {
-            (OperatorKind::NodeCentred, _, _) => return self.topo_node(op, prec, x, b, y, mode, s, out),
+            (OperatorKind::NodeCentred, _, _) => {
+                return self.topo_node(op, prec, x, b, y, mode, s, out)
+            }
             (OperatorKind::Fused, OpPrecision::F32, F32Atomics::F32) => {
                 self.topo_fused_a32(op, x)?;
                 let acc = op.acc32.as_ref().expect("allocated by topo_fused_a32");
@@ -63,11 +65,39 @@ impl CudaBackend {
         let n = op.mesh.dofs() as i64;
         let red = self.reduce_scratch();
         let mut args = self.stream().launch_builder(&f);
-        args.arg(&*y).arg(x).arg(&op.fixed).arg(b).arg(&*y).arg(&n).arg(&mode);
+        args.arg(&*y)
+            .arg(x)
+            .arg(&op.fixed)
+            .arg(b)
+            .arg(&*y)
+            .arg(&n)
+            .arg(&mode);
         args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
         // SAFETY: arguments in the kernel's order and types; every vector
         // has mesh.dofs() entries (checked by the callers).
         unsafe { self.run(NAME, &mut args, red.config(op.mesh.dofs())) }
+    }
+
+    /// The element pass alone: zeroing and the element kernels of an atomic
+    /// schedule, without the fix-up and dot (the benchmark's kernel-only
+    /// time). Returns false, doing nothing, for the node-centred schedule,
+    /// which is one kernel.
+    pub(crate) fn topo_element_pass(
+        &self,
+        op: &mut CudaElastic,
+        prec: OpPrecision,
+        x: &CudaSlice<f64>,
+        acc: &mut CudaSlice<f64>,
+    ) -> Result<bool, BackendError> {
+        match (op.kind, prec, op.f32_atomics) {
+            (OperatorKind::NodeCentred, _, _) => return Ok(false),
+            (OperatorKind::Fused, OpPrecision::F32, F32Atomics::F32) => {
+                self.topo_fused_a32(op, x)?
+            }
+            (OperatorKind::Fused, _, _) => self.topo_fused(op, prec, x, acc)?,
+            (OperatorKind::ThreeStage, _, _) => self.topo_three_stage(op, prec, x, acc)?,
+        }
+        Ok(true)
     }
 
     /// The fix-up from a separate (f32) accumulator.
@@ -88,7 +118,13 @@ impl CudaBackend {
         let n = op.mesh.dofs() as i64;
         let red = self.reduce_scratch();
         let mut args = self.stream().launch_builder(&f);
-        args.arg(acc).arg(x).arg(&op.fixed).arg(b).arg(y).arg(&n).arg(&mode);
+        args.arg(acc)
+            .arg(x)
+            .arg(&op.fixed)
+            .arg(b)
+            .arg(y)
+            .arg(&n)
+            .arg(&mode);
         args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
         // SAFETY: as in topo_apply.
         unsafe { self.run(name, &mut args, red.config(op.mesh.dofs())) }
@@ -116,7 +152,12 @@ impl CudaBackend {
             OpPrecision::F64 => args.arg(&op.ke64).arg(&op.e64),
             OpPrecision::F32 => args.arg(&op.ke32).arg(&op.e32),
         };
-        args.arg(x).arg(&op.fixed).arg(acc).arg(&nel).arg(&nelx).arg(&nely);
+        args.arg(x)
+            .arg(&op.fixed)
+            .arg(acc)
+            .arg(&nel)
+            .arg(&nelx)
+            .arg(&nely);
         // SAFETY: Ke has 576 entries, E nel, x/fixed/acc mesh.dofs().
         unsafe { self.run(name, &mut args, cfg) }
     }
@@ -144,7 +185,11 @@ impl CudaBackend {
         const NAME: &str = "topopt_fused_f32_a32";
         let f = self.kernel(KernelFile::Topopt, NAME)?;
         let mut args = self.stream().launch_builder(&f);
-        args.arg(&op.ke32).arg(&op.e32).arg(&*x32).arg(&op.fixed).arg(&mut *acc32);
+        args.arg(&op.ke32)
+            .arg(&op.e32)
+            .arg(&*x32)
+            .arg(&op.fixed)
+            .arg(&mut *acc32);
         args.arg(&nel).arg(&nelx).arg(&nely);
         // SAFETY: as in topo_fused.
         unsafe { self.run(NAME, &mut args, fused_config(nel as usize, op.block)) }
@@ -162,24 +207,34 @@ impl CudaBackend {
         let len = 24 * nel as usize;
         match prec {
             OpPrecision::F64 if op.stages64.is_none() => {
-                op.stages64 = Some((zeros(self, len, "element vectors")?, zeros(self, len, "element products")?));
+                op.stages64 = Some((
+                    zeros(self, len, "element vectors")?,
+                    zeros(self, len, "element products")?,
+                ));
             }
             OpPrecision::F32 if op.stages32.is_none() => {
-                op.stages32 = Some((zeros(self, len, "element vectors (f32)")?, zeros(self, len, "element products (f32)")?));
+                op.stages32 = Some((
+                    zeros(self, len, "element vectors (f32)")?,
+                    zeros(self, len, "element products (f32)")?,
+                ));
             }
             _ => {}
         }
         self.topo_zero(acc)?;
-        let sfx = match prec {
-            OpPrecision::F64 => "f64",
-            OpPrecision::F32 => "f32",
-        };
         let names: [&'static str; 3] = match prec {
             OpPrecision::F64 => ["topopt_gather_f64", "topopt_gemm_f64", "topopt_scatter_f64"],
             OpPrecision::F32 => ["topopt_gather_f32", "topopt_gemm_f32", "topopt_scatter_f32"],
         };
-        debug_assert!(names[0].ends_with(sfx));
-        let CudaElastic { stages64, stages32, ke64, ke32, e64, e32, fixed, .. } = op;
+        let CudaElastic {
+            stages64,
+            stages32,
+            ke64,
+            ke32,
+            e64,
+            e32,
+            fixed,
+            ..
+        } = op;
         let stream = self.stream();
         let [g, m, sc] = names.map(|n| self.kernel(KernelFile::Topopt, n));
         let (g, m, sc) = (g?, m?, sc?);
@@ -189,7 +244,13 @@ impl CudaBackend {
         match prec {
             OpPrecision::F64 => {
                 let (u, v) = stages64.as_mut().expect("allocated above");
-                ga.arg(&*e64).arg(x).arg(&*fixed).arg(&mut *u).arg(&nel).arg(&nelx).arg(&nely);
+                ga.arg(&*e64)
+                    .arg(x)
+                    .arg(&*fixed)
+                    .arg(&mut *u)
+                    .arg(&nel)
+                    .arg(&nelx)
+                    .arg(&nely);
                 // SAFETY: u has 24·nel entries, E nel, x/fixed mesh.dofs().
                 unsafe { self.run(names[0], &mut ga, rows_config(len))? };
                 ma.arg(&*ke64).arg(&*u).arg(&mut *v).arg(&nel);
@@ -201,7 +262,13 @@ impl CudaBackend {
             }
             OpPrecision::F32 => {
                 let (u, v) = stages32.as_mut().expect("allocated above");
-                ga.arg(&*e32).arg(x).arg(&*fixed).arg(&mut *u).arg(&nel).arg(&nelx).arg(&nely);
+                ga.arg(&*e32)
+                    .arg(x)
+                    .arg(&*fixed)
+                    .arg(&mut *u)
+                    .arg(&nel)
+                    .arg(&nelx)
+                    .arg(&nely);
                 // SAFETY: as for f64.
                 unsafe { self.run(names[0], &mut ga, rows_config(len))? };
                 ma.arg(&*ke32).arg(&*u).arg(&mut *v).arg(&nel);
