@@ -18,11 +18,30 @@
 //   and sums the contributions of its (up to) 8 elements itself: no atomics,
 //   so bitwise deterministic, and the fix-up and the dot product fused in.
 //
+// Where Ke lives: in shared memory (the paper's design; `topopt_fused_*`,
+// `topopt_node_*`), or passed by value as a __grid_constant__ kernel
+// parameter (`topopt_fusedp_*`, `topopt_nodep_*`; 4.6 KB in f64, which needs
+// the large-parameter launches of CUDA >= 12.1). After unrolling every Ke
+// index is a compile-time constant, so parameter entries become constant-bank
+// operands of the FMAs, while shared entries cost one load instruction each.
+//
+// Element and node kernels run one thread per element / node, without a
+// grid-stride loop: across loop iterations the compiler hoists the (read-only)
+// Ke loads and spills them (measured: 5 KB of local memory per thread).
+//
 // Precisions: T is the arithmetic (Ke, E, element vectors), X the type x is
 // read as, A the type of the atomic accumulator. f64 vectors are the
 // interface; f32 variants convert on load (or read an f32 copy of x).
 
 #define TOPO_KE 576
+
+// Ke by value, for the parameter variants.
+struct TopoKe64 {
+    double k[TOPO_KE];
+};
+struct TopoKe32 {
+    float k[TOPO_KE];
+};
 
 // The 8 global nodes of element e, in LOCAL_NODES order.
 __device__ __forceinline__ void topo_nodes(int e, int nelx, int nely, int* n)
@@ -75,15 +94,13 @@ __device__ __forceinline__ void topo_load_ke(const T* __restrict__ ke_g, T* ke)
 // y += E[e] Ke u_e for every element, one thread per element.
 // Paper's bytes per element: 24 gathered + 24 scattered values + E.
 template <typename T, typename X, typename A>
-__device__ __forceinline__ void topo_fused(const T* __restrict__ ke_g, const T* __restrict__ E,
+__device__ __forceinline__ void topo_fused(const T* __restrict__ ke, const T* __restrict__ E,
                                            const X* __restrict__ x,
                                            const unsigned char* __restrict__ fixed,
                                            A* __restrict__ y, int nel, int nelx, int nely)
 {
-    __shared__ T ke[TOPO_KE];
-    topo_load_ke(ke_g, ke);
-    const int stride = gridDim.x * blockDim.x;
-    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < nel; e += stride) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < nel) {
         int n[8];
         topo_nodes(e, nelx, nely, n);
         T u[24];
@@ -104,32 +121,154 @@ __device__ __forceinline__ void topo_fused(const T* __restrict__ ke_g, const T* 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(1024)
-topopt_fused_f64(const double* ke, const double* E, const double* x,
-                 const unsigned char* fixed, double* y, int nel, int nelx, int nely)
+// As topo_fused, with half the atomics: lanes hold consecutive elements, so
+// the next lane's element is usually the x-neighbour, whose left face (local
+// nodes 0, 3, 4, 7) is this element's right face (1, 2, 5, 6; pairs 1->0,
+// 2->3, 5->4, 6->7). Each lane passes its right-face results to the
+// next lane with a shuffle, which adds them to its own before its atomics;
+// the sender then skips those 12 atomics. Whole warps run or return
+// (blockDim.x is a multiple of 32) so that every lane joins every shuffle.
+template <typename T, typename X, typename A>
+__device__ __forceinline__ void topo_fused_merged(const T* __restrict__ ke,
+                                                  const T* __restrict__ E,
+                                                  const X* __restrict__ x,
+                                                  const unsigned char* __restrict__ fixed,
+                                                  A* __restrict__ y, int nel, int nelx, int nely)
 {
+    const int lane = threadIdx.x & 31;
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e - lane < nel) {
+        const bool active = e < nel;
+        const int ec = active ? e : nel - 1;
+        int n[8];
+        topo_nodes(ec, nelx, nely, n);
+        T u[24];
+#pragma unroll
+        for (int l = 0; l < 24; ++l) {
+            u[l] = topo_load<T>(x, fixed, 3 * n[l / 3] + l % 3);
+        }
+        const T ee = active ? __ldg(E + ec) : T(0);
+        T v[24];
+#pragma unroll
+        for (int r = 0; r < 24; ++r) {
+            T acc = T(0);
+#pragma unroll
+            for (int c = 0; c < 24; ++c) {
+                acc += ke[r * 24 + c] * u[c];
+            }
+            v[r] = ee * acc;
+        }
+        const int ex = ec % nelx;
+        // The next lane holds e + 1 in the same x row; the previous, e - 1.
+        const bool give = active && lane < 31 && ex + 1 < nelx && e + 1 < nel;
+        const bool take = active && lane > 0 && ex > 0;
+        const int from[4] = {1, 2, 5, 6}, to[4] = {0, 3, 4, 7};
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+#pragma unroll
+            for (int c = 0; c < 3; ++c) {
+                const T got = __shfl_up_sync(0xffffffffu, v[3 * from[p] + c], 1);
+                if (take) {
+                    v[3 * to[p] + c] += got;
+                }
+            }
+        }
+        if (active) {
+#pragma unroll
+            for (int a = 0; a < 8; ++a) {
+                const bool right_face = a == 1 || a == 2 || a == 5 || a == 6;
+                if (right_face && give) {
+                    continue;
+                }
+#pragma unroll
+                for (int c = 0; c < 3; ++c) {
+                    atomicAdd(y + 3 * n[a] + c, A(v[3 * a + c]));
+                }
+            }
+        }
+    }
+}
+
+// Each variant three times: Ke in shared memory (topopt_fused_*), Ke as a
+// parameter (topopt_fusedp_*), and Ke as a parameter with warp-merged
+// atomics (topopt_fusedm_*).
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fused_f64(const double* ke_g, const double* E, const double* x, const unsigned char* fixed,
+                 double* y, int nel, int nelx, int nely)
+{
+    __shared__ double ke[TOPO_KE];
+    topo_load_ke(ke_g, ke);
     topo_fused<double, double, double>(ke, E, x, fixed, y, nel, nelx, nely);
 }
 
-// f32 arithmetic, x read as f64, f64 atomics straight into y.
-extern "C" __global__ void __launch_bounds__(1024)
-topopt_fused_f32_a64(const float* ke, const float* E, const double* x,
-                     const unsigned char* fixed, double* y, int nel, int nelx, int nely)
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fusedp_f64(const __grid_constant__ TopoKe64 ke, const double* E, const double* x,
+                  const unsigned char* fixed, double* y, int nel, int nelx, int nely)
 {
+    topo_fused<double, double, double>(ke.k, E, x, fixed, y, nel, nelx, nely);
+}
+
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fusedm_f64(const __grid_constant__ TopoKe64 ke, const double* E, const double* x,
+                  const unsigned char* fixed, double* y, int nel, int nelx, int nely)
+{
+    topo_fused_merged<double, double, double>(ke.k, E, x, fixed, y, nel, nelx, nely);
+}
+
+// f32 arithmetic, x read as f64, f64 atomics straight into y.
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fused_f32_a64(const float* ke_g, const float* E, const double* x, const unsigned char* fixed,
+                     double* y, int nel, int nelx, int nely)
+{
+    __shared__ float ke[TOPO_KE];
+    topo_load_ke(ke_g, ke);
     topo_fused<float, double, double>(ke, E, x, fixed, y, nel, nelx, nely);
 }
 
-// f32 throughout: x from an f32 copy, f32 atomics into an f32 accumulator.
-extern "C" __global__ void __launch_bounds__(1024)
-topopt_fused_f32_a32(const float* ke, const float* E, const float* x,
-                     const unsigned char* fixed, float* y, int nel, int nelx, int nely)
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fusedp_f32_a64(const __grid_constant__ TopoKe32 ke, const float* E, const double* x,
+                      const unsigned char* fixed, double* y, int nel, int nelx, int nely)
 {
+    topo_fused<float, double, double>(ke.k, E, x, fixed, y, nel, nelx, nely);
+}
+
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fusedm_f32_a64(const __grid_constant__ TopoKe32 ke, const float* E, const double* x,
+                      const unsigned char* fixed, double* y, int nel, int nelx, int nely)
+{
+    topo_fused_merged<float, double, double>(ke.k, E, x, fixed, y, nel, nelx, nely);
+}
+
+// f32 throughout: x from an f32 copy, f32 atomics into an f32 accumulator.
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fused_f32_a32(const float* ke_g, const float* E, const float* x, const unsigned char* fixed,
+                     float* y, int nel, int nelx, int nely)
+{
+    __shared__ float ke[TOPO_KE];
+    topo_load_ke(ke_g, ke);
     topo_fused<float, float, float>(ke, E, x, fixed, y, nel, nelx, nely);
+}
+
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fusedp_f32_a32(const __grid_constant__ TopoKe32 ke, const float* E, const float* x,
+                      const unsigned char* fixed, float* y, int nel, int nelx, int nely)
+{
+    topo_fused<float, float, float>(ke.k, E, x, fixed, y, nel, nelx, nely);
+}
+
+extern "C" __global__ void __launch_bounds__(512)
+topopt_fusedm_f32_a32(const __grid_constant__ TopoKe32 ke, const float* E, const float* x,
+                      const unsigned char* fixed, float* y, int nel, int nelx, int nely)
+{
+    topo_fused_merged<float, float, float>(ke.k, E, x, fixed, y, nel, nelx, nely);
 }
 
 // ------------------------------------------------------------ three-stage
 // Element vectors live in a structure-of-arrays buffer, w[l*nel + e], so
 // that all three stages access it coalesced.
+
+// Gather and scatter run on a 2D grid: blockIdx.y is the local DOF l, x
+// walks the elements (grid-stride), so no thread divides by nel.
 
 // Stage 1: ue[l*nel + e] = E[e] * x[dof(e, l)] (0 on fixed DOFs).
 template <typename T>
@@ -137,13 +276,11 @@ __device__ __forceinline__ void topo_gather(const T* __restrict__ E, const doubl
                                             const unsigned char* __restrict__ fixed,
                                             T* __restrict__ ue, int nel, int nelx, int nely)
 {
-    const long long total = 24LL * nel;
-    for (long long i = CUTH_ROW0; i < total; i += CUTH_STRIDE) {
-        const int l = (int)(i / nel);
-        const int e = (int)(i - (long long)l * nel);
+    const int l = blockIdx.y;
+    for (long long e = CUTH_ROW0; e < nel; e += CUTH_STRIDE) {
         int n[8];
-        topo_nodes(e, nelx, nely, n);
-        ue[i] = __ldg(E + e) * topo_load<T>(x, fixed, 3 * n[l / 3] + l % 3);
+        topo_nodes((int)e, nelx, nely, n);
+        ue[(long long)l * nel + e] = __ldg(E + e) * topo_load<T>(x, fixed, 3 * n[l / 3] + l % 3);
     }
 }
 
@@ -154,8 +291,8 @@ __device__ __forceinline__ void topo_gemm(const T* __restrict__ ke_g, const T* _
 {
     __shared__ T ke[TOPO_KE];
     topo_load_ke(ke_g, ke);
-    const int stride = gridDim.x * blockDim.x;
-    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < nel; e += stride) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < nel) {
         T u[24];
 #pragma unroll
         for (int c = 0; c < 24; ++c) {
@@ -178,13 +315,11 @@ template <typename T>
 __device__ __forceinline__ void topo_scatter(const T* __restrict__ ve, double* __restrict__ y,
                                              int nel, int nelx, int nely)
 {
-    const long long total = 24LL * nel;
-    for (long long i = CUTH_ROW0; i < total; i += CUTH_STRIDE) {
-        const int l = (int)(i / nel);
-        const int e = (int)(i - (long long)l * nel);
+    const int l = blockIdx.y;
+    for (long long e = CUTH_ROW0; e < nel; e += CUTH_STRIDE) {
         int n[8];
-        topo_nodes(e, nelx, nely, n);
-        atomicAdd(y + 3 * n[l / 3] + l % 3, (double)ve[i]);
+        topo_nodes((int)e, nelx, nely, n);
+        atomicAdd(y + 3 * n[l / 3] + l % 3, (double)ve[(long long)l * nel + e]);
     }
 }
 
@@ -290,9 +425,10 @@ topopt_to_f32(const double* __restrict__ x, float* __restrict__ x32, long long n
 // (i-1+ox, j-1+oy, k-1+oz), where this node is corner (1-ox, 1-oy, 1-oz))
 // adds E_e * sum_b Ke[3a+c][3b+d] x_b[d]. Every index is a compile-time
 // constant after unrolling, so the 81 neighbour values stay in registers.
-// Writes y (or the residual, `mode` as topo_finish) and reduces the dot.
+// Writes y (or the residual, `mode` as topo_finish) and reduces the dot
+// (grid: one thread per node, so `partials` holds ceil(nodes / CUTH_BLOCK)).
 template <typename T>
-__device__ __forceinline__ void topo_node(const T* __restrict__ ke_g, const T* __restrict__ E,
+__device__ __forceinline__ void topo_node(const T* __restrict__ ke, const T* __restrict__ E,
                                           const double* __restrict__ x,
                                           const unsigned char* __restrict__ fixed,
                                           const double* __restrict__ b, double* __restrict__ y,
@@ -301,12 +437,11 @@ __device__ __forceinline__ void topo_node(const T* __restrict__ ke_g, const T* _
                                           unsigned int* __restrict__ ticket,
                                           double* __restrict__ s, int out)
 {
-    __shared__ T ke[TOPO_KE];
-    topo_load_ke(ke_g, ke);
     const int sx = nelx + 1, sy = nely + 1, sz = nelz + 1;
     const long long nn = (long long)sx * sy * sz;
     double dot = 0.0;
-    for (long long nd = CUTH_ROW0; nd < nn; nd += CUTH_STRIDE) {
+    const long long nd = CUTH_ROW0;
+    if (nd < nn) {
         const int node = (int)nd;
         const int i = node % sx;
         const int j = (node / sx) % sy;
@@ -372,19 +507,39 @@ __device__ __forceinline__ void topo_node(const T* __restrict__ ke_g, const T* _
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_node_f64(const double* ke, const double* E, const double* x, const unsigned char* fixed,
+topopt_node_f64(const double* ke_g, const double* E, const double* x, const unsigned char* fixed,
                 const double* b, double* y, int nelx, int nely, int nelz, int mode,
                 double* partials, unsigned int* ticket, double* s, int out)
 {
+    __shared__ double ke[TOPO_KE];
+    topo_load_ke(ke_g, ke);
     topo_node<double>(ke, E, x, fixed, b, y, nelx, nely, nelz, mode, partials, ticket, s, out);
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_node_f32(const float* ke, const float* E, const double* x, const unsigned char* fixed,
+topopt_nodep_f64(const __grid_constant__ TopoKe64 ke, const double* E, const double* x,
+                 const unsigned char* fixed, const double* b, double* y, int nelx, int nely,
+                 int nelz, int mode, double* partials, unsigned int* ticket, double* s, int out)
+{
+    topo_node<double>(ke.k, E, x, fixed, b, y, nelx, nely, nelz, mode, partials, ticket, s, out);
+}
+
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+topopt_node_f32(const float* ke_g, const float* E, const double* x, const unsigned char* fixed,
                 const double* b, double* y, int nelx, int nely, int nelz, int mode,
                 double* partials, unsigned int* ticket, double* s, int out)
 {
+    __shared__ float ke[TOPO_KE];
+    topo_load_ke(ke_g, ke);
     topo_node<float>(ke, E, x, fixed, b, y, nelx, nely, nelz, mode, partials, ticket, s, out);
+}
+
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+topopt_nodep_f32(const __grid_constant__ TopoKe32 ke, const float* E, const double* x,
+                 const unsigned char* fixed, const double* b, double* y, int nelx, int nely,
+                 int nelz, int mode, double* partials, unsigned int* ticket, double* s, int out)
+{
+    topo_node<float>(ke.k, E, x, fixed, b, y, nelx, nely, nelz, mode, partials, ticket, s, out);
 }
 
 // ------------------------------------------------------- the other operators
@@ -445,8 +600,8 @@ topopt_energy_f64(const double* __restrict__ ke_g, const double* __restrict__ u,
 {
     __shared__ double ke[TOPO_KE];
     topo_load_ke(ke_g, ke);
-    const int stride = gridDim.x * blockDim.x;
-    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < nel; e += stride) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < nel) {
         int n[8];
         topo_nodes(e, nelx, nely, n);
         double ue[24];

@@ -14,7 +14,7 @@
 
 use cuth::backend::cuda::CudaBackend;
 use cuth::backend::Backend;
-use cuth::topopt::cuda::{CudaElastic, F32Atomics};
+use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
 use cuth::topopt::{
     hex8_stiffness, ElasticBackend, ElementMatrix, Mesh, OpPrecision, OperatorKind,
 };
@@ -194,24 +194,35 @@ fn fused_block_sizes_agree_with_host() {
     let c = case((40, 20, 10), 5);
     let y_ref = host_apply(&c, &c.x);
     let mut op = operator(&c, OperatorKind::Fused);
-    for block in [32, 64, 96, 256, 512, 1024] {
+    for block in [32, 64, 96, 256, 512] {
         op.set_block(block).unwrap();
-        for prec in [OpPrecision::F64, OpPrecision::F32] {
+        for (prec, ke) in [
+            (OpPrecision::F64, KeSource::Shared),
+            (OpPrecision::F64, KeSource::Param),
+            (OpPrecision::F64, KeSource::ParamMerged),
+            (OpPrecision::F32, KeSource::ParamMerged),
+        ] {
+            op.set_ke_source(ke);
             let (y, _) = apply(&c, &mut op, prec);
             let e = rel(&y, &y_ref);
-            println!("fused block {block:>4} {prec:?}: rel err {e:.2e}");
+            println!("fused block {block:>4} {prec:?} Ke {ke:?}: rel err {e:.2e}");
             assert!(e < tol(prec));
         }
     }
-    assert!(op.set_block(100).is_err() && op.set_block(2048).is_err());
+    assert!(op.set_block(100).is_err() && op.set_block(1024).is_err());
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn node_centred_is_bitwise_deterministic() {
     let c = case((40, 20, 10), 7);
-    for prec in [OpPrecision::F64, OpPrecision::F32] {
+    for (prec, ke) in [
+        (OpPrecision::F64, KeSource::Shared),
+        (OpPrecision::F64, KeSource::Param),
+        (OpPrecision::F32, KeSource::Param),
+    ] {
         let mut op = operator(&c, OperatorKind::NodeCentred);
+        op.set_ke_source(ke);
         let (y0, s0) = apply(&c, &mut op, prec);
         for _ in 0..5 {
             let (y, s) = apply(&c, &mut op, prec);
@@ -221,7 +232,7 @@ fn node_centred_is_bitwise_deterministic() {
                 "{prec:?} differs between runs"
             );
         }
-        println!("node-centred {prec:?}: 6 applies bitwise identical (y and x·y)");
+        println!("node-centred {prec:?} (Ke {ke:?}): 6 applies bitwise identical (y and x·y)");
     }
     // For the record: whether the atomic schedules happened to repeat.
     for kind in [OperatorKind::Fused, OperatorKind::ThreeStage] {

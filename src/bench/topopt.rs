@@ -1,5 +1,6 @@
 //! `cuth bench --topopt`: the matrix-free elasticity operator of `cuth
-//! topopt` on the GPU, every schedule and precision, on n×n×n meshes, next to
+//! topopt` on the GPU, every schedule, precision and place of Kₑ (shared memory or kernel
+//! parameter), on n×n×n meshes, next to
 //! the same run's device copy bandwidth. Each figure is the time of one
 //! `elastic_apply_dot` (y = K x and x·y, as CG calls it: accumulator zeroing,
 //! element kernel(s), fix-up of fixed DOFs with the dot), replayed from a
@@ -19,7 +20,7 @@
 use super::BenchArgs;
 use crate::backend::cuda::{timing::median, CudaBackend};
 use crate::backend::{Backend, BackendError};
-use crate::topopt::cuda::{CudaElastic, F32Atomics};
+use crate::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
 use crate::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -35,6 +36,8 @@ pub struct TopoRecord {
     pub precision: OpPrecision,
     pub f32_atomics: Option<F32Atomics>,
     pub block: Option<u32>,
+    /// Where Kₑ lives (fused, node-centred; the three-stage baseline: shared).
+    pub ke: KeSource,
     /// One apply_dot, µs.
     pub apply_us: f64,
     /// The element pass alone, µs.
@@ -49,10 +52,21 @@ pub struct TopoRecord {
     pub rel_diff_vs_fused_f64: f64,
 }
 
+/// What the driver reports of a compiled kernel (spills show as local bytes).
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelAttrs {
+    pub name: String,
+    pub registers: i32,
+    pub local_bytes: i32,
+    pub shared_bytes: i32,
+    pub max_threads_per_block: i32,
+}
+
 #[derive(Debug, Default, Serialize)]
 pub struct TopoReport {
     pub command: String,
     pub gpu: String,
+    pub kernels: Vec<KernelAttrs>,
     pub copy_gb_per_s: f64,
     pub reps: usize,
     pub records: Vec<TopoRecord>,
@@ -65,6 +79,7 @@ struct Variant {
     prec: OpPrecision,
     atomics: F32Atomics,
     block: u32,
+    ke: KeSource,
 }
 
 impl Variant {
@@ -81,33 +96,45 @@ impl Variant {
             (OpPrecision::F32, OperatorKind::ThreeStage, _) => "f32 (f64 atomics)",
             (OpPrecision::F32, _, _) => "f32",
         };
+        let ke = match (self.kind, self.ke) {
+            (OperatorKind::ThreeStage, _) => "",
+            (_, KeSource::Shared) => ", Ke smem",
+            (_, KeSource::Param) => ", Ke param",
+            (OperatorKind::Fused, KeSource::ParamMerged) => ", Ke param, merged atomics",
+            (_, KeSource::ParamMerged) => ", Ke param",
+        };
         match self.kind {
-            OperatorKind::Fused => format!("{k} {p}, {} thr/block", self.block),
-            _ => format!("{k} {p}"),
+            OperatorKind::Fused => format!("{k} {p}{ke}, {} thr/block", self.block),
+            _ => format!("{k} {p}{ke}"),
         }
     }
 }
 
 fn variants(blocks: &[u32]) -> Vec<Variant> {
-    let v = |kind, prec, atomics, block| Variant {
+    let v = |kind, prec, atomics, block, ke| Variant {
         kind,
         prec,
         atomics,
         block,
+        ke,
     };
     use OpPrecision::{F32, F64};
     use OperatorKind::{Fused, NodeCentred, ThreeStage};
     let mut all = vec![
-        v(ThreeStage, F64, F32Atomics::F64, 0),
-        v(ThreeStage, F32, F32Atomics::F64, 0),
+        v(ThreeStage, F64, F32Atomics::F64, 0, KeSource::Shared),
+        v(ThreeStage, F32, F32Atomics::F64, 0, KeSource::Shared),
     ];
-    for &b in blocks {
-        all.push(v(Fused, F64, F32Atomics::F64, b));
-        all.push(v(Fused, F32, F32Atomics::F64, b));
-        all.push(v(Fused, F32, F32Atomics::F32, b));
+    for ke in [KeSource::Shared, KeSource::Param, KeSource::ParamMerged] {
+        for &b in blocks {
+            all.push(v(Fused, F64, F32Atomics::F64, b, ke));
+            all.push(v(Fused, F32, F32Atomics::F64, b, ke));
+            all.push(v(Fused, F32, F32Atomics::F32, b, ke));
+        }
+        if ke != KeSource::ParamMerged {
+            all.push(v(NodeCentred, F64, F32Atomics::F64, 0, ke));
+            all.push(v(NodeCentred, F32, F32Atomics::F64, 0, ke));
+        }
     }
-    all.push(v(NodeCentred, F64, F32Atomics::F64, 0));
-    all.push(v(NodeCentred, F32, F32Atomics::F64, 0));
     all
 }
 
@@ -152,6 +179,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         copy_gb_per_s: copy,
         reps: args.reps,
         records: vec![],
+        kernels: kernel_attrs(&g)?,
     };
     for &n in &args.topopt_sizes {
         size(&g, n, args, copy, &mut rep).with_context(|| format!("topopt bench at {n}^3"))?;
@@ -193,6 +221,7 @@ fn size(
     let x_host: Vec<f64> = (0..dofs).map(|_| 2.0 * uniform() - 1.0).collect();
     let fixed: Vec<bool> = (0..dofs).map(|d| mesh.node_coords(d / 3)[0] == 0).collect();
     let mut op = g.elastic_new(&mesh, &hex8_stiffness(0.3), &fixed, OperatorKind::Fused)?;
+    op.set_ke_source(KeSource::Shared);
     g.elastic_set_moduli(&mut op, &e)?;
     let x = g.upload(&x_host)?;
     let mut y = g.zeros(dofs)?;
@@ -203,6 +232,7 @@ fn size(
     for v in variants(&args.topopt_blocks) {
         op.set_kind(v.kind);
         op.set_f32_atomics(v.atomics);
+        op.set_ke_source(v.ke);
         if v.kind == OperatorKind::Fused {
             op.set_block(v.block)?;
         }
@@ -230,6 +260,29 @@ fn size(
         );
     }
     Ok(())
+}
+
+fn kernel_attrs(g: &CudaBackend) -> Result<Vec<KernelAttrs>> {
+    use crate::backend::cuda::KernelFile;
+    use cudarc::driver::sys::CUfunction_attribute as A;
+    KernelFile::Topopt
+        .entry_points()
+        .iter()
+        .map(|&name| {
+            let f = g.kernel(KernelFile::Topopt, name)?;
+            let get = |a| {
+                f.get_attribute(a)
+                    .map_err(|e| anyhow::anyhow!("{name}: {e}"))
+            };
+            Ok(KernelAttrs {
+                name: name.into(),
+                registers: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+                local_bytes: get(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+                shared_bytes: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+                max_threads_per_block: get(A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            })
+        })
+        .collect()
 }
 
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
@@ -270,6 +323,7 @@ fn record(
         f32_atomics: (v.kind == OperatorKind::Fused && v.prec == OpPrecision::F32)
             .then_some(v.atomics),
         block: (v.kind == OperatorKind::Fused).then_some(op.block()),
+        ke: v.ke,
         apply_us,
         kernel_us,
         paper_bytes,
@@ -291,6 +345,19 @@ impl TopoReport {
             "Device copy bandwidth (same run): {:.0} GB/s; {} applies per CUDA graph, median of 3 replays.\n",
             self.copy_gb_per_s, self.reps
         );
+        let _ = writeln!(
+            s,
+            "| kernel | registers | local B (spills) | shared B | max threads/block |"
+        );
+        let _ = writeln!(s, "|---|---:|---:|---:|---:|");
+        for k in &self.kernels {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                k.name, k.registers, k.local_bytes, k.shared_bytes, k.max_threads_per_block
+            );
+        }
+        let _ = writeln!(s);
         let _ = writeln!(
             s,
             "| mesh | elements | variant | apply µs | kernel µs | paper GB/s | % copy | unique GB/s | % copy | rel diff vs fused f64 |"

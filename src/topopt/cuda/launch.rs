@@ -1,10 +1,11 @@
 //! Launchers of `kernels/topopt.cu`, one per schedule, each launch checked
 //! through [`CudaBackend::run`]. Grids: element kernels one thread per element
 //! (the fused one with the operator's block size), gather/scatter one per
-//! (element, local DOF), node kernels and the fix-up on the reduction grid
-//! (their dot products use the deterministic last-block reduction).
+//! (element, local DOF), the node-centred kernel one per node (with its own
+//! reduction partials), the fix-up on the backend's reduction grid. Dot
+//! products use the deterministic last-block reduction of `common.cu`.
 
-use super::{zeros, CudaElastic, F32Atomics};
+use super::{zeros, CudaElastic, F32Atomics, KeSource};
 use crate::backend::cuda::launch::{driver_err, rows_config, slot};
 use crate::backend::cuda::{CudaBackend, KernelFile};
 use crate::backend::BackendError;
@@ -142,16 +143,17 @@ impl CudaBackend {
         self.topo_zero(acc)?;
         let (nel, nelx, nely, _) = dims(op);
         let cfg = fused_config(nel as usize, op.block);
-        let name = match prec {
-            OpPrecision::F64 => "topopt_fused_f64",
-            OpPrecision::F32 => "topopt_fused_f32_a64",
+        let name = match (prec, op.ke_source) {
+            (OpPrecision::F64, KeSource::Shared) => "topopt_fused_f64",
+            (OpPrecision::F64, KeSource::Param) => "topopt_fusedp_f64",
+            (OpPrecision::F64, KeSource::ParamMerged) => "topopt_fusedm_f64",
+            (OpPrecision::F32, KeSource::Shared) => "topopt_fused_f32_a64",
+            (OpPrecision::F32, KeSource::Param) => "topopt_fusedp_f32_a64",
+            (OpPrecision::F32, KeSource::ParamMerged) => "topopt_fusedm_f32_a64",
         };
         let f = self.kernel(KernelFile::Topopt, name)?;
         let mut args = self.stream().launch_builder(&f);
-        match prec {
-            OpPrecision::F64 => args.arg(&op.ke64).arg(&op.e64),
-            OpPrecision::F32 => args.arg(&op.ke32).arg(&op.e32),
-        };
+        push_ke(&mut args, op, prec);
         args.arg(x)
             .arg(&op.fixed)
             .arg(acc)
@@ -182,17 +184,21 @@ impl CudaBackend {
             unsafe { self.run(NAME, &mut args, rows_config(dofs))? };
         }
         self.topo_zero(acc32)?;
-        const NAME: &str = "topopt_fused_f32_a32";
-        let f = self.kernel(KernelFile::Topopt, NAME)?;
+        let name = match op.ke_source {
+            KeSource::Shared => "topopt_fused_f32_a32",
+            KeSource::Param => "topopt_fusedp_f32_a32",
+            KeSource::ParamMerged => "topopt_fusedm_f32_a32",
+        };
+        let f = self.kernel(KernelFile::Topopt, name)?;
         let mut args = self.stream().launch_builder(&f);
-        args.arg(&op.ke32)
-            .arg(&op.e32)
-            .arg(&*x32)
-            .arg(&op.fixed)
-            .arg(&mut *acc32);
+        match op.ke_source {
+            KeSource::Shared => args.arg(&op.ke32),
+            KeSource::Param | KeSource::ParamMerged => args.arg(&*op.kp32),
+        };
+        args.arg(&op.e32).arg(&*x32).arg(&op.fixed).arg(&mut *acc32);
         args.arg(&nel).arg(&nelx).arg(&nely);
         // SAFETY: as in topo_fused.
-        unsafe { self.run(NAME, &mut args, fused_config(nel as usize, op.block)) }
+        unsafe { self.run(name, &mut args, fused_config(nel as usize, op.block)) }
     }
 
     /// acc = 0; gather uₑ = Eₑ x[dofs(e)]; vₑ = Kₑ uₑ; acc[dofs(e)] += vₑ.
@@ -205,6 +211,11 @@ impl CudaBackend {
     ) -> Result<(), BackendError> {
         let (nel, nelx, nely, _) = dims(op);
         let len = 24 * nel as usize;
+        // Gather and scatter: blockIdx.y is the local DOF.
+        let per_dof = LaunchConfig {
+            grid_dim: (rows_config(nel as usize).grid_dim.0, 24, 1),
+            ..rows_config(nel as usize)
+        };
         match prec {
             OpPrecision::F64 if op.stages64.is_none() => {
                 op.stages64 = Some((
@@ -252,13 +263,13 @@ impl CudaBackend {
                     .arg(&nelx)
                     .arg(&nely);
                 // SAFETY: u has 24·nel entries, E nel, x/fixed mesh.dofs().
-                unsafe { self.run(names[0], &mut ga, rows_config(len))? };
+                unsafe { self.run(names[0], &mut ga, per_dof)? };
                 ma.arg(&*ke64).arg(&*u).arg(&mut *v).arg(&nel);
                 // SAFETY: u, v 24·nel; Ke 576.
                 unsafe { self.run(names[1], &mut ma, rows_config(nel as usize))? };
                 sa.arg(&*v).arg(&mut *acc).arg(&nel).arg(&nelx).arg(&nely);
                 // SAFETY: v 24·nel, acc mesh.dofs().
-                unsafe { self.run(names[2], &mut sa, rows_config(len)) }
+                unsafe { self.run(names[2], &mut sa, per_dof) }
             }
             OpPrecision::F32 => {
                 let (u, v) = stages32.as_mut().expect("allocated above");
@@ -270,13 +281,13 @@ impl CudaBackend {
                     .arg(&nelx)
                     .arg(&nely);
                 // SAFETY: as for f64.
-                unsafe { self.run(names[0], &mut ga, rows_config(len))? };
+                unsafe { self.run(names[0], &mut ga, per_dof)? };
                 ma.arg(&*ke32).arg(&*u).arg(&mut *v).arg(&nel);
                 // SAFETY: as for f64.
                 unsafe { self.run(names[1], &mut ma, rows_config(nel as usize))? };
                 sa.arg(&*v).arg(&mut *acc).arg(&nel).arg(&nelx).arg(&nely);
                 // SAFETY: as for f64.
-                unsafe { self.run(names[2], &mut sa, rows_config(len)) }
+                unsafe { self.run(names[2], &mut sa, per_dof) }
             }
         }
     }
@@ -295,23 +306,24 @@ impl CudaBackend {
         out: i32,
     ) -> Result<(), BackendError> {
         let (_, nelx, nely, nelz) = dims(op);
-        let name = match prec {
-            OpPrecision::F64 => "topopt_node_f64",
-            OpPrecision::F32 => "topopt_node_f32",
+        let name = match (prec, op.ke_source) {
+            (OpPrecision::F64, KeSource::Shared) => "topopt_node_f64",
+            (OpPrecision::F64, _) => "topopt_nodep_f64",
+            (OpPrecision::F32, KeSource::Shared) => "topopt_node_f32",
+            (OpPrecision::F32, _) => "topopt_nodep_f32",
         };
         let f = self.kernel(KernelFile::Topopt, name)?;
-        let red = self.reduce_scratch();
         let mut args = self.stream().launch_builder(&f);
-        match prec {
-            OpPrecision::F64 => args.arg(&op.ke64).arg(&op.e64),
-            OpPrecision::F32 => args.arg(&op.ke32).arg(&op.e32),
-        };
+        push_ke(&mut args, op, prec);
         args.arg(x).arg(&op.fixed).arg(b).arg(y);
         args.arg(&nelx).arg(&nely).arg(&nelz).arg(&mode);
-        args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
-        // SAFETY: vectors mesh.dofs(), E nel, Ke 576; the reduction grid
-        // never exceeds the partials buffer.
-        unsafe { self.run(name, &mut args, red.config(op.mesh.nodes())) }
+        args.arg(&op.node_partials)
+            .arg(&op.node_ticket)
+            .arg(s)
+            .arg(&out);
+        // SAFETY: vectors mesh.dofs(), E nel, Ke 576; one thread per node in
+        // blocks of BLOCK, one partial per block (allocated in elastic_new).
+        unsafe { self.run(name, &mut args, rows_config(op.mesh.nodes())) }
     }
 
     /// diag = Σₑ Eₑ diag(Kₑ) per DOF, 1 on fixed DOFs.
@@ -371,6 +383,16 @@ impl CudaBackend {
         self.sync("downloading element energies")?;
         Ok(host)
     }
+}
+
+/// Kₑ and Eₑ of the precision, Kₑ from where the operator keeps it.
+fn push_ke<'a>(args: &mut cudarc::driver::LaunchArgs<'a>, op: &'a CudaElastic, prec: OpPrecision) {
+    match (prec, op.ke_source) {
+        (OpPrecision::F64, KeSource::Shared) => args.arg(&op.ke64).arg(&op.e64),
+        (OpPrecision::F64, _) => args.arg(&*op.kp64).arg(&op.e64),
+        (OpPrecision::F32, KeSource::Shared) => args.arg(&op.ke32).arg(&op.e32),
+        (OpPrecision::F32, _) => args.arg(&*op.kp32).arg(&op.e32),
+    };
 }
 
 /// One thread per element in blocks of `block` threads.

@@ -32,6 +32,12 @@ pub(crate) const ENTRY_POINTS: &[&str] = &[
     "topopt_fused_f64",
     "topopt_fused_f32_a64",
     "topopt_fused_f32_a32",
+    "topopt_fusedp_f64",
+    "topopt_fusedp_f32_a64",
+    "topopt_fusedp_f32_a32",
+    "topopt_fusedm_f64",
+    "topopt_fusedm_f32_a64",
+    "topopt_fusedm_f32_a32",
     "topopt_gather_f64",
     "topopt_gather_f32",
     "topopt_gemm_f64",
@@ -43,6 +49,8 @@ pub(crate) const ENTRY_POINTS: &[&str] = &[
     "topopt_to_f32",
     "topopt_node_f64",
     "topopt_node_f32",
+    "topopt_nodep_f64",
+    "topopt_nodep_f32",
     "topopt_diag_f64",
     "topopt_divide_f64",
     "topopt_energy_f64",
@@ -61,6 +69,32 @@ pub enum F32Atomics {
     F32,
 }
 
+/// Where the fused and node-centred kernels read Kₑ from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeSource {
+    /// Copied to shared memory by every block (the paper's design): one
+    /// shared load per multiply-add.
+    Shared,
+    /// Passed by value as a kernel parameter (constant bank): the unrolled
+    /// multiply-adds take its entries as operands, no load instructions.
+    #[default]
+    Param,
+    /// As `Param`, and the fused kernel halves its atomics by handing the
+    /// shared face of x-neighbouring elements to the next lane with a warp
+    /// shuffle (node-centred: same as `Param`).
+    ParamMerged,
+}
+
+/// Kₑ by value, the `TopoKe64` / `TopoKe32` parameter of `kernels/topopt.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeParam<T>(pub(crate) [T; 576]);
+
+// SAFETY: a plain array of f32/f64, laid out as the C struct it stands for.
+unsafe impl cudarc::driver::DeviceRepr for KeParam<f64> {}
+unsafe impl cudarc::driver::DeviceRepr for KeParam<f32> {}
+
 /// Threads per block of the fused kernel (the paper's choice; the benchmark
 /// sweeps others).
 pub const FUSED_BLOCK: u32 = 128;
@@ -72,6 +106,9 @@ pub struct CudaElastic {
     kind: OperatorKind,
     ke64: CudaSlice<f64>,
     ke32: CudaSlice<f32>,
+    kp64: Box<KeParam<f64>>,
+    kp32: Box<KeParam<f32>>,
+    ke_source: KeSource,
     e64: CudaSlice<f64>,
     e32: CudaSlice<f32>,
     fixed: CudaSlice<u8>,
@@ -81,6 +118,10 @@ pub struct CudaElastic {
     /// Element vectors of the three-stage schedule, 24·nel each, (u, v).
     stages64: Option<(CudaSlice<f64>, CudaSlice<f64>)>,
     stages32: Option<(CudaSlice<f32>, CudaSlice<f32>)>,
+    /// Reduction scratch of the node-centred kernel (one partial per block
+    /// of its one-thread-per-node grid) and its ticket.
+    node_partials: CudaSlice<f64>,
+    node_ticket: CudaSlice<u32>,
     /// Element energies before the copy to the host.
     energies: Option<CudaSlice<f64>>,
     block: u32,
@@ -102,11 +143,12 @@ impl CudaElastic {
         self.kind = kind;
     }
 
-    /// Threads per block of the fused kernel: a multiple of 32 in 32..=1024.
+    /// Threads per block of the fused kernel: a multiple of 32 in 32..=512
+    /// (its launch bound, which leaves it 128 registers).
     pub fn set_block(&mut self, threads: u32) -> Result<(), BackendError> {
-        if threads % 32 != 0 || !(32..=1024).contains(&threads) {
+        if threads % 32 != 0 || !(32..=512).contains(&threads) {
             return Err(BackendError::Driver(format!(
-                "fused block of {threads} threads: must be a multiple of 32 in 32..=1024"
+                "fused block of {threads} threads: must be a multiple of 32 in 32..=512"
             )));
         }
         self.block = threads;
@@ -125,12 +167,21 @@ impl CudaElastic {
         self.f32_atomics
     }
 
+    pub fn set_ke_source(&mut self, k: KeSource) {
+        self.ke_source = k;
+    }
+
+    pub fn ke_source(&self) -> KeSource {
+        self.ke_source
+    }
+
     /// Device bytes held now (scratch included once allocated).
     pub fn device_bytes(&self) -> u64 {
         fn b<T>(s: &CudaSlice<T>) -> u64 {
             s.num_bytes() as u64
         }
         let mut t = b(&self.ke64) + b(&self.ke32) + b(&self.e64) + b(&self.e32) + b(&self.fixed);
+        t += b(&self.node_partials) + b(&self.node_ticket);
         t += self.x32.as_ref().map_or(0, b) + self.acc32.as_ref().map_or(0, b);
         t += self.stages64.as_ref().map_or(0, |(u, v)| b(u) + b(v));
         t += self.stages32.as_ref().map_or(0, |(u, v)| b(u) + b(v));
@@ -187,14 +238,26 @@ impl ElasticBackend for CudaBackend {
         let flat = ke.flat();
         let ones = vec![1.0f64; mesh.elements()];
         let mask: Vec<u8> = fixed.iter().map(|&f| u8::from(f)).collect();
+        let kp64 = Box::new(KeParam(std::array::from_fn(|i| flat[i])));
+        let kp32 = Box::new(KeParam(std::array::from_fn(|i| flat[i] as f32)));
         Ok(CudaElastic {
             mesh: *mesh,
             kind,
             ke64: upload(self, &flat, "Ke")?,
             ke32: upload(self, &to_f32(&flat), "Ke (f32)")?,
+            kp64,
+            kp32,
+            ke_source: KeSource::default(),
             e64: upload(self, &ones, "element moduli")?,
             e32: upload(self, &to_f32(&ones), "element moduli (f32)")?,
             fixed: upload(self, &mask, "the fixed-DOF mask")?,
+            node_partials: zeros(
+                self,
+                mesh.nodes()
+                    .div_ceil(crate::backend::cuda::kernels::BLOCK as usize),
+                "node-centred reduction partials",
+            )?,
+            node_ticket: zeros(self, 1, "node-centred reduction ticket")?,
             x32: None,
             acc32: None,
             stages64: None,
