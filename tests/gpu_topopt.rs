@@ -272,7 +272,7 @@ fn residual_matches_host() {
             let (r, rr) = (g.download(&r).unwrap(), g.read_scalars(&s).unwrap()[1]);
             let (er, es) = (rel(&r, &r_ref), ((rr - rr_ref) / rr_ref).abs());
             println!(
-                "residual {:<9} {kind:?}: rel err r {er:.2e}, r·r {es:.2e}",
+                "residual {:<9} {kind:?} (Ke {ke:?}): rel err r {er:.2e}, r·r {es:.2e}",
                 label(&c.mesh)
             );
             assert!(er < 1e-12 && es < 1e-12);

@@ -1,21 +1,25 @@
 //! The CUDA executor of the elastic operator: [`ElasticBackend`] for
 //! [`CudaBackend`], launching the kernels of `kernels/topopt.cu` (compiled
 //! with the other families by the backend's NVRTC machinery, every launch
-//! checked). K(E) is never formed: the device holds Kₑ (f64 and f32), the
-//! moduli Eₑ (f64 and f32), the fixed-DOF mask (one byte per DOF) and the
-//! scratch of the chosen schedule, allocated on first use:
+//! checked). K(E) is never formed: the device holds Kₑ (f64 and f32, as
+//! buffers and as by-value kernel parameters), the moduli Eₑ (f64 and f32),
+//! the fixed-DOF mask (one byte per DOF) and the scratch of the chosen
+//! schedule, allocated on first use:
 //!
 //! - [`OperatorKind::ThreeStage`]: two element-vector buffers of 24·nel values
 //!   (gather, batched multiply, atomic scatter), then the fix-up and dot.
-//! - [`OperatorKind::Fused`]: one kernel, then the fix-up and dot. In f32 it
-//!   either adds f64 atomics straight into y ([`F32Atomics::F64`]) or, after
+//! - [`OperatorKind::Fused`]: one kernel, then the fix-up and dot. Kₑ in
+//!   shared memory or as a parameter, atomics per element or warp-merged
+//!   ([`KeSource`]); in f32 either f64 atomics straight into y or, after
 //!   converting x to f32, f32 atomics into an f32 accumulator
-//!   ([`F32Atomics::F32`]).
+//!   ([`F32Atomics`]).
 //! - [`OperatorKind::NodeCentred`]: one kernel per apply (fix-up and dot
 //!   fused in), no atomics, bitwise deterministic.
 //!
-//! Launchers live in `launch.rs`; this file holds the operator's state and
-//! the trait's dispatch.
+//! Defaults are the fastest variants measured on an H200 (BENCHMARKS.md,
+//! "Topology optimization: matrix-free operator"); the setters exist for the
+//! benchmark and the tests. Launchers live in `launch.rs`; this file holds
+//! the operator's state and the trait's dispatch.
 
 mod launch;
 
@@ -57,15 +61,16 @@ pub(crate) const ENTRY_POINTS: &[&str] = &[
 ];
 
 /// Where the f32 fused kernel accumulates (see the module doc). The default
-/// is the faster one on the H200 (BENCHMARKS.md, "Topology optimization").
+/// is the faster one on the H200 (BENCHMARKS.md, "Topology optimization":
+/// 120 against 147 µs at 1M elements).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum F32Atomics {
     /// f64 atomics into y; x read as f64 (no conversion pass).
-    #[default]
     F64,
     /// x converted to f32 first, f32 atomics into an f32 accumulator, then
     /// converted back by the fix-up.
+    #[default]
     F32,
 }
 
@@ -78,11 +83,13 @@ pub enum KeSource {
     Shared,
     /// Passed by value as a kernel parameter (constant bank): the unrolled
     /// multiply-adds take its entries as operands, no load instructions.
-    #[default]
     Param,
     /// As `Param`, and the fused kernel halves its atomics by handing the
     /// shared face of x-neighbouring elements to the next lane with a warp
-    /// shuffle (node-centred: same as `Param`).
+    /// shuffle (node-centred: same as `Param`). The fastest on the H200
+    /// (fused f64 at 1M elements: 176 µs, against 210 with `Param` and 229
+    /// with `Shared`).
+    #[default]
     ParamMerged,
 }
 
@@ -95,9 +102,10 @@ pub(crate) struct KeParam<T>(pub(crate) [T; 576]);
 unsafe impl cudarc::driver::DeviceRepr for KeParam<f64> {}
 unsafe impl cudarc::driver::DeviceRepr for KeParam<f32> {}
 
-/// Threads per block of the fused kernel (the paper's choice; the benchmark
-/// sweeps others).
-pub const FUSED_BLOCK: u32 = 128;
+/// Threads per block of the fused kernel. The paper uses 128; with warp-merged
+/// atomics 512 measured fastest on the H200 (f64 at 1M elements: 176 µs
+/// against 286 at 128), and the other variants do not depend on it.
+pub const FUSED_BLOCK: u32 = 512;
 
 /// The operator's device data; see the module documentation.
 #[derive(Debug)]
