@@ -404,3 +404,27 @@ fn fused_config(nel: usize, block: u32) -> LaunchConfig {
         shared_mem_bytes: 0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{fused_config, KeSource};
+    use crate::topopt::cuda::KeParam;
+
+    #[test]
+    fn fused_grid_covers_every_element_once_per_thread() {
+        for (nel, block) in [(1usize, 32u32), (12, 128), (64_000, 512), (4_913_000, 96)] {
+            let cfg = fused_config(nel, block);
+            let threads = cfg.grid_dim.0 as usize * block as usize;
+            assert!(threads >= nel && threads - nel < block as usize);
+            assert_eq!(cfg.block_dim, (block, 1, 1));
+        }
+    }
+
+    #[test]
+    fn ke_parameter_is_the_c_struct_size() {
+        // TopoKe64 / TopoKe32 in kernels/topopt.cu: 576 entries, no padding.
+        assert_eq!(std::mem::size_of::<KeParam<f64>>(), 576 * 8);
+        assert_eq!(std::mem::size_of::<KeParam<f32>>(), 576 * 4);
+        assert_eq!(KeSource::default(), KeSource::ParamMerged);
+    }
+}
