@@ -171,19 +171,30 @@ fn apply_dot_matches_host_for_every_kind_and_precision() {
         let y_ref = host_apply(&c, &c.x);
         let s_ref = dot(&c.x, &y_ref);
         for (kind, prec, atomics) in VARIANTS {
-            let mut op = operator(&c, kind);
-            op.set_f32_atomics(atomics);
-            let (y, s) = apply(&c, &mut op, prec);
-            let (ey, es) = (rel(&y, &y_ref), ((s - s_ref) / s_ref).abs());
-            println!(
-                "apply {:<9} {kind:?} {prec:?} (f32 atomics {atomics:?}): rel err y {ey:.2e}, x·y {es:.2e}",
-                label(&c.mesh)
-            );
-            assert!(y.iter().all(|v| v.is_finite()), "y not fully written");
-            assert!(
-                ey < tol(prec) && es < tol(prec),
-                "{kind:?} {prec:?}: {ey:e} {es:e}"
-            );
+            for ke in [KeSource::Shared, KeSource::Param, KeSource::ParamMerged] {
+                // The baseline keeps Ke in shared memory only; merging is a
+                // fused-kernel option (node-centred: same as Param).
+                if kind == OperatorKind::ThreeStage && ke != KeSource::Shared
+                    || kind == OperatorKind::NodeCentred && ke == KeSource::ParamMerged
+                {
+                    continue;
+                }
+                let mut op = operator(&c, kind);
+                op.set_f32_atomics(atomics);
+                op.set_ke_source(ke);
+                let (y, s) = apply(&c, &mut op, prec);
+                let (ey, es) = (rel(&y, &y_ref), ((s - s_ref) / s_ref).abs());
+                println!(
+                    "apply {:<9} {kind:?} {prec:?} (f32 atomics {atomics:?}, Ke {ke:?}): \
+                     rel err y {ey:.2e}, x·y {es:.2e}",
+                    label(&c.mesh)
+                );
+                assert!(y.iter().all(|v| v.is_finite()), "y not fully written");
+                assert!(
+                    ey < tol(prec) && es < tol(prec),
+                    "{kind:?} {prec:?} {ke:?}: {ey:e} {es:e}"
+                );
+            }
         }
     }
 }
@@ -258,12 +269,16 @@ fn residual_matches_host() {
         let kx = host_apply(&c, &c.x);
         let r_ref: Vec<f64> = b_host.iter().zip(&kx).map(|(b, k)| b - k).collect();
         let rr_ref = dot(&r_ref, &r_ref);
-        for kind in [
-            OperatorKind::ThreeStage,
-            OperatorKind::Fused,
-            OperatorKind::NodeCentred,
+        for (kind, ke) in [
+            (OperatorKind::ThreeStage, KeSource::Shared),
+            (OperatorKind::Fused, KeSource::Shared),
+            (OperatorKind::Fused, KeSource::Param),
+            (OperatorKind::Fused, KeSource::ParamMerged),
+            (OperatorKind::NodeCentred, KeSource::Shared),
+            (OperatorKind::NodeCentred, KeSource::Param),
         ] {
             let mut op = operator(&c, kind);
+            op.set_ke_source(ke);
             let (b, x) = (g.upload(&b_host).unwrap(), g.upload(&c.x).unwrap());
             let mut r = g.upload(&vec![f64::NAN; c.mesh.dofs()]).unwrap();
             let mut s = g.scalars(3).unwrap();

@@ -154,7 +154,7 @@ impl CudaElastic {
     /// Threads per block of the fused kernel: a multiple of 32 in 32..=512
     /// (its launch bound, which leaves it 128 registers).
     pub fn set_block(&mut self, threads: u32) -> Result<(), BackendError> {
-        if threads % 32 != 0 || !(32..=512).contains(&threads) {
+        if !threads.is_multiple_of(32) || !(32..=512).contains(&threads) {
             return Err(BackendError::Driver(format!(
                 "fused block of {threads} threads: must be a multiple of 32 in 32..=512"
             )));
