@@ -2,6 +2,7 @@
 //! mesh, matrix-free on the same backends as the thermal solver.
 
 pub mod backend;
+pub mod cuda;
 pub mod element;
 pub mod mesh;
 pub mod output;
