@@ -23,6 +23,15 @@ const RZ: [usize; 2] = [3, 4];
 const SLOTS: usize = 5;
 /// Restarts from the true residual before the solve is declared stuck.
 const MAX_REPLACEMENTS: usize = 20;
+/// Iterations without halving ‖r‖ after which PCG counts as stagnating and
+/// asks the preconditioner for more precision. Chebyshev-PCG on the shipped
+/// stacks halves ‖r‖ every ~30–80 iterations (2100 iterations for 8 decades
+/// at 2048²), so only a real plateau waits this long.
+const STALL_ITERS: usize = 250;
+/// Restarts from the true residual after which a preconditioner that can
+/// still raise its precision is asked to (the gap between recurrence and true
+/// residual then comes from M, not from f64 rounding).
+const REPLACEMENTS_BEFORE_RAISE: usize = 2;
 
 #[derive(Clone, Debug)]
 pub struct CgParams {
@@ -59,6 +68,9 @@ pub struct CgInfo {
     /// Times the recurrence residual met rtol but the true one did not, and
     /// CG was restarted from the true residual.
     pub replacements: usize,
+    /// (iteration, new precision) each time PCG stagnated and the
+    /// preconditioner switched up (mixed precision).
+    pub precision_switches: Vec<(usize, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -151,6 +163,8 @@ pub fn pcg_into<B: Backend>(
     be.copy(&z, &mut p)?; // p = z
 
     let check_every = params.check_every.max(1);
+    // (iteration, r·r) when ‖r‖ last halved: the stagnation detector.
+    let mut window = (0usize, v[RR]);
     for k in 0..params.max_iter {
         let (cur, next) = (RZ[k % 2], RZ[(k + 1) % 2]);
         be.spmv_dot(a, &p, &mut q, &mut s, PQ)?; // q = A p; s[PQ] = p·q
@@ -164,6 +178,16 @@ pub fn pcg_into<B: Backend>(
             let v = be.read_scalars(&s)?;
             info.rel_residual = (v[RR] / bb).sqrt();
             if v[PQ].is_nan() || v[PQ] <= 0.0 || !v[RR].is_finite() {
+                // A breakdown under a low-precision M (z flushed to 0, say)
+                // is a reason to switch up; restart from the true residual.
+                if v[RR].is_finite() && !params.record && raise(be, m, info)? {
+                    window = (info.iterations, v[RR]);
+                    be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
+                    m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
+                    be.dot(&r, &z, &mut s, next)?; // s[next] = r·z
+                    be.copy(&z, &mut p)?; // p = z
+                    continue;
+                }
                 return Err(SolveError::Breakdown {
                     iters: info.iterations,
                     what: format!(
@@ -186,6 +210,9 @@ pub fn pcg_into<B: Backend>(
                 if v[RR] <= tol2 {
                     return Ok(());
                 }
+                if info.replacements >= REPLACEMENTS_BEFORE_RAISE {
+                    raise(be, m, info)?;
+                }
                 if info.replacements == MAX_REPLACEMENTS {
                     return Err(SolveError::Stagnated {
                         iters: info.iterations,
@@ -194,10 +221,26 @@ pub fn pcg_into<B: Backend>(
                     });
                 }
                 info.replacements += 1;
+                window = (info.iterations, v[RR]);
                 m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
                 be.dot(&r, &z, &mut s, next)?; // s[next] = r·z
                 be.copy(&z, &mut p)?; // p = z
                 continue;
+            }
+            if v[RR] <= 0.25 * window.1 {
+                window = (info.iterations, v[RR]); // ‖r‖ halved: progress
+            } else if info.iterations - window.0 >= STALL_ITERS && !params.record {
+                // Stagnating: never a convergence. With a more precise M,
+                // restart from the true residual under it; without, go on
+                // (max_iter reports the failure).
+                window = (info.iterations, v[RR]);
+                if raise(be, m, info)? {
+                    be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
+                    m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
+                    be.dot(&r, &z, &mut s, next)?; // s[next] = r·z
+                    be.copy(&z, &mut p)?; // p = z
+                    continue;
+                }
             }
         }
         m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
@@ -221,4 +264,19 @@ pub fn pcg_into<B: Backend>(
         rel: info.rel_residual,
         rtol: params.rtol,
     })
+}
+
+/// Asks `m` for its next precision level; records and reports whether it had one.
+fn raise<B: Backend>(
+    be: &B,
+    m: &mut dyn Preconditioner<B>,
+    info: &mut CgInfo,
+) -> Result<bool, SolveError> {
+    match m.raise_precision(be)? {
+        Some(level) => {
+            info.precision_switches.push((info.iterations, level));
+            Ok(true)
+        }
+        None => Ok(false),
+    }
 }

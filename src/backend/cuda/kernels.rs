@@ -28,13 +28,15 @@ pub enum KernelFile {
     QuadDiag,
     Blas1,
     Chebyshev,
+    Mixed,
 }
 
 impl KernelFile {
-    pub const ALL: [KernelFile; 3] = [
+    pub const ALL: [KernelFile; 4] = [
         KernelFile::QuadDiag,
         KernelFile::Blas1,
         KernelFile::Chebyshev,
+        KernelFile::Mixed,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -42,6 +44,7 @@ impl KernelFile {
             KernelFile::QuadDiag => "quad_diag.cu",
             KernelFile::Blas1 => "blas1.cu",
             KernelFile::Chebyshev => "chebyshev.cu",
+            KernelFile::Mixed => "mixed.cu",
         }
     }
 
@@ -51,6 +54,7 @@ impl KernelFile {
             KernelFile::QuadDiag => include_str!("../../../kernels/quad_diag.cu"),
             KernelFile::Blas1 => include_str!("../../../kernels/blas1.cu"),
             KernelFile::Chebyshev => include_str!("../../../kernels/chebyshev.cu"),
+            KernelFile::Mixed => include_str!("../../../kernels/mixed.cu"),
         }
     }
 
@@ -65,6 +69,7 @@ impl KernelFile {
                 "blas1_jacobi_f64",
             ],
             KernelFile::Chebyshev => &["cheb_init_f64", "cheb_step_f64"],
+            KernelFile::Mixed => &["mixed_cheb_init_f32", "mixed_cheb_step_f32"],
         }
     }
 
