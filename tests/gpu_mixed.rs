@@ -41,8 +41,16 @@ fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize)) -> QuadDiag
     let (sy, sz) = (nx, nx * ny);
     for i in 0..n {
         let (x, y, z) = (i % nx, (i / nx) % ny, i / sz);
-        a.gx[i] = if x + 1 < nx { rng.uniform(0.5, 2.0) } else { 0.0 };
-        a.gy[i] = if y + 1 < ny { rng.uniform(0.5, 2.0) } else { 0.0 };
+        a.gx[i] = if x + 1 < nx {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gy[i] = if y + 1 < ny {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
         a.gz[i] = if z + 1 < nz {
             10f64.powf(rng.uniform(0.0, 6.0))
         } else {
@@ -74,8 +82,18 @@ fn mixed_ops<B: Backend>(be: &B, a: &ScaledQuadDiag, r: &[f64]) -> [Vec<f64>; 2]
     be.cheb_init_low(&am, 0.7, &r, &mut res, &mut d, &mut zh, &mut z, false)
         .unwrap();
     for (k, (alpha, beta)) in [(0.3, 1.1), (0.45, 0.9), (0.5, 0.8)].iter().enumerate() {
-        be.cheb_step_low(&am, *alpha, *beta, &d, &mut dn, &mut res, &mut zh, &mut z, k == 2)
-            .unwrap();
+        be.cheb_step_low(
+            &am,
+            *alpha,
+            *beta,
+            &d,
+            &mut dn,
+            &mut res,
+            &mut zh,
+            &mut z,
+            k == 2,
+        )
+        .unwrap();
         std::mem::swap(&mut d, &mut dn);
     }
     [be.download(&z1).unwrap(), be.download(&z).unwrap()]
@@ -88,8 +106,22 @@ fn mixed_kernels_match_cpu() {
     for dims in [(7, 5, 3), (33, 17, 5), (129, 65, 9), (257, 255, 11)] {
         let a = random_matrix(&mut rng, dims);
         let r: Vec<f64> = (0..a.len()).map(|_| rng.uniform(-1.0, 1.0)).collect();
-        for level in [Level::Rule, Level::F16, Level::F32] {
-            let s = ScaledQuadDiag::new(&a, level);
+        // The rule's choice, then every f16/f32 combination of (gx, gy, gz).
+        let (h, f) = (
+            ScaledQuadDiag::new(&a, Level::F16),
+            ScaledQuadDiag::new(&a, Level::F32),
+        );
+        let mut mats = vec![("rule", ScaledQuadDiag::new(&a, Level::Rule))];
+        for bits in 0..8 {
+            let mut m = h.clone();
+            for k in 0..3 {
+                if bits & (4 >> k) == 0 {
+                    m.g[k] = f.g[k].clone();
+                }
+            }
+            mats.push(("combo", m));
+        }
+        for (level, s) in mats {
             let h = mixed_ops(&CpuBackend::new(), &s, &r);
             for sched in [QdSchedule::Rows, QdSchedule::Columns] {
                 gpu().set_schedule(sched);
@@ -99,13 +131,17 @@ fn mixed_kernels_match_cpu() {
                     assert_eq!(nan, 0, "{name}: {nan} rows unwritten");
                     let e = common::max_rel_diff(gv, hv);
                     println!(
-                        "mixed {name} {:?} [{}] {:<7} {:?}: rel err {e:.2e} (tol 1e-5)",
+                        "mixed {name} {} [{}] {:<7} {:?}: rel err {e:.2e} (tol 1e-5)",
                         level,
                         s.storage_label(),
                         sched.name(),
                         dims
                     );
-                    assert!(e < 1e-5, "{name} at {dims:?} {level:?}: {e:e}");
+                    assert!(
+                        e < 1e-5,
+                        "{name} at {dims:?} {level} [{}]: {e:e}",
+                        s.storage_label()
+                    );
                 }
             }
             gpu().set_schedule(QdSchedule::Auto);
@@ -158,5 +194,9 @@ fn mixed_mol_f2f_512_matches_f64_within_1e_4_k() {
         sm.precision
     );
     assert!(dt < 1e-4, "max |dT| {dt:e} K");
-    assert!(sm.final_true_residual <= sm.rtol, "{}", sm.final_true_residual);
+    assert!(
+        sm.final_true_residual <= sm.rtol,
+        "{}",
+        sm.final_true_residual
+    );
 }

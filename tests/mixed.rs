@@ -28,9 +28,21 @@ fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize), extra: f64)
     let (sy, sz) = (nx, nx * ny);
     for i in 0..n {
         let (x, y, z) = (i % nx, (i / nx) % ny, i / sz);
-        a.gx[i] = if x + 1 < nx { rng.uniform(0.5, 2.0) } else { 0.0 };
-        a.gy[i] = if y + 1 < ny { rng.uniform(0.5, 2.0) } else { 0.0 };
-        a.gz[i] = if z + 1 < nz { rng.uniform(10.0, 1000.0) } else { 0.0 };
+        a.gx[i] = if x + 1 < nx {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gy[i] = if y + 1 < ny {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gz[i] = if z + 1 < nz {
+            rng.uniform(10.0, 1000.0)
+        } else {
+            0.0
+        };
     }
     for i in 0..n {
         a.amb[i] = if i + sz >= n { extra } else { 0.0 };
@@ -86,7 +98,11 @@ fn every_precision_reaches_the_f64_tolerance_on_a_random_system() {
             mode.name(),
             info.iterations
         );
-        assert!(rel <= rtol, "{}: true residual {rel:e} > {rtol:e}", mode.name());
+        assert!(
+            rel <= rtol,
+            "{}: true residual {rel:e} > {rtol:e}",
+            mode.name()
+        );
         // Both solutions are within rtol·cond of the exact one; cond(A) of
         // this small system is ~1e4.
         assert!(dx < 1e-5, "{}: x differs from f64 by {dx:e}", mode.name());
@@ -149,7 +165,10 @@ fn low_precision_chebyshev_equals_the_f64_polynomial() {
         for (mode, tol) in [(PrecisionMode::F32, 1e-5), (PrecisionMode::F16, 5e-3)] {
             let z = apply(mode, degree);
             let e = common::max_rel_diff(&z, &z64);
-            println!("degree {degree} {}: max rel diff {e:.2e} (tol {tol:.0e})", mode.name());
+            println!(
+                "degree {degree} {}: max rel diff {e:.2e} (tol {tol:.0e})",
+                mode.name()
+            );
             assert!(e < tol, "degree {degree} {}: {e:e}", mode.name());
         }
     }
@@ -162,6 +181,12 @@ fn low_precision_chebyshev_equals_the_f64_polynomial() {
 struct FlushingJacobi {
     exact: bool,
     can_raise: bool,
+    /// Instead of flushing, multiply each z_i by a fresh random factor in
+    /// (0.05, 1.95) (an inconsistent M, as from arithmetic noise far above
+    /// the working precision): CG loses conjugacy and stops making progress,
+    /// without breaking down.
+    noisy: bool,
+    rng: Rng,
 }
 
 impl Preconditioner<CpuBackend> for FlushingJacobi {
@@ -175,6 +200,8 @@ impl Preconditioner<CpuBackend> for FlushingJacobi {
         for i in 0..r.len() {
             let ri = if self.exact {
                 r[i]
+            } else if self.noisy {
+                r[i] * self.rng.uniform(0.05, 1.95)
             } else {
                 f16::from_f64(r[i]).to_f64()
             };
@@ -198,8 +225,9 @@ impl Preconditioner<CpuBackend> for FlushingJacobi {
     }
 }
 
-#[test]
-fn a_stalling_low_precision_preconditioner_switches_up_or_fails() {
+/// Runs the mock without and with a level to switch up to; the first must
+/// fail, the second switch once and converge. Returns the switch iteration.
+fn stall_case(noisy: bool) -> usize {
     let be = CpuBackend::new();
     let mut rng = Rng::new(13);
     let a = random_matrix(&mut rng, (20, 20, 4), 1.0);
@@ -208,13 +236,15 @@ fn a_stalling_low_precision_preconditioner_switches_up_or_fails() {
     let b: Vec<f64> = (0..a.len()).map(|_| 1e-4 * rng.uniform(0.5, 1.5)).collect();
     let rtol = 1e-10;
     let p = CgParams {
-        max_iter: 3000,
+        max_iter: 4000,
         ..params(rtol)
     };
 
     let mut stuck = FlushingJacobi {
         exact: false,
         can_raise: false,
+        noisy,
+        rng: Rng::new(1),
     };
     let mut x = vec![0.0; a.len()];
     match pcg(&be, &a, &mut stuck, &b, &mut x, a.len(), &p) {
@@ -231,6 +261,8 @@ fn a_stalling_low_precision_preconditioner_switches_up_or_fails() {
     let mut adaptive = FlushingJacobi {
         exact: false,
         can_raise: true,
+        noisy,
+        rng: Rng::new(1),
     };
     let mut x = vec![0.0; a.len()];
     let info = pcg(&be, &a, &mut adaptive, &b, &mut x, a.len(), &p).unwrap();
@@ -241,4 +273,19 @@ fn a_stalling_low_precision_preconditioner_switches_up_or_fails() {
     );
     assert_eq!(info.precision_switches.len(), 1, "one switch to f64");
     assert!(t <= rtol, "true residual {t:e}");
+    info.precision_switches[0].0
+}
+
+/// Flushing makes r·z vanish: PCG breaks down, which is a failure, or with
+/// a level to go to, a switch.
+#[test]
+fn a_breakdown_under_low_precision_switches_up_or_fails() {
+    stall_case(false);
+}
+
+/// No progress, no breakdown: the plateau detector must switch.
+#[test]
+fn a_plateau_under_low_precision_switches_up_or_fails() {
+    let at = stall_case(true);
+    assert!(at >= 1000, "switched at {at}, before the stall window");
 }

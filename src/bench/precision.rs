@@ -198,14 +198,21 @@ pub fn ablation<B: Backend + 'static>(
 
 /// The ablation as a markdown table.
 pub fn markdown(out: &mut String, rows: &[PrecisionRecord], rtol: f64) {
-    let _ = writeln!(out, "\n### Mixed-precision ablation, Chebyshev PCG to rtol {rtol:.0e}\n");
+    let _ = writeln!(
+        out,
+        "\n### Mixed-precision ablation, Chebyshev PCG to rtol {rtol:.0e}\n"
+    );
     out.push_str(
         "| device | grid | precision | final level | switches | iterations | solve s | µs/iter | \
          precond µs | B/row/iter | floor µs | true rel res | max abs ΔT K | vs f64 |\n\
          |---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
-        let sw: Vec<String> = r.switches.iter().map(|(i, l)| format!("{l} @{i}")).collect();
+        let sw: Vec<String> = r
+            .switches
+            .iter()
+            .map(|(i, l)| format!("{l} @{i}"))
+            .collect();
         let _ = writeln!(
             out,
             "| {} | {}x{}x{} | {} | {} | {} | {}{} | {:.3} | {:.1} | {:.1} | {:.0} | {:.1} | {:.1e} | {:.1e} | {:.2}× |",

@@ -27,6 +27,7 @@
 
 use super::QuadDiag;
 use half::f16;
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// How the whole solve treats precision (`--precision`).
@@ -90,7 +91,10 @@ pub enum Storage {
 #[derive(Clone, Debug, PartialEq)]
 pub enum LowArray {
     /// Value = bits · `inv_scale` (a power of two).
-    F16 { v: Vec<f16>, inv_scale: f32 },
+    F16 {
+        v: Vec<f16>,
+        inv_scale: f32,
+    },
     F32(Vec<f32>),
 }
 
@@ -155,10 +159,12 @@ impl ScaledQuadDiag {
     }
 
     /// Builds Â for `level` (not `Level::F64`, which needs no scaled copy).
+    /// Every pass is a parallel map: at 2048²×10 (42 M rows) this runs at
+    /// setup and must not cost more than a few PCG iterations.
     pub fn new(a: &QuadDiag, level: Level) -> ScaledQuadDiag {
         let n = a.len();
-        let inv_sqrt: Vec<f64> = a.d.iter().map(|d| 1.0 / d.sqrt()).collect();
-        let s = inv_sqrt.iter().map(|&v| v as f32).collect();
+        let inv_sqrt: Vec<f64> = a.d.par_iter().map(|d| 1.0 / d.sqrt()).collect();
+        let s = inv_sqrt.par_iter().map(|&v| v as f32).collect();
         let strides = [1, a.nx, a.nx * a.ny];
         let names = ["gx", "gy", "gz"];
         let mut choices = Vec::new();
@@ -166,6 +172,7 @@ impl ScaledQuadDiag {
             let k = choices.len();
             let st = strides[k];
             let scaled: Vec<f64> = (0..n)
+                .into_par_iter()
                 .map(|i| {
                     if i + st < n && src[i] != 0.0 {
                         src[i] * inv_sqrt[i] * inv_sqrt[i + st]
@@ -263,26 +270,29 @@ pub fn choose_storage(values: &[f64]) -> Storage {
     }
 }
 
+/// Largest and smallest nonzero |value| (∞ for the minimum of none).
 fn range(values: &[f64]) -> (f64, f64) {
     values
-        .iter()
+        .par_iter()
         .filter(|v| **v != 0.0)
-        .fold((0.0f64, f64::INFINITY), |(mx, mn), &v| {
-            (mx.max(v.abs()), mn.min(v.abs()))
-        })
+        .fold(
+            || (0.0f64, f64::INFINITY),
+            |(mx, mn), &v| (mx.max(v.abs()), mn.min(v.abs())),
+        )
+        .reduce(
+            || (0.0f64, f64::INFINITY),
+            |a, b| (a.0.max(b.0), a.1.min(b.1)),
+        )
 }
 
 /// Rounds toward zero into `storage` (module doc: keeps Â SPD).
 pub fn store(values: &[f64], storage: Storage) -> LowArray {
     match storage {
-        Storage::F32 => LowArray::F32(values.iter().map(|&v| f32_toward_zero(v)).collect()),
+        Storage::F32 => LowArray::F32(values.par_iter().map(|&v| f32_toward_zero(v)).collect()),
         Storage::F16 => {
             let scale = f16_scale(range(values).0);
             LowArray::F16 {
-                v: values
-                    .iter()
-                    .map(|&v| f16_toward_zero(v * scale))
-                    .collect(),
+                v: values.iter().map(|&v| f16_toward_zero(v * scale)).collect(),
                 inv_scale: (1.0 / scale) as f32,
             }
         }
@@ -310,11 +320,11 @@ fn f16_toward_zero(v: f64) -> f16 {
 fn describe(name: &'static str, scaled: &[f64], arr: &LowArray) -> ArrayChoice {
     let (max, min) = range(scaled);
     let max_rel_error = scaled
-        .iter()
+        .par_iter()
         .enumerate()
         .filter(|(_, v)| **v != 0.0)
         .map(|(i, v)| (v - arr.get(i) as f64).abs() / v.abs())
-        .fold(0.0, f64::max);
+        .reduce(|| 0.0, f64::max);
     ArrayChoice {
         name,
         storage: arr.storage(),
@@ -365,7 +375,11 @@ mod tests {
         let n = a.len();
         for i in 0..n {
             let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
-            a.gx[i] = if x + 1 < nx { 1e-3 * (1 + i % 3) as f64 } else { 0.0 };
+            a.gx[i] = if x + 1 < nx {
+                1e-3 * (1 + i % 3) as f64
+            } else {
+                0.0
+            };
             a.gy[i] = if y + 1 < ny { 2e-3 } else { 0.0 };
             a.gz[i] = if z + 1 < nz { 50.0 + i as f64 } else { 0.0 };
         }
@@ -379,7 +393,8 @@ mod tests {
         for level in [Level::Rule, Level::F16, Level::F32] {
             let s = ScaledQuadDiag::new(&a, level);
             // Back to conductances: g'ᵢⱼ = ĝ'ᵢⱼ √(dᵢdⱼ).
-            let unscale = |k: usize, i: usize, j: usize| s.g[k].get(i) as f64 * (a.d[i] * a.d[j]).sqrt();
+            let unscale =
+                |k: usize, i: usize, j: usize| s.g[k].get(i) as f64 * (a.d[i] * a.d[j]).sqrt();
             for i in 0..n {
                 let want = a.gz[i] / (a.d[i] * a.d.get(i + nx * ny).copied().unwrap_or(1.0)).sqrt();
                 let got = s.g[2].get(i) as f64;

@@ -118,8 +118,8 @@ impl CudaBackend {
         for len in [d.len(), d_next.len(), res.len(), zhat.len(), z.len()] {
             same_len(a.len(), len)?;
         }
-        const NAME: &str = "mixed_cheb_step_f32";
-        let f = self.kernel(KernelFile::Mixed, NAME)?;
+        let name = step_kernel_name(a);
+        let f = self.kernel(KernelFile::Mixed, name)?;
         let n = a.len() as i64;
         let (sy, sz) = (a.nx as i64, (a.nx * a.ny) as i64);
         let wave = self.info.multiprocessors * self.info.max_threads_per_multiprocessor;
@@ -129,27 +129,53 @@ impl CudaBackend {
         } else {
             (0i32, a.len())
         };
-        let flags: Vec<(i32, f32)> = a
-            .g
-            .iter()
-            .map(|g| match g {
-                CudaLowArray::F16(_, s) => (1, *s),
-                CudaLowArray::F32(_) => (0, 1.0),
-            })
-            .collect();
+        let scales: Vec<f32> =
+            a.g.iter()
+                .map(|g| match g {
+                    CudaLowArray::F16(_, s) => *s,
+                    CudaLowArray::F32(_) => 1.0,
+                })
+                .collect();
         let (alpha, beta, last) = (alpha as f32, beta as f32, last as i32);
         let mut args = self.stream.launch_builder(&f);
-        for (g, (half, scale)) in a.g.iter().zip(&flags) {
+        for (g, scale) in a.g.iter().zip(&scales) {
             match g {
                 CudaLowArray::F16(v, _) => args.arg(v),
                 CudaLowArray::F32(v) => args.arg(v),
             };
-            args.arg(half).arg(scale);
+            args.arg(scale);
         }
-        args.arg(&alpha).arg(&beta).arg(d).arg(d_next).arg(res).arg(zhat);
-        args.arg(&a.s).arg(z).arg(&n).arg(&sy).arg(&sz).arg(&columns).arg(&last);
+        args.arg(&alpha)
+            .arg(&beta)
+            .arg(d)
+            .arg(d_next)
+            .arg(res)
+            .arg(zhat);
+        args.arg(&a.s)
+            .arg(z)
+            .arg(&n)
+            .arg(&sy)
+            .arg(&sz)
+            .arg(&columns)
+            .arg(&last);
         // SAFETY: arguments in the kernel's order and types (a device pointer
         // for each `const void*`); lengths checked.
-        unsafe { self.run(NAME, &mut args, rows_config(threads)) }
+        unsafe { self.run(name, &mut args, rows_config(threads)) }
     }
+}
+
+/// The step kernel instance for `a`'s storage formats (`kernels/mixed.cu`).
+fn step_kernel_name(a: &CudaLowMatrix) -> &'static str {
+    const NAMES: [&str; 8] = [
+        "mixed_cheb_step_f32_sss",
+        "mixed_cheb_step_f32_ssh",
+        "mixed_cheb_step_f32_shs",
+        "mixed_cheb_step_f32_shh",
+        "mixed_cheb_step_f32_hss",
+        "mixed_cheb_step_f32_hsh",
+        "mixed_cheb_step_f32_hhs",
+        "mixed_cheb_step_f32_hhh",
+    ];
+    let bit = |g: &CudaLowArray| matches!(g, CudaLowArray::F16(..)) as usize;
+    NAMES[4 * bit(&a.g[0]) + 2 * bit(&a.g[1]) + bit(&a.g[2])]
 }

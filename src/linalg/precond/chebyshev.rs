@@ -21,7 +21,7 @@
 //! only z = S(ẑ + d_next), f64): degree 6 moves 174 B against 440 B in f64.
 //! `raise_precision` walks the mode's levels (rule → f32 → f64).
 
-use super::{PrecondOptions, PrecondReport, Preconditioner, PrecisionReport};
+use super::{PrecisionReport, PrecondOptions, PrecondReport, Preconditioner};
 use crate::backend::{Backend, BackendError};
 use crate::linalg::eigen::lanczos_lambda_max;
 use crate::linalg::precision::{Level, PrecisionMode, ScaledQuadDiag};
