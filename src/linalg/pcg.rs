@@ -37,7 +37,7 @@ const MAX_REPLACEMENTS: usize = 20;
 /// since the last restart) iterations. CG's ‖r‖₂ is not monotone: on mol_f2f at 2048²
 /// it sat above its best for over 250 iterations at the start and for ~900
 /// after a restart (measured on the H200, where a 250-iteration window
-/// switched up twice for nothing and cost 1.9×), and such plateaus grow with
+/// switched up twice for nothing and doubled the solve time), and such plateaus grow with
 /// √κ, like the iteration count; hence a window that grows with the run.
 const STALL_ITERS: usize = 1000;
 /// Restarts from the true residual after which a preconditioner that can
@@ -196,10 +196,9 @@ pub fn pcg_into<B: Backend>(
                 // is a reason to switch up; restart from the true residual.
                 if v[RR].is_finite() && !params.record && raise(be, m, info)? {
                     window = (info.iterations, v[RR]);
+                    restart = info.iterations;
                     be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
-                    m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
-                    be.dot(&r, &z, &mut s, next)?; // s[next] = r·z
-                    be.copy(&z, &mut p)?; // p = z
+                    restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
                     continue;
                 }
                 return Err(SolveError::Breakdown {
@@ -237,9 +236,7 @@ pub fn pcg_into<B: Backend>(
                 info.replacements += 1;
                 window = (info.iterations, v[RR]);
                 restart = info.iterations;
-                m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
-                be.dot(&r, &z, &mut s, next)?; // s[next] = r·z
-                be.copy(&z, &mut p)?; // p = z
+                restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
                 continue;
             }
             if v[RR] <= 0.25 * window.1 {
@@ -254,9 +251,7 @@ pub fn pcg_into<B: Backend>(
                 if raise(be, m, info)? {
                     restart = info.iterations;
                     be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
-                    m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
-                    be.dot(&r, &z, &mut s, next)?; // s[next] = r·z
-                    be.copy(&z, &mut p)?; // p = z
+                    restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
                     continue;
                 }
             }
@@ -282,6 +277,24 @@ pub fn pcg_into<B: Backend>(
         rel: info.rel_residual,
         rtol: params.rtol,
     })
+}
+
+/// z = M⁻¹ r;  s[next] = r·z;  p = z: CG starts over from the residual in
+/// `r` (after a residual replacement or a change of M).
+#[allow(clippy::too_many_arguments)]
+fn restart_directions<B: Backend>(
+    be: &B,
+    a: &B::Matrix,
+    m: &mut dyn Preconditioner<B>,
+    r: &B::Vector,
+    z: &mut B::Vector,
+    p: &mut B::Vector,
+    s: &mut B::Scalars,
+    next: usize,
+) -> Result<(), BackendError> {
+    m.apply(be, a, r, z)?; // z = M⁻¹ r
+    be.dot(r, z, s, next)?; // s[next] = r·z
+    be.copy(z, p) // p = z
 }
 
 /// Asks `m` for its next precision level; records and reports whether it had one.
