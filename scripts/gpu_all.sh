@@ -36,6 +36,15 @@ for f in $(ls -t target/release/deps/gpu-* 2>/dev/null); do
     fi
 done
 
+# The same for tests/gpu_mixed.rs (mixed precision, issue #6).
+GPU_MIXED_TEST=""
+for f in $(ls -t target/release/deps/gpu_mixed-* 2>/dev/null); do
+    if [[ -f "$f" && -x "$f" && "$f" != *.d ]]; then
+        GPU_MIXED_TEST=$f
+        break
+    fi
+done
+
 STEPS=()
 # step NAME CAP_SECONDS CMD...: runs CMD with a timeout of min(CAP, time left
 # before the deadline), output to $LOG/NAME.log; records rc and seconds.
@@ -78,6 +87,10 @@ if [[ -n $GPU_TEST ]]; then
     step tests 150 "$GPU_TEST" --ignored --nocapture --test-threads=1
 else
     missing tests "no executable target/release/deps/gpu-*: run scripts/build_gpu.sh and carry it"
+fi
+
+if [[ -n $GPU_MIXED_TEST ]]; then
+    step tests_mixed 90 "$GPU_MIXED_TEST" --ignored --nocapture --test-threads=1
 fi
 
 if [[ -x $CUTH ]]; then

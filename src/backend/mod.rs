@@ -12,6 +12,7 @@
 pub mod cpu;
 pub mod cuda;
 
+use crate::linalg::precision::ScaledQuadDiag;
 use crate::linalg::QuadDiag;
 use serde::Serialize;
 
@@ -69,6 +70,12 @@ pub trait Backend {
     type Matrix;
     /// A small array of f64 slots living on this device.
     type Scalars;
+    /// The Jacobi-scaled Â of the low-precision Chebyshev, each off-diagonal
+    /// in its own storage format (`linalg::precision`).
+    type LowMatrix;
+    /// A vector of f32 living on this device (the low-precision
+    /// preconditioner's work vectors).
+    type LowVector;
 
     fn report(&self) -> DeviceReport;
 
@@ -197,5 +204,38 @@ pub trait Backend {
         d_next: &mut Self::Vector,
         res: &mut Self::Vector,
         z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    fn upload_low_matrix(&self, a: &ScaledQuadDiag) -> Result<Self::LowMatrix, BackendError>;
+    /// f32 vector of length n, zero-filled.
+    fn zeros_low(&self, n: usize) -> Result<Self::LowVector, BackendError>;
+    /// First Chebyshev step on Â (f32 arithmetic): r̂ = S r;  res = r̂;
+    /// d = c·r̂;  ẑ = d.  When `last` (degree 1), only z = S d, in f64.
+    #[allow(clippy::too_many_arguments)]
+    fn cheb_init_low(
+        &self,
+        a: &Self::LowMatrix,
+        c: f64,
+        r: &Self::Vector,
+        res: &mut Self::LowVector,
+        d: &mut Self::LowVector,
+        zhat: &mut Self::LowVector,
+        z: &mut Self::Vector,
+        last: bool,
+    ) -> Result<(), BackendError>;
+    /// Later Chebyshev steps on Â: res −= Â d;  d_next = α d + β res;
+    /// ẑ += d_next.  When `last`, only z = S (ẑ + d_next), in f64.
+    #[allow(clippy::too_many_arguments)]
+    fn cheb_step_low(
+        &self,
+        a: &Self::LowMatrix,
+        alpha: f64,
+        beta: f64,
+        d: &Self::LowVector,
+        d_next: &mut Self::LowVector,
+        res: &mut Self::LowVector,
+        zhat: &mut Self::LowVector,
+        z: &mut Self::Vector,
+        last: bool,
     ) -> Result<(), BackendError>;
 }

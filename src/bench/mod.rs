@@ -10,6 +10,7 @@
 //! JSON and CSV. Speed targets belong here, never in timed unit tests.
 
 mod measure;
+mod precision;
 mod report;
 mod system;
 mod topopt;
@@ -17,7 +18,7 @@ mod topopt;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::CudaBackend;
 use crate::backend::Backend;
-use crate::linalg::{Offset, PrecondKind};
+use crate::linalg::{Offset, PrecisionMode, PrecondKind};
 use crate::stack::Stack;
 use anyhow::{Context, Result};
 use measure::{PcgPlan, SPMV_BYTES_PER_ROW};
@@ -91,6 +92,16 @@ pub struct BenchArgs {
     /// Threads per block of the fused kernel swept by `--topopt`.
     #[arg(long, value_delimiter = ',', default_values_t = [64, 128, 256, 512])]
     pub topopt_blocks: Vec<u32>,
+    /// Mixed-precision ablation: preconditioner precisions to compare
+    /// (f64 always runs first, as the reference), comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub precisions: Vec<PrecisionMode>,
+    /// In-plane sizes N of the ablation (GPU; CPU too up to --cpu-max).
+    #[arg(long, value_delimiter = ',', default_values_t = [512, 2048])]
+    pub precision_sizes: Vec<usize>,
+    /// Run only the ablation (no SpMV, PCG or degree tables).
+    #[arg(long)]
+    pub precision_only: bool,
 }
 
 /// Runs the benchmark; see the module documentation.
@@ -150,6 +161,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if args.export.is_some() {
         all.extend(&args.export_sizes);
     }
+    if args.precision_only {
+        all.clear();
+    }
+    if !args.precisions.is_empty() {
+        ablation(gpu.as_ref(), &cpu, &base, args, &mut rep)?;
+    }
     for &n in &all {
         let in_table = args.sizes.contains(&n);
         let on_gpu = gpu.is_some() && (in_table || n == args.degree_size);
@@ -191,6 +208,56 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if let Some(dir) = &args.out {
         rep.write(dir)?;
         eprintln!("bench: wrote {}", dir.display());
+    }
+    Ok(())
+}
+
+/// The mixed-precision ablation at every `--precision-sizes`.
+fn ablation(
+    gpu: Option<&CudaBackend>,
+    cpu: &CpuBackend,
+    base: &Stack,
+    args: &BenchArgs,
+    rep: &mut BenchReport,
+) -> Result<()> {
+    for &n in &args.precision_sizes {
+        let s = system::build(base, n)?;
+        eprintln!("bench: {} assembled in {:.2} s", s.label(), s.assemble_s);
+        if let Some(g) = gpu {
+            let copy = rep.bandwidth.gpu_copy_gb_per_s.unwrap_or(f64::NAN);
+            let rows = precision::ablation(
+                g,
+                "cuda",
+                &s,
+                &args.precisions,
+                args.degree,
+                args.rtol,
+                args.max_iter,
+                args.check_every,
+                copy,
+            )
+            .with_context(|| format!("GPU precision ablation at {}", s.label()))?;
+            rep.precision.extend(rows);
+        }
+        if n <= args.cpu_max {
+            let copy = rep.bandwidth.cpu_copy_gb_per_s.unwrap_or(f64::NAN);
+            let rows = precision::ablation(
+                cpu,
+                "cpu",
+                &s,
+                &args.precisions,
+                args.degree,
+                args.rtol,
+                args.max_iter,
+                1,
+                copy,
+            )
+            .with_context(|| format!("CPU precision ablation at {}", s.label()))?;
+            rep.precision.extend(rows);
+        }
+        if let Some(dir) = &args.out {
+            rep.write(dir)?;
+        }
     }
     Ok(())
 }

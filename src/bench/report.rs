@@ -75,6 +75,8 @@ pub struct BenchReport {
     pub degree_sweep: Vec<PcgRecord>,
     /// Degree of the fastest converged solve of the sweep.
     pub best_degree: Option<usize>,
+    /// Mixed-precision ablation (`--precisions`).
+    pub precision: Vec<super::precision::PrecisionRecord>,
     pub notes: Vec<String>,
 }
 
@@ -182,6 +184,9 @@ impl BenchReport {
             if let Some(d) = self.best_degree {
                 let _ = writeln!(out, "\nfastest converged solve: degree {d}");
             }
+        }
+        if !self.precision.is_empty() {
+            super::precision::markdown(&mut out, &self.precision, self.rtol);
         }
         out
     }

@@ -3,7 +3,7 @@
 use super::device::{self, DeviceChoice, Resolved};
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, Backend};
-use cuth::linalg::PrecondKind;
+use cuth::linalg::{PrecisionMode, PrecondKind};
 use cuth::output::{self, OutputOptions, SteadyView, TempUnit};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions, SteadyOutcome};
@@ -35,6 +35,10 @@ pub struct SolveArgs {
     /// Chebyshev polynomial degree.
     #[arg(long)]
     pub degree: Option<usize>,
+    /// Precision of the Chebyshev preconditioner; the outer PCG, its residual
+    /// and the stopping test stay f64 [default: mixed on a GPU, f64 on the CPU].
+    #[arg(long, value_enum)]
+    pub precision: Option<PrecisionMode>,
     /// Temperatures in kelvin in maps, CSV and table (default °C).
     #[arg(long)]
     pub kelvin: bool,
@@ -53,6 +57,9 @@ pub struct SolveArgs {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
+
+/// Chosen by measurement on the H200 (BENCHMARKS.md, issue #6).
+const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
 
 pub(super) fn parse_grid(s: &str) -> Result<(usize, usize), String> {
     let (a, b) = s
@@ -109,6 +116,10 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
             eprintln!("{line}");
         }
     })?;
+    opts.precond_opts.precision = args.precision.unwrap_or(match device {
+        Resolved::Cuda => DEFAULT_GPU_PRECISION,
+        Resolved::Cpu => PrecisionMode::F64,
+    });
     let read_s = t0.elapsed().as_secs_f64();
     let mut outcome = match device {
         Resolved::Cpu => solve_on(&CpuBackend::new(), &stack, &opts)?,

@@ -4,10 +4,14 @@
 pub mod eigen;
 pub mod offset;
 pub mod pcg;
+pub mod precision;
 pub mod precond;
 pub mod quad_diag;
 
 pub use offset::Offset;
 pub use pcg::{pcg, true_relative_residual, CgInfo, CgParams, SolveError};
-pub use precond::{build_precond, PrecondKind, PrecondOptions, PrecondReport, Preconditioner};
+pub use precision::PrecisionMode;
+pub use precond::{
+    build_precond, PrecisionReport, PrecondKind, PrecondOptions, PrecondReport, Preconditioner,
+};
 pub use quad_diag::QuadDiag;

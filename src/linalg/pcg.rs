@@ -8,7 +8,17 @@
 //!   dot        r·z                   r, z                      = 16 B
 //!   xpay       p = z + βp            z, p(rw)                  = 24 B
 //! Jacobi-PCG therefore moves 160 B/row per iteration; Chebyshev of degree k
-//! replaces the 24 B of Jacobi with 40 B + (k−1)·80 B (see `precond::chebyshev`).
+//! replaces the 24 B of Jacobi with 40 B + (k−1)·80 B (see `precond::chebyshev`),
+//! or, in low precision (f16 storage, f32 vectors), 24 B + (k−1)·30 B: 310
+//! instead of 576 B/row at degree 6.
+//!
+//! Mixed precision (`linalg::precision`): x, r, p, q, the reductions and the
+//! stopping test stay f64 here whatever the preconditioner's precision, so
+//! the answer meets the same rtol on the same f64 true residual. When PCG
+//! stagnates (no halving of ‖r‖ for a long window), breaks down, or keeps
+//! needing residual replacements, it asks the preconditioner to raise its
+//! precision and restarts from the true residual; stagnation is never
+//! reported as convergence.
 
 use super::precond::Preconditioner;
 use crate::backend::{Backend, BackendError, Ratio};
@@ -23,6 +33,17 @@ const RZ: [usize; 2] = [3, 4];
 const SLOTS: usize = 5;
 /// Restarts from the true residual before the solve is declared stuck.
 const MAX_REPLACEMENTS: usize = 20;
+/// Stagnation: ‖r‖ has not halved for max(STALL_ITERS, half the iterations
+/// since the last restart) iterations. CG's ‖r‖₂ is not monotone: on mol_f2f at 2048²
+/// it sat above its best for over 250 iterations at the start and for ~900
+/// after a restart (measured on the H200, where a 250-iteration window
+/// switched up twice for nothing and doubled the solve time), and such plateaus grow with
+/// √κ, like the iteration count; hence a window that grows with the run.
+const STALL_ITERS: usize = 1000;
+/// Restarts from the true residual after which a preconditioner that can
+/// still raise its precision is asked to (the gap between recurrence and true
+/// residual then comes from M, not from f64 rounding).
+const REPLACEMENTS_BEFORE_RAISE: usize = 2;
 
 #[derive(Clone, Debug)]
 pub struct CgParams {
@@ -59,6 +80,9 @@ pub struct CgInfo {
     /// Times the recurrence residual met rtol but the true one did not, and
     /// CG was restarted from the true residual.
     pub replacements: usize,
+    /// (iteration, new precision) each time PCG stagnated and the
+    /// preconditioner switched up (mixed precision).
+    pub precision_switches: Vec<(usize, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -151,6 +175,10 @@ pub fn pcg_into<B: Backend>(
     be.copy(&z, &mut p)?; // p = z
 
     let check_every = params.check_every.max(1);
+    // (iteration, r·r) when ‖r‖ last halved: the stagnation detector.
+    let mut window = (0usize, v[RR]);
+    // Iteration of the last restart (replacement or precision switch).
+    let mut restart = 0usize;
     for k in 0..params.max_iter {
         let (cur, next) = (RZ[k % 2], RZ[(k + 1) % 2]);
         be.spmv_dot(a, &p, &mut q, &mut s, PQ)?; // q = A p; s[PQ] = p·q
@@ -164,6 +192,15 @@ pub fn pcg_into<B: Backend>(
             let v = be.read_scalars(&s)?;
             info.rel_residual = (v[RR] / bb).sqrt();
             if v[PQ].is_nan() || v[PQ] <= 0.0 || !v[RR].is_finite() {
+                // A breakdown under a low-precision M (z flushed to 0, say)
+                // is a reason to switch up; restart from the true residual.
+                if v[RR].is_finite() && !params.record && raise(be, m, info)? {
+                    window = (info.iterations, v[RR]);
+                    restart = info.iterations;
+                    be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
+                    restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
+                    continue;
+                }
                 return Err(SolveError::Breakdown {
                     iters: info.iterations,
                     what: format!(
@@ -186,6 +223,9 @@ pub fn pcg_into<B: Backend>(
                 if v[RR] <= tol2 {
                     return Ok(());
                 }
+                if info.replacements >= REPLACEMENTS_BEFORE_RAISE {
+                    raise(be, m, info)?;
+                }
                 if info.replacements == MAX_REPLACEMENTS {
                     return Err(SolveError::Stagnated {
                         iters: info.iterations,
@@ -194,10 +234,26 @@ pub fn pcg_into<B: Backend>(
                     });
                 }
                 info.replacements += 1;
-                m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
-                be.dot(&r, &z, &mut s, next)?; // s[next] = r·z
-                be.copy(&z, &mut p)?; // p = z
+                window = (info.iterations, v[RR]);
+                restart = info.iterations;
+                restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
                 continue;
+            }
+            if v[RR] <= 0.25 * window.1 {
+                window = (info.iterations, v[RR]); // ‖r‖ halved: progress
+            } else if info.iterations - window.0 >= STALL_ITERS.max((info.iterations - restart) / 2)
+                && !params.record
+            {
+                // Stagnating: never a convergence. With a more precise M,
+                // restart from the true residual under it; without, go on
+                // (max_iter reports the failure).
+                window = (info.iterations, v[RR]);
+                if raise(be, m, info)? {
+                    restart = info.iterations;
+                    be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
+                    restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
+                    continue;
+                }
             }
         }
         m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
@@ -221,4 +277,37 @@ pub fn pcg_into<B: Backend>(
         rel: info.rel_residual,
         rtol: params.rtol,
     })
+}
+
+/// z = M⁻¹ r;  s[next] = r·z;  p = z: CG starts over from the residual in
+/// `r` (after a residual replacement or a change of M).
+#[allow(clippy::too_many_arguments)]
+fn restart_directions<B: Backend>(
+    be: &B,
+    a: &B::Matrix,
+    m: &mut dyn Preconditioner<B>,
+    r: &B::Vector,
+    z: &mut B::Vector,
+    p: &mut B::Vector,
+    s: &mut B::Scalars,
+    next: usize,
+) -> Result<(), BackendError> {
+    m.apply(be, a, r, z)?; // z = M⁻¹ r
+    be.dot(r, z, s, next)?; // s[next] = r·z
+    be.copy(z, p) // p = z
+}
+
+/// Asks `m` for its next precision level; records and reports whether it had one.
+fn raise<B: Backend>(
+    be: &B,
+    m: &mut dyn Preconditioner<B>,
+    info: &mut CgInfo,
+) -> Result<bool, SolveError> {
+    match m.raise_precision(be)? {
+        Some(level) => {
+            info.precision_switches.push((info.iterations, level));
+            Ok(true)
+        }
+        None => Ok(false),
+    }
 }

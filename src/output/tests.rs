@@ -139,6 +139,7 @@ pub(super) fn summary() -> Summary {
             converged: true,
             stop_reason: "rtol reached".into(),
             final_true_residual: 3e-9,
+            mixed: None,
         },
         energy: EnergyBalance {
             power_in_w: 2.0,

@@ -2,7 +2,9 @@
 //! and a [`Summary`]. Generic over the backend, so the CPU and CUDA paths run
 //! the same code; only the vectors and kernels differ.
 
-use super::summary::{CellRef, EnergyBalance, GridSummary, LayerSummary, SolverReport, Summary};
+use super::summary::{
+    CellRef, EnergyBalance, GridSummary, LayerSummary, MixedReport, SolverReport, Summary,
+};
 use crate::assemble::{assemble, System};
 use crate::backend::{Backend, BackendError};
 use crate::grid::Grid;
@@ -113,9 +115,14 @@ pub fn solve_steady<B: Backend + 'static>(
     lap("download", &mut timings);
 
     let temperature_k: Vec<f64> = theta.iter().map(|t| t + stack.ambient_k).collect();
+    let precision = m.precision().filter(|p| p.mode != "f64");
     let solver = SolverReport {
         method: "pcg".into(),
-        precision: "f64".into(),
+        precision: match &precision {
+            // Outer CG in f64, preconditioner at its final level.
+            Some(p) => format!("{}: f64 PCG, preconditioner {}", p.mode, p.current),
+            None => "f64".into(),
+        },
         precond: m.report(),
         rtol: opts.rtol,
         max_iter: opts.max_iter,
@@ -124,6 +131,10 @@ pub fn solve_steady<B: Backend + 'static>(
         converged: true,
         stop_reason: "rtol reached".into(),
         final_true_residual: true_rel,
+        mixed: precision.map(|precond| MixedReport {
+            precond,
+            switches: info.precision_switches.clone(),
+        }),
     };
     let summary = summarize(
         stack,

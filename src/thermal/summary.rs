@@ -2,7 +2,7 @@
 //! stdout table. Temperatures are kelvin here (SI); outputs convert for display.
 
 use crate::backend::DeviceReport;
-use crate::linalg::PrecondReport;
+use crate::linalg::{PrecisionReport, PrecondReport};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]
@@ -49,6 +49,17 @@ pub struct SolverReport {
     pub stop_reason: String,
     /// ‖b − A x‖₂ / ‖b‖₂ recomputed in f64 from the final x.
     pub final_true_residual: f64,
+    /// Mixed precision: the preconditioner's storage per diagonal at the end
+    /// and the (iteration, level) switches; absent for an all-f64 solve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<MixedReport>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MixedReport {
+    #[serde(flatten)]
+    pub precond: PrecisionReport,
+    pub switches: Vec<(usize, String)>,
 }
 
 /// Steady state: heat leaving through the convective faces equals power in.

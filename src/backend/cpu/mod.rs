@@ -4,8 +4,10 @@
 //! thread count or on scheduling.
 
 mod kernels;
+mod mixed;
 
 use super::{Backend, BackendError, DeviceReport, Ratio};
+use crate::linalg::precision::ScaledQuadDiag;
 use crate::linalg::QuadDiag;
 
 /// Rows per parallel task; also the reduction chunk, fixed for determinism.
@@ -32,6 +34,8 @@ impl Backend for CpuBackend {
     type Vector = Vec<f64>;
     type Matrix = QuadDiag;
     type Scalars = Vec<f64>;
+    type LowMatrix = ScaledQuadDiag;
+    type LowVector = Vec<f32>;
 
     fn report(&self) -> DeviceReport {
         DeviceReport {
@@ -203,6 +207,48 @@ impl Backend for CpuBackend {
             same_len(a.len(), v)?;
         }
         kernels::cheb_step(a, alpha, beta, d, d_next, res, z);
+        Ok(())
+    }
+
+    fn upload_low_matrix(&self, a: &ScaledQuadDiag) -> Result<ScaledQuadDiag, BackendError> {
+        Ok(a.clone())
+    }
+    fn zeros_low(&self, n: usize) -> Result<Vec<f32>, BackendError> {
+        Ok(vec![0.0; n])
+    }
+    fn cheb_init_low(
+        &self,
+        a: &ScaledQuadDiag,
+        c: f64,
+        r: &Vec<f64>,
+        res: &mut Vec<f32>,
+        d: &mut Vec<f32>,
+        zhat: &mut Vec<f32>,
+        z: &mut Vec<f64>,
+        last: bool,
+    ) -> Result<(), BackendError> {
+        for v in [r.len(), res.len(), d.len(), zhat.len(), z.len()] {
+            same_len(a.len(), v)?;
+        }
+        mixed::cheb_init(a, c as f32, r, res, d, zhat, z, last);
+        Ok(())
+    }
+    fn cheb_step_low(
+        &self,
+        a: &ScaledQuadDiag,
+        alpha: f64,
+        beta: f64,
+        d: &Vec<f32>,
+        d_next: &mut Vec<f32>,
+        res: &mut Vec<f32>,
+        zhat: &mut Vec<f32>,
+        z: &mut Vec<f64>,
+        last: bool,
+    ) -> Result<(), BackendError> {
+        for v in [d.len(), d_next.len(), res.len(), zhat.len(), z.len()] {
+            same_len(a.len(), v)?;
+        }
+        mixed::cheb_step(a, alpha as f32, beta as f32, d, d_next, res, zhat, z, last);
         Ok(())
     }
 }

@@ -31,14 +31,16 @@ pub enum KernelFile {
     /// The matrix-free elasticity operator of `cuth topopt`
     /// (launched from `src/topopt/cuda/`).
     Topopt,
+    Mixed,
 }
 
 impl KernelFile {
-    pub const ALL: [KernelFile; 4] = [
+    pub const ALL: [KernelFile; 5] = [
         KernelFile::QuadDiag,
         KernelFile::Blas1,
         KernelFile::Chebyshev,
         KernelFile::Topopt,
+        KernelFile::Mixed,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -47,6 +49,7 @@ impl KernelFile {
             KernelFile::Blas1 => "blas1.cu",
             KernelFile::Chebyshev => "chebyshev.cu",
             KernelFile::Topopt => "topopt.cu",
+            KernelFile::Mixed => "mixed.cu",
         }
     }
 
@@ -57,6 +60,7 @@ impl KernelFile {
             KernelFile::Blas1 => include_str!("../../../kernels/blas1.cu"),
             KernelFile::Chebyshev => include_str!("../../../kernels/chebyshev.cu"),
             KernelFile::Topopt => include_str!("../../../kernels/topopt.cu"),
+            KernelFile::Mixed => include_str!("../../../kernels/mixed.cu"),
         }
     }
 
@@ -73,6 +77,17 @@ impl KernelFile {
             ],
             KernelFile::Chebyshev => &["cheb_init_f64", "cheb_step_f64"],
             KernelFile::Topopt => crate::topopt::cuda::ENTRY_POINTS,
+            KernelFile::Mixed => &[
+                "mixed_cheb_init_f32",
+                "mixed_cheb_step_f32_hhh",
+                "mixed_cheb_step_f32_hhs",
+                "mixed_cheb_step_f32_hsh",
+                "mixed_cheb_step_f32_hss",
+                "mixed_cheb_step_f32_shh",
+                "mixed_cheb_step_f32_shs",
+                "mixed_cheb_step_f32_ssh",
+                "mixed_cheb_step_f32_sss",
+            ],
         }
     }
 
@@ -285,8 +300,13 @@ mod tests {
     fn every_entry_point_is_in_its_source() {
         for file in KernelFile::ALL {
             for name in file.entry_points() {
+                // Template instances are named by a macro in the source.
+                let instance = name
+                    .strip_prefix("mixed_cheb_step_f32_")
+                    .map(|suffix| format!("MIXED_CHEB_STEP({suffix},"));
                 assert!(
-                    file.source().contains(&format!("{name}(")),
+                    file.source().contains(&format!("{name}("))
+                        || instance.is_some_and(|i| file.source().contains(&i)),
                     "{name} missing from {}",
                     file.file_name()
                 );

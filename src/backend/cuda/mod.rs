@@ -22,6 +22,7 @@ pub mod device;
 pub mod kernels;
 pub(crate) mod launch;
 pub mod memory;
+mod mixed;
 mod quad_diag;
 pub mod timing;
 
@@ -29,8 +30,10 @@ pub use device::{info_text, DeviceInfo, GpuInfo};
 pub use kernels::KernelFile;
 pub use launch::QdSchedule;
 pub use memory::MemoryEstimate;
+pub use mixed::{CudaLowArray, CudaLowMatrix};
 
 use super::{Backend, BackendError, DeviceReport, Ratio};
+use crate::linalg::precision::ScaledQuadDiag;
 use crate::linalg::QuadDiag;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
 use kernels::Kernels;
@@ -241,6 +244,8 @@ impl Backend for CudaBackend {
     type Vector = CudaSlice<f64>;
     type Matrix = CudaMatrix;
     type Scalars = CudaSlice<f64>;
+    type LowMatrix = CudaLowMatrix;
+    type LowVector = CudaSlice<f32>;
 
     fn report(&self) -> DeviceReport {
         let g = &self.info;
@@ -415,5 +420,38 @@ impl Backend for CudaBackend {
         z: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
         self.cheb_step_launch(a, alpha, beta, d, d_next, res, z)
+    }
+    fn upload_low_matrix(&self, a: &ScaledQuadDiag) -> Result<CudaLowMatrix, BackendError> {
+        self.upload_low(a)
+    }
+    fn zeros_low(&self, n: usize) -> Result<CudaSlice<f32>, BackendError> {
+        self.zeros_f32(n)
+    }
+    fn cheb_init_low(
+        &self,
+        a: &CudaLowMatrix,
+        c: f64,
+        r: &CudaSlice<f64>,
+        res: &mut CudaSlice<f32>,
+        d: &mut CudaSlice<f32>,
+        zhat: &mut CudaSlice<f32>,
+        z: &mut CudaSlice<f64>,
+        last: bool,
+    ) -> Result<(), BackendError> {
+        self.mixed_init_launch(a, c, r, res, d, zhat, z, last)
+    }
+    fn cheb_step_low(
+        &self,
+        a: &CudaLowMatrix,
+        alpha: f64,
+        beta: f64,
+        d: &CudaSlice<f32>,
+        d_next: &mut CudaSlice<f32>,
+        res: &mut CudaSlice<f32>,
+        zhat: &mut CudaSlice<f32>,
+        z: &mut CudaSlice<f64>,
+        last: bool,
+    ) -> Result<(), BackendError> {
+        self.mixed_step_launch(a, alpha, beta, d, d_next, res, zhat, z, last)
     }
 }

@@ -12,10 +12,19 @@
 //!              z += d; ρ₀ = ρ₁
 //! Traffic per row: init 40 B (r, diag read; res, d, z written), each later
 //! step 80 B (4 matrix + d + d_next + res rw + z rw), degree k: 40 + 80(k−1) B.
+//!
+//! Below f64 (`--precision`, `linalg::precision`) the same recurrence runs on
+//! Â = S A S (S = D^-1/2, unit diagonal, so D⁻¹ drops out) in f32 with the
+//! off-diagonals stored f16 or f32: z = S q(Â) S r. Traffic per row with f16
+//! storage: init 24 B (r f64, s; res, d, ẑ f32), each middle step 30 B
+//! (3 × 2 matrix + d + d_next + res rw + ẑ rw), the last step 30 B (it writes
+//! only z = S(ẑ + d_next), f64): degree 6 moves 174 B against 440 B in f64.
+//! `raise_precision` walks the mode's levels (rule → f32 → f64).
 
-use super::{PrecondOptions, PrecondReport, Preconditioner};
+use super::{PrecisionReport, PrecondOptions, PrecondReport, Preconditioner};
 use crate::backend::{Backend, BackendError};
 use crate::linalg::eigen::lanczos_lambda_max;
+use crate::linalg::precision::{Level, PrecisionMode, ScaledQuadDiag};
 use crate::linalg::{QuadDiag, SolveError};
 use std::collections::BTreeMap;
 
@@ -26,9 +35,26 @@ pub struct Chebyshev<B: Backend> {
     /// Largest Ritz value before the safety factor (for the report).
     lambda_ritz: f64,
     gershgorin: f64,
-    res: B::Vector,
-    d: B::Vector,
-    d_next: B::Vector,
+    mode: PrecisionMode,
+    level: Level,
+    /// The f64 recurrence's vectors (res, d, d_next), while at `Level::F64`.
+    work: Option<[B::Vector; 3]>,
+    /// The low-precision matrix and vectors, while below `Level::F64`.
+    low: Option<Low<B>>,
+    /// Levels to switch up to, in order, with their host matrices built at
+    /// setup (the host system is not kept).
+    pending: Vec<(Level, Option<ScaledQuadDiag>)>,
+    n: usize,
+}
+
+/// Â on the device, how it is stored, and the f32 vectors of the recurrence.
+struct Low<B: Backend> {
+    a: B::LowMatrix,
+    host: ScaledQuadDiag,
+    res: B::LowVector,
+    d: B::LowVector,
+    d_next: B::LowVector,
+    zhat: B::LowVector,
 }
 
 impl<B: Backend> Chebyshev<B> {
@@ -40,18 +66,105 @@ impl<B: Backend> Chebyshev<B> {
     ) -> Result<Self, SolveError> {
         let n = host.len();
         let gershgorin = host.gershgorin_jacobi();
+        // λ(D⁻¹A) = λ(Â): one interval serves every precision level.
         let lambda_ritz = lanczos_lambda_max(be, a, n, opts.lanczos_steps)?;
         let lambda_max = (lambda_ritz * opts.lambda_safety).min(gershgorin);
-        Ok(Chebyshev {
+        let mode = opts.precision;
+        let mut pending: Vec<(Level, Option<ScaledQuadDiag>)> = mode
+            .levels()
+            .iter()
+            .map(|&l| (l, (l != Level::F64).then(|| ScaledQuadDiag::new(host, l))))
+            .collect();
+        let (level, first) = pending.remove(0);
+        let mut m = Chebyshev {
             degree: opts.chebyshev_degree.max(1),
             lambda_min: lambda_max / opts.chebyshev_ratio,
             lambda_max,
             lambda_ritz,
             gershgorin,
-            res: be.zeros(n)?,
-            d: be.zeros(n)?,
-            d_next: be.zeros(n)?,
-        })
+            mode,
+            level,
+            work: None,
+            low: None,
+            pending,
+            n,
+        };
+        m.enter(be, level, first)?;
+        Ok(m)
+    }
+
+    /// Makes `level` current: uploads its Â (or allocates the f64 vectors).
+    fn enter(
+        &mut self,
+        be: &B,
+        level: Level,
+        host: Option<ScaledQuadDiag>,
+    ) -> Result<(), BackendError> {
+        self.level = level;
+        match host {
+            None => {
+                self.low = None;
+                if self.work.is_none() {
+                    self.work = Some([be.zeros(self.n)?, be.zeros(self.n)?, be.zeros(self.n)?]);
+                }
+            }
+            Some(h) => {
+                let a = be.upload_low_matrix(&h)?;
+                let low = match self.low.take() {
+                    Some(old) => Low { a, host: h, ..old },
+                    None => Low {
+                        a,
+                        host: h,
+                        res: be.zeros_low(self.n)?,
+                        d: be.zeros_low(self.n)?,
+                        d_next: be.zeros_low(self.n)?,
+                        zhat: be.zeros_low(self.n)?,
+                    },
+                };
+                self.low = Some(low);
+            }
+        }
+        Ok(())
+    }
+
+    /// res = r; d = c·D⁻¹r; z = d (scaled form below f64; see `Backend`).
+    fn first(
+        &mut self,
+        be: &B,
+        a: &B::Matrix,
+        c: f64,
+        r: &B::Vector,
+        z: &mut B::Vector,
+        last: bool,
+    ) -> Result<(), BackendError> {
+        if let Some(l) = &mut self.low {
+            return be.cheb_init_low(&l.a, c, r, &mut l.res, &mut l.d, &mut l.zhat, z, last);
+        }
+        let [res, d, _] = self.work.as_mut().expect("f64 level has its vectors");
+        be.cheb_init(a, c, r, res, d, z)
+    }
+
+    /// res −= A d; d_next = α d + β D⁻¹res; z += d_next; d ↔ d_next.
+    #[allow(clippy::too_many_arguments)]
+    fn next(
+        &mut self,
+        be: &B,
+        a: &B::Matrix,
+        alpha: f64,
+        beta: f64,
+        z: &mut B::Vector,
+        last: bool,
+    ) -> Result<(), BackendError> {
+        if let Some(l) = &mut self.low {
+            let (d, dn) = (&l.d, &mut l.d_next);
+            be.cheb_step_low(&l.a, alpha, beta, d, dn, &mut l.res, &mut l.zhat, z, last)?;
+            std::mem::swap(&mut l.d, &mut l.d_next);
+            return Ok(());
+        }
+        let [res, d, d_next] = self.work.as_mut().expect("f64 level has its vectors");
+        be.cheb_step(a, alpha, beta, d, d_next, res, z)?;
+        std::mem::swap(d, d_next);
+        Ok(())
     }
 }
 
@@ -67,23 +180,44 @@ impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
         let delta = 0.5 * (self.lambda_max - self.lambda_min);
         let sigma = theta / delta;
         let mut rho = 1.0 / sigma;
-        be.cheb_init(a, 1.0 / theta, r, &mut self.res, &mut self.d, z)?; // res = r; d = D⁻¹r/θ; z = d
-        for _ in 1..self.degree {
+        let k = self.degree;
+        self.first(be, a, 1.0 / theta, r, z, k == 1)?; // res = r; d = D⁻¹r/θ; z = d
+        for step in 1..k {
             let rho_next = 1.0 / (2.0 * sigma - rho);
             // res −= A d; d_next = ρ₁ρ₀ d + (2ρ₁/δ) D⁻¹ res; z += d_next
-            be.cheb_step(
+            self.next(
+                be,
                 a,
                 rho_next * rho,
                 2.0 * rho_next / delta,
-                &self.d,
-                &mut self.d_next,
-                &mut self.res,
                 z,
+                step + 1 == k,
             )?;
-            std::mem::swap(&mut self.d, &mut self.d_next);
             rho = rho_next;
         }
         Ok(())
+    }
+
+    fn raise_precision(&mut self, be: &B) -> Result<Option<String>, BackendError> {
+        if self.pending.is_empty() {
+            return Ok(None);
+        }
+        let (level, host) = self.pending.remove(0);
+        self.enter(be, level, host)?;
+        Ok(Some(self.precision_label()))
+    }
+
+    fn precision(&self) -> Option<PrecisionReport> {
+        Some(PrecisionReport {
+            mode: self.mode.name().into(),
+            current: self.precision_label(),
+            storage: self
+                .low
+                .as_ref()
+                .map(|l| l.host.choices.clone())
+                .unwrap_or_default(),
+            matrix_bytes_per_row: self.low.as_ref().map_or(32, |l| l.host.matrix_bytes()),
+        })
     }
 
     fn report(&self) -> PrecondReport {
@@ -97,6 +231,16 @@ impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
         PrecondReport {
             name: "chebyshev".into(),
             params,
+        }
+    }
+}
+
+impl<B: Backend> Chebyshev<B> {
+    /// `f64`, or `f32 [gx,gy,gz f16,f16,f32]` below it.
+    fn precision_label(&self) -> String {
+        match &self.low {
+            None => "f64".into(),
+            Some(l) => format!("f32 [gx,gy,gz {}]", l.host.storage_label()),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod chebyshev;
 pub mod jacobi;
 
 use super::pcg::SolveError;
+use super::precision::{ArrayChoice, PrecisionMode};
 use super::QuadDiag;
 use crate::backend::{Backend, BackendError};
 use serde::Serialize;
@@ -47,6 +48,8 @@ pub struct PrecondOptions {
     pub lanczos_steps: usize,
     /// Safety factor on the Lanczos estimate (capped by Gershgorin).
     pub lambda_safety: f64,
+    /// Precision of the preconditioner (Chebyshev only; the others are f64).
+    pub precision: PrecisionMode,
 }
 
 impl Default for PrecondOptions {
@@ -56,6 +59,7 @@ impl Default for PrecondOptions {
             chebyshev_ratio: 30.0,
             lanczos_steps: 20,
             lambda_safety: 1.1,
+            precision: PrecisionMode::F64,
         }
     }
 }
@@ -70,6 +74,30 @@ pub trait Preconditioner<B: Backend> {
         z: &mut B::Vector,
     ) -> Result<(), BackendError>;
     fn report(&self) -> PrecondReport;
+    /// Switches M to its next more precise level, if it has one, and names
+    /// it. PCG calls this when it stagnates, then restarts from the true
+    /// residual (M changed, so the old directions no longer fit).
+    fn raise_precision(&mut self, be: &B) -> Result<Option<String>, BackendError> {
+        let _ = be;
+        Ok(None)
+    }
+    /// Precision in use, for preconditioners that have several.
+    fn precision(&self) -> Option<PrecisionReport> {
+        None
+    }
+}
+
+/// The precision a preconditioner runs in (summary.json, `cuth bench`).
+#[derive(Clone, Debug, Serialize)]
+pub struct PrecisionReport {
+    /// `--precision` as given.
+    pub mode: String,
+    /// Current level, e.g. `f32 [gx,gy,gz f16,f16,f16]` or `f64`.
+    pub current: String,
+    /// Per scaled off-diagonal: format, range, rounding error (empty at f64).
+    pub storage: Vec<ArrayChoice>,
+    /// Matrix bytes read per row by one Chebyshev step.
+    pub matrix_bytes_per_row: usize,
 }
 
 /// M = I.

@@ -289,6 +289,7 @@ fn step_solver(
         stop_reason: "rtol reached".into(),
         // Not recomputed per step; the stopping test bounds it by rtol.
         final_true_residual: f64::NAN,
+        mixed: None,
     }
 }
 

@@ -1,0 +1,202 @@
+//! Mixed precision on the CUDA backend against the CPU reference (issue #6).
+//! `#[ignore]`d: run on a GPU machine with
+//!
+//! ```text
+//! cargo test --release --test gpu_mixed -- --ignored --nocapture --test-threads=1
+//! ```
+//!
+//! (a) the low-precision Chebyshev kernels (`kernels/mixed.cu`) against the
+//! CPU's on random matrices whose sizes are not multiples of the block size,
+//! in both thread schedules and every storage level, through the f64 output
+//! z, poisoned with NaN; (b) the steady solve of mol_f2f at 512² with
+//! `--precision mixed` against f64 on the GPU: max |ΔT| < 1e-4 K and the f64
+//! true residual within rtol.
+
+mod common;
+
+use common::Rng;
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::cuda::{CudaBackend, QdSchedule};
+use cuth::backend::Backend;
+use cuth::linalg::precision::{Level, ScaledQuadDiag};
+use cuth::linalg::{PrecisionMode, PrecondKind, QuadDiag};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn gpu() -> &'static CudaBackend {
+    static GPU: OnceLock<CudaBackend> = OnceLock::new();
+    GPU.get_or_init(|| {
+        let be = CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
+        be.set_sync_each_launch(true);
+        println!("[gpu] {} ({})", be.report().name, be.report().detail);
+        be
+    })
+}
+
+/// Thermal-like SPD matrix with z couplings up to 1e6× the in-plane ones,
+/// so that the storage rule has a range to look at.
+fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize)) -> QuadDiag {
+    let mut a = QuadDiag::zeros(nx, ny, nz);
+    let n = a.len();
+    let (sy, sz) = (nx, nx * ny);
+    for i in 0..n {
+        let (x, y, z) = (i % nx, (i / nx) % ny, i / sz);
+        a.gx[i] = if x + 1 < nx {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gy[i] = if y + 1 < ny {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gz[i] = if z + 1 < nz {
+            10f64.powf(rng.uniform(0.0, 6.0))
+        } else {
+            0.0
+        };
+    }
+    for i in 0..n {
+        a.amb[i] = rng.uniform(0.5, 1.5);
+        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + a.amb[i];
+        s += if i >= 1 { a.gx[i - 1] } else { 0.0 };
+        s += if i >= sy { a.gy[i - sy] } else { 0.0 };
+        s += if i >= sz { a.gz[i - sz] } else { 0.0 };
+        a.d[i] = s;
+    }
+    a
+}
+
+/// Degree-1 init (writes z), then init + two middle steps + a last step
+/// (writes z), on backend `be`.
+fn mixed_ops<B: Backend>(be: &B, a: &ScaledQuadDiag, r: &[f64]) -> [Vec<f64>; 2] {
+    let n = a.len();
+    let am = be.upload_low_matrix(a).unwrap();
+    let r = be.upload(r).unwrap();
+    let [mut res, mut d, mut dn, mut zh] = [(); 4].map(|_| be.zeros_low(n).unwrap());
+    let mut z1 = be.upload(&vec![f64::NAN; n]).unwrap();
+    be.cheb_init_low(&am, 0.7, &r, &mut res, &mut d, &mut zh, &mut z1, true)
+        .unwrap();
+    let mut z = be.upload(&vec![f64::NAN; n]).unwrap();
+    be.cheb_init_low(&am, 0.7, &r, &mut res, &mut d, &mut zh, &mut z, false)
+        .unwrap();
+    for (k, (alpha, beta)) in [(0.3, 1.1), (0.45, 0.9), (0.5, 0.8)].iter().enumerate() {
+        be.cheb_step_low(
+            &am,
+            *alpha,
+            *beta,
+            &d,
+            &mut dn,
+            &mut res,
+            &mut zh,
+            &mut z,
+            k == 2,
+        )
+        .unwrap();
+        std::mem::swap(&mut d, &mut dn);
+    }
+    [be.download(&z1).unwrap(), be.download(&z).unwrap()]
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mixed_kernels_match_cpu() {
+    let mut rng = Rng::new(21);
+    for dims in [(7, 5, 3), (33, 17, 5), (129, 65, 9), (257, 255, 11)] {
+        let a = random_matrix(&mut rng, dims);
+        let r: Vec<f64> = (0..a.len()).map(|_| rng.uniform(-1.0, 1.0)).collect();
+        // The rule's choice, then every f16/f32 combination of (gx, gy, gz).
+        let (h, f) = (
+            ScaledQuadDiag::new(&a, Level::F16),
+            ScaledQuadDiag::new(&a, Level::F32),
+        );
+        let mut mats = vec![("rule", ScaledQuadDiag::new(&a, Level::Rule))];
+        for bits in 0..8 {
+            let mut m = h.clone();
+            for k in 0..3 {
+                if bits & (4 >> k) == 0 {
+                    m.g[k] = f.g[k].clone();
+                }
+            }
+            mats.push(("combo", m));
+        }
+        for (level, s) in mats {
+            let h = mixed_ops(&CpuBackend::new(), &s, &r);
+            for sched in [QdSchedule::Rows, QdSchedule::Columns] {
+                gpu().set_schedule(sched);
+                let g = mixed_ops(gpu(), &s, &r);
+                for (name, gv, hv) in [("init z", &g[0], &h[0]), ("step z", &g[1], &h[1])] {
+                    let nan = gv.iter().filter(|v| v.is_nan()).count();
+                    assert_eq!(nan, 0, "{name}: {nan} rows unwritten");
+                    let e = common::max_rel_diff(gv, hv);
+                    println!(
+                        "mixed {name} {} [{}] {:<7} {:?}: rel err {e:.2e} (tol 1e-5)",
+                        level,
+                        s.storage_label(),
+                        sched.name(),
+                        dims
+                    );
+                    assert!(
+                        e < 1e-5,
+                        "{name} at {dims:?} {level} [{}]: {e:e}",
+                        s.storage_label()
+                    );
+                }
+            }
+            gpu().set_schedule(QdSchedule::Auto);
+        }
+    }
+}
+
+fn mol_f2f() -> PathBuf {
+    let here = PathBuf::from("configs/mol_f2f.toml");
+    if here.exists() {
+        here
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml")
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mixed_mol_f2f_512_matches_f64_within_1e_4_k() {
+    use cuth::stack::Stack;
+    use cuth::thermal::steady::{solve_steady, SteadyOptions};
+    gpu().set_sync_each_launch(false);
+    let stack = Stack::load(&mol_f2f())
+        .unwrap()
+        .with_grid(512, 512)
+        .unwrap();
+    let run = |mode| {
+        let mut o = SteadyOptions::from_stack(&stack, PrecondKind::Chebyshev);
+        o.precond_opts.precision = mode;
+        let t = std::time::Instant::now();
+        let out = solve_steady(gpu(), &stack, &o).unwrap();
+        (out, t.elapsed().as_secs_f64())
+    };
+    let (f, tf) = run(PrecisionMode::F64);
+    let (m, tm) = run(PrecisionMode::Mixed);
+    let dt = m
+        .temperature_k
+        .iter()
+        .zip(&f.temperature_k)
+        .fold(0.0f64, |acc, (a, b)| acc.max((a - b).abs()));
+    let (sf, sm) = (&f.summary.solver, &m.summary.solver);
+    println!(
+        "mol_f2f 512x512x{}: max |dT| mixed vs f64 = {dt:.3e} K (tol 1e-4); iterations f64 {} \
+         mixed {}; true res f64 {:.2e} mixed {:.2e}; wall f64 {tf:.2} s mixed {tm:.2} s; {}",
+        f.grid.nz,
+        sf.iterations,
+        sm.iterations,
+        sf.final_true_residual,
+        sm.final_true_residual,
+        sm.precision
+    );
+    assert!(dt < 1e-4, "max |dT| {dt:e} K");
+    assert!(
+        sm.final_true_residual <= sm.rtol,
+        "{}",
+        sm.final_true_residual
+    );
+}

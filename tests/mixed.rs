@@ -1,0 +1,291 @@
+//! Mixed precision on the CPU backend (issue #6): the low-precision
+//! Chebyshev path must reach the same f64 tolerance as the f64 solve,
+//! measured independently with `true_relative_residual`; its preconditioner
+//! must equal the f64 one to the storage precision; and a preconditioner
+//! that stalls must make PCG switch up, or fail, never report convergence.
+
+mod common;
+
+use common::Rng;
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::BackendError;
+use cuth::linalg::precond::chebyshev::Chebyshev;
+use cuth::linalg::{
+    build_precond, pcg, true_relative_residual, CgParams, PrecisionMode, PrecondKind,
+    PrecondOptions, PrecondReport, Preconditioner, QuadDiag, SolveError,
+};
+use cuth::stack::Stack;
+use cuth::thermal::steady::{solve_steady, SteadyOptions};
+use half::f16;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// An SPD thermal-like matrix: weak in-plane, strong z couplings, a weak film
+/// to ambient (`extra`), diagonal = row sum + amb.
+fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize), extra: f64) -> QuadDiag {
+    let mut a = QuadDiag::zeros(nx, ny, nz);
+    let n = a.len();
+    let (sy, sz) = (nx, nx * ny);
+    for i in 0..n {
+        let (x, y, z) = (i % nx, (i / nx) % ny, i / sz);
+        a.gx[i] = if x + 1 < nx {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gy[i] = if y + 1 < ny {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gz[i] = if z + 1 < nz {
+            rng.uniform(10.0, 1000.0)
+        } else {
+            0.0
+        };
+    }
+    for i in 0..n {
+        a.amb[i] = if i + sz >= n { extra } else { 0.0 };
+        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + a.amb[i];
+        s += if i >= 1 { a.gx[i - 1] } else { 0.0 };
+        s += if i >= sy { a.gy[i - sy] } else { 0.0 };
+        s += if i >= sz { a.gz[i - sz] } else { 0.0 };
+        a.d[i] = s;
+    }
+    a
+}
+
+fn opts(mode: PrecisionMode) -> PrecondOptions {
+    PrecondOptions {
+        precision: mode,
+        ..PrecondOptions::default()
+    }
+}
+
+fn params(rtol: f64) -> CgParams {
+    CgParams {
+        rtol,
+        max_iter: 5000,
+        check_every: 1,
+        record: false,
+    }
+}
+
+const MODES: [PrecisionMode; 4] = [
+    PrecisionMode::F64,
+    PrecisionMode::F32,
+    PrecisionMode::F16,
+    PrecisionMode::Mixed,
+];
+
+#[test]
+fn every_precision_reaches_the_f64_tolerance_on_a_random_system() {
+    let be = CpuBackend::new();
+    let mut rng = Rng::new(11);
+    let a = random_matrix(&mut rng, (23, 19, 6), 1e-2);
+    let b: Vec<f64> = (0..a.len()).map(|_| rng.uniform(0.0, 1.0)).collect();
+    let rtol = 1e-10;
+    let mut reference = None;
+    for mode in MODES {
+        let mut m = build_precond(PrecondKind::Chebyshev, &be, &a, &a, &opts(mode)).unwrap();
+        let mut x = vec![0.0; a.len()];
+        let info = pcg(&be, &a, m.as_mut(), &b, &mut x, a.len(), &params(rtol)).unwrap();
+        let rel = true_relative_residual(&be, &a, &b, &x, a.len(), 1.0).unwrap();
+        let xr: &Vec<f64> = reference.get_or_insert_with(|| x.clone());
+        let dx = common::max_rel_diff(&x, xr);
+        println!(
+            "{:<5} {} iterations, true rel residual {rel:.2e}, x vs f64 {dx:.1e}",
+            mode.name(),
+            info.iterations
+        );
+        assert!(
+            rel <= rtol,
+            "{}: true residual {rel:e} > {rtol:e}",
+            mode.name()
+        );
+        // Both solutions are within rtol·cond of the exact one; cond(A) of
+        // this small system is ~1e4.
+        assert!(dx < 1e-5, "{}: x differs from f64 by {dx:e}", mode.name());
+    }
+}
+
+#[test]
+fn mixed_solve_of_mol_f2f_meets_rtol_and_matches_f64() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml");
+    let stack = Stack::load(&path).unwrap().with_grid(48, 48).unwrap();
+    let be = CpuBackend::new();
+    let run = |mode| {
+        let mut o = SteadyOptions::from_stack(&stack, PrecondKind::Chebyshev);
+        o.precond_opts.precision = mode;
+        solve_steady(&be, &stack, &o).unwrap()
+    };
+    let f64_run = run(PrecisionMode::F64);
+    for mode in [PrecisionMode::Mixed, PrecisionMode::F16] {
+        let low = run(mode);
+        let s = &low.summary.solver;
+        let dt = low
+            .temperature_k
+            .iter()
+            .zip(&f64_run.temperature_k)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        println!(
+            "mol_f2f 48x48 {}: {} iterations (f64 {}), true res {:.2e}, max |dT| {dt:.2e} K, {}",
+            mode.name(),
+            s.iterations,
+            f64_run.summary.solver.iterations,
+            s.final_true_residual,
+            s.precision
+        );
+        assert!(s.final_true_residual <= s.rtol, "{}", s.final_true_residual);
+        assert!(dt < 1e-4, "{}: max |dT| {dt} K", mode.name());
+        assert!(s.mixed.is_some(), "summary reports the storage choice");
+    }
+}
+
+/// The scaled low-precision Chebyshev S q(Â) S r against the f64 one
+/// q(D⁻¹A) D⁻¹ r: equal up to the storage and f32 rounding.
+#[test]
+fn low_precision_chebyshev_equals_the_f64_polynomial() {
+    let be = CpuBackend::new();
+    let mut rng = Rng::new(12);
+    let a = random_matrix(&mut rng, (17, 13, 5), 0.5);
+    let r: Vec<f64> = (0..a.len()).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let apply = |mode, degree| {
+        let o = PrecondOptions {
+            chebyshev_degree: degree,
+            ..opts(mode)
+        };
+        let mut m = Chebyshev::new(&be, &a, &a, &o).unwrap();
+        let mut z = vec![f64::NAN; a.len()];
+        m.apply(&be, &a, &r, &mut z).unwrap();
+        z
+    };
+    for degree in [1, 2, 6] {
+        let z64 = apply(PrecisionMode::F64, degree);
+        for (mode, tol) in [(PrecisionMode::F32, 1e-5), (PrecisionMode::F16, 5e-3)] {
+            let z = apply(mode, degree);
+            let e = common::max_rel_diff(&z, &z64);
+            println!(
+                "degree {degree} {}: max rel diff {e:.2e} (tol {tol:.0e})",
+                mode.name()
+            );
+            assert!(e < tol, "degree {degree} {}: {e:e}", mode.name());
+        }
+    }
+}
+
+/// A Jacobi preconditioner whose input passes through unscaled f16, as a
+/// naive f16 path would: residual entries under f16's range flush to zero,
+/// so once the residual is small PCG makes no progress on them. Raising the
+/// precision swaps in exact Jacobi.
+struct FlushingJacobi {
+    exact: bool,
+    can_raise: bool,
+    /// Instead of flushing, multiply each z_i by a fresh random factor in
+    /// (0.05, 1.95) (an inconsistent M, as from arithmetic noise far above
+    /// the working precision): CG loses conjugacy and stops making progress,
+    /// without breaking down.
+    noisy: bool,
+    rng: Rng,
+}
+
+impl Preconditioner<CpuBackend> for FlushingJacobi {
+    fn apply(
+        &mut self,
+        _be: &CpuBackend,
+        a: &QuadDiag,
+        r: &Vec<f64>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for i in 0..r.len() {
+            let ri = if self.exact {
+                r[i]
+            } else if self.noisy {
+                r[i] * self.rng.uniform(0.05, 1.95)
+            } else {
+                f16::from_f64(r[i]).to_f64()
+            };
+            z[i] = ri / a.d[i];
+        }
+        Ok(())
+    }
+    fn report(&self) -> PrecondReport {
+        PrecondReport {
+            name: "flushing-jacobi".into(),
+            params: BTreeMap::new(),
+        }
+    }
+    fn raise_precision(&mut self, _be: &CpuBackend) -> Result<Option<String>, BackendError> {
+        if self.can_raise && !self.exact {
+            self.exact = true;
+            Ok(Some("f64".into()))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// Runs the mock without and with a level to switch up to; the first must
+/// fail, the second switch once and converge. Returns the switch iteration.
+fn stall_case(noisy: bool) -> usize {
+    let be = CpuBackend::new();
+    let mut rng = Rng::new(13);
+    let a = random_matrix(&mut rng, (20, 20, 4), 1.0);
+    // ‖b‖ ~ 1e-4 per entry: the residual reaches f16's subnormal range
+    // (< 6e-5) after a few decades, long before rtol.
+    let b: Vec<f64> = (0..a.len()).map(|_| 1e-4 * rng.uniform(0.5, 1.5)).collect();
+    let rtol = 1e-10;
+    let p = CgParams {
+        max_iter: 4000,
+        ..params(rtol)
+    };
+
+    let mut stuck = FlushingJacobi {
+        exact: false,
+        can_raise: false,
+        noisy,
+        rng: Rng::new(1),
+    };
+    let mut x = vec![0.0; a.len()];
+    match pcg(&be, &a, &mut stuck, &b, &mut x, a.len(), &p) {
+        Ok(info) => panic!("reported convergence after {} iterations", info.iterations),
+        Err(SolveError::NoConvergence { rel, .. } | SolveError::Stagnated { rel, .. }) => {
+            let t = true_relative_residual(&be, &a, &b, &x, a.len(), 1.0).unwrap();
+            println!("f16-only: failed as it must, residual {rel:.2e} (true {t:.2e})");
+            assert!(t > rtol);
+        }
+        Err(e @ SolveError::Breakdown { .. }) => println!("f16-only: failed as it must: {e}"),
+        Err(e) => panic!("unexpected error {e}"),
+    }
+
+    let mut adaptive = FlushingJacobi {
+        exact: false,
+        can_raise: true,
+        noisy,
+        rng: Rng::new(1),
+    };
+    let mut x = vec![0.0; a.len()];
+    let info = pcg(&be, &a, &mut adaptive, &b, &mut x, a.len(), &p).unwrap();
+    let t = true_relative_residual(&be, &a, &b, &x, a.len(), 1.0).unwrap();
+    println!(
+        "adaptive: switches {:?}, {} iterations, true residual {t:.2e}",
+        info.precision_switches, info.iterations
+    );
+    assert_eq!(info.precision_switches.len(), 1, "one switch to f64");
+    assert!(t <= rtol, "true residual {t:e}");
+    info.precision_switches[0].0
+}
+
+/// Flushing makes r·z vanish: PCG breaks down, which is a failure, or with
+/// a level to go to, a switch.
+#[test]
+fn a_breakdown_under_low_precision_switches_up_or_fails() {
+    stall_case(false);
+}
+
+/// No progress, no breakdown: the plateau detector must switch.
+#[test]
+fn a_plateau_under_low_precision_switches_up_or_fails() {
+    let at = stall_case(true);
+    assert!(at >= 1000, "switched at {at}, before the stall window");
+}
