@@ -1,9 +1,24 @@
 //! Minimum-compliance topology optimization (3D SIMP) on a structured hex
 //! mesh, matrix-free on the same backends as the thermal solver.
+//!
+//! Pipeline: [`problem`] ([`presets`] or a [`custom`] TOML) → [`mesh`] and
+//! [`element`] → [`optimize`] (the loop: [`filter`], [`projection`], the
+//! elastic solve [`cg`] over an [`ElasticBackend`] — [`cpu`] on the host —,
+//! [`oc`], [`continuation`]) → outputs.
 
 pub mod backend;
+pub mod cg;
+pub mod continuation;
+pub mod cpu;
+pub mod custom;
 pub mod element;
+pub mod filter;
 pub mod mesh;
+pub mod oc;
+pub mod optimize;
+pub mod presets;
+pub mod problem;
+pub mod projection;
 
 pub use backend::{ElasticBackend, OpPrecision, OperatorKind};
 pub use element::{hex8_stiffness, ElementMatrix};
