@@ -4,6 +4,7 @@
 
 mod device;
 mod solve;
+mod topopt;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +29,9 @@ enum Command {
     /// Benchmark SpMV and PCG against the memory-bandwidth floor (GPU and CPU)
     /// on mol_f2f at several grid sizes.
     Bench(cuth::bench::BenchArgs),
+    /// Minimum-compliance 3D topology optimization (SIMP, matrix-free):
+    /// densities (VTK, PNG views, STL), history.csv and summary.json under --out.
+    Topopt(topopt::TopoptArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -38,6 +42,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Bench(args) => cuth::bench::run(&args),
+        Command::Topopt(args) => topopt::run(&args),
     }
 }
 
@@ -47,7 +52,11 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     use cuth::stack::StackError;
     use cuth::thermal::steady::SteadyError;
     for cause in err.chain() {
-        if cause.is::<StackError>() || cause.is::<PowerError>() || cause.is::<solve::UsageError>() {
+        if cause.is::<StackError>()
+            || cause.is::<PowerError>()
+            || cause.is::<solve::UsageError>()
+            || cause.is::<cuth::topopt::problem::ProblemError>()
+        {
             return 2;
         }
         if let Some(SteadyError::Power(_)) = cause.downcast_ref::<SteadyError>() {

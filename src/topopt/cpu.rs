@@ -29,6 +29,9 @@ pub struct CpuElastic {
     e32: Vec<f32>,
     fixed: Vec<bool>,
     pub kind: OperatorKind,
+    /// Scratch: the masked input of the last pass.
+    xm64: Vec<f64>,
+    xm32: Vec<f32>,
 }
 
 /// The float type an operator pass computes in.
@@ -66,18 +69,31 @@ fn check(n: usize, lens: &[usize]) -> Result<(), BackendError> {
 }
 
 impl CpuElastic {
-    /// y = K x over all nodes, calling `row(dof, (K x)_dof)`-style sinks per
-    /// chunk; returns the chunk partial sums of `f(dof, y_dof)` in order.
+    /// xm = x with fixed DOFs zeroed, in the operator's float type: a fixed
+    /// DOF's value must not reach a free row.
+    fn masked<T: Real>(&self, x: &[f64], xm: &mut Vec<T>) {
+        xm.resize(x.len(), T::ZERO);
+        xm.par_iter_mut()
+            .zip(x.par_iter().zip(self.fixed.par_iter()))
+            .for_each(|(m, (&v, &f))| *m = if f { T::ZERO } else { T::of(v) });
+    }
+
+    /// y = K x given xm (see [`Self::masked`]); returns Σ f(d, y_d), summed
+    /// per chunk and then in chunk order.
     fn apply<T: Real>(
         &self,
         ke: &[[T; 24]; 24],
         e: &[T],
         x: &[f64],
+        xm: &[T],
         y: &mut [f64],
         f: impl Fn(usize, f64) -> f64 + Sync,
     ) -> f64 {
         let m = self.mesh;
         let [nx, ny, nz] = [m.nelx, m.nely, m.nelz];
+        let (sy, sz) = (nx + 1, (nx + 1) * (ny + 1));
+        // Node-index offset of local node b from local node 0.
+        let off: [usize; 8] = LOCAL_NODES.map(|[di, dj, dk]| di + dj * sy + dk * sz);
         let parts: Vec<f64> = y
             .par_chunks_mut(3 * NODE_CHUNK)
             .enumerate()
@@ -87,34 +103,31 @@ impl CpuElastic {
                     let n = c * NODE_CHUNK + k;
                     let [i, j, l] = m.node_coords(n);
                     let mut acc = [T::ZERO; 3];
-                    if !(self.fixed[3 * n] && self.fixed[3 * n + 1] && self.fixed[3 * n + 2]) {
-                        for (a, off) in LOCAL_NODES.iter().enumerate() {
-                            // The element in which node n is local node a.
-                            if i < off[0] || j < off[1] || l < off[2] {
-                                continue;
+                    for (a, o) in LOCAL_NODES.iter().enumerate() {
+                        // The element in which node n is local node a.
+                        if i < o[0] || j < o[1] || l < o[2] {
+                            continue;
+                        }
+                        let (ex, ey, ez) = (i - o[0], j - o[1], l - o[2]);
+                        if ex >= nx || ey >= ny || ez >= nz {
+                            continue;
+                        }
+                        let base = n - off[a];
+                        let mut xe = [T::ZERO; 24];
+                        for (b, ob) in off.iter().enumerate() {
+                            let g = 3 * (base + ob);
+                            xe[3 * b] = xm[g];
+                            xe[3 * b + 1] = xm[g + 1];
+                            xe[3 * b + 2] = xm[g + 2];
+                        }
+                        let ee = e[m.element(ex, ey, ez)];
+                        for (cmp, acc_c) in acc.iter_mut().enumerate() {
+                            let row = &ke[3 * a + cmp];
+                            let mut s = T::ZERO;
+                            for q in 0..24 {
+                                s = s + row[q] * xe[q];
                             }
-                            let (ex, ey, ez) = (i - off[0], j - off[1], l - off[2]);
-                            if ex >= nx || ey >= ny || ez >= nz {
-                                continue;
-                            }
-                            let el = m.element(ex, ey, ez);
-                            let dofs = m.element_dofs(el);
-                            let xe: [T; 24] = std::array::from_fn(|q| {
-                                let d = dofs[q];
-                                if self.fixed[d] {
-                                    T::ZERO
-                                } else {
-                                    T::of(x[d])
-                                }
-                            });
-                            for (cmp, acc_c) in acc.iter_mut().enumerate() {
-                                let row = &ke[3 * a + cmp];
-                                let mut s = T::ZERO;
-                                for q in 0..24 {
-                                    s = s + row[q] * xe[q];
-                                }
-                                *acc_c = *acc_c + e[el] * s;
-                            }
+                            *acc_c = *acc_c + ee * s;
                         }
                     }
                     for (cmp, out) in yn.iter_mut().enumerate() {
@@ -150,6 +163,8 @@ impl ElasticBackend for CpuBackend {
             e32: vec![1.0; mesh.elements()],
             fixed: fixed.to_vec(),
             kind,
+            xm64: Vec::new(),
+            xm32: Vec::new(),
         })
     }
 
@@ -172,8 +187,20 @@ impl ElasticBackend for CpuBackend {
         check(op.mesh.dofs(), &[x.len(), y.len()])?;
         let dot = |d: usize, v: f64| x[d] * v;
         s[out] = match precision {
-            OpPrecision::F64 => op.apply(&op.ke64, &op.e64, x, y, dot),
-            OpPrecision::F32 => op.apply(&op.ke32, &op.e32, x, y, dot),
+            OpPrecision::F64 => {
+                let mut xm = std::mem::take(&mut op.xm64);
+                op.masked(x, &mut xm);
+                let v = op.apply(&op.ke64, &op.e64, x, &xm, y, dot);
+                op.xm64 = xm;
+                v
+            }
+            OpPrecision::F32 => {
+                let mut xm = std::mem::take(&mut op.xm32);
+                op.masked(x, &mut xm);
+                let v = op.apply(&op.ke32, &op.e32, x, &xm, y, dot);
+                op.xm32 = xm;
+                v
+            }
         };
         Ok(())
     }
@@ -188,8 +215,11 @@ impl ElasticBackend for CpuBackend {
         out: usize,
     ) -> Result<(), BackendError> {
         check(op.mesh.dofs(), &[b.len(), x.len(), r.len()])?;
-        // r = K x first, then r = b − r in the same chunk pass's sink.
-        op.apply(&op.ke64, &op.e64, x, r, |_, _| 0.0);
+        // r = K x, then r = b − r with its chunked norm.
+        let mut xm = std::mem::take(&mut op.xm64);
+        op.masked(x, &mut xm);
+        op.apply(&op.ke64, &op.e64, x, &xm, r, |_, _| 0.0);
+        op.xm64 = xm;
         s[out] = r
             .par_chunks_mut(3 * NODE_CHUNK)
             .zip(b.par_chunks(3 * NODE_CHUNK))

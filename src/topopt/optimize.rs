@@ -260,7 +260,7 @@ pub fn optimize<B: ElasticBackend>(
         observer(&it);
         history.push(it);
 
-        match cont.advance(change) {
+        match cont.advance(compliance, change) {
             Step::Continue => {}
             Step::NextStage => {
                 let s = cont.current();
