@@ -268,6 +268,8 @@ fn summary(
             "max_iter_per_solve": args.cg_max_iter,
             "total_iterations": o.cg_iterations,
             "failed_solves": o.cg_failures,
+            "outer_corrections": o.history.iter().map(|i| i.cg_outer).sum::<usize>(),
+            "solves_switched_to_f64": o.history.iter().filter(|i| i.cg_switched).count(),
             "failed_at": o.history.iter().filter(|i| i.cg_failed)
                 .map(|i| i.iteration).collect::<Vec<_>>(),
         },

@@ -60,6 +60,10 @@ pub struct Iterate {
     pub beta: f64,
     pub cg_iterations: usize,
     pub cg_rel_residual: f64,
+    /// Outer residual corrections of the solve.
+    pub cg_outer: usize,
+    /// The mixed solve fell back to the f64 inner operator.
+    pub cg_switched: bool,
     /// PCG stopped without reaching rtol (cap or stagnation).
     pub cg_failed: bool,
     /// Wall time of the iteration.
@@ -228,6 +232,8 @@ pub fn optimize<B: ElasticBackend>(
             beta: stage.beta,
             cg_iterations: info.iterations,
             cg_rel_residual: info.rel_residual,
+            cg_outer: info.outer,
+            cg_switched: info.switched_to_f64,
             cg_failed: failed,
             seconds: t0.elapsed().as_secs_f64(),
         };
