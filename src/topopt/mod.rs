@@ -12,6 +12,7 @@ pub mod continuation;
 pub mod cpu;
 pub mod custom;
 pub mod element;
+pub mod evaluate;
 pub mod filter;
 pub mod mesh;
 pub mod oc;

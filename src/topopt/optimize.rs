@@ -21,14 +21,13 @@
 //! `best.valid` is false.
 
 use super::backend::{ElasticBackend, OperatorKind};
-use super::cg::{self, CgError, CgInfo, CgParams, Workspace};
+use super::cg::CgParams;
 use super::continuation::{Continuation, Schedule, Step};
-use super::element::hex8_stiffness;
+pub use super::evaluate::OptimizeError;
+use super::evaluate::{Evaluator, Physical};
 use super::filter::DensityFilter;
 use super::oc;
-use super::problem::{Passive, Problem, E0, E_MIN};
-use super::projection;
-use crate::backend::BackendError;
+use super::problem::{Passive, Problem};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -100,13 +99,6 @@ pub struct Outcome {
     pub cg_iterations: usize,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum OptimizeError {
-    #[error(transparent)]
-    Backend(#[from] BackendError),
-    #[error("elastic solve failed at iteration {iteration}: {source}")]
-    Solve { iteration: usize, source: CgError },
-}
 
 /// Runs the optimization; `observer` sees each iterate as it completes.
 pub fn optimize<B: ElasticBackend>(
@@ -116,18 +108,8 @@ pub fn optimize<B: ElasticBackend>(
     observer: &mut dyn FnMut(&Iterate),
 ) -> Result<Outcome, OptimizeError> {
     let mesh = problem.mesh;
-    let (n_el, n_dof) = (mesh.elements(), mesh.dofs());
-    let ke = hex8_stiffness(problem.nu);
-    let mut op = be.elastic_new(&mesh, &ke, &problem.fixed, opts.operator)?;
-    let mut work = Workspace::new(be, n_dof)?;
-    // Forces on fixed DOFs are reactions, not loads: zero them (backend.rs).
-    let f_host: Vec<f64> = (0..n_dof)
-        .map(|d| if problem.fixed[d] { 0.0 } else { problem.force[d] })
-        .collect();
-    let f = be.upload(&f_host)?;
-    let mut u = be.zeros(n_dof)?;
-
-    let design: Vec<bool> = problem.passive.iter().map(|&p| p == Passive::Design).collect();
+    let n_el = mesh.elements();
+    let mut eval = Evaluator::new(be, problem, opts.operator, opts.cg)?;
     let mut x: Vec<f64> = problem
         .passive
         .iter()
@@ -139,7 +121,6 @@ pub fn optimize<B: ElasticBackend>(
         .collect();
     let mut cont = Continuation::new(opts.schedule.clone());
     let mut filter = DensityFilter::new(mesh, cont.current().rmin);
-    let mut physical = Physical::new(n_el);
 
     let mut history = Vec::new();
     let mut best: Option<Best> = None;
@@ -150,65 +131,25 @@ pub fn optimize<B: ElasticBackend>(
     for iteration in 1..=opts.max_iterations {
         let t0 = Instant::now();
         let stage = cont.current();
-        physical.update(&filter, stage.beta, &x, &problem.passive);
-        let rho = &physical.rho;
-
-        // E = Emin + ρ̄ᵖ (E0 − Emin)
-        let e: Vec<f64> = rho
-            .par_iter()
-            .map(|&r| E_MIN + r.powf(stage.penal) * (E0 - E_MIN))
-            .collect();
-        be.elastic_set_moduli(&mut op, &e)?;
-        work.refresh_diagonal(be, &mut op)?;
-        let (info, failed) = match cg::solve(be, &mut op, &f, &mut u, &mut work, &opts.cg) {
-            Ok(info) => (info, false),
-            Err(err) => match err.info() {
-                Some(info) if info.rel_residual.is_finite() && info.rel_residual < 1.0 => {
-                    (info, true)
-                }
-                _ => return Err(OptimizeError::Solve { iteration, source: err }),
-            },
-        };
+        let ev = eval
+            .evaluate(&filter, stage.penal, stage.beta, &x)
+            .map_err(|e| e.at(iteration))?;
+        let (info, failed) = (ev.cg, ev.cg_failed);
         cg_total += info.iterations;
         cg_failures += failed as usize;
-
-        let ce = be.element_energies(&mut op, &u)?;
-        let compliance: f64 = e.par_iter().zip(ce.par_iter()).map(|(e, c)| e * c).sum();
-        let volume = mean(rho);
-        let grayness = 4.0 * rho.par_iter().map(|r| r * (1.0 - r)).sum::<f64>() / n_el as f64;
-
-        // Sensitivities with respect to ρ̄, then ρ̃ (projection), then x (filter).
-        let mut dc: Vec<f64> = (0..n_el)
-            .into_par_iter()
-            .map(|i| {
-                let dr = if design[i] {
-                    -stage.penal * rho[i].powf(stage.penal - 1.0) * (E0 - E_MIN) * ce[i]
-                } else {
-                    0.0
-                };
-                dr * physical.slope[i]
-            })
-            .collect();
-        let mut dv: Vec<f64> = (0..n_el)
-            .into_par_iter()
-            .map(|i| if design[i] { physical.slope[i] / n_el as f64 } else { 0.0 })
-            .collect();
-        let mut tmp = vec![0.0; n_el];
-        filter.apply_transpose(&dc, &mut tmp);
-        std::mem::swap(&mut dc, &mut tmp);
-        filter.apply_transpose(&dv, &mut tmp);
-        std::mem::swap(&mut dv, &mut tmp);
+        let (compliance, volume, grayness) = (ev.compliance, ev.volume, ev.grayness);
+        let rho = eval.rho();
 
         let mut trial = Physical::new(n_el);
         let vol_of = |y: &[f64]| {
             trial.update_rho(&filter, stage.beta, y, &problem.passive);
-            mean(&trial.rho)
+            trial.volume()
         };
         oc::update(
             &x,
-            &dc,
-            &dv,
-            &design,
+            &ev.dc,
+            &ev.dv,
+            eval.design(),
             stage.move_limit,
             problem.volfrac,
             vol_of,
@@ -260,7 +201,7 @@ pub fn optimize<B: ElasticBackend>(
                 volume,
                 grayness,
                 valid,
-                rho: rho.clone(),
+                rho: rho.to_vec(),
             });
         }
         observer(&it);
@@ -288,78 +229,4 @@ pub fn optimize<B: ElasticBackend>(
         cg_failures,
         cg_iterations: cg_total,
     })
-}
-
-/// ρ̄ = passive(H_β(F x)) and the slope dρ̄/dρ̃ (0 on passive elements).
-struct Physical {
-    filtered: Vec<f64>,
-    rho: Vec<f64>,
-    slope: Vec<f64>,
-}
-
-impl Physical {
-    fn new(n: usize) -> Physical {
-        Physical {
-            filtered: vec![0.0; n],
-            rho: vec![0.0; n],
-            slope: vec![0.0; n],
-        }
-    }
-
-    fn update(&mut self, filter: &DensityFilter, beta: f64, x: &[f64], passive: &[Passive]) {
-        self.update_rho(filter, beta, x, passive);
-        projection::derivative(beta, &self.filtered, &mut self.slope);
-        self.slope
-            .par_iter_mut()
-            .zip(passive.par_iter())
-            .for_each(|(s, p)| {
-                if *p != Passive::Design {
-                    *s = 0.0;
-                }
-            });
-    }
-
-    fn update_rho(&mut self, filter: &DensityFilter, beta: f64, x: &[f64], passive: &[Passive]) {
-        filter.apply(x, &mut self.filtered);
-        projection::project(beta, &self.filtered, &mut self.rho);
-        self.rho
-            .par_iter_mut()
-            .zip(passive.par_iter())
-            .for_each(|(r, p)| match p {
-                Passive::Design => {}
-                Passive::Solid => *r = 1.0,
-                Passive::Void => *r = 0.0,
-            });
-    }
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.par_iter().sum::<f64>() / v.len() as f64
-}
-
-/// The compliance fᵀu of `problem` at uniform physical density `rho`
-/// (no optimization), with its solve report: a check of the operator and
-/// the solver against mesh refinement and energy balance.
-pub fn uniform_compliance<B: ElasticBackend>(
-    be: &B,
-    problem: &Problem,
-    rho: f64,
-    params: &CgParams,
-) -> Result<(f64, CgInfo), OptimizeError> {
-    let mesh = problem.mesh;
-    let ke = hex8_stiffness(problem.nu);
-    let mut op = be.elastic_new(&mesh, &ke, &problem.fixed, OperatorKind::NodeCentred)?;
-    let e = vec![E_MIN + rho.powf(problem.penal) * (E0 - E_MIN); mesh.elements()];
-    be.elastic_set_moduli(&mut op, &e)?;
-    let mut work = Workspace::new(be, mesh.dofs())?;
-    work.refresh_diagonal(be, &mut op)?;
-    let f_host: Vec<f64> = (0..mesh.dofs())
-        .map(|d| if problem.fixed[d] { 0.0 } else { problem.force[d] })
-        .collect();
-    let f = be.upload(&f_host)?;
-    let mut u = be.zeros(mesh.dofs())?;
-    let info = cg::solve(be, &mut op, &f, &mut u, &mut work, params)
-        .map_err(|source| OptimizeError::Solve { iteration: 0, source })?;
-    let u = be.download(&u)?;
-    Ok((f_host.iter().zip(&u).map(|(a, b)| a * b).sum(), info))
 }
