@@ -113,7 +113,10 @@ fn check_args(args: &TopoptArgs) -> Result<(), UsageError> {
         return Err(UsageError("--iterations must be at least 1".into()));
     }
     if !(args.rtol > 0.0 && args.rtol < 1.0) {
-        return Err(UsageError(format!("--rtol must be in (0, 1), got {}", args.rtol)));
+        return Err(UsageError(format!(
+            "--rtol must be in (0, 1), got {}",
+            args.rtol
+        )));
     }
     if args.cg_max_iter == 0 {
         return Err(UsageError("--cg-max-iter must be at least 1".into()));
@@ -164,7 +167,11 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
             b.compliance,
             b.volume,
             b.grayness,
-            if b.valid { "" } else { " (NOT volume-feasible)" }
+            if b.valid {
+                ""
+            } else {
+                " (NOT volume-feasible)"
+            }
         );
         println!(
             "results: {} (written in {:.2} s)",
@@ -180,15 +187,17 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
 /// `run_on(&cuth::backend::cuda::CudaBackend::new(0)?, problem, args)`.
 fn cuda_topopt(problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
     let _ = (problem, args);
-    anyhow::bail!(
-        "cuth topopt on CUDA is not built in this branch (topocore); use --device cpu"
-    )
+    anyhow::bail!("cuth topopt on CUDA is not built in this branch (topocore); use --device cpu")
 }
 
 type RunResult = (Outcome, cuth::backend::DeviceReport, f64);
 
 /// The optimization on one backend, with the progress bar.
-fn run_on<B: ElasticBackend>(be: &B, problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
+fn run_on<B: ElasticBackend>(
+    be: &B,
+    problem: &Problem,
+    args: &TopoptArgs,
+) -> anyhow::Result<RunResult> {
     let opts = OptimizeOptions {
         max_iterations: args.iterations,
         operator: args.operator,
@@ -301,11 +310,19 @@ fn write_results(
     o: &Outcome,
     summary: &serde_json::Value,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let mut csv = String::from("iteration,compliance,volume,grayness,cg_iterations,seconds,beta,penal\n");
+    let mut csv =
+        String::from("iteration,compliance,volume,grayness,cg_iterations,seconds,beta,penal\n");
     for i in &o.history {
         csv.push_str(&format!(
             "{},{:e},{},{},{},{},{},{}\n",
-            i.iteration, i.compliance, i.volume, i.grayness, i.cg_iterations, i.seconds, i.beta, i.penal
+            i.iteration,
+            i.compliance,
+            i.volume,
+            i.grayness,
+            i.cg_iterations,
+            i.seconds,
+            i.beta,
+            i.penal
         ));
     }
     let files = [

@@ -198,7 +198,8 @@ pub fn solve<B: ElasticBackend>(
                 // Continue on u itself from the true residual in ro.
                 let stop = 0.81 * params.rtol * params.rtol * ff;
                 be.copy(&w.ro, &mut w.k.r)?;
-                info.iterations += pcg_core(be, op, precision, u, &mut w.k, rr, stop, left, params)?;
+                info.iterations +=
+                    pcg_core(be, op, precision, u, &mut w.k, rr, stop, left, params)?;
             }
             CgMode::Mixed => {
                 // K e ≈ ro from e = 0; then u = e + u (β = s[BB]/s[BB] = 1).
@@ -206,7 +207,9 @@ pub fn solve<B: ElasticBackend>(
                 let stop = inner * inner * rr;
                 be.copy(&w.ro, &mut w.k.r)?;
                 be.copy(&w.zero, &mut w.e)?;
-                info.iterations += pcg_core(be, op, precision, &mut w.e, &mut w.k, rr, stop, left, params)?;
+                info.iterations += pcg_core(
+                    be, op, precision, &mut w.e, &mut w.k, rr, stop, left, params,
+                )?;
                 let one = Ratio { num: BB, den: BB };
                 be.xpay(one, &w.e, u, &w.k.s)?; // u = e + u
             }
@@ -230,7 +233,11 @@ pub fn solve<B: ElasticBackend>(
         }
         rel = new_rel;
         info.rel_residual = rel;
-        let restarts = if params.mode == CgMode::F64 { info.outer } else { 0 };
+        let restarts = if params.mode == CgMode::F64 {
+            info.outer
+        } else {
+            0
+        };
         if stalls > MAX_STALLS || restarts > MAX_RESTARTS {
             return Err(CgError::Stagnated {
                 info,
@@ -276,7 +283,15 @@ fn pcg_core<B: ElasticBackend>(
         }
         be.divide(&w.r, &w.d, &mut w.z)?; // z = r ⊘ d
         be.dot(&w.r, &w.z, &mut w.s, next)?; // s[next] = r·z
-        be.xpay(Ratio { num: next, den: cur }, &w.z, &mut w.p, &w.s)?; // p = z + β p
+        be.xpay(
+            Ratio {
+                num: next,
+                den: cur,
+            },
+            &w.z,
+            &mut w.p,
+            &w.s,
+        )?; // p = z + β p
     }
     Ok(max_iter)
 }

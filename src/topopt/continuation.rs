@@ -158,8 +158,14 @@ impl Continuation {
         let (lo, hi) = self
             .recent
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &c| (a.min(c), b.max(c)));
-        let ctol = if self.is_final() { s.final_ctol } else { s.stage_ctol };
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &c| {
+                (a.min(c), b.max(c))
+            });
+        let ctol = if self.is_final() {
+            s.final_ctol
+        } else {
+            s.stage_ctol
+        };
         let flat = self.recent.len() == WINDOW && hi - lo <= ctol * compliance.abs();
         let stalled = self.iters_in_stage >= s.min_stage_iters && (change < s.tol || flat);
         if self.is_final() {

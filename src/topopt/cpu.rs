@@ -237,7 +237,11 @@ impl ElasticBackend for CpuBackend {
         Ok(())
     }
 
-    fn elastic_diagonal(&self, op: &mut CpuElastic, diag: &mut Vec<f64>) -> Result<(), BackendError> {
+    fn elastic_diagonal(
+        &self,
+        op: &mut CpuElastic,
+        diag: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
         let m = op.mesh;
         check(m.dofs(), &[diag.len()])?;
         diag.par_chunks_mut(3).enumerate().for_each(|(n, dn)| {
@@ -271,7 +275,11 @@ impl ElasticBackend for CpuBackend {
         Ok(())
     }
 
-    fn element_energies(&self, op: &mut CpuElastic, u: &Vec<f64>) -> Result<Vec<f64>, BackendError> {
+    fn element_energies(
+        &self,
+        op: &mut CpuElastic,
+        u: &Vec<f64>,
+    ) -> Result<Vec<f64>, BackendError> {
         let m = op.mesh;
         check(m.dofs(), &[u.len()])?;
         Ok((0..m.elements())

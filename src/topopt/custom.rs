@@ -123,10 +123,16 @@ pub fn from_toml(
     })?;
     let err = |field: &str, m: String| ProblemError::new(origin, field, m);
     if f.domain.iter().any(|&l| !(l > 0.0 && l.is_finite())) {
-        return Err(err("domain", format!("lengths must be > 0, got {:?}", f.domain)));
+        return Err(err(
+            "domain",
+            format!("lengths must be > 0, got {:?}", f.domain),
+        ));
     }
     if f.mesh.contains(&0) {
-        return Err(err("mesh", format!("element counts must be ≥ 1, got {:?}", f.mesh)));
+        return Err(err(
+            "mesh",
+            format!("element counts must be ≥ 1, got {:?}", f.mesh),
+        ));
     }
     let h = f.domain[0] / f.mesh[0] as f64;
     for a in 1..3 {
@@ -170,12 +176,10 @@ pub fn from_toml(
         let region = selection(&p, &at, origin, &field)?;
         let mut dirs = [false; 3];
         for d in &s.fix {
-            let c = ["x", "y", "z"].iter().position(|a| a == d).ok_or_else(|| {
-                err(
-                    &format!("{field}.fix"),
-                    format!("`{d}` is not x, y or z"),
-                )
-            })?;
+            let c = ["x", "y", "z"]
+                .iter()
+                .position(|a| a == d)
+                .ok_or_else(|| err(&format!("{field}.fix"), format!("`{d}` is not x, y or z")))?;
             dirs[c] = true;
         }
         if dirs == [false; 3] {
@@ -209,7 +213,10 @@ pub fn from_toml(
             return Err(err(&field, "min exceeds max".into()));
         }
         if b.kind == Passive::Design {
-            return Err(err(&format!("{field}.kind"), "must be solid or void".into()));
+            return Err(err(
+                &format!("{field}.kind"),
+                "must be solid or void".into(),
+            ));
         }
         if p.set_passive(b.min, b.max, b.kind) == 0 {
             return Err(err(&field, "contains no element centre".into()));
@@ -237,7 +244,11 @@ fn selection(p: &Problem, s: &Selector, origin: &str, field: &str) -> Result<Reg
             };
             let mut seen = [false; 3];
             for face in w.split(',').map(str::trim) {
-                let bad = || err(format!("`{face}` in where = \"{w}\" is not x0 x1 y0 y1 z0 z1"));
+                let bad = || {
+                    err(format!(
+                        "`{face}` in where = \"{w}\" is not x0 x1 y0 y1 z0 z1"
+                    ))
+                };
                 let mut ch = face.chars();
                 let a = match ch.next() {
                     Some('x') => 0,

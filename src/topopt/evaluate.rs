@@ -65,7 +65,13 @@ impl Physical {
     }
 
     /// ρ̄ only (what the OC volume search needs).
-    pub fn update_rho(&mut self, filter: &DensityFilter, beta: f64, x: &[f64], passive: &[Passive]) {
+    pub fn update_rho(
+        &mut self,
+        filter: &DensityFilter,
+        beta: f64,
+        x: &[f64],
+        passive: &[Passive],
+    ) {
         filter.apply(x, &mut self.filtered);
         projection::project(beta, &self.filtered, &mut self.rho);
         self.rho
@@ -124,7 +130,13 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
         let ke = hex8_stiffness(problem.nu);
         let op = be.elastic_new(&mesh, &ke, &problem.fixed, operator)?;
         let f_host: Vec<f64> = (0..mesh.dofs())
-            .map(|d| if problem.fixed[d] { 0.0 } else { problem.force[d] })
+            .map(|d| {
+                if problem.fixed[d] {
+                    0.0
+                } else {
+                    problem.force[d]
+                }
+            })
             .collect();
         Ok(Evaluator {
             be,
@@ -133,7 +145,11 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             work: Workspace::new(be, mesh.dofs())?,
             f: be.upload(&f_host)?,
             u: be.zeros(mesh.dofs())?,
-            design: problem.passive.iter().map(|&p| p == Passive::Design).collect(),
+            design: problem
+                .passive
+                .iter()
+                .map(|&p| p == Passive::Design)
+                .collect(),
             physical: Physical::new(mesh.elements()),
             cg,
         })
@@ -173,7 +189,14 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             .collect();
         be.elastic_set_moduli(&mut self.op, &e)?;
         self.work.refresh_diagonal(be, &mut self.op)?;
-        let solved = cg::solve(be, &mut self.op, &self.f, &mut self.u, &mut self.work, &self.cg);
+        let solved = cg::solve(
+            be,
+            &mut self.op,
+            &self.f,
+            &mut self.u,
+            &mut self.work,
+            &self.cg,
+        );
         let (info, cg_failed) = match solved {
             Ok(info) => (info, false),
             Err(err) => match err.info() {

@@ -23,21 +23,33 @@ pub struct OcInfo {
     pub evaluations: usize,
 }
 
-/// One OC step. `dc` (≤ 0) and `dv` (≥ 0) are the sensitivities of
-/// compliance and volume with respect to the design `x`; `design[i]` false
-/// keeps `x[i]` (passive). `volume(x_new)` returns the physical volume
+/// The inputs of one OC step.
+pub struct OcStep<'a> {
+    /// Current design.
+    pub x: &'a [f64],
+    /// ∂c/∂x (≤ 0).
+    pub dc: &'a [f64],
+    /// ∂V/∂x (≥ 0).
+    pub dv: &'a [f64],
+    /// `design[i]` false keeps `x[i]` (passive).
+    pub design: &'a [bool],
+    pub move_limit: f64,
+    /// Volume fraction to meet.
+    pub target: f64,
+}
+
+/// One OC step into `out`; `volume(x_new)` returns the physical volume
 /// fraction of a trial design. Where dv is (numerically) zero the update
 /// ratio is undefined and `x` is kept.
-pub fn update(
-    x: &[f64],
-    dc: &[f64],
-    dv: &[f64],
-    design: &[bool],
-    move_limit: f64,
-    target: f64,
-    mut volume: impl FnMut(&[f64]) -> f64,
-    out: &mut [f64],
-) -> OcInfo {
+pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f64]) -> OcInfo {
+    let OcStep {
+        x,
+        dc,
+        dv,
+        design,
+        move_limit,
+        target,
+    } = *step;
     // ratio ᵢ = −dcᵢ / dvᵢ; its geometric mean centres the bracket.
     let ratio: Vec<f64> = dc
         .par_iter()
@@ -49,7 +61,11 @@ pub fn update(
         .zip(design)
         .filter(|(&r, &d)| d && r > 0.0)
         .fold((0.0, 0usize), |(s, n), (&r, _)| (s + r.ln(), n + 1));
-    let centre = if count > 0 { sum_log / count as f64 } else { 0.0 };
+    let centre = if count > 0 {
+        sum_log / count as f64
+    } else {
+        0.0
+    };
 
     let trial = |log_lambda: f64, out: &mut [f64]| {
         let lambda = log_lambda.exp();
@@ -134,12 +150,22 @@ mod tests {
     fn meets_a_linear_volume_and_respects_the_move_limit() {
         let n = 1000;
         let x = vec![0.3; n];
-        let dc: Vec<f64> = (0..n).map(|i| -1.0 - (i as f64 / 50.0).sin().abs()).collect();
+        let dc: Vec<f64> = (0..n)
+            .map(|i| -1.0 - (i as f64 / 50.0).sin().abs())
+            .collect();
         let dv = vec![1.0 / n as f64; n];
         let design: Vec<bool> = (0..n).map(|i| i % 10 != 0).collect();
         let mut out = vec![0.0; n];
         let vol = |y: &[f64]| y.iter().sum::<f64>() / n as f64;
-        let info = update(&x, &dc, &dv, &design, 0.2, 0.3, vol, &mut out);
+        let step = OcStep {
+            x: &x,
+            dc: &dc,
+            dv: &dv,
+            design: &design,
+            move_limit: 0.2,
+            target: 0.3,
+        };
+        let info = update(&step, vol, &mut out);
         assert!((info.volume - 0.3).abs() < 1e-8, "{info:?}");
         assert!((vol(&out) - 0.3).abs() < 1e-8);
         assert!(out.iter().all(|&v| (v - 0.3).abs() <= 0.2 + 1e-15));

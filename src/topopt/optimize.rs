@@ -99,7 +99,6 @@ pub struct Outcome {
     pub cg_iterations: usize,
 }
 
-
 /// Runs the optimization; `observer` sees each iterate as it completes.
 pub fn optimize<B: ElasticBackend>(
     be: &B,
@@ -145,16 +144,15 @@ pub fn optimize<B: ElasticBackend>(
             trial.update_rho(&filter, stage.beta, y, &problem.passive);
             trial.volume()
         };
-        oc::update(
-            &x,
-            &ev.dc,
-            &ev.dv,
-            eval.design(),
-            stage.move_limit,
-            problem.volfrac,
-            vol_of,
-            &mut x_new,
-        );
+        let step = oc::OcStep {
+            x: &x,
+            dc: &ev.dc,
+            dv: &ev.dv,
+            design: eval.design(),
+            move_limit: stage.move_limit,
+            target: problem.volfrac,
+        };
+        oc::update(&step, vol_of, &mut x_new);
         let change = x
             .par_iter()
             .zip(x_new.par_iter())

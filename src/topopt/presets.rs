@@ -61,7 +61,11 @@ impl MeshRequest {
 pub fn build(name: &str, mesh: &MeshRequest, load: LoadKind) -> Result<Problem, ProblemError> {
     let origin = format!("preset {name}");
     if [mesh.nelx, mesh.nely, mesh.nelz].contains(&Some(0)) {
-        return Err(ProblemError::new(&origin, "nel", "element counts must be ≥ 1"));
+        return Err(ProblemError::new(
+            &origin,
+            "nel",
+            "element counts must be ≥ 1",
+        ));
     }
     let p = match name {
         "cantilever" => cantilever(mesh, load),

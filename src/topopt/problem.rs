@@ -168,7 +168,10 @@ impl Problem {
     pub fn set_passive(&mut self, lo: [f64; 3], hi: [f64; 3], kind: Passive) -> usize {
         let mut count = 0;
         for e in 0..self.mesh.elements() {
-            let c = self.mesh.element_coords(e).map(|i| (i as f64 + 0.5) * self.h);
+            let c = self
+                .mesh
+                .element_coords(e)
+                .map(|i| (i as f64 + 0.5) * self.h);
             if (0..3).all(|a| c[a] >= lo[a] && c[a] <= hi[a]) {
                 self.passive[e] = kind;
                 count += 1;
@@ -184,10 +187,16 @@ impl Problem {
     pub fn validate(&self, origin: &str) -> Result<(), ProblemError> {
         let err = |f: &str, m: String| Err(ProblemError::new(origin, f, m));
         if !(self.volfrac > 0.0 && self.volfrac < 1.0) {
-            return err("volfrac", format!("must be in (0, 1), got {}", self.volfrac));
+            return err(
+                "volfrac",
+                format!("must be in (0, 1), got {}", self.volfrac),
+            );
         }
         if !(self.rmin > 0.0 && self.rmin <= 16.0) {
-            return err("rmin", format!("must be in (0, 16] elements, got {}", self.rmin));
+            return err(
+                "rmin",
+                format!("must be in (0, 16] elements, got {}", self.rmin),
+            );
         }
         if !(self.penal >= 1.0 && self.penal <= 8.0) {
             return err("penal", format!("must be in [1, 8], got {}", self.penal));
@@ -211,7 +220,11 @@ impl Problem {
             return err("load", "no force acts on a free DOF".into());
         }
         let n = self.mesh.elements() as f64;
-        let solid = self.passive.iter().filter(|&&p| p == Passive::Solid).count() as f64;
+        let solid = self
+            .passive
+            .iter()
+            .filter(|&&p| p == Passive::Solid)
+            .count() as f64;
         let void = self.passive.iter().filter(|&&p| p == Passive::Void).count() as f64;
         if solid / n > self.volfrac || (n - void) / n < self.volfrac {
             return err(
