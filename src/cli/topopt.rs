@@ -283,6 +283,7 @@ fn summary(
                 .map(|i| i.iteration).collect::<Vec<_>>(),
         },
         "schedule": Schedule::standard(p.penal, p.rmin),
+        "oc_volume_evaluations": o.history.iter().map(|i| i.oc_evaluations).sum::<usize>(),
         "iterations": o.history.len(),
         "stop": o.stop,
         "final_change": last.map(|i| i.change),
@@ -295,6 +296,8 @@ fn summary(
         },
         "timings_s": {
             "optimize": solve_s,
+            "elastic_solves": o.history.iter().map(|i| i.solve_seconds).sum::<f64>(),
+            "host_filter_oc": o.history.iter().map(|i| i.seconds - i.solve_seconds).sum::<f64>(),
             "total_before_output": t0.elapsed().as_secs_f64(),
         },
     })

@@ -103,6 +103,9 @@ pub struct Evaluation {
     /// CG stopped short of rtol (cap or stagnation) but the residual is
     /// still below 1: the evaluation is usable, and recorded as failed.
     pub cg_failed: bool,
+    /// Wall time of the elastic part (moduli, diagonal, PCG, energies), the
+    /// rest of an iteration being host work (filter, projection, OC).
+    pub solve_seconds: f64,
 }
 
 /// The device operator, the solver's work vectors and the warm-start
@@ -187,6 +190,7 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             .par_iter()
             .map(|&r| E_MIN + r.powf(penal) * (E0 - E_MIN))
             .collect();
+        let t_solve = std::time::Instant::now();
         be.elastic_set_moduli(&mut self.op, &e)?;
         self.work.refresh_diagonal(be, &mut self.op)?;
         let solved = cg::solve(
@@ -212,6 +216,7 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             },
         };
         let ce = be.element_energies(&mut self.op, &self.u)?;
+        let solve_seconds = t_solve.elapsed().as_secs_f64();
         let compliance: f64 = e.par_iter().zip(ce.par_iter()).map(|(e, c)| e * c).sum();
         let grayness = 4.0 * rho.par_iter().map(|r| r * (1.0 - r)).sum::<f64>() / n as f64;
 
@@ -233,6 +238,7 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             dv,
             cg: info,
             cg_failed,
+            solve_seconds,
         })
     }
 }

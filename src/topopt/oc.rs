@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 /// Volume error at which the multiplier search stops.
-const VOL_TOL: f64 = 1e-9;
+const VOL_TOL: f64 = 1e-7;
 /// Most volume evaluations per update.
 const MAX_EVALS: usize = 200;
 
@@ -36,6 +36,8 @@ pub struct OcStep<'a> {
     pub move_limit: f64,
     /// Volume fraction to meet.
     pub target: f64,
+    /// The multiplier of the previous step, where the search starts.
+    pub lambda_hint: Option<f64>,
 }
 
 /// One OC step into `out`; `volume(x_new)` returns the physical volume
@@ -49,6 +51,7 @@ pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f
         design,
         move_limit,
         target,
+        lambda_hint,
     } = *step;
     // ratio ᵢ = −dcᵢ / dvᵢ; its geometric mean centres the bracket.
     let ratio: Vec<f64> = dc
@@ -84,28 +87,46 @@ pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f
         volume(out) - target
     };
 
-    // Bracket: g(lo) ≥ 0 ≥ g(hi), g decreasing in log λ. Beyond ±60 (e^60)
-    // every design element sits at its move limit, so g is flat there.
-    let (mut lo, mut hi) = (centre - 60.0, centre + 60.0);
-    let mut g_lo = eval(lo, out);
+    // Bracket g(lo) ≥ 0 ≥ g(hi), g decreasing in log λ: from the previous
+    // step's λ (it changes little between iterations) or the centre, step
+    // outwards with growing strides. Beyond centre ± 60 (e^60) every design
+    // element sits at its move limit and g is flat: Vf is out of reach, and
+    // the extreme step is taken.
+    let t0 = lambda_hint
+        .map(f64::ln)
+        .filter(|t| t.is_finite() && (t - centre).abs() < 60.0)
+        .unwrap_or(centre);
+    let g0 = eval(t0, out);
     let mut evaluations = 1;
-    if g_lo <= 0.0 {
-        // Even the largest step up cannot reach Vf: take it.
-        return OcInfo {
-            lambda: lo.exp(),
-            volume: g_lo + target,
-            evaluations,
-        };
-    }
-    let mut g_hi = eval(hi, out);
-    evaluations += 1;
-    if g_hi >= 0.0 {
-        return OcInfo {
-            lambda: hi.exp(),
-            volume: g_hi + target,
-            evaluations,
-        };
-    }
+    let dir = if g0 > 0.0 { 1.0 } else { -1.0 };
+    let (mut ta, mut ga, mut stride) = (t0, g0, 0.25);
+    let (mut lo, mut g_lo, mut hi, mut g_hi) = loop {
+        if ga == 0.0 {
+            return OcInfo {
+                lambda: ta.exp(),
+                volume: target,
+                evaluations,
+            };
+        }
+        let tb = ta + dir * stride;
+        let gb = eval(tb, out);
+        evaluations += 1;
+        if gb * g0 <= 0.0 {
+            break if dir > 0.0 {
+                (ta, ga, tb, gb)
+            } else {
+                (tb, gb, ta, ga)
+            };
+        }
+        if (tb - centre).abs() > 60.0 {
+            return OcInfo {
+                lambda: tb.exp(),
+                volume: gb + target,
+                evaluations,
+            };
+        }
+        (ta, ga, stride) = (tb, gb, stride * 4.0);
+    };
     let (mut t, mut g) = (hi, g_hi);
     let mut side = 0i8;
     while evaluations < MAX_EVALS && g.abs() > VOL_TOL && hi - lo > 1e-13 {
@@ -164,12 +185,21 @@ mod tests {
             design: &design,
             move_limit: 0.2,
             target: 0.3,
+            lambda_hint: None,
         };
         let info = update(&step, vol, &mut out);
         assert!((info.volume - 0.3).abs() < 1e-8, "{info:?}");
         assert!((vol(&out) - 0.3).abs() < 1e-8);
         assert!(out.iter().all(|&v| (v - 0.3).abs() <= 0.2 + 1e-15));
         assert!((0..n).filter(|i| i % 10 == 0).all(|i| out[i] == 0.3));
-        assert!(info.evaluations < 60, "{info:?}");
+        assert!(info.evaluations < 30, "{info:?}");
+        // Warm start from the multiplier found: a handful of trials.
+        let warm = OcStep {
+            lambda_hint: Some(info.lambda * 1.1),
+            ..step
+        };
+        let again = update(&warm, vol, &mut out);
+        assert!((again.volume - 0.3).abs() < 1e-8, "{again:?}");
+        assert!(again.evaluations <= 6, "{again:?}");
     }
 }

@@ -67,6 +67,10 @@ pub struct Iterate {
     pub cg_failed: bool,
     /// Wall time of the iteration.
     pub seconds: f64,
+    /// Of which the elastic solve (see `Evaluation::solve_seconds`).
+    pub solve_seconds: f64,
+    /// Volume evaluations of the OC multiplier search.
+    pub oc_evaluations: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -127,6 +131,7 @@ pub fn optimize<B: ElasticBackend>(
     let (mut cg_failures, mut cg_total) = (0, 0);
     let mut stop = StopReason::IterationCap;
     let mut x_new = vec![0.0; n_el];
+    let mut lambda_hint = None;
     for iteration in 1..=opts.max_iterations {
         let t0 = Instant::now();
         let stage = cont.current();
@@ -151,8 +156,10 @@ pub fn optimize<B: ElasticBackend>(
             design: eval.design(),
             move_limit: stage.move_limit,
             target: problem.volfrac,
+            lambda_hint,
         };
-        oc::update(&step, vol_of, &mut x_new);
+        let oc_info = oc::update(&step, vol_of, &mut x_new);
+        lambda_hint = Some(oc_info.lambda);
         let change = x
             .par_iter()
             .zip(x_new.par_iter())
@@ -175,6 +182,8 @@ pub fn optimize<B: ElasticBackend>(
             cg_switched: info.switched_to_f64,
             cg_failed: failed,
             seconds: t0.elapsed().as_secs_f64(),
+            solve_seconds: ev.solve_seconds,
+            oc_evaluations: oc_info.evaluations,
         };
         // Best valid iterate of the latest stage reached.
         if cont.stage > best_stage {
