@@ -127,19 +127,19 @@ mod tests {
         let x: Vec<f64> = (0..n).map(|i| ((i * 7919 % 101) as f64) / 101.0).collect();
         let mut got = vec![0.0; n];
         f.apply(&x, &mut got);
-        for i in 0..n {
+        for (i, g) in got.iter().enumerate() {
             let ci = m.element_coords(i).map(|v| v as f64);
             let (mut num, mut den) = (0.0, 0.0);
-            for j in 0..n {
+            for (j, xj) in x.iter().enumerate() {
                 let cj = m.element_coords(j).map(|v| v as f64);
                 let d =
                     ((ci[0] - cj[0]).powi(2) + (ci[1] - cj[1]).powi(2) + (ci[2] - cj[2]).powi(2))
                         .sqrt();
                 let w = (rmin - d).max(0.0);
-                num += w * x[j];
+                num += w * xj;
                 den += w;
             }
-            assert!((got[i] - num / den).abs() < 1e-14, "element {i}");
+            assert!((g - num / den).abs() < 1e-14, "element {i}");
         }
     }
 
