@@ -88,8 +88,8 @@ pub mod csv;
 pub mod json;
 pub mod png;
 mod table;
-mod text;
-mod write;
+pub(crate) mod text;
+pub(crate) mod write;
 
 pub use table::{format_table, print_table};
 pub use write::write_steady;

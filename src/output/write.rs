@@ -13,10 +13,10 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// One output file, rendered.
-struct Rendered {
-    name: String,
-    bytes: Vec<u8>,
+/// One output file, rendered (also used by `topopt::output`).
+pub(crate) struct Rendered {
+    pub(crate) name: String,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// Writes the steady outputs into `dir` and returns their paths:
@@ -174,7 +174,7 @@ fn clean_up(dir: &Path, staged: &[PathBuf], created_dir: bool) {
 }
 
 /// Writes all temporaries, then renames them into place.
-fn commit(dir: &Path, files: &[Rendered]) -> Result<Vec<PathBuf>, OutputError> {
+pub(crate) fn commit(dir: &Path, files: &[Rendered]) -> Result<Vec<PathBuf>, OutputError> {
     let created_dir = !dir.is_dir();
     fs::create_dir_all(dir).map_err(|source| OutputError::Io {
         path: dir.to_path_buf(),

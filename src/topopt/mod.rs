@@ -1,10 +1,11 @@
-//! Minimum-compliance topology optimization (3D SIMP) on a structured hex
-//! mesh, matrix-free on the same backends as the thermal solver.
+//! Minimum-compliance topology optimization (3D SIMP, `cuth topopt`,
+//! DESIGN.md §7) on a structured hex mesh, matrix-free on the same backends
+//! as the thermal solver.
 //!
 //! Pipeline: [`problem`] ([`presets`] or a [`custom`] TOML) → [`mesh`] and
 //! [`element`] → [`optimize`] (the loop: [`filter`], [`projection`], the
 //! elastic solve [`cg`] over an [`ElasticBackend`] — [`cpu`] on the host —,
-//! [`oc`], [`continuation`]) → outputs.
+//! [`oc`], [`continuation`]) → [`output`].
 
 pub mod backend;
 pub mod cg;
@@ -17,6 +18,7 @@ pub mod filter;
 pub mod mesh;
 pub mod oc;
 pub mod optimize;
+pub mod output;
 pub mod presets;
 pub mod problem;
 pub mod projection;
