@@ -719,7 +719,19 @@ fn cli_runs_a_preset_end_to_end() {
     assert_eq!(summary["iterations"], 12);
     let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
     assert_eq!(history.lines().count(), 13);
-    assert!(out.join("summary.json").is_file());
+    for f in [
+        "density.vti",
+        "view_x.png",
+        "view_y.png",
+        "view_z.png",
+        "design.stl",
+        "summary.json",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(on_disk, summary);
 }
 
 #[test]

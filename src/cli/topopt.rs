@@ -9,6 +9,7 @@ use cuth::backend::cpu::CpuBackend;
 use cuth::topopt::cg::{CgMode, CgParams};
 use cuth::topopt::continuation::Schedule;
 use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome};
+use cuth::topopt::output::{self, DensityField, HistoryRow};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
 use cuth::topopt::problem::{Problem, E0, E_MIN};
 use cuth::topopt::{custom, ElasticBackend, OperatorKind};
@@ -212,19 +213,13 @@ fn run_on<B: ElasticBackend>(
     let bar = if args.quiet {
         indicatif::ProgressBar::hidden()
     } else {
-        indicatif::ProgressBar::with_draw_target(
-            Some(args.iterations as u64),
-            indicatif::ProgressDrawTarget::stderr(),
-        )
+        output::progress_bar(args.iterations)
     };
     let t = Instant::now();
     let mut warned = false;
     let outcome = optimize::optimize(be, problem, &opts, &mut |it: &Iterate| {
         bar.inc(1);
-        bar.set_message(format!(
-            "c {:.4e} vol {:.3} gray {:.3} cg {} p {} beta {}",
-            it.compliance, it.volume, it.grayness, it.cg_iterations, it.penal, it.beta
-        ));
+        bar.set_message(output::progress_message(&history_row(it)));
         if it.cg_failed && !warned && !args.quiet {
             bar.suspend(|| {
                 eprintln!(
@@ -303,44 +298,34 @@ fn summary(
     })
 }
 
-/// PLACEHOLDER until the topout branch (VTK, PNG views, STL, history.csv)
-/// is merged: writes history.csv and summary.json only, each to a temporary
-/// then renamed. At merge, replace the body with
-/// `cuth::topopt::output::write_outputs` on `DensityField` and `HistoryRow`.
+/// Density VTK image, PNG views, STL, history.csv and summary.json of the
+/// best iterate (staged: an error leaves nothing half-written).
 fn write_results(
     dir: &Path,
-    _p: &Problem,
+    p: &Problem,
     o: &Outcome,
     summary: &serde_json::Value,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let mut csv =
-        String::from("iteration,compliance,volume,grayness,cg_iterations,seconds,beta,penal\n");
-    for i in &o.history {
-        csv.push_str(&format!(
-            "{},{:e},{},{},{},{},{},{}\n",
-            i.iteration,
-            i.compliance,
-            i.volume,
-            i.grayness,
-            i.cg_iterations,
-            i.seconds,
-            i.beta,
-            i.penal
-        ));
+    let field = DensityField {
+        nelx: p.mesh.nelx,
+        nely: p.mesh.nely,
+        nelz: p.mesh.nelz,
+        h: p.h,
+        rho: &o.best.rho,
+    };
+    let rows: Vec<HistoryRow> = o.history.iter().map(history_row).collect();
+    output::write_outputs(dir, &field, &rows, summary)
+}
+
+fn history_row(i: &Iterate) -> HistoryRow {
+    HistoryRow {
+        iteration: i.iteration,
+        compliance: i.compliance,
+        volume: i.volume,
+        grayness: i.grayness,
+        cg_iterations: i.cg_iterations,
+        seconds: i.seconds,
+        beta: i.beta,
+        penal: i.penal,
     }
-    let files = [
-        ("history.csv", csv),
-        ("summary.json", serde_json::to_string_pretty(summary)?),
-    ];
-    std::fs::create_dir_all(dir)?;
-    let mut out = Vec::new();
-    for (name, text) in &files {
-        let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, text)?;
-        out.push((tmp, dir.join(name)));
-    }
-    for (tmp, path) in &out {
-        std::fs::rename(tmp, path)?;
-    }
-    Ok(out.into_iter().map(|(_, p)| p).collect())
 }
