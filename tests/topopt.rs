@@ -622,6 +622,37 @@ fn small_optimization_meets_volume_and_lowers_compliance() {
         .all(|i| i.compliance.is_finite() && i.compliance > 0.0));
 }
 
+#[test]
+fn cpu_optimization_does_not_depend_on_the_thread_count() {
+    let req = MeshRequest {
+        nelx: Some(12),
+        ..Default::default()
+    };
+    let p = presets::build("bridge", &req, LoadKind::Patch).unwrap();
+    let opts = OptimizeOptions {
+        max_iterations: 8,
+        operator: OperatorKind::NodeCentred,
+        cg: CgParams::default(),
+        schedule: Schedule::standard(3.0, 1.5),
+    };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let out = optimize(&CpuBackend::new(), &p, &opts, &mut |_| {}).unwrap();
+            let h: Vec<(f64, f64, usize)> = out
+                .history
+                .iter()
+                .map(|i| (i.compliance, i.volume, i.cg_iterations))
+                .collect();
+            (h, out.best.rho)
+        })
+    };
+    assert_eq!(run(1), run(3));
+}
+
 // ---------------------------------------------------------------- problem files
 
 fn from_toml(text: &str) -> Result<Problem, String> {

@@ -35,6 +35,21 @@ impl OptimizeError {
     }
 }
 
+/// Σᵢ f(i, vᵢ) in fixed-size chunks added in order: unlike rayon's `sum`,
+/// whose split points depend on scheduling, the result does not change from
+/// run to run or with the thread count.
+pub fn ordered_sum(v: &[f64], f: impl Fn(usize, f64) -> f64 + Sync) -> f64 {
+    const CHUNK: usize = 8192;
+    let parts: Vec<f64> = v
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            (chunk.iter().enumerate()).fold(0.0, |s, (k, &x)| s + f(c * CHUNK + k, x))
+        })
+        .collect();
+    parts.iter().sum()
+}
+
 /// ρ̄ = passive(H_β(F x)) and the slope dρ̄/dρ̃ (0 on passive elements).
 pub struct Physical {
     filtered: Vec<f64>,
@@ -86,7 +101,7 @@ impl Physical {
 
     /// Volume fraction of ρ̄.
     pub fn volume(&self) -> f64 {
-        self.rho.par_iter().sum::<f64>() / self.rho.len() as f64
+        ordered_sum(&self.rho, |_, r| r) / self.rho.len() as f64
     }
 }
 
@@ -217,8 +232,8 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
         };
         let ce = be.element_energies(&mut self.op, &self.u)?;
         let solve_seconds = t_solve.elapsed().as_secs_f64();
-        let compliance: f64 = e.par_iter().zip(ce.par_iter()).map(|(e, c)| e * c).sum();
-        let grayness = 4.0 * rho.par_iter().map(|r| r * (1.0 - r)).sum::<f64>() / n as f64;
+        let compliance = ordered_sum(&ce, |i, c| e[i] * c);
+        let grayness = 4.0 * ordered_sum(rho, |_, r| r * (1.0 - r)) / n as f64;
 
         // ∂/∂ρ̄, times dρ̄/dρ̃ (0 on passive elements), then Fᵀ.
         let slope = &self.physical.slope;
