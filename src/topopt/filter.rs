@@ -65,33 +65,61 @@ impl DensityFilter {
         self.gather(&scaled, out);
     }
 
-    /// out = W x (unnormalized). One task per x-row of elements; for each
-    /// stencil offset the row update is a contiguous `out += w · x[shifted]`
-    /// over the range of ex that stays inside the mesh, which vectorizes.
+    /// Σ over x-rows of `f(first element of the row, ρ̃ of the row)`, with
+    /// ρ̃ = F x computed row by row into a scratch row and never stored: the
+    /// OC volume search needs only a sum of the projected field. Rows are
+    /// combined in order (deterministic).
+    pub fn row_sums(&self, x: &[f64], f: impl Fn(usize, &[f64]) -> f64 + Sync) -> f64 {
+        let m = self.mesh;
+        let parts: Vec<f64> = (0..m.nely * m.nelz)
+            .into_par_iter()
+            .map_init(
+                || vec![0.0; m.nelx],
+                |row, r| {
+                    self.gather_row(x, r, row);
+                    let start = r * m.nelx;
+                    for (v, h) in row.iter_mut().zip(&self.h_sum[start..start + m.nelx]) {
+                        *v /= h;
+                    }
+                    f(start, row)
+                },
+            )
+            .collect();
+        parts.iter().sum()
+    }
+
+    /// out = W x (unnormalized). One task per x-row of elements.
     fn gather(&self, x: &[f64], out: &mut [f64]) {
+        out.par_chunks_mut(self.mesh.nelx)
+            .enumerate()
+            .for_each(|(row, o)| self.gather_row(x, row, o));
+    }
+
+    /// Row `row` (= ey + nely·ez) of W x into `o` (length nelx): for each
+    /// stencil offset a contiguous `o += w · x[shifted]` over the range of
+    /// ex that stays inside the mesh, which vectorizes.
+    fn gather_row(&self, x: &[f64], row: usize, o: &mut [f64]) {
         let m = self.mesh;
         let n = [m.nelx, m.nely, m.nelz].map(|v| v as isize);
-        out.par_chunks_mut(m.nelx).enumerate().for_each(|(row, o)| {
-            o.fill(0.0);
-            let (ey, ez) = ((row % m.nely) as isize, (row / m.nely) as isize);
-            for &([dx, dy, dz], w) in &self.stencil {
-                let (j, l) = (ey + dy, ez + dz);
-                if j < 0 || l < 0 || j >= n[1] || l >= n[2] {
-                    continue;
-                }
-                // ex with 0 ≤ ex + dx < nelx
-                let lo = (-dx).max(0) as usize;
-                let hi = (n[0] - dx).min(n[0]).max(0) as usize;
-                if lo >= hi {
-                    continue;
-                }
-                let src = (n[0] * (j + n[1] * l)) as usize;
-                let xs = &x[(src as isize + lo as isize + dx) as usize..][..hi - lo];
-                for (oi, xi) in o[lo..hi].iter_mut().zip(xs) {
-                    *oi += w * xi;
-                }
+        o.fill(0.0);
+        let (ey, ez) = ((row % m.nely) as isize, (row / m.nely) as isize);
+        for &([dx, dy, dz], w) in &self.stencil {
+            let (j, l) = (ey + dy, ez + dz);
+            if j < 0 || l < 0 || j >= n[1] || l >= n[2] {
+                continue;
             }
-        });
+            // ex with 0 ≤ ex + dx < nelx
+            let lo = (-dx).max(0) as usize;
+            let hi = (n[0] - dx).min(n[0]).max(0) as usize;
+            if lo >= hi {
+                continue;
+            }
+            let src = (n[0] * (j + n[1] * l)) as usize;
+            let xs = &x[(src as isize + lo as isize + dx) as usize..][..hi - lo];
+            for (oi, xi) in o[lo..hi].iter_mut().zip(xs) {
+                *oi += w * xi;
+            }
+        }
     }
 }
 
@@ -141,6 +169,23 @@ mod tests {
             }
             assert!((g - num / den).abs() < 1e-14, "element {i}");
         }
+    }
+
+    #[test]
+    fn row_sums_match_the_stored_field() {
+        let m = Mesh::new(9, 4, 3);
+        let f = DensityFilter::new(m, 1.7);
+        let x: Vec<f64> = (0..m.elements()).map(|i| (i % 5) as f64 / 4.0).collect();
+        let mut fx = vec![0.0; x.len()];
+        f.apply(&x, &mut fx);
+        let want: f64 = fx.iter().enumerate().map(|(i, v)| v * v * i as f64).sum();
+        let got = f.row_sums(&x, |start, row| {
+            row.iter()
+                .enumerate()
+                .map(|(k, v)| v * v * (start + k) as f64)
+                .sum()
+        });
+        assert!((got - want).abs() < 1e-12 * want);
     }
 
     #[test]

@@ -144,11 +144,7 @@ pub fn optimize<B: ElasticBackend>(
         let (compliance, volume, grayness) = (ev.compliance, ev.volume, ev.grayness);
         let rho = eval.rho();
 
-        let mut trial = Physical::new(n_el);
-        let vol_of = |y: &[f64]| {
-            trial.update_rho(&filter, stage.beta, y, &problem.passive);
-            trial.volume()
-        };
+        let vol_of = |y: &[f64]| Physical::volume_of(&filter, stage.beta, y, &problem.passive);
         let step = oc::OcStep {
             x: &x,
             dc: &ev.dc,

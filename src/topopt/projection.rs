@@ -16,6 +16,15 @@ pub fn project(beta: f64, filtered: &[f64], out: &mut [f64]) {
         .for_each(|(o, &x)| *o = (a + (beta * (x - ETA)).tanh()) / d);
 }
 
+/// The projection as a scalar function, for fused loops (the OC volume
+/// search calls it ~10 times per element per iteration). tanh through one
+/// exp, 1 − 2/(e²ᵗ + 1), is about twice as fast as libm's and exact to a
+/// few ulps in absolute terms, which is what a sum of densities needs.
+pub fn projector(beta: f64) -> impl Fn(f64) -> f64 + Sync {
+    let (a, d) = consts(beta);
+    move |x| (a + 1.0 - 2.0 / ((2.0 * beta * (x - ETA)).exp() + 1.0)) / d
+}
+
 /// dρ̄/dρ̃ = β (1 − tanh² β(ρ̃ − η)) / (tanh βη + tanh β(1 − η)).
 pub fn derivative(beta: f64, filtered: &[f64], out: &mut [f64]) {
     let (_, d) = consts(beta);
@@ -35,6 +44,19 @@ fn consts(beta: f64) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn projector_matches_project() {
+        for beta in [1.0, 8.0, 64.0] {
+            let p = projector(beta);
+            for i in 0..=100 {
+                let x = i as f64 / 100.0;
+                let mut y = [0.0];
+                project(beta, &[x], &mut y);
+                assert!((p(x) - y[0]).abs() < 1e-15, "beta {beta}, x {x}");
+            }
+        }
+    }
 
     #[test]
     fn fixes_0_half_1_and_derivative_matches_differences() {
