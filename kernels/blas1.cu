@@ -70,3 +70,15 @@ blas1_jacobi_f64(const double* __restrict__ diag, const double* __restrict__ r,
         z[i] = __ldg(r + i) / __ldg(diag + i);
     }
 }
+
+// out = w (*) x + b, element-wise (the transient right-hand side
+// C/dt * theta^n + P). out may not alias the inputs.
+// Bytes per row: w, x, b read + out written = 32 B (40 B with write-allocate).
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+blas1_mul_add_f64(const double* __restrict__ w, const double* __restrict__ x,
+                  const double* __restrict__ b, double* __restrict__ out, long long n)
+{
+    for (long long i = CUTH_ROW0; i < n; i += CUTH_STRIDE) {
+        out[i] = __ldg(w + i) * __ldg(x + i) + __ldg(b + i);
+    }
+}

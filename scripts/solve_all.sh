@@ -30,4 +30,19 @@ PY
         status=1
     fi
 done
+# The shipped transient example: a CSV workload trace on the ev6 stack.
+if "$cuth" transient configs/hotspot_ev6_3d.toml --grid "$grid" --device cpu --dt 1e-3 \
+    --t-end 0.02 --trace configs/hotspot/ev6_burst.csv --out "$out/ev6_transient" --quiet; then
+    python3 - "$out/ev6_transient/summary.json" <<'PY' || status=1
+import json, sys
+s = json.load(open(sys.argv[1]))
+e = s["energy"]
+print(f"{'ev6 transient':<20} {s['steps']} steps of {s['dt_s']:g} s  Tpeak {s['peak_t_k'] - 273.15:8.3f} C  "
+      f"iters/step {s['iterations_per_step_mean']:.1f}  worst step imbalance {e['max_step_relative_imbalance']:.1e}")
+sys.exit(0 if e["max_step_relative_imbalance"] < 1e-6 and s["steps"] == 20 else 1)
+PY
+else
+    echo "ev6 transient: cuth transient failed" >&2
+    status=1
+fi
 exit $status

@@ -488,3 +488,152 @@ fn steady_mol_f2f_256_matches_cpu() {
         "GPU and CPU temperatures differ by {max_dt:e} K"
     );
 }
+
+// ---------------------------------------------------------------- transient
+
+#[test]
+#[ignore]
+fn mul_add_matches_cpu() {
+    let be = gpu();
+    let mut rng = Rng::new(77);
+    for (nx, ny, nz) in SIZES {
+        let n = nx * ny * nz;
+        let (w, x, b) = (
+            rng.vec(n, 0.0, 5.0),
+            rng.vec(n, -80.0, 80.0),
+            rng.vec(n, -1.0, 1.0),
+        );
+        let mut want = vec![f64::NAN; n];
+        CpuBackend::new().mul_add(&w, &x, &b, &mut want).unwrap();
+        let (dw, dx, db) = (
+            be.upload(&w).unwrap(),
+            be.upload(&x).unwrap(),
+            be.upload(&b).unwrap(),
+        );
+        let mut out = be.upload(&vec![f64::NAN; n]).unwrap();
+        be.mul_add(&dw, &dx, &db, &mut out).unwrap();
+        let got = be.download(&out).unwrap();
+        // The GPU may fuse w·x + b into one FMA: one rounding less.
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(g, c)| (g - c).abs() / c.abs().max(1e-300))
+            .fold(0.0, f64::max);
+        println!("[mul_add] {nx}x{ny}x{nz}: max rel diff {worst:.2e}");
+        assert!(worst < 1e-12, "{worst}");
+    }
+}
+
+mod transient_gpu {
+    use super::gpu;
+    use cuth::backend::cpu::CpuBackend;
+    use cuth::backend::Backend;
+    use cuth::grid::Grid;
+    use cuth::linalg::PrecondKind;
+    use cuth::power::layer_power;
+    use cuth::power::schedule::PowerSchedule;
+    use cuth::power::trace::read_time_trace;
+    use cuth::stack::Stack;
+    use cuth::thermal::steady::SteadyOptions;
+    use cuth::thermal::transient::{
+        run_transient, InitState, StepView, TransientOptions, TransientOutcome,
+    };
+    use std::path::{Path, PathBuf};
+    use std::time::Instant;
+
+    /// `rel` from the working directory (the GPU machine runs the test
+    /// binary from a copy of the repository), else from the source tree.
+    fn path(rel: &str) -> PathBuf {
+        let here = PathBuf::from(rel);
+        if here.exists() {
+            here
+        } else {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+        }
+    }
+
+    fn load(name: &str, grid: usize) -> Stack {
+        let p = path(&format!("configs/{name}"));
+        Stack::load(&p).unwrap().with_grid(grid, grid).unwrap()
+    }
+
+    fn run<B: Backend + 'static>(
+        be: &B,
+        s: &Stack,
+        sched: &PowerSchedule,
+        dt: f64,
+        steps: usize,
+    ) -> (TransientOutcome, f64) {
+        let opts = TransientOptions {
+            solver: SteadyOptions::from_stack(s, PrecondKind::Chebyshev),
+            dt,
+            steps,
+            init: InitState::Ambient,
+            snapshot_every: None,
+        };
+        let mut observe = |_: &StepView| Ok(());
+        let t = Instant::now();
+        let o = run_transient(be, s, sched, &opts, &mut observe).unwrap();
+        (o, t.elapsed().as_secs_f64())
+    }
+
+    fn compare(what: &str, s: &Stack, sched: &PowerSchedule, dt: f64, steps: usize) {
+        let (g, tg) = run(gpu(), s, sched, dt, steps);
+        let (c, tc) = run(&CpuBackend::new(), s, sched, dt, steps);
+        let worst = g
+            .temperature_k
+            .iter()
+            .zip(&c.temperature_k)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        let worst_series = g
+            .records
+            .iter()
+            .zip(&c.records)
+            .flat_map(|(a, b)| a.layer_max_k.iter().zip(&b.layer_max_k))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        println!(
+            "[transient] {what}: {steps} steps of {dt:e} s, max |T_gpu − T_cpu| final {worst:.3e} K, \
+             layer-max series {worst_series:.3e} K; iterations gpu {} cpu {}; \
+             solve/step gpu {:.3e} s cpu {:.3e} s; wall gpu {tg:.2} s cpu {tc:.2} s; \
+             peak {:.3} K",
+            g.summary.iterations_total,
+            c.summary.iterations_total,
+            g.summary.solve_s_per_step,
+            c.summary.solve_s_per_step,
+            g.summary.peak_t_k
+        );
+        assert!(
+            worst < 1e-6 && worst_series < 1e-6,
+            "{worst} {worst_series}"
+        );
+        assert!(g.summary.energy.max_step_relative_imbalance < 1e-6);
+    }
+
+    #[test]
+    #[ignore]
+    fn mol_f2f_256_50_steps_gpu_matches_cpu() {
+        let s = load("mol_f2f.toml", 256);
+        let grid = Grid::from_stack(&s);
+        let base = (0..s.layers.len())
+            .map(|l| layer_power(&s, &grid, l).unwrap())
+            .collect();
+        compare("mol_f2f 256²", &s, &PowerSchedule::constant(base), 1e-3, 50);
+    }
+
+    #[test]
+    #[ignore]
+    fn ev6_ptrace_rows_gpu_matches_cpu() {
+        // Trace rows change every 2 steps: the source vector is re-uploaded.
+        let s = load("hotspot_ev6_3d.toml", 96);
+        let grid = Grid::from_stack(&s);
+        let base = (0..s.layers.len())
+            .map(|l| layer_power(&s, &grid, l).unwrap())
+            .collect();
+        let p = path("configs/hotspot/ev6_3D.ptrace");
+        let trace = read_time_trace(&p, Some(2e-4), 1e-4).unwrap();
+        let sched = PowerSchedule::with_trace(&s, &grid, base, trace).unwrap();
+        compare("ev6 96² ptrace", &s, &sched, 1e-4, 24);
+    }
+}

@@ -159,6 +159,15 @@ pub trait Backend {
         p: &mut Self::Vector,
         s: &Self::Scalars,
     ) -> Result<(), BackendError>;
+    /// out = w ⊙ x + b (element-wise). The transient right-hand side
+    /// C/Δt ⊙ θⁿ + P, formed where the vectors live (32 B/row).
+    fn mul_add(
+        &self,
+        w: &Self::Vector,
+        x: &Self::Vector,
+        b: &Self::Vector,
+        out: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
     /// z = D⁻¹ r, D = diag(A)
     fn jacobi(
         &self,

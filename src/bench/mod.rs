@@ -12,6 +12,7 @@
 mod measure;
 mod report;
 mod system;
+mod topopt;
 
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::CudaBackend;
@@ -80,10 +81,23 @@ pub struct BenchArgs {
     /// Sizes N to export, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = [1024, 2048])]
     pub export_sizes: Vec<usize>,
+    /// Benchmark the matrix-free elasticity operator of `cuth topopt`
+    /// instead (GPU only): every schedule and precision on n×n×n meshes.
+    #[arg(long)]
+    pub topopt: bool,
+    /// Edges n of the n×n×n meshes of `--topopt`, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [40, 60, 80, 100, 170])]
+    pub topopt_sizes: Vec<usize>,
+    /// Threads per block of the fused kernel swept by `--topopt`.
+    #[arg(long, value_delimiter = ',', default_values_t = [64, 128, 256, 512])]
+    pub topopt_blocks: Vec<u32>,
 }
 
 /// Runs the benchmark; see the module documentation.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.topopt {
+        return topopt::run(args);
+    }
     let base =
         Stack::load(&args.stack).with_context(|| "loading the benchmark stack".to_string())?;
     let cpu = CpuBackend::new();

@@ -5,6 +5,7 @@
 mod device;
 mod solve;
 mod topopt;
+mod transient;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +25,9 @@ enum Command {
     /// Steady-state temperatures of a layer stack: PNG and CSV maps, per-block
     /// results and summary.json under --out.
     Solve(solve::SolveArgs),
+    /// Temperatures over time (backward Euler) under constant power or a
+    /// power trace: time series, plot, final maps and summary.json under --out.
+    Transient(transient::TransientArgs),
     /// List compute devices: CPU threads, CUDA devices, driver and NVRTC versions, memory.
     Info,
     /// Benchmark SpMV and PCG against the memory-bandwidth floor (GPU and CPU)
@@ -37,6 +41,7 @@ enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Solve(args) => solve::run(&args),
+        Command::Transient(args) => transient::run(&args),
         Command::Info => {
             print!("{}", device::info_text());
             Ok(())
@@ -51,10 +56,12 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     use cuth::power::PowerError;
     use cuth::stack::StackError;
     use cuth::thermal::steady::SteadyError;
+    use cuth::thermal::transient::state::StateError;
     for cause in err.chain() {
         if cause.is::<StackError>()
             || cause.is::<PowerError>()
             || cause.is::<solve::UsageError>()
+            || cause.is::<StateError>()
             || cause.is::<cuth::topopt::problem::ProblemError>()
         {
             return 2;

@@ -44,6 +44,9 @@ pub struct SolveArgs {
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Also write the 3D temperature field to FILE, for `cuth transient --init FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub save_state: Option<std::path::PathBuf>,
 }
 
 /// A command-line value that is wrong (exit code 2).
@@ -51,7 +54,7 @@ pub struct SolveArgs {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-fn parse_grid(s: &str) -> Result<(usize, usize), String> {
+pub(super) fn parse_grid(s: &str) -> Result<(usize, usize), String> {
     let (a, b) = s
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("`{s}` is not NXxNY (e.g. 256x256)"))?;
@@ -128,6 +131,12 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     };
     output::write_steady(&out_dir, &view, &OutputOptions { unit })
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
+    if let Some(path) = &args.save_state {
+        let bytes =
+            cuth::thermal::transient::state::encode_state(&outcome.grid, &outcome.temperature_k);
+        super::transient::write_atomic(path, &bytes)
+            .with_context(|| format!("writing the state file {}", path.display()))?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
     } else if !quiet {

@@ -5,7 +5,7 @@
 use super::device::{self, DeviceChoice, Resolved};
 use super::solve::UsageError;
 use anyhow::Context;
-use cuth::backend::cpu::CpuBackend;
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
 use cuth::topopt::cg::{CgMode, CgParams};
 use cuth::topopt::continuation::Schedule;
 use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome};
@@ -183,12 +183,10 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--device cuda` in this branch. The CUDA `ElasticBackend` lives on the
-/// topogpu branch; at merge, replace the body with
-/// `run_on(&cuth::backend::cuda::CudaBackend::new(0)?, problem, args)`.
+/// `--device cuda`: the same loop on the CUDA `ElasticBackend`
+/// (`src/topopt/cuda`, merged from the topogpu branch).
 fn cuda_topopt(problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
-    let _ = (problem, args);
-    anyhow::bail!("cuth topopt on CUDA is not built in this branch (topocore); use --device cpu")
+    run_on(&CudaBackend::new(0)?, problem, args)
 }
 
 type RunResult = (Outcome, cuth::backend::DeviceReport, f64);
@@ -280,6 +278,8 @@ fn summary(
         "schedule": Schedule::standard(p.penal, p.rmin),
         "oc_volume_evaluations": o.history.iter().map(|i| i.oc_evaluations).sum::<usize>(),
         "iterations": o.history.len(),
+        "cg_iterations": o.cg_iterations,
+        "wall_s": t0.elapsed().as_secs_f64(),
         "stop": o.stop,
         "final_change": last.map(|i| i.change),
         "best": {

@@ -10,7 +10,9 @@
 //! - `print_table(&Summary, TempUnit)` prints the readable summary to stdout.
 //!
 //! Files: `colormap` (palette), `text` (bitmap labels), `png`, `csv`,
-//! `blocks`, `json`, `table`, and `write` (render-then-commit of a steady result).
+//! `blocks`, `json`, `table`, and `write` (render-then-commit of a steady result);
+//! for transient runs `timeseries`, `plot` (line plot) and `transient`
+//! (staging directory for snapshots, committed at the end).
 
 use crate::grid::Grid;
 use crate::power::LayerPower;
@@ -86,12 +88,16 @@ pub mod blocks;
 mod colormap;
 pub mod csv;
 pub mod json;
+pub mod plot;
 pub mod png;
 mod table;
 pub(crate) mod text;
+pub mod timeseries;
+mod transient;
 pub(crate) mod write;
 
 pub use table::{format_table, print_table};
+pub use transient::TransientWriter;
 pub use write::write_steady;
 
 #[cfg(test)]

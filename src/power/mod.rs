@@ -93,5 +93,7 @@ pub mod flp;
 mod layer;
 pub mod ptrace;
 pub mod rasterize;
+pub mod schedule;
+pub mod trace;
 
 pub use layer::layer_power;

@@ -1,5 +1,6 @@
-//! Drivers: steady state (and later transient) from a resolved stack to a
+//! Drivers: steady state and transient (backward Euler) from a resolved stack to a
 //! temperature field and a [`summary::Summary`].
 
 pub mod steady;
 pub mod summary;
+pub mod transient;

@@ -190,7 +190,7 @@ fn argmax(v: &[f64], range: std::ops::Range<usize>) -> (usize, f64) {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn summarize<B: Backend>(
+pub(crate) fn summarize<B: Backend>(
     stack: &Stack,
     grid: &Grid,
     sys: &System,

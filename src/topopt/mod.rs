@@ -4,13 +4,14 @@
 //!
 //! Pipeline: [`problem`] ([`presets`] or a [`custom`] TOML) → [`mesh`] and
 //! [`element`] → [`optimize`] (the loop: [`filter`], [`projection`], the
-//! elastic solve [`cg`] over an [`ElasticBackend`] — [`cpu`] on the host —,
-//! [`oc`], [`continuation`]) → [`output`].
+//! elastic solve [`cg`] over an [`ElasticBackend`] — [`cpu`] on the host,
+//! [`cuda`] on the GPU —, [`oc`], [`continuation`]) → [`output`].
 
 pub mod backend;
 pub mod cg;
 pub mod continuation;
 pub mod cpu;
+pub mod cuda;
 pub mod custom;
 pub mod element;
 pub mod evaluate;

@@ -141,6 +141,18 @@ pub fn xpay(beta: f64, z: &[f64], p: &mut [f64]) {
         });
 }
 
+/// out = w ⊙ x + b
+pub fn mul_add(w: &[f64], x: &[f64], b: &[f64], out: &mut [f64]) {
+    out.par_chunks_mut(CHUNK)
+        .zip(w.par_chunks(CHUNK))
+        .zip(x.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
+        .for_each(|((os, ws), (xs, bs))| {
+            for j in 0..os.len() {
+                os[j] = ws[j] * xs[j] + bs[j];
+            }
+        });
+}
+
 /// z = D⁻¹ r
 pub fn jacobi(diag: &[f64], r: &[f64], z: &mut [f64]) {
     z.par_chunks_mut(CHUNK)

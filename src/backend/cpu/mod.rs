@@ -155,6 +155,19 @@ impl Backend for CpuBackend {
         kernels::xpay(ratio(s, beta), z, p);
         Ok(())
     }
+    fn mul_add(
+        &self,
+        w: &Vec<f64>,
+        x: &Vec<f64>,
+        b: &Vec<f64>,
+        out: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for v in [x.len(), b.len(), out.len()] {
+            same_len(w.len(), v)?;
+        }
+        kernels::mul_add(w, x, b, out);
+        Ok(())
+    }
     fn jacobi(&self, a: &QuadDiag, r: &Vec<f64>, z: &mut Vec<f64>) -> Result<(), BackendError> {
         same_len(a.len(), r.len())?;
         same_len(a.len(), z.len())?;

@@ -77,6 +77,26 @@ impl CudaBackend {
         unsafe { self.run(NAME, &mut args, rows_config(z.len())) }
     }
 
+    /// out = w ⊙ x + b  (32 B/row).
+    pub(super) fn blas1_mul_add(
+        &self,
+        w: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        b: &CudaSlice<f64>,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        for len in [x.len(), b.len(), out.len()] {
+            same_len(w.len(), len)?;
+        }
+        const NAME: &str = "blas1_mul_add_f64";
+        let f = self.kernel(KernelFile::Blas1, NAME)?;
+        let n = w.len() as i64;
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(w).arg(x).arg(b).arg(out).arg(&n);
+        // SAFETY: as above.
+        unsafe { self.run(NAME, &mut args, rows_config(w.len())) }
+    }
+
     /// z = D⁻¹ r  (24 B/row).
     pub(super) fn blas1_jacobi(
         &self,

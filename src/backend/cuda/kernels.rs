@@ -28,13 +28,17 @@ pub enum KernelFile {
     QuadDiag,
     Blas1,
     Chebyshev,
+    /// The matrix-free elasticity operator of `cuth topopt`
+    /// (launched from `src/topopt/cuda/`).
+    Topopt,
 }
 
 impl KernelFile {
-    pub const ALL: [KernelFile; 3] = [
+    pub const ALL: [KernelFile; 4] = [
         KernelFile::QuadDiag,
         KernelFile::Blas1,
         KernelFile::Chebyshev,
+        KernelFile::Topopt,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -42,6 +46,7 @@ impl KernelFile {
             KernelFile::QuadDiag => "quad_diag.cu",
             KernelFile::Blas1 => "blas1.cu",
             KernelFile::Chebyshev => "chebyshev.cu",
+            KernelFile::Topopt => "topopt.cu",
         }
     }
 
@@ -51,6 +56,7 @@ impl KernelFile {
             KernelFile::QuadDiag => include_str!("../../../kernels/quad_diag.cu"),
             KernelFile::Blas1 => include_str!("../../../kernels/blas1.cu"),
             KernelFile::Chebyshev => include_str!("../../../kernels/chebyshev.cu"),
+            KernelFile::Topopt => include_str!("../../../kernels/topopt.cu"),
         }
     }
 
@@ -63,8 +69,10 @@ impl KernelFile {
                 "blas1_cg_update_f64",
                 "blas1_xpay_f64",
                 "blas1_jacobi_f64",
+                "blas1_mul_add_f64",
             ],
             KernelFile::Chebyshev => &["cheb_init_f64", "cheb_step_f64"],
+            KernelFile::Topopt => crate::topopt::cuda::ENTRY_POINTS,
         }
     }
 

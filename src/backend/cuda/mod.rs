@@ -20,7 +20,7 @@ mod blas1;
 mod chebyshev;
 pub mod device;
 pub mod kernels;
-mod launch;
+pub(crate) mod launch;
 pub mod memory;
 mod quad_diag;
 pub mod timing;
@@ -180,7 +180,13 @@ impl CudaBackend {
         self.reduce.bytes()
     }
 
-    fn kernel(&self, file: KernelFile, name: &'static str) -> Result<CudaFunction, BackendError> {
+    /// The function `name` of family `file` (also for operators defined
+    /// outside this module, such as `crate::topopt::cuda`).
+    pub(crate) fn kernel(
+        &self,
+        file: KernelFile,
+        name: &'static str,
+    ) -> Result<CudaFunction, BackendError> {
         self.kernels.get(file, name)
     }
 
@@ -188,7 +194,7 @@ impl CudaBackend {
     ///
     /// # Safety
     /// As [`launch::checked`]: arguments must match the kernel's signature.
-    unsafe fn run(
+    pub(crate) unsafe fn run(
         &self,
         name: &str,
         args: &mut LaunchArgs<'_>,
@@ -198,7 +204,12 @@ impl CudaBackend {
         launch::checked(name, args, cfg, &self.stream, sync)
     }
 
-    fn sync(&self, what: &str) -> Result<(), BackendError> {
+    /// Scratch of the deterministic reductions (`kernels/common.cu`).
+    pub(crate) fn reduce_scratch(&self) -> &ReduceScratch {
+        &self.reduce
+    }
+
+    pub(crate) fn sync(&self, what: &str) -> Result<(), BackendError> {
         self.stream.synchronize().map_err(|e| driver_err(what, e))
     }
 
@@ -364,6 +375,15 @@ impl Backend for CudaBackend {
         s: &CudaSlice<f64>,
     ) -> Result<(), BackendError> {
         self.blas1_xpay(beta, z, p, s)
+    }
+    fn mul_add(
+        &self,
+        w: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        b: &CudaSlice<f64>,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.blas1_mul_add(w, x, b, out)
     }
     fn jacobi(
         &self,

@@ -1,0 +1,175 @@
+//! Power over time: the stack's constant layer maps, with the layers named by
+//! a [`TimeTrace`] re-rasterized for each trace row. A trace column names a
+//! block (floorplan unit or inline rectangle) of any layer; it drives the
+//! layers whose power source is `blocks` or `ptrace`, whose map is by
+//! definition the sum of their blocks' rectangles. Untraced blocks of a
+//! driven layer keep their stack-file power; other layers keep their maps.
+//! Block footprints are rasterized once; a row's maps are then a weighted
+//! sum of them.
+
+use super::rasterize::coverage;
+use super::trace::TimeTrace;
+use super::{invalid, LayerPower, PowerError};
+use crate::grid::Grid;
+use crate::stack::{PowerSpec, Stack};
+
+/// One block of a driven layer: its trace column (if any), its stack-file
+/// power, and the share of its power each plane cell receives.
+struct DrivenBlock {
+    column: Option<usize>,
+    base_w: f64,
+    shares: Vec<(usize, f64)>,
+}
+
+struct DrivenLayer {
+    layer: usize,
+    blocks: Vec<DrivenBlock>,
+}
+
+/// The power maps of every step of a transient run.
+pub struct PowerSchedule {
+    /// The stack's own maps (steady semantics), one per layer.
+    pub base: Vec<LayerPower>,
+    trace: Option<TimeTrace>,
+    driven: Vec<DrivenLayer>,
+}
+
+impl PowerSchedule {
+    /// Constant power: the stack's maps at every step.
+    pub fn constant(base: Vec<LayerPower>) -> PowerSchedule {
+        PowerSchedule {
+            base,
+            trace: None,
+            driven: Vec::new(),
+        }
+    }
+
+    /// Power from `trace`; `base` are the stack's maps (`layer_power`).
+    pub fn with_trace(
+        stack: &Stack,
+        grid: &Grid,
+        base: Vec<LayerPower>,
+        trace: TimeTrace,
+    ) -> Result<PowerSchedule, PowerError> {
+        for (j, name) in trace.names.iter().enumerate() {
+            if !base
+                .iter()
+                .any(|lp| lp.blocks.iter().any(|b| &b.name == name))
+            {
+                return Err(invalid(
+                    &trace.file,
+                    format!("header, column `{name}`"),
+                    format!(
+                        "column {} names no block of any layer (floorplan unit or inline block)",
+                        j + 1
+                    ),
+                ));
+            }
+        }
+        let mut driven = Vec::new();
+        for (l, layer) in stack.layers.iter().enumerate() {
+            let by_blocks = matches!(
+                layer.power,
+                Some(PowerSpec::Blocks { .. }) | Some(PowerSpec::Ptrace { .. })
+            );
+            let blocks = &base[l].blocks;
+            let col = |name: &str| trace.names.iter().position(|n| n == name);
+            if !by_blocks || !blocks.iter().any(|b| col(&b.name).is_some()) {
+                continue;
+            }
+            let blocks = blocks
+                .iter()
+                .map(|b| {
+                    let cov = coverage(&b.rect, grid);
+                    let total: f64 = cov.iter().map(|(_, a)| a).sum();
+                    DrivenBlock {
+                        column: col(&b.name),
+                        base_w: b.power_w,
+                        shares: cov.into_iter().map(|(i, a)| (i, a / total)).collect(),
+                    }
+                })
+                .collect();
+            driven.push(DrivenLayer { layer: l, blocks });
+        }
+        if driven.is_empty() {
+            return Err(invalid(
+                &trace.file,
+                "header",
+                "the trace drives no layer: its blocks belong only to layers whose power \
+                 is not of type `blocks` or `ptrace`",
+            ));
+        }
+        Ok(PowerSchedule {
+            base,
+            trace: Some(trace),
+            driven,
+        })
+    }
+
+    /// The trace row in force at time `t` (s), `None` for constant power.
+    pub fn row_at(&self, t: f64) -> Option<usize> {
+        self.trace.as_ref().map(|tr| tr.row_at(t))
+    }
+
+    pub fn trace(&self) -> Option<&TimeTrace> {
+        self.trace.as_ref()
+    }
+
+    /// Per-layer maps (W per plane cell) for trace row `row` (`None`: the
+    /// stack's own maps).
+    pub fn layer_maps(&self, row: Option<usize>) -> Vec<Vec<f64>> {
+        let mut maps: Vec<Vec<f64>> = self.base.iter().map(|p| p.map_w.clone()).collect();
+        let (Some(row), Some(trace)) = (row, &self.trace) else {
+            return maps;
+        };
+        let values = &trace.rows[row];
+        for d in &self.driven {
+            let map = &mut maps[d.layer];
+            map.iter_mut().for_each(|v| *v = 0.0);
+            for b in &d.blocks {
+                let p = b.column.map_or(b.base_w, |c| values[c]);
+                for &(i, s) in &b.shares {
+                    map[i] += p * s;
+                }
+            }
+        }
+        maps
+    }
+
+    /// The layers' power (maps and block powers) of row `row`, as the
+    /// per-layer and per-block reports show them.
+    pub fn layer_power_at(&self, row: Option<usize>) -> Vec<LayerPower> {
+        let mut out = self.base.clone();
+        let (Some(row), Some(trace)) = (row, &self.trace) else {
+            return out;
+        };
+        for (lp, map) in out.iter_mut().zip(self.layer_maps(Some(row))) {
+            lp.total_w = map.iter().sum();
+            lp.map_w = map;
+        }
+        for d in &self.driven {
+            for (b, db) in out[d.layer].blocks.iter_mut().zip(&d.blocks) {
+                if let Some(c) = db.column {
+                    b.power_w = trace.rows[row][c];
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Per-cell power (W) from per-layer maps: each layer's map split evenly
+/// over its z cells, as `assemble` does.
+pub fn cell_power(grid: &Grid, maps: &[Vec<f64>]) -> Vec<f64> {
+    let plane = grid.plane();
+    let mut p = vec![0.0; grid.len()];
+    for (l, zr) in grid.layer_z.iter().enumerate() {
+        let share = 1.0 / zr.len() as f64;
+        for z in zr.clone() {
+            for (j, v) in maps[l].iter().enumerate() {
+                p[z * plane + j] = v * share;
+            }
+        }
+    }
+    p
+}

@@ -1,0 +1,268 @@
+//! Power traces over time for transient runs: a HotSpot `.ptrace` (one row
+//! per sampling interval, `--sample-interval` seconds) or a CSV whose first
+//! column is the time in seconds (`time,<block>,<block>,...`). Each row holds
+//! from its time until the next row's time (piecewise constant); the last row
+//! holds forever. Hands rows of block powers to [`super::schedule`].
+
+use super::ptrace::parse_ptrace;
+use super::{invalid, PowerError};
+use std::path::{Path, PathBuf};
+
+/// When each row of a trace starts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowTimes {
+    /// Row k starts at `k · interval` seconds (HotSpot `.ptrace`).
+    Interval(f64),
+    /// Row k starts at `times[k]` seconds, strictly increasing (CSV).
+    Listed(Vec<f64>),
+}
+
+/// A trace with a time axis: block names, rows of powers (W) and row times.
+#[derive(Clone, Debug)]
+pub struct TimeTrace {
+    pub file: PathBuf,
+    pub names: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+    pub times: RowTimes,
+}
+
+impl TimeTrace {
+    /// The row in force at time `t` (s): the last row starting at or before
+    /// `t`; before the first row's time, the first row.
+    pub fn row_at(&self, t: f64) -> usize {
+        let last = self.rows.len() - 1;
+        match &self.times {
+            RowTimes::Interval(dt) => ((t / dt).floor().max(0.0) as usize).min(last),
+            RowTimes::Listed(times) => times.partition_point(|&s| s <= t).saturating_sub(1),
+        }
+    }
+}
+
+/// Reads a trace: `.csv` files (by extension) need a time column and take no
+/// `sample_interval`; anything else is read as a HotSpot `.ptrace` whose rows
+/// are `sample_interval` seconds apart (`default_interval`, one row per time
+/// step, when not given).
+pub fn read_time_trace(
+    path: &Path,
+    sample_interval: Option<f64>,
+    default_interval: f64,
+) -> Result<TimeTrace, PowerError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PowerError::Io {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    let is_csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if is_csv {
+        if sample_interval.is_some() {
+            return Err(invalid(
+                path,
+                "--sample-interval",
+                "a CSV trace gives its own times in the `time` column; drop --sample-interval",
+            ));
+        }
+        return parse_csv_trace(&text, path);
+    }
+    let dt = sample_interval.unwrap_or(default_interval);
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(invalid(
+            path,
+            "--sample-interval",
+            format!("must be a positive number of seconds, got {dt}"),
+        ));
+    }
+    let p = parse_ptrace(&text, path)?;
+    Ok(TimeTrace {
+        file: path.to_path_buf(),
+        names: p.names,
+        rows: p.rows,
+        times: RowTimes::Interval(dt),
+    })
+}
+
+/// Parses a CSV trace: header `time,<names...>`, then rows of a time (s,
+/// finite, ≥ 0, strictly increasing) and one power (W, finite, ≥ 0) per name.
+/// Blank lines and lines starting with `#` are skipped.
+pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    let Some((hl, header)) = lines.next() else {
+        return Err(invalid(
+            file,
+            "header",
+            "the trace is empty: no header line",
+        ));
+    };
+    let cols: Vec<&str> = header.split(',').map(str::trim).collect();
+    if !cols[0].eq_ignore_ascii_case("time") {
+        return Err(invalid(
+            file,
+            format!("line {hl}, column 1"),
+            format!(
+                "the first column must be `time` (seconds), got `{}`",
+                cols[0]
+            ),
+        ));
+    }
+    let names: Vec<String> = cols[1..].iter().map(|s| s.to_string()).collect();
+    if names.is_empty() {
+        return Err(invalid(
+            file,
+            format!("line {hl}"),
+            "no block columns after `time`",
+        ));
+    }
+    for (j, n) in names.iter().enumerate() {
+        if n.is_empty() {
+            return Err(invalid(
+                file,
+                format!("line {hl}, column {}", j + 2),
+                "empty block name",
+            ));
+        }
+        if let Some(k) = names[..j].iter().position(|m| m == n) {
+            return Err(invalid(
+                file,
+                format!("line {hl}"),
+                format!("block `{n}` appears in columns {} and {}", k + 2, j + 2),
+            ));
+        }
+    }
+    let (mut times, mut rows) = (Vec::new(), Vec::new());
+    let mut prev: Option<(usize, f64)> = None;
+    for (line, l) in lines {
+        let at = format!("line {line}");
+        let vals: Vec<&str> = l.split(',').map(str::trim).collect();
+        if vals.len() != cols.len() {
+            return Err(invalid(
+                file,
+                at,
+                format!(
+                    "{} values, but the header on line {hl} has {} columns",
+                    vals.len(),
+                    cols.len()
+                ),
+            ));
+        }
+        let t = match vals[0].parse::<f64>() {
+            Ok(t) if t.is_finite() && t >= 0.0 => t,
+            _ => {
+                return Err(invalid(
+                    file,
+                    format!("{at}, column 1 (time)"),
+                    format!("`{}` is not a time (a finite number ≥ 0, s)", vals[0]),
+                ))
+            }
+        };
+        if let Some((pl, pt)) = prev {
+            if t <= pt {
+                return Err(invalid(
+                    file,
+                    format!("{at}, column 1 (time)"),
+                    format!("time {t} is not after {pt} on line {pl}: times must increase"),
+                ));
+            }
+        }
+        prev = Some((line, t));
+        let row = vals[1..]
+            .iter()
+            .enumerate()
+            .map(|(j, s)| match s.parse::<f64>() {
+                Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+                _ => Err(invalid(
+                    file,
+                    format!("{at}, column {} ({})", j + 2, names[j]),
+                    format!("`{s}` is not a power (a finite number ≥ 0, W)"),
+                )),
+            })
+            .collect::<Result<Vec<f64>, _>>()?;
+        times.push(t);
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err(invalid(
+            file,
+            format!("line {hl}"),
+            "the trace has a header but no rows",
+        ));
+    }
+    Ok(TimeTrace {
+        file: file.to_path_buf(),
+        names,
+        rows,
+        times: RowTimes::Listed(times),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn csv(text: &str) -> Result<TimeTrace, PowerError> {
+        parse_csv_trace(text, Path::new("w.csv"))
+    }
+
+    #[test]
+    fn csv_rows_hold_until_the_next_time() {
+        let t = csv("# workload\ntime, a, b\n0, 1, 2\n0.5, 3, 4\n2.0, 5, 6\n").unwrap();
+        assert_eq!(t.names, ["a", "b"]);
+        assert_eq!(t.rows[1], [3.0, 4.0]);
+        let at = |s: f64| t.row_at(s);
+        assert_eq!(
+            [at(0.0), at(0.49), at(0.5), at(1.99), at(2.0), at(1e9)],
+            [0, 0, 1, 1, 2, 2]
+        );
+        // A trace starting later: its first row also covers the time before.
+        let t = csv("time,a\n1.0,7\n3.0,8\n").unwrap();
+        assert_eq!([t.row_at(0.0), t.row_at(2.9), t.row_at(3.0)], [0, 0, 1]);
+    }
+
+    #[test]
+    fn ptrace_rows_are_sample_intervals_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.ptrace");
+        std::fs::write(&p, "a b\n1 2\n3 4\n5 6\n").unwrap();
+        let t = read_time_trace(&p, Some(0.25), 1.0).unwrap();
+        assert_eq!(t.times, RowTimes::Interval(0.25));
+        let rows: Vec<usize> = [0.0, 0.2, 0.25, 0.6, 10.0]
+            .iter()
+            .map(|&s| t.row_at(s))
+            .collect();
+        assert_eq!(rows, [0, 0, 1, 2, 2]);
+        // Without --sample-interval: one row per step of the default.
+        let t = read_time_trace(&p, None, 1e-3).unwrap();
+        assert_eq!(t.row_at(1.5e-3), 1);
+        let m = read_time_trace(&p, Some(-1.0), 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            m.contains("--sample-interval") && m.contains("x.ptrace"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn bad_csv_traces_name_the_line_and_column() {
+        let m = csv("time,a\n0,1\n0.5,2\n0.5,3\n").unwrap_err().to_string();
+        assert!(
+            m.contains("w.csv") && m.contains("line 4") && m.contains("must increase"),
+            "{m}"
+        );
+        let m = csv("t,a\n0,1\n").unwrap_err().to_string();
+        assert!(m.contains("`time`"), "{m}");
+        let m = csv("time,a,b\n0,1\n").unwrap_err().to_string();
+        assert!(m.contains("line 2") && m.contains("3 columns"), "{m}");
+        let m = csv("time,a\n0,-1\n").unwrap_err().to_string();
+        assert!(m.contains("column 2 (a)"), "{m}");
+        let m = csv("time,a\nx,1\n").unwrap_err().to_string();
+        assert!(m.contains("column 1 (time)"), "{m}");
+        let m = csv("time,a,a\n0,1,1\n").unwrap_err().to_string();
+        assert!(m.contains("`a`"), "{m}");
+        let m = csv("time,a\n").unwrap_err().to_string();
+        assert!(m.contains("no rows"), "{m}");
+    }
+}

@@ -1,0 +1,321 @@
+//! Transient simulation, backward Euler, generic over the backend like the
+//! steady driver: stack → power schedule → assembly (once) → [`Stepper`]
+//! (matrix A + C/Δt and preconditioner on the device, once) → one PCG solve
+//! per step, warm-started from the previous field → per-step records and
+//! a [`TransientSummary`].
+//!
+//! After each step the field is downloaded for the per-step statistics
+//! (layer max/mean, block max, energy balance) and for the observer
+//! (snapshots, progress). The solver state stays on the device; the copy is
+//! output traffic, timed apart from the solve (`solve_s` vs `probe_s`).
+
+mod probe;
+mod report;
+pub mod state;
+mod stepper;
+
+pub use probe::{StepEnergy, StepRecord};
+pub use report::{EnergyTotals, TransientSummary};
+pub use stepper::Stepper;
+
+use super::steady::{summarize, SteadyOptions};
+use super::summary::{SolverReport, Summary};
+use crate::assemble::assemble;
+use crate::backend::{Backend, BackendError};
+use crate::grid::Grid;
+use crate::linalg::{build_precond, pcg, CgParams, Offset, SolveError};
+use crate::power::schedule::{cell_power, PowerSchedule};
+use crate::power::LayerPower;
+use crate::stack::Stack;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Where the run starts.
+#[derive(Clone, Debug)]
+pub enum InitState {
+    /// Every cell at ambient.
+    Ambient,
+    /// The steady solution for the first step's power.
+    Steady,
+    /// A saved field, K (see [`state`]).
+    Field(Vec<f64>),
+}
+
+impl InitState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            InitState::Ambient => "ambient",
+            InitState::Steady => "steady",
+            InitState::Field(_) => "file",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TransientOptions {
+    /// Preconditioner, rtol (see `Stepper` for its meaning here), max_iter per step.
+    pub solver: SteadyOptions,
+    /// Time step, s.
+    pub dt: f64,
+    pub steps: usize,
+    pub init: InitState,
+    /// Hand the observer a full snapshot (summary and power) every this many
+    /// steps, and after the last.
+    pub snapshot_every: Option<usize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransientError {
+    #[error("step {step} (t = {time_s:e} s)")]
+    Step {
+        step: usize,
+        time_s: f64,
+        #[source]
+        source: SolveError,
+    },
+    #[error("initial steady state")]
+    Initial(#[source] SolveError),
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The observer (outputs written during the run) failed.
+    #[error("{0}")]
+    Observer(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// What the observer sees after each step.
+pub struct StepView<'a> {
+    pub record: &'a StepRecord,
+    /// Temperature of every cell, K.
+    pub temperature_k: &'a [f64],
+    /// Every `snapshot_every` steps: the field's steady-style summary and
+    /// the layers' power, enough to write the maps as `solve` does.
+    pub snapshot: Option<(Summary, Vec<LayerPower>)>,
+}
+
+pub type Observer<'o> =
+    dyn FnMut(&StepView) -> Result<(), Box<dyn std::error::Error + Send + Sync>> + 'o;
+
+pub struct TransientOutcome {
+    pub grid: Grid,
+    /// Final temperature of every cell, K.
+    pub temperature_k: Vec<f64>,
+    /// Layer power of the last step (maps and blocks), for the final maps.
+    pub power: Vec<LayerPower>,
+    /// One per step, after `records[0]`, the initial state (step 0, t = 0).
+    pub records: Vec<StepRecord>,
+    /// `<layer>.<block>` per column of `StepRecord::block_max_k`.
+    pub block_names: Vec<String>,
+    pub summary: TransientSummary,
+    /// A steady-style summary of the final field (final maps' summary.json).
+    pub final_summary: Summary,
+}
+
+/// Runs `opts.steps` backward-Euler steps of `stack` under `schedule`.
+pub fn run_transient<B: Backend + 'static>(
+    be: &B,
+    stack: &Stack,
+    schedule: &PowerSchedule,
+    opts: &TransientOptions,
+    observer: &mut Observer,
+) -> Result<TransientOutcome, TransientError> {
+    let t_setup = Instant::now();
+    let grid = Grid::from_stack(stack);
+    be.check_capacity(grid.len())?;
+    let dt = opts.dt;
+    let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
+
+    // Assembly once: A, C and the conductances to ambient do not change.
+    let first_row = row_of_step(0);
+    let mut sys = assemble(stack, &grid, &schedule.base);
+    // From here on sys.rhs is the power of the current step.
+    sys.rhs = cell_power(&grid, &schedule.layer_maps(first_row));
+    let c = Offset::new(&sys.a, &sys.rhs).c;
+
+    let theta0 = match &opts.init {
+        InitState::Ambient => vec![0.0; grid.len()],
+        InitState::Field(t) => t.iter().map(|v| v - stack.ambient_k).collect(),
+        InitState::Steady => steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?,
+    };
+    let mut stepper = Stepper::new(be, &sys.a, &sys.capacity, dt, c, &theta0, &opts.solver)?;
+    stepper.set_power(&sys.rhs)?;
+    let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
+    let probes = probe::block_probes(&layer_names, &schedule.base, &grid);
+    let setup_s = t_setup.elapsed().as_secs_f64();
+
+    let mut row = first_row;
+    let mut records = Vec::with_capacity(opts.steps + 1);
+    let mut temperature_k: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
+    // Step 0: the initial state, so the series and the plot start at t = 0.
+    let (layer_max_k, layer_avg_k) = probe::layer_stats(&grid, &temperature_k);
+    records.push(StepRecord {
+        step: 0,
+        time_s: 0.0,
+        iterations: 0,
+        trace_row: row,
+        energy: StepEnergy::default(),
+        layer_max_k,
+        layer_avg_k,
+        block_max_k: probe::block_max(&grid, &probes, &temperature_k),
+    });
+    let mut theta_old = theta0;
+    let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
+    for k in 0..opts.steps {
+        let time_s = (k + 1) as f64 * dt;
+        let r = row_of_step(k);
+        if r != row {
+            let t = Instant::now();
+            row = r;
+            sys.rhs = cell_power(&grid, &schedule.layer_maps(row));
+            stepper.set_power(&sys.rhs)?;
+            upload_s += t.elapsed().as_secs_f64();
+        }
+        let t = Instant::now();
+        let info = stepper.step().map_err(|source| TransientError::Step {
+            step: k + 1,
+            time_s,
+            source,
+        })?;
+        be.synchronize()?;
+        solve_s += t.elapsed().as_secs_f64();
+
+        let t = Instant::now();
+        let theta = stepper.theta()?;
+        let energy = probe::step_energy(&sys, &grid, &theta_old, &theta, dt);
+        temperature_k = theta.par_iter().map(|v| v + stack.ambient_k).collect();
+        let (layer_max_k, layer_avg_k) = probe::layer_stats(&grid, &temperature_k);
+        let record = StepRecord {
+            step: k + 1,
+            time_s,
+            iterations: info.iterations,
+            trace_row: row,
+            energy,
+            layer_max_k,
+            layer_avg_k,
+            block_max_k: probe::block_max(&grid, &probes, &temperature_k),
+        };
+        let snap = opts
+            .snapshot_every
+            .is_some_and(|e| e > 0 && ((k + 1) % e == 0 || k + 1 == opts.steps));
+        let snapshot = snap.then(|| {
+            let power = schedule.layer_power_at(row);
+            let solver = step_solver(&opts.solver, stepper.precond_report(), info.iterations);
+            let s = summarize(
+                stack,
+                &grid,
+                &sys,
+                &theta,
+                &temperature_k,
+                &power,
+                be,
+                solver,
+                vec![],
+            );
+            (s, power)
+        });
+        observer(&StepView {
+            record: &record,
+            temperature_k: &temperature_k,
+            snapshot,
+        })
+        .map_err(TransientError::Observer)?;
+        records.push(record);
+        theta_old = theta;
+        probe_s += t.elapsed().as_secs_f64();
+    }
+
+    let power = schedule.layer_power_at(row);
+    let precond = stepper.precond_report();
+    let final_solver = step_solver(
+        &opts.solver,
+        precond.clone(),
+        records.last().map_or(0, |r| r.iterations),
+    );
+    // The final maps' summary: the final field's steady-style statistics
+    // (its energy block compares power in with heat out at this instant).
+    let final_summary = summarize(
+        stack,
+        &grid,
+        &sys,
+        &theta_old,
+        &temperature_k,
+        &power,
+        be,
+        final_solver,
+        vec![],
+    );
+    let summary = report::build(
+        stack,
+        be.report(),
+        opts,
+        precond,
+        &records,
+        &final_summary,
+        schedule,
+        report::Timings {
+            setup_s,
+            upload_s,
+            solve_s,
+            probe_s,
+        },
+    );
+    Ok(TransientOutcome {
+        grid,
+        temperature_k,
+        power,
+        records,
+        block_names: probes.into_iter().map(|p| p.name).collect(),
+        summary,
+        final_summary,
+    })
+}
+
+/// The solver part of a snapshot's summary: the last step's solve.
+fn step_solver(
+    opts: &SteadyOptions,
+    precond: crate::linalg::PrecondReport,
+    iterations: usize,
+) -> SolverReport {
+    SolverReport {
+        method: "pcg (backward Euler step)".into(),
+        precision: "f64".into(),
+        precond,
+        rtol: opts.rtol,
+        max_iter: opts.max_iter,
+        iterations,
+        residual_replacements: 0,
+        converged: true,
+        stop_reason: "rtol reached".into(),
+        // Not recomputed per step; the stopping test bounds it by rtol.
+        final_true_residual: f64::NAN,
+    }
+}
+
+/// θ of the steady state for `p_cell`, solved as `solve_steady` does.
+fn steady_theta<B: Backend + 'static>(
+    be: &B,
+    a_host: &crate::linalg::QuadDiag,
+    p_cell: &[f64],
+    opts: &SteadyOptions,
+) -> Result<Vec<f64>, TransientError> {
+    let offset = Offset::new(a_host, p_cell);
+    let a = be.upload_matrix(a_host)?;
+    let b = be.upload(&offset.rhs)?;
+    let mut x = be.zeros(a_host.len())?;
+    let mut m = build_precond(opts.precond, be, &a, a_host, &opts.precond_opts)
+        .map_err(TransientError::Initial)?;
+    let params = CgParams {
+        rtol: opts.rtol * offset.rtol_scale,
+        max_iter: opts.max_iter,
+        check_every: match opts.check_every {
+            0 => be.check_interval(),
+            k => k,
+        },
+        record: false,
+    };
+    pcg(be, &a, m.as_mut(), &b, &mut x, a_host.len(), &params).map_err(TransientError::Initial)?;
+    let mut theta = be.download(&x)?;
+    offset.restore(&mut theta);
+    Ok(theta)
+}

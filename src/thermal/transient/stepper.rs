@@ -1,0 +1,163 @@
+//! One backward-Euler step on a backend, everything resident:
+//!
+//!   (A + C/Δt) θⁿ⁺¹ = C/Δt θⁿ + Pⁿ⁺¹
+//!
+//! The matrix A + C/Δt (Quad-Diag, the shift only on the diagonal and in the
+//! `amb` term of the difference-form residual) is uploaded once, the
+//! preconditioner (Chebyshev's λmax estimate included) is built once for it,
+//! and each step forms its right-hand side on the device with one fused
+//! `mul_add` and warm-starts PCG from the previous solution. Only a change of
+//! the trace row uploads a new source vector.
+//!
+//! The unknown is θ' = θ − c with a constant c, the convective film's mean
+//! rise for the first power row (see `linalg::offset`): substituting gives
+//! (A + C/Δt) θ'ⁿ⁺¹ = C/Δt θ'ⁿ + (Pⁿ⁺¹ − c·amb), the same form with a shifted
+//! source. For small Δt the shift changes little (C/Δt dominates A), but for
+//! large Δt the step tends to the steady system, whose residual needs the
+//! shift to keep f64 digits on fine grids.
+//!
+//! Stopping: ‖b − A'θ'‖₂ ≤ rtol·‖Pⁿ⁺¹‖₂ (‖b‖₂ when no power flows). The
+//! residual is a power imbalance in W per cell, so this bounds the energy
+//! error of the step by rtol·√n·‖P‖ W, whatever Δt, and equals the steady
+//! solver's criterion in the limit Δt → ∞. For very small Δt, ‖b‖ ≈
+//! ‖C/Δt θ‖ can exceed ‖P‖ by more than 1/(rtol·ε): f64 cannot resolve
+//! rtol·‖P‖ then, so the criterion is floored at ‖r‖ ≤ 1e-14·‖b‖, where the
+//! step's error is ~1e-14 of θ.
+
+use crate::backend::Backend;
+use crate::linalg::{
+    build_precond, pcg, CgInfo, CgParams, PrecondReport, Preconditioner, QuadDiag, SolveError,
+};
+use crate::thermal::steady::SteadyOptions;
+use rayon::prelude::*;
+
+/// Smallest relative residual ‖r‖/‖b‖ asked of PCG (≈ 50 ε).
+const RTOL_FLOOR: f64 = 1e-14;
+
+pub struct Stepper<'a, B: Backend> {
+    be: &'a B,
+    n: usize,
+    /// A + C/Δt on the device.
+    a: B::Matrix,
+    /// C/Δt per cell, W/K.
+    w: B::Vector,
+    /// Pⁿ⁺¹ − c·amb, W.
+    src: B::Vector,
+    /// The step's right-hand side.
+    b: B::Vector,
+    /// θ' = θ − c of the current time level.
+    x: B::Vector,
+    m: Box<dyn Preconditioner<B>>,
+    params: CgParams,
+    rtol: f64,
+    /// A·1 of the steady operator (coupling to ambient), for the shift.
+    amb: Vec<f64>,
+    /// The shift c, K.
+    pub c: f64,
+    /// ‖Pⁿ⁺¹‖₂ of the current source.
+    p_norm: f64,
+}
+
+impl<'a, B: Backend + 'static> Stepper<'a, B> {
+    /// Uploads A + C/Δt (built from the steady `a` and `capacity`), builds
+    /// the preconditioner and sets θ from `theta0` (K above ambient).
+    pub fn new(
+        be: &'a B,
+        a: &QuadDiag,
+        capacity: &[f64],
+        dt: f64,
+        c: f64,
+        theta0: &[f64],
+        opts: &SteadyOptions,
+    ) -> Result<Self, SolveError> {
+        let n = a.len();
+        let w: Vec<f64> = capacity.iter().map(|cap| cap / dt).collect();
+        let mut shifted = a.clone();
+        for ((d, e), wi) in shifted.d.iter_mut().zip(&mut shifted.amb).zip(&w) {
+            *d += wi;
+            *e += wi;
+        }
+        let a_dev = be.upload_matrix(&shifted)?;
+        let m = build_precond(opts.precond, be, &a_dev, &shifted, &opts.precond_opts)?;
+        let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
+        Ok(Stepper {
+            be,
+            n,
+            w: be.upload(&w)?,
+            src: be.zeros(n)?,
+            b: be.zeros(n)?,
+            x: be.upload(&x0)?,
+            a: a_dev,
+            m,
+            params: CgParams {
+                rtol: opts.rtol,
+                max_iter: opts.max_iter,
+                check_every: match opts.check_every {
+                    0 => be.check_interval(),
+                    k => k,
+                },
+                record: false,
+            },
+            rtol: opts.rtol,
+            amb: a.amb.clone(),
+            c,
+            p_norm: 0.0,
+        })
+    }
+
+    /// Sets the power per cell (W) of the following steps.
+    pub fn set_power(&mut self, p_cell: &[f64]) -> Result<(), SolveError> {
+        let src: Vec<f64> = p_cell
+            .iter()
+            .zip(&self.amb)
+            .map(|(p, e)| p - self.c * e)
+            .collect();
+        self.p_norm = p_cell.iter().map(|p| p * p).sum::<f64>().sqrt();
+        self.src = self.be.upload(&src)?;
+        Ok(())
+    }
+
+    /// Advances θ by one step.
+    pub fn step(&mut self) -> Result<CgInfo, SolveError> {
+        let be = self.be;
+        be.mul_add(&self.w, &self.x, &self.src, &mut self.b)?; // b = C/Δt ⊙ θ'ⁿ + (P − c·amb)
+        let mut s = be.scalars(1)?;
+        be.dot(&self.b, &self.b, &mut s, 0)?; // s[0] = b·b
+        let b_norm = be.read_scalars(&s)?[0].sqrt();
+        let reference = if self.p_norm > 0.0 {
+            self.p_norm
+        } else {
+            b_norm
+        };
+        let mut params = self.params.clone();
+        // pcg stops at ‖r‖ ≤ rtol'·‖b‖; rtol' makes that ‖r‖ ≤ rtol·reference,
+        // but never below what f64 can attain relative to ‖b‖ (see the
+        // module doc).
+        params.rtol = if b_norm > 0.0 {
+            (self.rtol * reference / b_norm).max(RTOL_FLOOR)
+        } else {
+            self.rtol
+        };
+        pcg(
+            be,
+            &self.a,
+            self.m.as_mut(),
+            &self.b,
+            &mut self.x,
+            self.n,
+            &params,
+        )
+    }
+
+    /// θ = θ' + c of the current time level, K above ambient (downloads).
+    pub fn theta(&self) -> Result<Vec<f64>, SolveError> {
+        let mut t = self.be.download(&self.x)?;
+        let c = self.c;
+        t.par_iter_mut().for_each(|v| *v += c);
+        Ok(t)
+    }
+
+    pub fn precond_report(&self) -> PrecondReport {
+        self.m.report()
+    }
+}

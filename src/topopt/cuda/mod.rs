@@ -1,0 +1,349 @@
+//! The CUDA executor of the elastic operator: [`ElasticBackend`] for
+//! [`CudaBackend`], launching the kernels of `kernels/topopt.cu` (compiled
+//! with the other families by the backend's NVRTC machinery, every launch
+//! checked). K(E) is never formed: the device holds Kₑ (f64 and f32, as
+//! buffers and as by-value kernel parameters), the moduli Eₑ (f64 and f32),
+//! the fixed-DOF mask (one byte per DOF) and the scratch of the chosen
+//! schedule, allocated on first use:
+//!
+//! - [`OperatorKind::ThreeStage`]: two element-vector buffers of 24·nel values
+//!   (gather, batched multiply, atomic scatter), then the fix-up and dot.
+//! - [`OperatorKind::Fused`]: one kernel, then the fix-up and dot. Kₑ in
+//!   shared memory or as a parameter, atomics per element or warp-merged
+//!   ([`KeSource`]); in f32 either f64 atomics straight into y or, after
+//!   converting x to f32, f32 atomics into an f32 accumulator
+//!   ([`F32Atomics`]).
+//! - [`OperatorKind::NodeCentred`]: one kernel per apply (fix-up and dot
+//!   fused in), no atomics, bitwise deterministic.
+//!
+//! Defaults are the fastest variants measured on an H200 (BENCHMARKS.md,
+//! "Topology optimization: matrix-free operator"); the setters exist for the
+//! benchmark and the tests. Launchers live in `launch.rs`; this file holds
+//! the operator's state and the trait's dispatch.
+
+mod launch;
+
+use super::backend::{ElasticBackend, OpPrecision, OperatorKind};
+use super::element::ElementMatrix;
+use super::mesh::Mesh;
+use crate::backend::cuda::launch::driver_err;
+use crate::backend::cuda::{same_len, CudaBackend};
+use crate::backend::BackendError;
+use cudarc::driver::CudaSlice;
+
+/// The kernels of `kernels/topopt.cu` the backend loads at start-up.
+pub(crate) const ENTRY_POINTS: &[&str] = &[
+    "topopt_fused_f64",
+    "topopt_fused_f32_a64",
+    "topopt_fused_f32_a32",
+    "topopt_fusedp_f64",
+    "topopt_fusedp_f32_a64",
+    "topopt_fusedp_f32_a32",
+    "topopt_fusedm_f64",
+    "topopt_fusedm_f32_a64",
+    "topopt_fusedm_f32_a32",
+    "topopt_gather_f64",
+    "topopt_gather_f32",
+    "topopt_gemm_f64",
+    "topopt_gemm_f32",
+    "topopt_scatter_f64",
+    "topopt_scatter_f32",
+    "topopt_finish_f64",
+    "topopt_finish_f32",
+    "topopt_to_f32",
+    "topopt_node_f64",
+    "topopt_node_f32",
+    "topopt_nodep_f64",
+    "topopt_nodep_f32",
+    "topopt_diag_f64",
+    "topopt_divide_f64",
+    "topopt_energy_f64",
+];
+
+/// Where the f32 fused kernel accumulates (see the module doc). The default
+/// is the faster one on the H200 (BENCHMARKS.md, "Topology optimization":
+/// 120 against 147 µs at 1M elements).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum F32Atomics {
+    /// f64 atomics into y; x read as f64 (no conversion pass).
+    F64,
+    /// x converted to f32 first, f32 atomics into an f32 accumulator, then
+    /// converted back by the fix-up.
+    #[default]
+    F32,
+}
+
+/// Where the fused and node-centred kernels read Kₑ from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeSource {
+    /// Copied to shared memory by every block (the paper's design): one
+    /// shared load per multiply-add.
+    Shared,
+    /// Passed by value as a kernel parameter (constant bank): the unrolled
+    /// multiply-adds take its entries as operands, no load instructions.
+    Param,
+    /// As `Param`, and the fused kernel halves its atomics by handing the
+    /// shared face of x-neighbouring elements to the next lane with a warp
+    /// shuffle (node-centred: same as `Param`). The fastest on the H200
+    /// (fused f64 at 1M elements: 176 µs, against 210 with `Param` and 229
+    /// with `Shared`).
+    #[default]
+    ParamMerged,
+}
+
+/// Kₑ by value, the `TopoKe64` / `TopoKe32` parameter of `kernels/topopt.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeParam<T>(pub(crate) [T; 576]);
+
+// SAFETY: a plain array of f32/f64, laid out as the C struct it stands for.
+unsafe impl cudarc::driver::DeviceRepr for KeParam<f64> {}
+unsafe impl cudarc::driver::DeviceRepr for KeParam<f32> {}
+
+/// Threads per block of the fused kernel. The paper uses 128; with warp-merged
+/// atomics 512 measured fastest on the H200 (f64 at 1M elements: 176 µs
+/// against 286 at 128), and the other variants do not depend on it.
+pub const FUSED_BLOCK: u32 = 512;
+
+/// The operator's device data; see the module documentation.
+#[derive(Debug)]
+pub struct CudaElastic {
+    mesh: Mesh,
+    kind: OperatorKind,
+    ke64: CudaSlice<f64>,
+    ke32: CudaSlice<f32>,
+    kp64: Box<KeParam<f64>>,
+    kp32: Box<KeParam<f32>>,
+    ke_source: KeSource,
+    e64: CudaSlice<f64>,
+    e32: CudaSlice<f32>,
+    fixed: CudaSlice<u8>,
+    /// x in f32 and the f32 accumulator ([`F32Atomics::F32`]).
+    x32: Option<CudaSlice<f32>>,
+    acc32: Option<CudaSlice<f32>>,
+    /// Element vectors of the three-stage schedule, 24·nel each, (u, v).
+    stages64: Option<(CudaSlice<f64>, CudaSlice<f64>)>,
+    stages32: Option<(CudaSlice<f32>, CudaSlice<f32>)>,
+    /// Reduction scratch of the node-centred kernel (one partial per block
+    /// of its one-thread-per-node grid) and its ticket.
+    node_partials: CudaSlice<f64>,
+    node_ticket: CudaSlice<u32>,
+    /// Element energies before the copy to the host.
+    energies: Option<CudaSlice<f64>>,
+    block: u32,
+    f32_atomics: F32Atomics,
+}
+
+impl CudaElastic {
+    pub fn mesh(&self) -> &Mesh {
+        &self.mesh
+    }
+
+    pub fn kind(&self) -> OperatorKind {
+        self.kind
+    }
+
+    /// Switches the schedule (the benchmark runs every kind on one operator;
+    /// scratch is allocated on first use).
+    pub fn set_kind(&mut self, kind: OperatorKind) {
+        self.kind = kind;
+    }
+
+    /// Threads per block of the fused kernel: a multiple of 32 in 32..=512
+    /// (its launch bound, which leaves it 128 registers).
+    pub fn set_block(&mut self, threads: u32) -> Result<(), BackendError> {
+        if !threads.is_multiple_of(32) || !(32..=512).contains(&threads) {
+            return Err(BackendError::Driver(format!(
+                "fused block of {threads} threads: must be a multiple of 32 in 32..=512"
+            )));
+        }
+        self.block = threads;
+        Ok(())
+    }
+
+    pub fn block(&self) -> u32 {
+        self.block
+    }
+
+    pub fn set_f32_atomics(&mut self, a: F32Atomics) {
+        self.f32_atomics = a;
+    }
+
+    pub fn f32_atomics(&self) -> F32Atomics {
+        self.f32_atomics
+    }
+
+    pub fn set_ke_source(&mut self, k: KeSource) {
+        self.ke_source = k;
+    }
+
+    pub fn ke_source(&self) -> KeSource {
+        self.ke_source
+    }
+
+    /// Device bytes held now (scratch included once allocated).
+    pub fn device_bytes(&self) -> u64 {
+        fn b<T>(s: &CudaSlice<T>) -> u64 {
+            s.num_bytes() as u64
+        }
+        let mut t = b(&self.ke64) + b(&self.ke32) + b(&self.e64) + b(&self.e32) + b(&self.fixed);
+        t += b(&self.node_partials) + b(&self.node_ticket);
+        t += self.x32.as_ref().map_or(0, b) + self.acc32.as_ref().map_or(0, b);
+        t += self.stages64.as_ref().map_or(0, |(u, v)| b(u) + b(v));
+        t += self.stages32.as_ref().map_or(0, |(u, v)| b(u) + b(v));
+        t + self.energies.as_ref().map_or(0, b)
+    }
+}
+
+fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    be: &CudaBackend,
+    n: usize,
+    what: &str,
+) -> Result<CudaSlice<T>, BackendError> {
+    be.stream()
+        .alloc_zeros::<T>(n)
+        .map_err(|e| driver_err(&format!("allocating {what}"), e))
+}
+
+fn upload<T: cudarc::driver::DeviceRepr>(
+    be: &CudaBackend,
+    host: &[T],
+    what: &str,
+) -> Result<CudaSlice<T>, BackendError> {
+    be.stream()
+        .clone_htod(host)
+        .map_err(|e| driver_err(&format!("uploading {what}"), e))
+}
+
+fn to_f32(v: &[f64]) -> Vec<f32> {
+    v.iter().map(|&x| x as f32).collect()
+}
+
+impl ElasticBackend for CudaBackend {
+    type Elastic = CudaElastic;
+
+    /// Moduli start at 1 (E0) until [`ElasticBackend::elastic_set_moduli`].
+    fn elastic_new(
+        &self,
+        mesh: &Mesh,
+        ke: &ElementMatrix,
+        fixed: &[bool],
+        kind: OperatorKind,
+    ) -> Result<CudaElastic, BackendError> {
+        same_len(mesh.dofs(), fixed.len())?;
+        // The kernels index DOFs with 32-bit ints.
+        if mesh.dofs() >= i32::MAX as usize || mesh.elements() == 0 {
+            return Err(BackendError::Driver(format!(
+                "topopt mesh {}x{}x{} ({} DOFs): the GPU operator needs 1 to 2^31 - 1 DOFs",
+                mesh.nelx,
+                mesh.nely,
+                mesh.nelz,
+                mesh.dofs()
+            )));
+        }
+        let flat = ke.flat();
+        let ones = vec![1.0f64; mesh.elements()];
+        let mask: Vec<u8> = fixed.iter().map(|&f| u8::from(f)).collect();
+        let kp64 = Box::new(KeParam(std::array::from_fn(|i| flat[i])));
+        let kp32 = Box::new(KeParam(std::array::from_fn(|i| flat[i] as f32)));
+        Ok(CudaElastic {
+            mesh: *mesh,
+            kind,
+            ke64: upload(self, &flat, "Ke")?,
+            ke32: upload(self, &to_f32(&flat), "Ke (f32)")?,
+            kp64,
+            kp32,
+            ke_source: KeSource::default(),
+            e64: upload(self, &ones, "element moduli")?,
+            e32: upload(self, &to_f32(&ones), "element moduli (f32)")?,
+            fixed: upload(self, &mask, "the fixed-DOF mask")?,
+            node_partials: zeros(
+                self,
+                mesh.nodes()
+                    .div_ceil(crate::backend::cuda::kernels::BLOCK as usize),
+                "node-centred reduction partials",
+            )?,
+            node_ticket: zeros(self, 1, "node-centred reduction ticket")?,
+            x32: None,
+            acc32: None,
+            stages64: None,
+            stages32: None,
+            energies: None,
+            block: FUSED_BLOCK,
+            f32_atomics: F32Atomics::default(),
+        })
+    }
+
+    fn elastic_set_moduli(&self, op: &mut CudaElastic, e: &[f64]) -> Result<(), BackendError> {
+        same_len(op.mesh.elements(), e.len())?;
+        let s = self.stream();
+        s.memcpy_htod(e, &mut op.e64)
+            .map_err(|err| driver_err("uploading element moduli", err))?;
+        s.memcpy_htod(&to_f32(e), &mut op.e32)
+            .map_err(|err| driver_err("uploading element moduli (f32)", err))?;
+        // The f32 host copy must outlive the asynchronous copy.
+        self.sync("uploading element moduli")
+    }
+
+    fn elastic_apply_dot(
+        &self,
+        op: &mut CudaElastic,
+        precision: OpPrecision,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+        s: &mut CudaSlice<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(op.mesh.dofs(), x.len())?;
+        same_len(op.mesh.dofs(), y.len())?;
+        // y = K x, s[out] = x·y  (mode 0; b unused, x stands in).
+        self.topo_apply(op, precision, x, x, y, 0, s, out)
+    }
+
+    fn elastic_residual(
+        &self,
+        op: &mut CudaElastic,
+        b: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        r: &mut CudaSlice<f64>,
+        s: &mut CudaSlice<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        for len in [b.len(), x.len(), r.len()] {
+            same_len(op.mesh.dofs(), len)?;
+        }
+        // r = b − K x, s[out] = r·r  (mode 1), always f64.
+        self.topo_apply(op, OpPrecision::F64, x, b, r, 1, s, out)
+    }
+
+    fn elastic_diagonal(
+        &self,
+        op: &mut CudaElastic,
+        diag: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(op.mesh.dofs(), diag.len())?;
+        self.topo_diag(op, diag)
+    }
+
+    fn divide(
+        &self,
+        r: &CudaSlice<f64>,
+        d: &CudaSlice<f64>,
+        z: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(r.len(), d.len())?;
+        same_len(r.len(), z.len())?;
+        self.topo_divide(r, d, z)
+    }
+
+    fn element_energies(
+        &self,
+        op: &mut CudaElastic,
+        u: &CudaSlice<f64>,
+    ) -> Result<Vec<f64>, BackendError> {
+        same_len(op.mesh.dofs(), u.len())?;
+        self.topo_energies(op, u)
+    }
+}
