@@ -425,6 +425,7 @@ fn uniform_cantilever_compliance_converges_under_refinement() {
         })
         .collect();
     let (d1, d2) = (c[1] - c[0], c[2] - c[1]);
+    println!("compliance at nelx 8, 16, 32: {c:?}");
     // Q1 is too stiff in bending: compliance rises and the increments shrink.
     assert!(d1 > 0.0 && d2 > 0.0 && d2 < 0.5 * d1, "{c:?}");
     // Timoshenko beam: PL³/(3EI) + PL/(κGA) = 64 + 12.48 with I = 0.5/12,
@@ -597,7 +598,8 @@ fn small_optimization_meets_volume_and_lowers_compliance() {
         first.compliance,
         last.compliance
     );
-    for it in &h[1..] {
+    // Every iterate, the first included (the start is chosen to be feasible).
+    for it in h {
         assert!(
             (it.volume - p.volfrac).abs() <= VOLUME_TOL,
             "iteration {}: {}",

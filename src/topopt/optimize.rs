@@ -113,17 +113,9 @@ pub fn optimize<B: ElasticBackend>(
     let mesh = problem.mesh;
     let n_el = mesh.elements();
     let mut eval = Evaluator::new(be, problem, opts.operator, opts.cg)?;
-    let mut x: Vec<f64> = problem
-        .passive
-        .iter()
-        .map(|p| match p {
-            Passive::Design => problem.volfrac,
-            Passive::Solid => 1.0,
-            Passive::Void => 0.0,
-        })
-        .collect();
     let mut cont = Continuation::new(opts.schedule.clone());
     let mut filter = DensityFilter::new(mesh, cont.current().rmin);
+    let mut x = initial_design(problem, &filter, cont.current().beta);
 
     let mut history = Vec::new();
     let mut best: Option<Best> = None;
@@ -232,4 +224,33 @@ pub fn optimize<B: ElasticBackend>(
         cg_failures,
         cg_iterations: cg_total,
     })
+}
+
+/// A uniform design value x₀ on the design elements (passive ones at 1 / 0)
+/// chosen by bisection so that the first physical field already has volume
+/// Vf: the projection maps a uniform Vf to less than Vf (for Vf < η), so
+/// starting at x = Vf would make the first iterate infeasible.
+fn initial_design(problem: &Problem, filter: &DensityFilter, beta: f64) -> Vec<f64> {
+    let with = |x0: f64| -> Vec<f64> {
+        problem
+            .passive
+            .iter()
+            .map(|p| match p {
+                Passive::Design => x0,
+                Passive::Solid => 1.0,
+                Passive::Void => 0.0,
+            })
+            .collect()
+    };
+    let volume = |x0: f64| Physical::volume_of(filter, beta, &with(x0), &problem.passive);
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if volume(mid) < problem.volfrac {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    with(0.5 * (lo + hi))
 }
