@@ -15,7 +15,8 @@
 //!
 //! The result is the best valid iterate: the lowest compliance among the
 //! iterates of the final continuation stage whose physical volume is within
-//! [`VOLUME_TOL`] of Vf (compliances at different p, β are not comparable).
+//! [`VOLUME_TOL`] of Vf and whose solve reached rtol (compliances at
+//! different p, β are not comparable).
 //! If the cap ends the run before the final stage, the last stage reached
 //! is used; if no iterate there is valid, the last iterate is returned and
 //! `best.valid` is false.
@@ -124,7 +125,8 @@ pub fn optimize<B: ElasticBackend>(
     let mut stop = StopReason::IterationCap;
     let mut x_new = vec![0.0; n_el];
     let mut lambda_hint = None;
-    for iteration in 1..=opts.max_iterations {
+    // At least one iterate, so there is always a result.
+    for iteration in 1..=opts.max_iterations.max(1) {
         let t0 = Instant::now();
         let stage = cont.current();
         let ev = eval
