@@ -32,7 +32,7 @@
 
 use super::mesh::Mesh;
 use super::presets::MeshRequest;
-use super::problem::{Passive, Problem, ProblemError, Region};
+use super::problem::{check_mesh_size, Passive, Problem, ProblemError, Region};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -152,6 +152,7 @@ pub fn from_toml(
     } else {
         (Mesh::new(f.mesh[0], f.mesh[1], f.mesh[2]), h)
     };
+    check_mesh_size([mesh.nelx, mesh.nely, mesh.nelz]).map_err(|e| err("mesh", e))?;
     let mut p = Problem::new(f.name.as_deref().unwrap_or(stem), mesh, h);
     p.volfrac = f.volfrac;
     p.rmin = f.rmin.unwrap_or(p.rmin);

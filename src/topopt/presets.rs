@@ -18,7 +18,7 @@
 //! preset's aspect ratio (rounded, at least 1).
 
 use super::mesh::Mesh;
-use super::problem::{Problem, ProblemError, Region};
+use super::problem::{check_mesh_size, Problem, ProblemError, Region};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -67,6 +67,12 @@ pub fn build(name: &str, mesh: &MeshRequest, load: LoadKind) -> Result<Problem, 
             "element counts must be ≥ 1",
         ));
     }
+    if PRESETS.contains(&name) {
+        let (l, dflt) = geometry(name);
+        let (m, _) = mesh.resolve(l, dflt);
+        check_mesh_size([m.nelx, m.nely, m.nelz])
+            .map_err(|e| ProblemError::new(&origin, "nel", e))?;
+    }
     let p = match name {
         "cantilever" => cantilever(mesh, load),
         "torsion" => torsion(mesh),
@@ -87,6 +93,15 @@ pub fn build(name: &str, mesh: &MeshRequest, load: LoadKind) -> Result<Problem, 
     Ok(p)
 }
 
+/// Domain and default mesh of each preset.
+fn geometry(name: &str) -> ([f64; 3], [usize; 3]) {
+    match name {
+        "cantilever" => ([2.0, 1.0, 0.5], [96, 48, 24]),
+        "torsion" => ([3.0, 1.0, 1.0], [165, 55, 55]),
+        _ => ([3.0, 1.0, 0.5], [150, 50, 25]), // mbb, bridge
+    }
+}
+
 fn face_x(p: &Problem, x: f64) -> Region {
     let [_, ly, lz] = p.extent();
     Region {
@@ -105,7 +120,8 @@ fn edge_z(p: &Problem, x: f64, y: f64) -> Region {
 }
 
 fn cantilever(req: &MeshRequest, load: LoadKind) -> Problem {
-    let (mesh, h) = req.resolve([2.0, 1.0, 0.5], [96, 48, 24]);
+    let (l, dflt) = geometry("cantilever");
+    let (mesh, h) = req.resolve(l, dflt);
     let mut p = Problem::new("cantilever", mesh, h);
     let [lx, ly, lz] = p.extent();
     p.fix(&face_x(&p, 0.0), [true; 3]);
@@ -132,7 +148,8 @@ fn cantilever(req: &MeshRequest, load: LoadKind) -> Problem {
 }
 
 fn torsion(req: &MeshRequest) -> Problem {
-    let (mesh, h) = req.resolve([3.0, 1.0, 1.0], [165, 55, 55]);
+    let (l, dflt) = geometry("torsion");
+    let (mesh, h) = req.resolve(l, dflt);
     let mut p = Problem::new("torsion", mesh, h);
     let [lx, ly, lz] = p.extent();
     p.fix(&face_x(&p, 0.0), [true; 3]);
@@ -185,7 +202,8 @@ fn torsion(req: &MeshRequest) -> Problem {
 }
 
 fn mbb(req: &MeshRequest) -> Problem {
-    let (mesh, h) = req.resolve([3.0, 1.0, 0.5], [150, 50, 25]);
+    let (l, dflt) = geometry("mbb");
+    let (mesh, h) = req.resolve(l, dflt);
     let mut p = Problem::new("mbb", mesh, h);
     let [lx, ly, _] = p.extent();
     p.fix(&face_x(&p, 0.0), [true, false, false]);
@@ -199,7 +217,8 @@ fn mbb(req: &MeshRequest) -> Problem {
 }
 
 fn bridge(req: &MeshRequest) -> Problem {
-    let (mesh, h) = req.resolve([3.0, 1.0, 0.5], [150, 50, 25]);
+    let (l, dflt) = geometry("bridge");
+    let (mesh, h) = req.resolve(l, dflt);
     let mut p = Problem::new("bridge", mesh, h);
     let [lx, ly, lz] = p.extent();
     p.fix(&edge_z(&p, 0.0, 0.0), [true; 3]);
@@ -237,6 +256,12 @@ mod tests {
         let c = build("cantilever", &req, LoadKind::Point).unwrap();
         assert_eq!((c.mesh.nely, c.mesh.nelz), (6, 3));
         assert!(build("nope", &req, LoadKind::Point).is_err());
+        let huge = MeshRequest {
+            nelx: Some(1 << 40),
+            ..Default::default()
+        };
+        let e = build("torsion", &huge, LoadKind::Patch).unwrap_err();
+        assert!(e.to_string().contains("too large"), "{e}");
     }
 
     #[test]

@@ -242,6 +242,24 @@ impl Problem {
     }
 }
 
+/// Largest mesh accepted: DOF numbers must fit the GPU kernels' 32-bit
+/// indices (about 715 M elements; far beyond any memory anyway).
+pub const MAX_DOFS: usize = i32::MAX as usize - 1;
+
+/// Rejects meshes too large to index (before anything is allocated).
+pub fn check_mesh_size(nel: [usize; 3]) -> Result<(), String> {
+    let dofs = nel
+        .iter()
+        .try_fold(3usize, |acc, &n| acc.checked_mul(n.checked_add(1)?));
+    match dofs {
+        Some(d) if d <= MAX_DOFS => Ok(()),
+        _ => Err(format!(
+            "{} × {} × {} elements is too large (at most {MAX_DOFS} DOFs)",
+            nel[0], nel[1], nel[2]
+        )),
+    }
+}
+
 /// Nodes `0..=nel` along one axis selected by `[lo, hi]`, with weights.
 fn axis_nodes(nel: usize, h: f64, lo: f64, hi: f64) -> Vec<(usize, f64)> {
     let len = nel as f64 * h;
