@@ -263,7 +263,12 @@ fn summary(
                 (top3d's KE is 2x this matrix, its compliances half of ours)",
         },
         "device": device,
-        "operator": args.operator,
+        // The CPU has one (node-centred) operator; --operator picks the GPU's.
+        "operator": if device.backend == "cpu" {
+            json!("node-centred (cpu)")
+        } else {
+            json!(args.operator)
+        },
         "cg": {
             "precision": args.precision,
             "rtol": args.rtol,
