@@ -625,6 +625,39 @@ fn small_optimization_meets_volume_and_lowers_compliance() {
 }
 
 #[test]
+fn passive_regions_stay_solid_and_void() {
+    use cuth::topopt::problem::Passive;
+    let req = MeshRequest {
+        nelx: Some(16),
+        ..Default::default()
+    };
+    let p = custom::load(Path::new("configs/topopt/bracket.toml"), &req).unwrap();
+    let opts = OptimizeOptions {
+        max_iterations: 15,
+        operator: OperatorKind::Fused,
+        cg: CgParams::default(),
+        schedule: Schedule::fixed(Stage {
+            penal: 3.0,
+            beta: 2.0,
+            rmin: 1.5,
+            move_limit: 0.2,
+        }),
+    };
+    let out = optimize(&CpuBackend::new(), &p, &opts, &mut |_| {}).unwrap();
+    let rho = &out.best.rho;
+    for (e, kind) in p.passive.iter().enumerate() {
+        match kind {
+            Passive::Solid => assert_eq!(rho[e], 1.0),
+            Passive::Void => assert_eq!(rho[e], 0.0),
+            Passive::Design => assert!((0.0..=1.0).contains(&rho[e])),
+        }
+    }
+    assert!(out.best.valid, "volume {}", out.best.volume);
+    let h = &out.history;
+    assert!(h.last().unwrap().compliance < h[0].compliance);
+}
+
+#[test]
 fn cpu_optimization_does_not_depend_on_the_thread_count() {
     let req = MeshRequest {
         nelx: Some(12),
