@@ -15,8 +15,7 @@
 //!
 //! The result is the best valid iterate: the lowest compliance among the
 //! iterates of the final continuation stage whose physical volume is within
-//! [`VOLUME_TOL`] of Vf and whose solve reached rtol (compliances at
-//! different p, β are not comparable).
+//! [`VOLUME_TOL`] of Vf (compliances at different p, β are not comparable).
 //! If the cap ends the run before the final stage, the last stage reached
 //! is used; if no iterate there is valid, the last iterate is returned and
 //! `best.valid` is false.
@@ -180,7 +179,10 @@ pub fn optimize<B: ElasticBackend>(
             best = None;
             best_stage = cont.stage;
         }
-        let valid = (volume - problem.volfrac).abs() <= VOLUME_TOL && !failed;
+        // Validity is the volume alone: a solve stopped by the CG cap still
+        // gives a usable compliance (its residual is recorded in the history
+        // and summary).
+        let valid = (volume - problem.volfrac).abs() <= VOLUME_TOL;
         // Among valid iterates the lowest compliance; until one is valid,
         // the latest.
         let replace = match &best {
