@@ -1,6 +1,8 @@
 //! The CUDA elastic operator of `cuth topopt` against an independent host
 //! reference written here: a serial loop over elements with `hex8_stiffness`
-//! in f64 (fixed DOFs eliminated symmetrically: read as 0, identity rows).
+//! in f64 (fixed DOFs eliminated symmetrically: read as 0, identity rows);
+//! then PCG and the whole optimization loop on the GPU against the host
+//! reference and the CPU backend.
 //! Every test is `#[ignore]`d (CI has no GPU); on a GPU machine:
 //!
 //! ```text
@@ -389,4 +391,119 @@ fn bad_lengths_are_errors_not_panics() {
         .elastic_apply_dot(&mut op, OpPrecision::F64, &x, &mut y, &mut s, 5)
         .is_err());
     println!("length and slot errors reported");
+}
+
+// ------------------------------------------------- the optimizer on the GPU
+
+/// The whole SIMP loop (`cuth topopt`'s `optimize`) on the GPU against the
+/// CPU backend: same problem, same schedule, every operator kind and both CG
+/// modes. Solves stop at rtol 1e-5 on different rounding, so iterates agree
+/// to about that, not bitwise.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn optimization_on_gpu_matches_cpu() {
+    use cuth::backend::cpu::CpuBackend;
+    use cuth::topopt::cg::{CgMode, CgParams};
+    use cuth::topopt::continuation::Schedule;
+    use cuth::topopt::optimize::{optimize, OptimizeOptions};
+    use cuth::topopt::presets::{self, LoadKind, MeshRequest};
+    let req = MeshRequest {
+        nelx: Some(26),
+        ..Default::default()
+    };
+    let p = presets::build("cantilever", &req, LoadKind::Patch).unwrap();
+    for mode in [CgMode::F64, CgMode::Mixed] {
+        let opts = |kind, check_every| OptimizeOptions {
+            max_iterations: 12,
+            operator: kind,
+            cg: CgParams {
+                mode,
+                check_every,
+                ..CgParams::default()
+            },
+            schedule: Schedule::standard(3.0, 1.5),
+        };
+        let cpu = optimize(
+            &CpuBackend::new(),
+            &p,
+            &opts(OperatorKind::Fused, 1),
+            &mut |_| {},
+        )
+        .unwrap();
+        for kind in [
+            OperatorKind::ThreeStage,
+            OperatorKind::Fused,
+            OperatorKind::NodeCentred,
+        ] {
+            let be = gpu();
+            let got = optimize(be, &p, &opts(kind, be.check_interval()), &mut |_| {}).unwrap();
+            assert_eq!(got.history.len(), cpu.history.len());
+            let mut worst: f64 = 0.0;
+            for (g, c) in got.history.iter().zip(&cpu.history) {
+                worst = worst.max((g.compliance / c.compliance - 1.0).abs());
+                assert!(
+                    (g.volume - c.volume).abs() < 1e-6,
+                    "{kind:?} {mode:?} it {}",
+                    g.iteration
+                );
+                assert!(g.cg_rel_residual <= 1e-5 && !g.cg_failed);
+            }
+            println!(
+                "[gpu] optimize {kind:?} {mode:?}: 12 iterations, compliance {:.6e} (cpu {:.6e}), \
+                 worst relative difference {worst:.2e}, CG {} (cpu {})",
+                got.history.last().unwrap().compliance,
+                cpu.history.last().unwrap().compliance,
+                got.cg_iterations,
+                cpu.cg_iterations
+            );
+            assert!(worst < 1e-3, "{kind:?} {mode:?}: {worst}");
+        }
+    }
+}
+
+/// `cg::solve` on the GPU reaches rtol on the true residual, recomputed
+/// here on the host, in both modes.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pcg_reaches_rtol_on_gpu() {
+    use cuth::topopt::cg::{self, CgMode, CgParams, Workspace};
+    // Moduli ≥ 1e-3: a conditioning CG meets in practice, not the worst case.
+    let mut c = case((40, 20, 10), 21);
+    for v in &mut c.e {
+        *v = v.max(1e-3);
+    }
+    let f: Vec<f64> = (0..c.mesh.dofs())
+        .map(|d| {
+            if c.fixed[d] {
+                0.0
+            } else {
+                ((d % 7) as f64 - 3.0) * 1e-2
+            }
+        })
+        .collect();
+    let fnorm = dot(&f, &f).sqrt();
+    for mode in [CgMode::F64, CgMode::Mixed] {
+        let be = gpu();
+        let mut op = operator(&c, OperatorKind::Fused);
+        let mut w = Workspace::new(be, c.mesh.dofs()).unwrap();
+        w.refresh_diagonal(be, &mut op).unwrap();
+        let fd = be.upload(&f).unwrap();
+        let mut u = be.zeros(c.mesh.dofs()).unwrap();
+        let params = CgParams {
+            rtol: 1e-5,
+            max_iter: 20000,
+            mode,
+            check_every: be.check_interval(),
+        };
+        let info = cg::solve(be, &mut op, &fd, &mut u, &mut w, &params).unwrap();
+        let u = be.download(&u).unwrap();
+        let ku = host_apply(&c, &u);
+        let r: Vec<f64> = ku.iter().zip(&f).map(|(a, b)| b - a).collect();
+        let rel_res = dot(&r, &r).sqrt() / fnorm;
+        println!(
+            "[gpu] pcg {mode:?}: {} iterations, {} outer, true residual {rel_res:.2e}, f64 fallback {}",
+            info.iterations, info.outer, info.switched_to_f64
+        );
+        assert!(rel_res <= 1e-5, "{mode:?}: {rel_res}");
+    }
 }

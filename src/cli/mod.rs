@@ -4,6 +4,7 @@
 
 mod device;
 mod solve;
+mod topopt;
 mod transient;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +33,9 @@ enum Command {
     /// Benchmark SpMV and PCG against the memory-bandwidth floor (GPU and CPU)
     /// on mol_f2f at several grid sizes.
     Bench(cuth::bench::BenchArgs),
+    /// Minimum-compliance 3D topology optimization (SIMP, matrix-free):
+    /// densities (VTK, PNG views, STL), history.csv and summary.json under --out.
+    Topopt(topopt::TopoptArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -43,6 +47,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Bench(args) => cuth::bench::run(&args),
+        Command::Topopt(args) => topopt::run(&args),
     }
 }
 
@@ -57,6 +62,7 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || cause.is::<PowerError>()
             || cause.is::<solve::UsageError>()
             || cause.is::<StateError>()
+            || cause.is::<cuth::topopt::problem::ProblemError>()
         {
             return 2;
         }

@@ -1,11 +1,28 @@
-//! Minimum-compliance topology optimization (3D SIMP) on a structured hex
-//! mesh, matrix-free on the same backends as the thermal solver.
+//! Minimum-compliance topology optimization (3D SIMP, `cuth topopt`,
+//! DESIGN.md §7) on a structured hex mesh, matrix-free on the same backends
+//! as the thermal solver.
+//!
+//! Pipeline: [`problem`] ([`presets`] or a [`custom`] TOML) → [`mesh`] and
+//! [`element`] → [`optimize`] (the loop: [`filter`], [`projection`], the
+//! elastic solve [`cg`] over an [`ElasticBackend`] — [`cpu`] on the host,
+//! [`cuda`] on the GPU —, [`oc`], [`continuation`]) → [`output`].
 
 pub mod backend;
+pub mod cg;
+pub mod continuation;
+pub mod cpu;
 pub mod cuda;
+pub mod custom;
 pub mod element;
+pub mod evaluate;
+pub mod filter;
 pub mod mesh;
+pub mod oc;
+pub mod optimize;
 pub mod output;
+pub mod presets;
+pub mod problem;
+pub mod projection;
 
 pub use backend::{ElasticBackend, OpPrecision, OperatorKind};
 pub use element::{hex8_stiffness, ElementMatrix};

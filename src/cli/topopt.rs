@@ -1,0 +1,336 @@
+//! `cuth topopt PROBLEM|FILE.toml`: resolve the problem (preset or TOML, mesh
+//! and parameter overrides), pick the device, run the SIMP loop with a
+//! progress bar on stderr, write the outputs and the summary.
+
+use super::device::{self, DeviceChoice, Resolved};
+use super::solve::UsageError;
+use anyhow::Context;
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
+use cuth::topopt::cg::{CgMode, CgParams};
+use cuth::topopt::continuation::Schedule;
+use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome};
+use cuth::topopt::output::{self, DensityField, HistoryRow};
+use cuth::topopt::presets::{self, LoadKind, MeshRequest};
+use cuth::topopt::problem::{Problem, E0, E_MIN};
+use cuth::topopt::{custom, ElasticBackend, OperatorKind};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Debug, clap::Args)]
+pub struct TopoptArgs {
+    /// A preset (cantilever, torsion, mbb, bridge) or a problem file (.toml).
+    pub problem: String,
+    /// Elements along x (alone: y and z keep the problem's aspect ratio).
+    #[arg(long)]
+    pub nelx: Option<usize>,
+    /// Elements along y.
+    #[arg(long)]
+    pub nely: Option<usize>,
+    /// Elements along z.
+    #[arg(long)]
+    pub nelz: Option<usize>,
+    /// Volume fraction in (0, 1) [default: the problem's].
+    #[arg(long)]
+    pub volfrac: Option<f64>,
+    /// Filter radius in elements [default: the problem's, 1.5 for presets].
+    #[arg(long)]
+    pub rmin: Option<f64>,
+    /// Final SIMP penalty (continuation starts at 1) [default: 3].
+    #[arg(long)]
+    pub penal: Option<f64>,
+    /// Cap on design iterations (the run stops earlier on convergence).
+    #[arg(long, default_value_t = 300)]
+    pub iterations: usize,
+    /// Cantilever load: on the free-end centre node, or a 0.1 × 0.1 patch
+    /// there [default: patch].
+    #[arg(long, value_enum)]
+    pub load: Option<LoadKind>,
+    /// Where to solve.
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+    /// GPU operator schedule (the CPU runs its one node-centred operator).
+    #[arg(long, value_enum, default_value_t = OperatorKind::Fused)]
+    pub operator: OperatorKind,
+    /// CG arithmetic: f64 throughout, or the f32 operator inside f64
+    /// residual correction (`mixed`, alias `f32`).
+    #[arg(long, value_enum, default_value_t = CgMode::Mixed)]
+    pub precision: CgMode,
+    /// Relative true residual ‖f − Ku‖/‖f‖ each solve must reach.
+    #[arg(long, default_value_t = 1e-5)]
+    pub rtol: f64,
+    /// CG iteration cap per solve; hitting it is reported, not fatal.
+    #[arg(long, default_value_t = 1000)]
+    pub cg_max_iter: usize,
+    /// Output directory [default: out/topopt_<problem>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress bar, no table.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print summary.json to stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reads the problem and applies the command-line overrides.
+pub fn resolve_problem(args: &TopoptArgs) -> anyhow::Result<Problem> {
+    let mesh = MeshRequest {
+        nelx: args.nelx,
+        nely: args.nely,
+        nelz: args.nelz,
+    };
+    let is_file = args.problem.ends_with(".toml");
+    if args.load.is_some() && (is_file || args.problem != "cantilever") {
+        return Err(UsageError("--load applies to the cantilever preset only".into()).into());
+    }
+    let (mut p, origin) = if is_file {
+        let path = Path::new(&args.problem);
+        (custom::load(path, &mesh)?, args.problem.clone())
+    } else {
+        let load = args.load.unwrap_or(LoadKind::Patch);
+        let p = presets::build(&args.problem, &mesh, load)?;
+        (p, format!("preset {}", args.problem))
+    };
+    let mut overridden = false;
+    for (value, slot) in [
+        (args.volfrac, &mut p.volfrac),
+        (args.rmin, &mut p.rmin),
+        (args.penal, &mut p.penal),
+    ] {
+        if let Some(v) = value {
+            *slot = v;
+            overridden = true;
+        }
+    }
+    if overridden {
+        p.validate(&format!("{origin} with command-line overrides"))?;
+    }
+    Ok(p)
+}
+
+fn check_args(args: &TopoptArgs) -> Result<(), UsageError> {
+    if args.iterations == 0 {
+        return Err(UsageError("--iterations must be at least 1".into()));
+    }
+    if !(args.rtol > 0.0 && args.rtol < 1.0) {
+        return Err(UsageError(format!(
+            "--rtol must be in (0, 1), got {}",
+            args.rtol
+        )));
+    }
+    if args.cg_max_iter == 0 {
+        return Err(UsageError("--cg-max-iter must be at least 1".into()));
+    }
+    Ok(())
+}
+
+pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
+    let t0 = Instant::now();
+    check_args(args)?;
+    let problem = resolve_problem(args)?;
+    let quiet = args.quiet;
+    let device = device::resolve(args.device, &mut |line| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    })?;
+    let result = match device {
+        Resolved::Cpu => run_on(&CpuBackend::new(), &problem, args),
+        Resolved::Cuda => cuda_topopt(&problem, args),
+    }?;
+    let (outcome, report, solve_s) = result;
+
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("topopt_{}", problem.name)));
+    let summary = summary(&problem, args, &outcome, &report, solve_s, t0);
+    let t_out = Instant::now();
+    write_results(&out_dir, &problem, &outcome, &summary)
+        .with_context(|| format!("writing results under {}", out_dir.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else if !quiet {
+        let b = &outcome.best;
+        println!(
+            "{}: {} elements, {} iterations ({:?}), {} CG iterations, {:.2} s",
+            problem.name,
+            problem.mesh.elements(),
+            outcome.history.len(),
+            outcome.stop,
+            outcome.cg_iterations,
+            solve_s
+        );
+        println!(
+            "best iterate {}: compliance {:.6e}, volume {:.4}, grayness {:.4}{}",
+            b.iteration,
+            b.compliance,
+            b.volume,
+            b.grayness,
+            if b.valid {
+                ""
+            } else {
+                " (NOT volume-feasible)"
+            }
+        );
+        println!(
+            "results: {} (written in {:.2} s)",
+            out_dir.display(),
+            t_out.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// `--device cuda`: the same loop on the CUDA `ElasticBackend`
+/// (`src/topopt/cuda`, merged from the topogpu branch).
+fn cuda_topopt(problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
+    run_on(&CudaBackend::new(0)?, problem, args)
+}
+
+type RunResult = (Outcome, cuth::backend::DeviceReport, f64);
+
+/// The optimization on one backend, with the progress bar.
+fn run_on<B: ElasticBackend>(
+    be: &B,
+    problem: &Problem,
+    args: &TopoptArgs,
+) -> anyhow::Result<RunResult> {
+    let opts = OptimizeOptions {
+        max_iterations: args.iterations,
+        operator: args.operator,
+        cg: CgParams {
+            rtol: args.rtol,
+            max_iter: args.cg_max_iter,
+            mode: args.precision,
+            check_every: be.check_interval(),
+        },
+        schedule: Schedule::standard(problem.penal, problem.rmin),
+    };
+    let bar = if args.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        output::progress_bar(args.iterations)
+    };
+    let t = Instant::now();
+    let mut warned = false;
+    let outcome = optimize::optimize(be, problem, &opts, &mut |it: &Iterate| {
+        bar.inc(1);
+        bar.set_message(output::progress_message(&history_row(it)));
+        if it.cg_failed && !warned && !args.quiet {
+            bar.suspend(|| {
+                eprintln!(
+                    "cuth: warning: iteration {}: CG stopped at true residual {:.2e} \
+                     (cap {} or stagnation); continuing (see summary.json cg.failed_solves)",
+                    it.iteration, it.cg_rel_residual, args.cg_max_iter
+                )
+            });
+            warned = true;
+        }
+    })?;
+    bar.finish_and_clear();
+    Ok((outcome, be.report(), t.elapsed().as_secs_f64()))
+}
+
+fn summary(
+    p: &Problem,
+    args: &TopoptArgs,
+    o: &Outcome,
+    device: &cuth::backend::DeviceReport,
+    solve_s: f64,
+    t0: Instant,
+) -> serde_json::Value {
+    let m = p.mesh;
+    let last = o.history.last();
+    json!({
+        "problem": {
+            "name": p.name,
+            "description": p.description,
+            "mesh": [m.nelx, m.nely, m.nelz],
+            "elements": m.elements(),
+            "dofs": m.dofs(),
+            "element_size": p.h,
+            "volfrac": p.volfrac,
+            "rmin": p.rmin,
+            "penal": p.penal,
+            "nu": p.nu,
+            "e0": E0,
+            "emin": E_MIN,
+            "load": args.load.map(|l| format!("{l:?}").to_lowercase())
+                .or_else(|| (p.name == "cantilever").then(|| "patch".into())),
+            "element_convention": "unit-cube elements, E0 = 1: compliance in mesh units \
+                (top3d's KE is 2x this matrix, its compliances half of ours)",
+        },
+        "device": device,
+        // The CPU has one (node-centred) operator; --operator picks the GPU's.
+        "operator": if device.backend == "cpu" {
+            json!("node-centred (cpu)")
+        } else {
+            json!(args.operator)
+        },
+        "cg": {
+            "precision": args.precision,
+            "rtol": args.rtol,
+            "max_iter_per_solve": args.cg_max_iter,
+            "total_iterations": o.cg_iterations,
+            "failed_solves": o.cg_failures,
+            "outer_corrections": o.history.iter().map(|i| i.cg_outer).sum::<usize>(),
+            "solves_switched_to_f64": o.history.iter().filter(|i| i.cg_switched).count(),
+            "failed_at": o.history.iter().filter(|i| i.cg_failed)
+                .map(|i| i.iteration).collect::<Vec<_>>(),
+        },
+        "schedule": Schedule::standard(p.penal, p.rmin),
+        "oc_volume_evaluations": o.history.iter().map(|i| i.oc_evaluations).sum::<usize>(),
+        "iterations": o.history.len(),
+        "cg_iterations": o.cg_iterations,
+        "wall_s": t0.elapsed().as_secs_f64(),
+        "stop": o.stop,
+        "final_change": last.map(|i| i.change),
+        "best": {
+            "iteration": o.best.iteration,
+            "compliance": o.best.compliance,
+            "volume": o.best.volume,
+            "grayness": o.best.grayness,
+            "valid": o.best.valid,
+        },
+        "timings_s": {
+            "optimize": solve_s,
+            "elastic_solves": o.history.iter().map(|i| i.solve_seconds).sum::<f64>(),
+            "host_filter_oc": o.history.iter().map(|i| i.seconds - i.solve_seconds).sum::<f64>(),
+            "total_before_output": t0.elapsed().as_secs_f64(),
+        },
+    })
+}
+
+/// Density VTK image, PNG views, STL, history.csv and summary.json of the
+/// best iterate (staged: an error leaves nothing half-written).
+fn write_results(
+    dir: &Path,
+    p: &Problem,
+    o: &Outcome,
+    summary: &serde_json::Value,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let field = DensityField {
+        nelx: p.mesh.nelx,
+        nely: p.mesh.nely,
+        nelz: p.mesh.nelz,
+        h: p.h,
+        rho: &o.best.rho,
+    };
+    let rows: Vec<HistoryRow> = o.history.iter().map(history_row).collect();
+    output::write_outputs(dir, &field, &rows, summary)
+}
+
+fn history_row(i: &Iterate) -> HistoryRow {
+    HistoryRow {
+        iteration: i.iteration,
+        compliance: i.compliance,
+        volume: i.volume,
+        grayness: i.grayness,
+        cg_iterations: i.cg_iterations,
+        seconds: i.seconds,
+        beta: i.beta,
+        penal: i.penal,
+    }
+}
