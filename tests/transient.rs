@@ -9,14 +9,14 @@ mod common;
 use common::stack;
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
-use cuth::linalg::PrecondKind;
+use cuth::linalg::{PrecondKind, SolveError};
 use cuth::power::schedule::{cell_power, PowerSchedule};
 use cuth::power::trace::parse_csv_trace;
 use cuth::power::{layer_power, LayerPower};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
 use cuth::thermal::transient::{
-    run_transient, InitState, StepView, TransientOptions, TransientOutcome,
+    run_transient, InitState, StepView, TransientError, TransientOptions, TransientOutcome,
 };
 use std::path::Path;
 
@@ -292,4 +292,32 @@ fn trace_rows_apply_piecewise_constant() {
         .unwrap()
         .to_string();
     assert!(m.contains("t.csv") && m.contains("`c`"), "{m}");
+}
+
+#[test]
+fn a_capped_step_reports_the_users_rtol() {
+    // PCG works on ‖r‖/‖b‖ with an internal tolerance; the error must speak
+    // of ‖r‖/‖P‖ and the rtol that was asked for. At Δt = 1e-5 s, ‖b‖ ≈
+    // ‖C/Δt θ‖ is far from ‖P‖, so the two differ by orders of magnitude.
+    let s = mol(12);
+    let rtol = 1e-9;
+    let mut opts = options(&s, 1e-5, 3, InitState::Ambient, rtol);
+    opts.solver.max_iter = 2;
+    let mut observe = |_: &StepView| Ok(());
+    let sched = PowerSchedule::constant(base_power(&s));
+    let err = match run_transient(&CpuBackend::new(), &s, &sched, &opts, &mut observe) {
+        Err(e) => e,
+        Ok(_) => panic!("two iterations cannot reach rtol {rtol}"),
+    };
+    match err {
+        TransientError::Step {
+            step: 1,
+            source: SolveError::NoConvergence { rtol: r, rel, .. },
+            ..
+        } => {
+            assert_eq!(r, rtol);
+            assert!(rel > rtol && rel.is_finite(), "rel {rel}");
+        }
+        e => panic!("unexpected error: {e:?}"),
+    }
 }

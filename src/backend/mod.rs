@@ -96,7 +96,14 @@ pub trait Backend {
     /// Fails early, before the stack is assembled or anything is allocated,
     /// when a solve of `cells` rows cannot fit on this device.
     fn check_capacity(&self, cells: usize) -> Result<(), BackendError> {
-        let _ = cells;
+        self.check_capacity_with(cells, 0)
+    }
+
+    /// [`Backend::check_capacity`] for a driver that keeps `extra_vectors`
+    /// n-vectors of its own beside the solve's (the transient stepper's
+    /// C/Δt and source, say).
+    fn check_capacity_with(&self, cells: usize, extra_vectors: usize) -> Result<(), BackendError> {
+        let _ = (cells, extra_vectors);
         Ok(())
     }
 
@@ -104,6 +111,17 @@ pub trait Backend {
     fn zeros(&self, n: usize) -> Result<Self::Vector, BackendError>;
     fn upload(&self, host: &[f64]) -> Result<Self::Vector, BackendError>;
     fn download(&self, v: &Self::Vector) -> Result<Vec<f64>, BackendError>;
+    /// [`Backend::download`] into a host buffer of the same length, for a
+    /// caller that downloads every step: reusing the buffer spares a fresh
+    /// allocation (and its page faults) per call.
+    fn download_into(&self, v: &Self::Vector, host: &mut [f64]) -> Result<(), BackendError> {
+        let h = self.download(v)?;
+        if h.len() != host.len() {
+            return Err(BackendError::Length(h.len(), host.len()));
+        }
+        host.copy_from_slice(&h);
+        Ok(())
+    }
     /// dst = src
     fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<(), BackendError>;
     fn upload_matrix(&self, a: &QuadDiag) -> Result<Self::Matrix, BackendError>;

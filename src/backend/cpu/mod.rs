@@ -47,9 +47,9 @@ impl Backend for CpuBackend {
 
     /// Host bytes of a steady solve: assembly (Quad-Diag 5 arrays, rhs,
     /// capacity) plus the solver's vectors (x, b, r, z, p, q, res, d, d_next
-    /// and the shifted rhs): about 20 f64 per cell.
-    fn check_capacity(&self, cells: usize) -> Result<(), BackendError> {
-        let needed = 20 * 8 * cells as u64;
+    /// and the shifted rhs): about 20 f64 per cell, plus the caller's extras.
+    fn check_capacity_with(&self, cells: usize, extra_vectors: usize) -> Result<(), BackendError> {
+        let needed = (20 + extra_vectors as u64) * 8 * cells as u64;
         match available_memory() {
             Some(free) if needed > free => Err(BackendError::OutOfMemory {
                 needed,
@@ -70,6 +70,14 @@ impl Backend for CpuBackend {
     }
     fn download(&self, v: &Vec<f64>) -> Result<Vec<f64>, BackendError> {
         Ok(v.clone())
+    }
+    fn download_into(&self, v: &Vec<f64>, host: &mut [f64]) -> Result<(), BackendError> {
+        use rayon::prelude::*;
+        same_len(v.len(), host.len())?;
+        host.par_chunks_mut(CHUNK)
+            .zip(v.par_chunks(CHUNK))
+            .for_each(|(h, d)| h.copy_from_slice(d));
+        Ok(())
     }
     fn copy(&self, src: &Vec<f64>, dst: &mut Vec<f64>) -> Result<(), BackendError> {
         same_len(src.len(), dst.len())?;

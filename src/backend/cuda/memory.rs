@@ -37,9 +37,15 @@ pub struct MemoryEstimate {
 /// Estimate for a solve of `cells` rows in f64, with `scratch_bytes` of
 /// backend scratch already known (reduction partials).
 pub fn estimate(cells: usize, scratch_bytes: u64) -> MemoryEstimate {
+    estimate_with(cells, scratch_bytes, 0)
+}
+
+/// [`estimate`] with `extra_vectors` n-vectors held by the driver beside
+/// the solve's (e.g. the transient stepper's).
+pub fn estimate_with(cells: usize, scratch_bytes: u64, extra_vectors: usize) -> MemoryEstimate {
     let row = 8 * cells as u64;
     let matrix_bytes = MATRIX_ARRAYS * row;
-    let vector_bytes = SOLVE_VECTORS * row;
+    let vector_bytes = (SOLVE_VECTORS + extra_vectors as u64) * row;
     let data = matrix_bytes + vector_bytes + scratch_bytes;
     let total_bytes = data + MARGIN_BYTES + (data as f64 * MARGIN_FRACTION) as u64;
     MemoryEstimate {
@@ -65,7 +71,16 @@ impl CudaBackend {
     /// returns the estimate, or [`BackendError::OutOfMemory`] before
     /// anything is allocated.
     pub fn check_fits(&self, cells: usize) -> Result<MemoryEstimate, BackendError> {
-        let est = estimate(cells, self.scratch_bytes());
+        self.check_fits_with(cells, 0)
+    }
+
+    /// [`Self::check_fits`] counting `extra_vectors` more n-vectors.
+    pub fn check_fits_with(
+        &self,
+        cells: usize,
+        extra_vectors: usize,
+    ) -> Result<MemoryEstimate, BackendError> {
+        let est = estimate_with(cells, self.scratch_bytes(), extra_vectors);
         let (free, _) = self.memory_info()?;
         if est.total_bytes > free {
             return Err(BackendError::OutOfMemory {
@@ -92,5 +107,14 @@ mod tests {
         assert!(e.total_bytes > 112 * n as u64);
         // 4096² × 10 fits an H200 (≈139 GiB) with a wide margin.
         assert!(e.total_bytes < 20 << 30);
+    }
+
+    #[test]
+    fn extra_vectors_add_eight_bytes_per_row_each() {
+        let n = 1000;
+        let (base, more) = (estimate(n, 0), estimate_with(n, 0, 3));
+        assert_eq!(more.vector_bytes - base.vector_bytes, 3 * 8 * n as u64);
+        assert_eq!(more.matrix_bytes, base.matrix_bytes);
+        assert!(more.total_bytes > base.total_bytes);
     }
 }

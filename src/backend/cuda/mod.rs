@@ -276,8 +276,8 @@ impl Backend for CudaBackend {
     fn check_interval(&self) -> usize {
         10
     }
-    fn check_capacity(&self, cells: usize) -> Result<(), BackendError> {
-        self.check_fits(cells).map(|_| ())
+    fn check_capacity_with(&self, cells: usize, extra_vectors: usize) -> Result<(), BackendError> {
+        self.check_fits_with(cells, extra_vectors).map(|_| ())
     }
 
     fn zeros(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
@@ -290,6 +290,13 @@ impl Backend for CudaBackend {
     }
     fn download(&self, v: &CudaSlice<f64>) -> Result<Vec<f64>, BackendError> {
         self.to_host(v, "a vector")
+    }
+    fn download_into(&self, v: &CudaSlice<f64>, host: &mut [f64]) -> Result<(), BackendError> {
+        same_len(v.len(), host.len())?;
+        self.stream
+            .memcpy_dtoh(v, host)
+            .map_err(|e| driver_err("downloading a vector", e))?;
+        self.sync("downloading a vector")
     }
     fn copy(&self, src: &CudaSlice<f64>, dst: &mut CudaSlice<f64>) -> Result<(), BackendError> {
         same_len(src.len(), dst.len())?;

@@ -7,7 +7,10 @@
 //! After each step the field is downloaded for the per-step statistics
 //! (layer max/mean, block max, energy balance) and for the observer
 //! (snapshots, progress). The solver state stays on the device; the copy is
-//! output traffic, timed apart from the solve (`solve_s` vs `probe_s`).
+//! output traffic, timed apart from the solve (`solve_s` vs `probe_s`). It
+//! lands in host buffers reused every step, and one fused pass
+//! ([`probe::absorb`]) turns it into θ and T and takes the layer statistics
+//! and the stored heat, so the host side costs about one read of the field.
 
 mod probe;
 mod report;
@@ -27,7 +30,6 @@ use crate::linalg::{build_precond, pcg, CgParams, Offset, SolveError};
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
-use rayon::prelude::*;
 use std::time::Instant;
 
 /// Where the run starts.
@@ -122,7 +124,7 @@ pub fn run_transient<B: Backend + 'static>(
 ) -> Result<TransientOutcome, TransientError> {
     let t_setup = Instant::now();
     let grid = Grid::from_stack(stack);
-    be.check_capacity(grid.len())?;
+    be.check_capacity_with(grid.len(), stepper::EXTRA_VECTORS)?;
     let dt = opts.dt;
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
 
@@ -145,21 +147,33 @@ pub fn run_transient<B: Backend + 'static>(
     let setup_s = t_setup.elapsed().as_secs_f64();
 
     let mut row = first_row;
+    let mut power_w = probe::ordered_sum(&sys.rhs);
     let mut records = Vec::with_capacity(opts.steps + 1);
-    let mut temperature_k: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
+    // Host buffers reused every step: θⁿ, θⁿ⁺¹ (K above ambient) and T (K).
+    let mut theta_old = theta0;
+    let mut theta = theta_old.clone();
+    let mut temperature_k = vec![0.0; grid.len()];
+    let ambient_k = stack.ambient_k;
     // Step 0: the initial state, so the series and the plot start at t = 0.
-    let (layer_max_k, layer_avg_k) = probe::layer_stats(&grid, &temperature_k);
+    let fs = probe::absorb(
+        &grid,
+        &sys.capacity,
+        0.0,
+        ambient_k,
+        &mut theta,
+        &theta_old,
+        &mut temperature_k,
+    );
     records.push(StepRecord {
         step: 0,
         time_s: 0.0,
         iterations: 0,
         trace_row: row,
         energy: StepEnergy::default(),
-        layer_max_k,
-        layer_avg_k,
+        layer_max_k: fs.layer_max_k,
+        layer_avg_k: fs.layer_avg_k,
         block_max_k: probe::block_max(&grid, &probes, &temperature_k),
     });
-    let mut theta_old = theta0;
     let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
     for k in 0..opts.steps {
         let time_s = (k + 1) as f64 * dt;
@@ -168,6 +182,7 @@ pub fn run_transient<B: Backend + 'static>(
             let t = Instant::now();
             row = r;
             sys.rhs = cell_power(&grid, &schedule.layer_maps(row));
+            power_w = probe::ordered_sum(&sys.rhs);
             stepper.set_power(&sys.rhs)?;
             upload_s += t.elapsed().as_secs_f64();
         }
@@ -181,18 +196,24 @@ pub fn run_transient<B: Backend + 'static>(
         solve_s += t.elapsed().as_secs_f64();
 
         let t = Instant::now();
-        let theta = stepper.theta()?;
-        let energy = probe::step_energy(&sys, &grid, &theta_old, &theta, dt);
-        temperature_k = theta.par_iter().map(|v| v + stack.ambient_k).collect();
-        let (layer_max_k, layer_avg_k) = probe::layer_stats(&grid, &temperature_k);
+        stepper.download_shifted(&mut theta)?;
+        let fs = probe::absorb(
+            &grid,
+            &sys.capacity,
+            stepper.c,
+            ambient_k,
+            &mut theta,
+            &theta_old,
+            &mut temperature_k,
+        );
         let record = StepRecord {
             step: k + 1,
             time_s,
             iterations: info.iterations,
             trace_row: row,
-            energy,
-            layer_max_k,
-            layer_avg_k,
+            energy: probe::step_energy(&sys, &grid, power_w, &theta, fs.stored_j, dt),
+            layer_max_k: fs.layer_max_k,
+            layer_avg_k: fs.layer_avg_k,
             block_max_k: probe::block_max(&grid, &probes, &temperature_k),
         };
         let snap = opts
@@ -221,7 +242,7 @@ pub fn run_transient<B: Backend + 'static>(
         })
         .map_err(TransientError::Observer)?;
         records.push(record);
-        theta_old = theta;
+        std::mem::swap(&mut theta, &mut theta_old);
         probe_s += t.elapsed().as_secs_f64();
     }
 

@@ -8,13 +8,20 @@ use crate::power::rasterize::coverage;
 use crate::power::LayerPower;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::ops::Range;
 
-/// The cells of one block (plane indices) and its layer.
+/// Cells per reduction chunk, fixed so that sums do not depend on the
+/// thread count.
+const CHUNK: usize = 1 << 14;
+
+/// The cells of one block (plane indices, as contiguous runs) and its layer.
 pub struct BlockProbe {
     pub layer: usize,
     /// `<layer>.<block>`, as in `blocks.steady`.
     pub name: String,
-    cells: Vec<usize>,
+    /// Runs of consecutive plane indices (one per grid row the block
+    /// crosses): a contiguous scan instead of a gather per cell.
+    runs: Vec<Range<usize>>,
 }
 
 /// Every named block of every layer, in layer order.
@@ -26,15 +33,23 @@ pub fn block_probes(layer_names: &[String], power: &[LayerPower], grid: &Grid) -
             lp.blocks.iter().map(move |b| BlockProbe {
                 layer: l,
                 name: format!("{}.{}", layer_names[l], b.name),
-                cells: coverage(&b.rect, grid)
-                    .into_iter()
-                    .map(|(i, _)| i)
-                    .collect(),
+                runs: runs(coverage(&b.rect, grid).into_iter().map(|(i, _)| i)),
             })
         })
         .collect()
 }
 
+/// Ascending indices as runs of consecutive ones.
+fn runs(cells: impl IntoIterator<Item = usize>) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for i in cells {
+        match out.last_mut() {
+            Some(r) if r.end == i => r.end += 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
+}
 /// Energy of one step, backward Euler: Pⁿ⁺¹·Δt − Qⁿ⁺¹·Δt = Σ C (θⁿ⁺¹ − θⁿ).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct StepEnergy {
@@ -64,26 +79,94 @@ pub struct StepRecord {
     pub block_max_k: Vec<f64>,
 }
 
-/// Per-layer max and mean of `t` (K).
-pub fn layer_stats(grid: &Grid, t: &[f64]) -> (Vec<f64>, Vec<f64>) {
+/// Statistics of one field from [`absorb`].
+pub struct FieldStats {
+    /// Per layer, K.
+    pub layer_max_k: Vec<f64>,
+    pub layer_avg_k: Vec<f64>,
+    /// Σ C (θ − θ_old), J.
+    pub stored_j: f64,
+}
+
+/// Max, sum of T and Σ C(θ − θ_old) over one chunk of cells.
+#[derive(Clone, Copy)]
+struct Acc {
+    max: f64,
+    sum: f64,
+    stored: f64,
+}
+
+impl Acc {
+    const EMPTY: Acc = Acc {
+        max: f64::NEG_INFINITY,
+        sum: 0.0,
+        stored: 0.0,
+    };
+    fn merge(self, o: Acc) -> Acc {
+        Acc {
+            max: self.max.max(o.max),
+            sum: self.sum + o.sum,
+            stored: self.stored + o.stored,
+        }
+    }
+}
+
+/// The host side of a step in one pass over memory: θ = θ' + `shift` in
+/// place (θ' as downloaded), T = θ + `ambient_k` into `t_k`, each layer's
+/// max and mean of T, and the heat stored since `theta_old`. Sums run over
+/// fixed chunks of each plane, then the chunks and planes in order, so the
+/// result does not depend on the thread count.
+pub fn absorb(
+    grid: &Grid,
+    capacity: &[f64],
+    shift: f64,
+    ambient_k: f64,
+    theta: &mut [f64],
+    theta_old: &[f64],
+    t_k: &mut [f64],
+) -> FieldStats {
     let plane = grid.plane();
-    grid.layer_z
+    let per_plane: Vec<Acc> = theta
+        .par_chunks_mut(plane)
+        .zip(t_k.par_chunks_mut(plane))
+        .zip(theta_old.par_chunks(plane).zip(capacity.par_chunks(plane)))
+        .map(|((th, t), (old, cap))| {
+            let chunks: Vec<Acc> = th
+                .par_chunks_mut(CHUNK)
+                .zip(t.par_chunks_mut(CHUNK))
+                .zip(old.par_chunks(CHUNK).zip(cap.par_chunks(CHUNK)))
+                .map(|((th, t), (old, cap))| {
+                    let mut a = Acc::EMPTY;
+                    for (((th, t), old), cap) in th.iter_mut().zip(t).zip(old).zip(cap) {
+                        *th += shift;
+                        *t = *th + ambient_k;
+                        a.max = a.max.max(*t);
+                        a.sum += *t;
+                        a.stored += cap * (*th - old);
+                    }
+                    a
+                })
+                .collect();
+            chunks.into_iter().fold(Acc::EMPTY, Acc::merge)
+        })
+        .collect();
+    let mut stored_j = 0.0;
+    let (layer_max_k, layer_avg_k) = grid
+        .layer_z
         .iter()
         .map(|zr| {
-            let cells = &t[zr.start * plane..zr.end * plane];
-            let (max, sum) = cells
-                .par_chunks(1 << 14)
-                .map(|c| {
-                    c.iter()
-                        .fold((f64::NEG_INFINITY, 0.0), |(m, s), &v| (m.max(v), s + v))
-                })
-                .reduce(
-                    || (f64::NEG_INFINITY, 0.0),
-                    |a, b| (a.0.max(b.0), a.1 + b.1),
-                );
-            (max, sum / cells.len() as f64)
+            let a = per_plane[zr.clone()]
+                .iter()
+                .fold(Acc::EMPTY, |a, &b| a.merge(b));
+            stored_j += a.stored;
+            (a.max, a.sum / (zr.len() * plane) as f64)
         })
-        .unzip()
+        .unzip();
+    FieldStats {
+        layer_max_k,
+        layer_avg_k,
+        stored_j,
+    }
 }
 
 /// Max of `t` over each block's cells, over all z cells of its layer.
@@ -92,43 +175,155 @@ pub fn block_max(grid: &Grid, probes: &[BlockProbe], t: &[f64]) -> Vec<f64> {
     probes
         .par_iter()
         .map(|p| {
-            let mut m = f64::NEG_INFINITY;
-            for z in grid.layer_z[p.layer].clone() {
-                for &j in &p.cells {
-                    m = m.max(t[z * plane + j]);
-                }
-            }
-            m
+            grid.layer_z[p.layer]
+                .clone()
+                .into_par_iter()
+                .map(|z| {
+                    let t = &t[z * plane..(z + 1) * plane];
+                    p.runs
+                        .iter()
+                        .flat_map(|r| &t[r.clone()])
+                        .fold(f64::NEG_INFINITY, |m, &v| m.max(v))
+                })
+                .reduce(|| f64::NEG_INFINITY, f64::max)
         })
         .collect()
 }
 
-/// Energy balance of a step from θⁿ, θⁿ⁺¹ (K above ambient) and the step's
-/// power (`sys.rhs`).
+/// Σ of `v` over fixed chunks, then the chunk sums in order: the same bits
+/// whatever the thread count.
+pub fn ordered_sum(v: &[f64]) -> f64 {
+    let parts: Vec<f64> = v.par_chunks(CHUNK).map(|c| c.iter().sum()).collect();
+    parts.into_iter().sum()
+}
+
+/// Energy balance of a step, backward Euler, from the power in (`power_w`,
+/// Σ of the step's `sys.rhs`), θⁿ⁺¹ (K above ambient) for the heat out, and
+/// the stored heat from [`absorb`].
 pub fn step_energy(
     sys: &System,
     grid: &Grid,
-    theta_old: &[f64],
+    power_w: f64,
     theta_new: &[f64],
+    stored_j: f64,
     dt: f64,
 ) -> StepEnergy {
     let plane = grid.plane();
-    let top = (grid.nz - 1) * plane;
-    let power_w: f64 = sys.rhs.par_iter().sum();
-    let heat_out_w: f64 = (0..plane)
-        .into_par_iter()
-        .map(|j| sys.g_top[j] * theta_new[top + j] + sys.g_bottom[j] * theta_new[j])
-        .sum();
-    let stored_j: f64 = sys
-        .capacity
-        .par_iter()
-        .zip(theta_new.par_iter().zip(theta_old))
-        .map(|(c, (a, b))| c * (a - b))
-        .sum();
+    let top = &theta_new[(grid.nz - 1) * plane..];
+    let parts: Vec<f64> = sys
+        .g_top
+        .par_chunks(CHUNK)
+        .zip(sys.g_bottom.par_chunks(CHUNK))
+        .zip(
+            top.par_chunks(CHUNK)
+                .zip(theta_new[..plane].par_chunks(CHUNK)),
+        )
+        .map(|((gt, gb), (tt, tb))| {
+            gt.iter()
+                .zip(gb)
+                .zip(tt.iter().zip(tb))
+                .map(|((gt, gb), (tt, tb))| gt * tt + gb * tb)
+                .sum::<f64>()
+        })
+        .collect();
+    let heat_out_w: f64 = parts.into_iter().sum();
     StepEnergy {
         power_w,
         heat_out_w,
         stored_j,
         imbalance_j: (power_w - heat_out_w) * dt - stored_j,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_join_consecutive_indices() {
+        assert_eq!(runs([3, 4, 5, 9, 10, 20]), vec![3..6, 9..11, 20..21]);
+        assert!(runs([]).is_empty());
+    }
+
+    /// Runs scan the same cells as a gather over the block's cell list.
+    #[test]
+    fn block_max_over_runs_equals_the_gather() {
+        let (nx, ny, nz) = (13, 11, 4);
+        let grid = Grid {
+            nx,
+            ny,
+            nz,
+            dx: 1.0,
+            dy: 1.0,
+            dz: vec![1.0; nz],
+            layer_of_z: vec![0, 1, 1, 1],
+            layer_z: vec![0..1, 1..4],
+        };
+        let plane = nx * ny;
+        let t: Vec<f64> = (0..grid.len())
+            .map(|i| ((i * 7919) % 1009) as f64)
+            .collect();
+        // A 4 × 3 rectangle at (2, 5) and a lone cell, in layer 1.
+        let rect: Vec<usize> = (5..8)
+            .flat_map(|y| (2..6).map(move |x| x + nx * y))
+            .collect();
+        let cell = vec![nx * ny - 1];
+        let probes: Vec<BlockProbe> = [&rect, &cell]
+            .iter()
+            .map(|c| BlockProbe {
+                layer: 1,
+                name: String::new(),
+                runs: runs(c.iter().copied()),
+            })
+            .collect();
+        assert_eq!(probes[0].runs.len(), 3);
+        let got = block_max(&grid, &probes, &t);
+        for (k, cells) in [&rect, &cell].into_iter().enumerate() {
+            let want = (1..4)
+                .flat_map(|z| cells.iter().map(move |&j| z * plane + j))
+                .map(|i| t[i])
+                .fold(f64::NEG_INFINITY, f64::max);
+            assert!(want.is_finite());
+            assert_eq!(got[k], want);
+        }
+    }
+
+    /// The fused pass against the plain definitions, on a grid whose planes
+    /// are not a multiple of the chunk.
+    #[test]
+    fn absorb_matches_plain_loops() {
+        let (nx, ny, nz) = (97, 101, 3);
+        let grid = Grid {
+            nx,
+            ny,
+            nz,
+            dx: 1.0,
+            dy: 1.0,
+            dz: vec![1.0; nz],
+            layer_of_z: vec![0, 0, 1],
+            layer_z: vec![0..2, 2..3],
+        };
+        let n = grid.len();
+        let raw: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1013) as f64 / 97.0).collect();
+        let old: Vec<f64> = (0..n).map(|i| ((i * 104729) % 991) as f64 / 89.0).collect();
+        let cap: Vec<f64> = (0..n).map(|i| 1.0 + (i % 13) as f64).collect();
+        let (shift, amb) = (0.75, 300.0);
+        let mut theta = raw.clone();
+        let mut t = vec![0.0; n];
+        let s = absorb(&grid, &cap, shift, amb, &mut theta, &old, &mut t);
+        let plane = nx * ny;
+        for i in 0..n {
+            assert_eq!(theta[i], raw[i] + shift);
+            assert_eq!(t[i], theta[i] + amb);
+        }
+        for (l, zr) in grid.layer_z.iter().enumerate() {
+            let cells = &t[zr.start * plane..zr.end * plane];
+            let max = cells.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let mean = cells.iter().sum::<f64>() / cells.len() as f64;
+            assert_eq!(s.layer_max_k[l], max);
+            assert!((s.layer_avg_k[l] - mean).abs() <= 1e-12 * mean);
+        }
+        let stored: f64 = (0..n).map(|i| cap[i] * (theta[i] - old[i])).sum();
+        assert!((s.stored_j - stored).abs() <= 1e-12 * stored.abs());
     }
 }

@@ -29,10 +29,14 @@ use crate::linalg::{
     build_precond, pcg, CgInfo, CgParams, PrecondReport, Preconditioner, QuadDiag, SolveError,
 };
 use crate::thermal::steady::SteadyOptions;
-use rayon::prelude::*;
 
 /// Smallest relative residual ‖r‖/‖b‖ asked of PCG (≈ 50 ε).
 const RTOL_FLOOR: f64 = 1e-14;
+
+/// n-vectors the stepper keeps on the device beside a PCG solve's (which
+/// counts x and b): C/Δt and the source, and a new source while the old one
+/// is still alive on a trace-row change (`set_power`).
+pub const EXTRA_VECTORS: usize = 3;
 
 pub struct Stepper<'a, B: Backend> {
     be: &'a B,
@@ -147,14 +151,36 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
             self.n,
             &params,
         )
+        .map_err(|e| self.user_terms(e, b_norm, reference))
     }
 
-    /// θ = θ' + c of the current time level, K above ambient (downloads).
-    pub fn theta(&self) -> Result<Vec<f64>, SolveError> {
-        let mut t = self.be.download(&self.x)?;
-        let c = self.c;
-        t.par_iter_mut().for_each(|v| *v += c);
-        Ok(t)
+    /// PCG reports ‖r‖/‖b‖ against its internal rtol'; the user asked for
+    /// ‖r‖ ≤ rtol·reference (`--rtol`), so say it in those terms.
+    fn user_terms(&self, e: SolveError, b_norm: f64, reference: f64) -> SolveError {
+        let scale = if reference > 0.0 {
+            b_norm / reference
+        } else {
+            1.0
+        };
+        match e {
+            SolveError::Stagnated { iters, rel, .. } => SolveError::Stagnated {
+                iters,
+                rel: rel * scale,
+                rtol: self.rtol,
+            },
+            SolveError::NoConvergence { iters, rel, .. } => SolveError::NoConvergence {
+                iters,
+                rel: rel * scale,
+                rtol: self.rtol,
+            },
+            e => e,
+        }
+    }
+
+    /// Downloads θ' = θ − [`Self::c`] of the current time level into `out`
+    /// (the caller adds `c` in its own pass over the field).
+    pub fn download_shifted(&self, out: &mut [f64]) -> Result<(), SolveError> {
+        Ok(self.be.download_into(&self.x, out)?)
     }
 
     pub fn precond_report(&self) -> PrecondReport {
