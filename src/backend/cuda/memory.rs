@@ -11,6 +11,8 @@
 //! Chebyshev vectors exist (its rhs, x, r, z, p, q: 6 arrays < 7), so it does
 //! not raise the peak. Scratch (reduction partials, scalars) is small but the
 //! stream-ordered allocator rounds to its pool granularity, hence the margin.
+//! A driver that keeps vectors of its own (the transient stepper) adds them
+//! with [`estimate_with`] / `Backend::check_capacity_with`.
 
 use super::CudaBackend;
 use crate::backend::BackendError;
