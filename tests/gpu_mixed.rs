@@ -200,3 +200,58 @@ fn mixed_mol_f2f_512_matches_f64_within_1e_4_k() {
         sm.final_true_residual
     );
 }
+
+/// A mixed-mode switch on the GPU builds its next level from the matrix
+/// downloaded with `host_matrix` (nothing is kept on the host): the download
+/// is A bit for bit, and the switched preconditioner matches the CPU's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mixed_switch_builds_the_next_level_from_the_device_matrix() {
+    use cuth::linalg::precond::chebyshev::Chebyshev;
+    use cuth::linalg::{PrecondOptions, Preconditioner};
+    let mut rng = Rng::new(22);
+    let a = random_matrix(&mut rng, (129, 65, 9));
+    let r: Vec<f64> = (0..a.len()).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let be = gpu();
+    let ad = be.upload_matrix(&a).unwrap();
+    let back = be.host_matrix(&ad).unwrap();
+    for (name, got, want) in [
+        ("d", &back.d, &a.d),
+        ("gx", &back.gx, &a.gx),
+        ("gy", &back.gy, &a.gy),
+        ("gz", &back.gz, &a.gz),
+        ("amb", &back.amb, &a.amb),
+    ] {
+        assert!(
+            got.iter()
+                .zip(want)
+                .all(|(g, w)| g.to_bits() == w.to_bits()),
+            "{name} differs after the round trip"
+        );
+    }
+    let opts = PrecondOptions {
+        precision: PrecisionMode::Mixed,
+        ..PrecondOptions::default()
+    };
+    let cpu = CpuBackend::new();
+    let mut mc = Chebyshev::new(&cpu, &a, &a, &opts).unwrap();
+    let mut mg = Chebyshev::new(be, &ad, &a, &opts).unwrap();
+    for _ in 0..2 {
+        let (lc, lg) = (
+            mc.raise_precision(&cpu, &a).unwrap(),
+            mg.raise_precision(be, &ad).unwrap(),
+        );
+        println!("switched to {lg:?} (cpu {lc:?})");
+        assert_eq!(lc, lg);
+        let mut zc = vec![f64::NAN; a.len()];
+        mc.apply(&cpu, &a, &r, &mut zc).unwrap();
+        let rd = be.upload(&r).unwrap();
+        let mut zd = be.upload(&vec![f64::NAN; a.len()]).unwrap();
+        mg.apply(be, &ad, &rd, &mut zd).unwrap();
+        let zg = be.download(&zd).unwrap();
+        assert!(zg.iter().all(|v| v.is_finite()), "{lg:?}: rows unwritten");
+        let e = common::max_rel_diff(&zg, &zc);
+        println!("after switch to {lg:?}: rel err vs cpu {e:.2e} (tol 1e-5)");
+        assert!(e < 1e-5, "{lg:?}: {e:e}");
+    }
+}

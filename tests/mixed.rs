@@ -174,6 +174,58 @@ fn low_precision_chebyshev_equals_the_f64_polynomial() {
     }
 }
 
+/// Mixed mode builds only its first level at set-up; each switch builds the
+/// next one from the backend's matrix. After each switch the preconditioner
+/// must be exactly the one a fixed mode builds up front, and close to f64.
+#[test]
+fn a_lazily_built_level_equals_the_one_built_up_front() {
+    let be = CpuBackend::new();
+    let mut rng = Rng::new(13);
+    let a = random_matrix(&mut rng, (31, 23, 7), 0.5);
+    let r: Vec<f64> = (0..a.len()).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let apply = |m: &mut Chebyshev<CpuBackend>| {
+        let mut z = vec![f64::NAN; a.len()];
+        m.apply(&be, &a, &r, &mut z).unwrap();
+        z
+    };
+    let fixed = |mode| {
+        let mut m = Chebyshev::new(&be, &a, &a, &opts(mode)).unwrap();
+        (apply(&mut m), m.precision().unwrap())
+    };
+    let mut m = Chebyshev::new(&be, &a, &a, &opts(PrecisionMode::Mixed)).unwrap();
+    let start = m.precision().unwrap();
+    assert_eq!(start.current, "f32 [gx,gy,gz f16,f16,f16]");
+    assert_eq!(start.matrix_bytes_per_row, 6);
+    let z_rule = apply(&mut m);
+
+    let (z32, p32) = fixed(PrecisionMode::F32);
+    let label = m.raise_precision(&be, &a).unwrap();
+    assert_eq!(label.as_deref(), Some("f32 [gx,gy,gz f32,f32,f32]"));
+    let now = m.precision().unwrap();
+    assert_eq!((&now.current, now.matrix_bytes_per_row), (&p32.current, 12));
+    assert_eq!(now.storage.len(), 3);
+    for (c, f) in now.storage.iter().zip(&p32.storage) {
+        assert_eq!(
+            (c.storage, c.max, c.min_nonzero, c.max_rel_error),
+            (f.storage, f.max, f.min_nonzero, f.max_rel_error)
+        );
+    }
+    let z = apply(&mut m);
+    assert!(z.iter().zip(&z32).all(|(a, b)| a.to_bits() == b.to_bits()));
+
+    let (z64, _) = fixed(PrecisionMode::F64);
+    assert_eq!(m.raise_precision(&be, &a).unwrap().as_deref(), Some("f64"));
+    let z = apply(&mut m);
+    assert!(z.iter().zip(&z64).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert_eq!(m.raise_precision(&be, &a).unwrap(), None);
+
+    // Each level approximates the f64 polynomial to its storage precision.
+    let e_rule = common::max_rel_diff(&z_rule, &z64);
+    let e32 = common::max_rel_diff(&z32, &z64);
+    println!("vs f64: rule {e_rule:.1e}, f32 {e32:.1e}");
+    assert!(e_rule < 5e-3 && e32 < 1e-5, "rule {e_rule:e}, f32 {e32:e}");
+}
+
 /// A Jacobi preconditioner whose input passes through unscaled f16, as a
 /// naive f16 path would: residual entries under f16's range flush to zero,
 /// so once the residual is small PCG makes no progress on them. Raising the
@@ -215,7 +267,11 @@ impl Preconditioner<CpuBackend> for FlushingJacobi {
             params: BTreeMap::new(),
         }
     }
-    fn raise_precision(&mut self, _be: &CpuBackend) -> Result<Option<String>, BackendError> {
+    fn raise_precision(
+        &mut self,
+        _be: &CpuBackend,
+        _a: &QuadDiag,
+    ) -> Result<Option<String>, BackendError> {
         if self.can_raise && !self.exact {
             self.exact = true;
             Ok(Some("f64".into()))

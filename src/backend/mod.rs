@@ -15,6 +15,7 @@ pub mod cuda;
 use crate::linalg::precision::ScaledQuadDiag;
 use crate::linalg::QuadDiag;
 use serde::Serialize;
+use std::borrow::Cow;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -125,6 +126,11 @@ pub trait Backend {
     /// dst = src
     fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<(), BackendError>;
     fn upload_matrix(&self, a: &QuadDiag) -> Result<Self::Matrix, BackendError>;
+    /// `a` on the host, for the rare step that needs A after the upload (a
+    /// mixed-precision switch builds its next level from it): borrowed where
+    /// the matrix already lives on the host, else downloaded, so that no
+    /// host copy has to be kept for the whole solve just in case.
+    fn host_matrix<'m>(&self, a: &'m Self::Matrix) -> Result<Cow<'m, QuadDiag>, BackendError>;
     /// `n` slots, zero-filled.
     fn scalars(&self, n: usize) -> Result<Self::Scalars, BackendError>;
     /// Reads every slot back to the host (a synchronization point on a GPU).

@@ -194,7 +194,7 @@ pub fn pcg_into<B: Backend>(
             if v[PQ].is_nan() || v[PQ] <= 0.0 || !v[RR].is_finite() {
                 // A breakdown under a low-precision M (z flushed to 0, say)
                 // is a reason to switch up; restart from the true residual.
-                if v[RR].is_finite() && !params.record && raise(be, m, info)? {
+                if v[RR].is_finite() && !params.record && raise(be, a, m, info)? {
                     window = (info.iterations, v[RR]);
                     restart = info.iterations;
                     be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
@@ -224,7 +224,7 @@ pub fn pcg_into<B: Backend>(
                     return Ok(());
                 }
                 if info.replacements >= REPLACEMENTS_BEFORE_RAISE {
-                    raise(be, m, info)?;
+                    raise(be, a, m, info)?;
                 }
                 if info.replacements == MAX_REPLACEMENTS {
                     return Err(SolveError::Stagnated {
@@ -248,7 +248,7 @@ pub fn pcg_into<B: Backend>(
                 // restart from the true residual under it; without, go on
                 // (max_iter reports the failure).
                 window = (info.iterations, v[RR]);
-                if raise(be, m, info)? {
+                if raise(be, a, m, info)? {
                     restart = info.iterations;
                     be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
                     restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
@@ -300,10 +300,11 @@ fn restart_directions<B: Backend>(
 /// Asks `m` for its next precision level; records and reports whether it had one.
 fn raise<B: Backend>(
     be: &B,
+    a: &B::Matrix,
     m: &mut dyn Preconditioner<B>,
     info: &mut CgInfo,
 ) -> Result<bool, SolveError> {
-    match m.raise_precision(be)? {
+    match m.raise_precision(be, a)? {
         Some(level) => {
             info.precision_switches.push((info.iterations, level));
             Ok(true)

@@ -26,7 +26,7 @@
 //! accuracy; the final residual is checked in f64 like the f64 solve.
 
 use super::QuadDiag;
-use half::f16;
+use half::{f16, slice::HalfFloatSliceExt};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -87,6 +87,23 @@ pub enum Storage {
     F32,
 }
 
+impl Storage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Storage::F16 => "f16",
+            Storage::F32 => "f32",
+        }
+    }
+
+    /// Bytes per stored value.
+    pub fn bytes(self) -> usize {
+        match self {
+            Storage::F16 => 2,
+            Storage::F32 => 4,
+        }
+    }
+}
+
 /// One scaled off-diagonal array in its storage format.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LowArray {
@@ -116,10 +133,7 @@ impl LowArray {
 
     /// Bytes per row.
     pub fn bytes(&self) -> usize {
-        match self {
-            LowArray::F16 { .. } => 2,
-            LowArray::F32(_) => 4,
-        }
+        self.storage().bytes()
     }
 }
 
@@ -159,35 +173,47 @@ impl ScaledQuadDiag {
     }
 
     /// Builds Â for `level` (not `Level::F64`, which needs no scaled copy).
-    /// Every pass is a parallel map: at 2048²×10 (42 M rows) this runs at
-    /// setup and must not cost more than a few PCG iterations.
+    /// At 2048²×18 (75 M rows) this runs at set-up and must not cost more than
+    /// a few PCG iterations, so each array takes two parallel streaming
+    /// passes (range, then convert) that recompute ĝ from A instead of
+    /// materialising it in f64.
     pub fn new(a: &QuadDiag, level: Level) -> ScaledQuadDiag {
         let n = a.len();
-        let inv_sqrt: Vec<f64> = a.d.par_iter().map(|d| 1.0 / d.sqrt()).collect();
-        let s = inv_sqrt.par_iter().map(|&v| v as f32).collect();
+        let (inv_sqrt, s): (Vec<f64>, Vec<f32>) =
+            a.d.par_iter()
+                .map(|d| {
+                    let v = 1.0 / d.sqrt();
+                    (v, v as f32)
+                })
+                .unzip();
         let strides = [1, a.nx, a.nx * a.ny];
         let names = ["gx", "gy", "gz"];
         let mut choices = Vec::new();
         let g = [&a.gx, &a.gy, &a.gz].map(|src| {
             let k = choices.len();
             let st = strides[k];
-            let scaled: Vec<f64> = (0..n)
-                .into_par_iter()
-                .map(|i| {
-                    if i + st < n && src[i] != 0.0 {
-                        src[i] * inv_sqrt[i] * inv_sqrt[i + st]
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
+            let inv = &inv_sqrt;
+            let scaled = |i: usize| {
+                if i + st < n && src[i] != 0.0 {
+                    src[i] * inv[i] * inv[i + st]
+                } else {
+                    0.0
+                }
+            };
+            let (max, min) = range_of(n, scaled);
             let want = match level {
-                Level::Rule => choose_storage(&scaled),
+                Level::Rule => rule(max, min),
                 Level::F16 => Storage::F16,
                 Level::F32 | Level::F64 => Storage::F32,
             };
-            let arr = store(&scaled, want);
-            choices.push(describe(names[k], &scaled, &arr));
+            let (arr, max_rel_error) = convert(n, scaled, want, max);
+            choices.push(ArrayChoice {
+                name: names[k],
+                storage: want,
+                max,
+                min_nonzero: if min.is_finite() { min } else { 0.0 },
+                max_rel_error,
+            });
             arr
         });
         ScaledQuadDiag {
@@ -237,10 +263,7 @@ impl ScaledQuadDiag {
     pub fn storage_label(&self) -> String {
         self.g
             .iter()
-            .map(|a| match a.storage() {
-                Storage::F16 => "f16",
-                Storage::F32 => "f32",
-            })
+            .map(|a| a.storage().name())
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -262,7 +285,12 @@ fn f16_scale(max: f64) -> f64 {
 
 /// The module doc's rule for one scaled array.
 pub fn choose_storage(values: &[f64]) -> Storage {
-    let (max, min) = range(values);
+    let (max, min) = range_of(values.len(), |i| values[i]);
+    rule(max, min)
+}
+
+/// The rule from an array's largest and smallest nonzero |value|.
+fn rule(max: f64, min: f64) -> Storage {
     if max == 0.0 || min * f16_scale(max) >= F16_MIN_NORMAL {
         Storage::F16
     } else {
@@ -270,15 +298,28 @@ pub fn choose_storage(values: &[f64]) -> Storage {
     }
 }
 
-/// Largest and smallest nonzero |value| (∞ for the minimum of none).
-fn range(values: &[f64]) -> (f64, f64) {
-    values
-        .par_iter()
-        .filter(|v| **v != 0.0)
-        .fold(
-            || (0.0f64, f64::INFINITY),
-            |(mx, mn), &v| (mx.max(v.abs()), mn.min(v.abs())),
-        )
+/// Rows per parallel task: large enough to amortise rayon's scheduling, small
+/// enough to balance and to keep a task's working set in cache.
+const CHUNK: usize = 1 << 14;
+/// Rows converted to f16 in one bulk (SIMD) call, through stack buffers.
+const BLOCK: usize = 1024;
+
+/// Largest and smallest nonzero |value(i)| over 0..n (∞ for the minimum of
+/// none). Max and min are exact, so the split cannot change the result.
+fn range_of(n: usize, value: impl Fn(usize) -> f64 + Sync) -> (f64, f64) {
+    (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|k| {
+            let (mut mx, mut mn) = (0.0f64, f64::INFINITY);
+            for i in k * CHUNK..n.min((k + 1) * CHUNK) {
+                let v = value(i);
+                if v != 0.0 {
+                    mx = mx.max(v.abs());
+                    mn = mn.min(v.abs());
+                }
+            }
+            (mx, mn)
+        })
         .reduce(
             || (0.0f64, f64::INFINITY),
             |a, b| (a.0.max(b.0), a.1.min(b.1)),
@@ -287,15 +328,90 @@ fn range(values: &[f64]) -> (f64, f64) {
 
 /// Rounds toward zero into `storage` (module doc: keeps Â SPD).
 pub fn store(values: &[f64], storage: Storage) -> LowArray {
-    match storage {
-        Storage::F32 => LowArray::F32(values.par_iter().map(|&v| f32_toward_zero(v)).collect()),
-        Storage::F16 => {
-            let scale = f16_scale(range(values).0);
-            LowArray::F16 {
-                v: values.iter().map(|&v| f16_toward_zero(v * scale)).collect(),
-                inv_scale: (1.0 / scale) as f32,
-            }
+    let max = range_of(values.len(), |i| values[i]).0;
+    convert(values.len(), |i| values[i], storage, max).0
+}
+
+/// `value(0..n)` rounded toward zero into `storage` (f16 scaled by the power
+/// of two that `max` calls for), and the largest relative rounding error of a
+/// nonzero value, read back as `LowArray::get` reads it.
+fn convert(
+    n: usize,
+    value: impl Fn(usize) -> f64 + Sync,
+    storage: Storage,
+    max: f64,
+) -> (LowArray, f64) {
+    let rel = |v: f64, got: f32| {
+        if v != 0.0 {
+            (v - got as f64).abs() / v.abs()
+        } else {
+            0.0
         }
+    };
+    match storage {
+        Storage::F32 => {
+            let mut out = vec![0f32; n];
+            let err = out
+                .par_chunks_mut(CHUNK)
+                .enumerate()
+                .map(|(k, o)| {
+                    let mut e = 0.0f64;
+                    for (j, o) in o.iter_mut().enumerate() {
+                        let v = value(k * CHUNK + j);
+                        *o = f32_toward_zero(v);
+                        e = e.max(rel(v, *o));
+                    }
+                    e
+                })
+                .reduce(|| 0.0, f64::max);
+            (LowArray::F32(out), err)
+        }
+        Storage::F16 => {
+            let scale = f16_scale(max);
+            let inv_scale = (1.0 / scale) as f32;
+            let mut out = vec![f16::ZERO; n];
+            let err = out
+                .par_chunks_mut(CHUNK)
+                .enumerate()
+                .map(|(k, o)| {
+                    let mut e = 0.0f64;
+                    let (mut v, mut x, mut back) = ([0f64; BLOCK], [0f32; BLOCK], [0f32; BLOCK]);
+                    for (b, o) in o.chunks_mut(BLOCK).enumerate() {
+                        let (m, base) = (o.len(), k * CHUNK + b * BLOCK);
+                        for j in 0..m {
+                            v[j] = value(base + j);
+                            x[j] = f32_toward_zero(v[j] * scale);
+                        }
+                        f16_toward_zero_bulk(&x[..m], o, &mut back[..m]);
+                        for j in 0..m {
+                            e = e.max(rel(v[j], back[j] * inv_scale));
+                        }
+                    }
+                    e
+                })
+                .reduce(|| 0.0, f64::max);
+            (LowArray::F16 { v: out, inv_scale }, err)
+        }
+    }
+}
+
+/// `dst` = `src` rounded toward zero to f16, and `back` = `dst` in f32.
+/// Truncating to f32 first then to f16 equals truncating straight to f16
+/// (every f16 is an f32), so this matches `f16_toward_zero` bit for bit
+/// while letting `half` convert whole slices with SIMD: round to nearest,
+/// then step the values that went up back by one ulp.
+fn f16_toward_zero_bulk(src: &[f32], dst: &mut [f16], back: &mut [f32]) {
+    dst.convert_from_f32_slice(src);
+    dst.convert_to_f32_slice(back);
+    let mut stepped = false;
+    for ((d, b), x) in dst.iter_mut().zip(back.iter()).zip(src) {
+        if b.abs() > x.abs() {
+            *d = f16::from_bits(d.to_bits() - 1);
+            stepped = true;
+        }
+    }
+    if stepped {
+        dst.convert_to_f32_slice(back);
     }
 }
 
@@ -308,29 +424,14 @@ fn f32_toward_zero(v: f64) -> f32 {
     }
 }
 
+/// The scalar reference of `f16_toward_zero_bulk` (tests).
+#[cfg(test)]
 fn f16_toward_zero(v: f64) -> f16 {
     let r = f16::from_f64(v);
     if r.to_f64().abs() > v.abs() {
         f16::from_bits(r.to_bits() - 1)
     } else {
         r
-    }
-}
-
-fn describe(name: &'static str, scaled: &[f64], arr: &LowArray) -> ArrayChoice {
-    let (max, min) = range(scaled);
-    let max_rel_error = scaled
-        .par_iter()
-        .enumerate()
-        .filter(|(_, v)| **v != 0.0)
-        .map(|(i, v)| (v - arr.get(i) as f64).abs() / v.abs())
-        .reduce(|| 0.0, f64::max);
-    ArrayChoice {
-        name,
-        storage: arr.storage(),
-        max,
-        min_nonzero: if min.is_finite() { min } else { 0.0 },
-        max_rel_error,
     }
 }
 
@@ -410,6 +511,130 @@ mod tests {
                     }
                 }
                 assert!(off <= a.d[i] * (1.0 + 1e-12), "row {i} at {level:?}");
+            }
+        }
+    }
+
+    /// The bulk SIMD truncation equals the scalar one bit for bit, on exact
+    /// f16 values, their neighbours and midpoints, subnormals and signs.
+    #[test]
+    fn bulk_f16_truncation_matches_the_scalar_reference() {
+        let mut values = vec![0.0, -0.0, 1e-30, 3e-8, -3e-8, 65504.0, 32767.9];
+        for bits in (0u16..0x7c00).step_by(7) {
+            let f = f16::from_bits(bits).to_f64();
+            let up = f16::from_bits(bits + 1).to_f64();
+            for v in [f, (f + up) / 2.0, f + (up - f) * 1e-9, up - (up - f) * 1e-9] {
+                values.extend([v, -v]);
+            }
+        }
+        let x: Vec<f32> = values.iter().map(|&v| f32_toward_zero(v)).collect();
+        let mut got = vec![f16::ZERO; x.len()];
+        let mut back = vec![0f32; x.len()];
+        f16_toward_zero_bulk(&x, &mut got, &mut back);
+        for (i, &v) in values.iter().enumerate() {
+            let want = f16_toward_zero(v);
+            assert_eq!(got[i].to_bits(), want.to_bits(), "{v:e}");
+            assert_eq!(back[i].to_bits(), want.to_f32().to_bits(), "{v:e}");
+        }
+    }
+
+    /// `ScaledQuadDiag::new` against a plain scalar construction from the
+    /// module doc: ĝ = g/√(dᵢdⱼ) materialised in f64, the rule on its range,
+    /// each value rounded toward zero alone. Rows span several parallel
+    /// chunks, and the arrays' ranges make the rule pick both formats.
+    #[test]
+    fn scaled_matrix_matches_a_scalar_reference_bit_for_bit() {
+        let (nx, ny, nz) = (61, 37, 17);
+        let mut a = QuadDiag::zeros(nx, ny, nz);
+        let n = a.len();
+        assert!(n > 2 * CHUNK);
+        for i in 0..n {
+            let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
+            let w = ((i as f64) * 0.618).fract();
+            a.gx[i] = if x + 1 < nx { 0.5 + w } else { 0.0 };
+            a.gy[i] = if y + 1 < ny {
+                10f64.powf(-12.0 * w)
+            } else {
+                0.0
+            };
+            a.gz[i] = if z + 1 < nz && i % 5 != 0 {
+                1e3 * (1.0 + w)
+            } else {
+                0.0
+            };
+        }
+        for i in 0..n {
+            let mut d = 1e-3 + a.gx[i] + a.gy[i] + a.gz[i];
+            d += if i >= 1 { a.gx[i - 1] } else { 0.0 };
+            d += if i >= nx { a.gy[i - nx] } else { 0.0 };
+            d += if i >= nx * ny { a.gz[i - nx * ny] } else { 0.0 };
+            a.d[i] = d;
+        }
+        let inv: Vec<f64> = a.d.iter().map(|d| 1.0 / d.sqrt()).collect();
+        for level in [Level::Rule, Level::F16, Level::F32] {
+            let s = ScaledQuadDiag::new(&a, level);
+            assert!(s
+                .s
+                .iter()
+                .zip(&inv)
+                .all(|(s, v)| s.to_bits() == (*v as f32).to_bits()));
+            for (k, (src, st)) in [(&a.gx, 1), (&a.gy, nx), (&a.gz, nx * ny)]
+                .into_iter()
+                .enumerate()
+            {
+                let scaled: Vec<f64> = (0..n)
+                    .map(|i| {
+                        if i + st < n && src[i] != 0.0 {
+                            src[i] * inv[i] * inv[i + st]
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect();
+                let nonzero = scaled.iter().filter(|v| **v != 0.0);
+                let max = nonzero.clone().fold(0.0f64, |m, v| m.max(v.abs()));
+                let min = nonzero.fold(f64::INFINITY, |m, v| m.min(v.abs()));
+                let rule = if min * f16_scale(max) >= F16_MIN_NORMAL {
+                    Storage::F16
+                } else {
+                    Storage::F32
+                };
+                let want = match level {
+                    Level::Rule => rule,
+                    Level::F16 => Storage::F16,
+                    _ => Storage::F32,
+                };
+                if level == Level::Rule {
+                    // gy spans 12 decades: the rule must fall back to f32.
+                    let expect = if k == 1 { Storage::F32 } else { Storage::F16 };
+                    assert_eq!(want, expect, "array {k}");
+                }
+                let c = &s.choices[k];
+                assert_eq!(
+                    (c.storage, c.max, c.min_nonzero),
+                    (want, max, min),
+                    "{level:?} {k}"
+                );
+                let mut err = 0.0f64;
+                for (i, &v) in scaled.iter().enumerate() {
+                    let got = match (&s.g[k], want) {
+                        (LowArray::F16 { v: h, inv_scale }, Storage::F16) => {
+                            let scale = f16_scale(max);
+                            assert_eq!(*inv_scale, (1.0 / scale) as f32);
+                            assert_eq!(h[i].to_bits(), f16_toward_zero(v * scale).to_bits());
+                            h[i].to_f32() * inv_scale
+                        }
+                        (LowArray::F32(g), Storage::F32) => {
+                            assert_eq!(g[i].to_bits(), f32_toward_zero(v).to_bits());
+                            g[i]
+                        }
+                        _ => panic!("{level:?} array {k}: wrong format"),
+                    };
+                    if v != 0.0 {
+                        err = err.max((v - got as f64).abs() / v.abs());
+                    }
+                }
+                assert_eq!(c.max_rel_error, err, "{level:?} {k}");
             }
         }
     }

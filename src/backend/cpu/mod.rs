@@ -9,6 +9,7 @@ mod mixed;
 use super::{Backend, BackendError, DeviceReport, Ratio};
 use crate::linalg::precision::ScaledQuadDiag;
 use crate::linalg::QuadDiag;
+use std::borrow::Cow;
 
 /// Rows per parallel task; also the reduction chunk, fixed for determinism.
 pub(crate) const CHUNK: usize = 8192;
@@ -92,6 +93,10 @@ impl Backend for CpuBackend {
     }
     fn read_scalars(&self, s: &Vec<f64>) -> Result<Vec<f64>, BackendError> {
         Ok(s.clone())
+    }
+
+    fn host_matrix<'m>(&self, a: &'m QuadDiag) -> Result<Cow<'m, QuadDiag>, BackendError> {
+        Ok(Cow::Borrowed(a))
     }
 
     fn spmv(&self, a: &QuadDiag, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<(), BackendError> {

@@ -38,6 +38,7 @@ use crate::linalg::QuadDiag;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
 use kernels::Kernels;
 use launch::{driver_err, ReduceScratch};
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -321,6 +322,18 @@ impl Backend for CudaBackend {
             ny: a.ny,
             nz: a.nz,
         })
+    }
+    fn host_matrix<'m>(&self, a: &'m CudaMatrix) -> Result<Cow<'m, QuadDiag>, BackendError> {
+        Ok(Cow::Owned(QuadDiag {
+            nx: a.nx,
+            ny: a.ny,
+            nz: a.nz,
+            d: self.to_host(&a.d, "the matrix diagonal")?,
+            gx: self.to_host(&a.gx, "gx")?,
+            gy: self.to_host(&a.gy, "gy")?,
+            gz: self.to_host(&a.gz, "gz")?,
+            amb: self.to_host(&a.amb, "amb")?,
+        }))
     }
     fn scalars(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
         self.zeros(n)

@@ -19,12 +19,16 @@
 //! storage: init 24 B (r f64, s; res, d, ẑ f32), each middle step 30 B
 //! (3 × 2 matrix + d + d_next + res rw + ẑ rw), the last step 30 B (it writes
 //! only z = S(ẑ + d_next), f64): degree 6 moves 174 B against 440 B in f64.
-//! `raise_precision` walks the mode's levels (rule → f32 → f64).
+//! `raise_precision` walks the mode's levels (rule → f32 → f64). Only the
+//! first level's Â is built at set-up: a switch is rare (none happened in the
+//! GPU runs of issue #6), so the next level is built when it is needed, from
+//! the f64 matrix the backend still holds (`Backend::host_matrix`: borrowed
+//! on the CPU, downloaded from a GPU), and no host copy of A is kept.
 
 use super::{PrecisionReport, PrecondOptions, PrecondReport, Preconditioner};
 use crate::backend::{Backend, BackendError};
 use crate::linalg::eigen::lanczos_lambda_max;
-use crate::linalg::precision::{Level, PrecisionMode, ScaledQuadDiag};
+use crate::linalg::precision::{ArrayChoice, Level, PrecisionMode, ScaledQuadDiag};
 use crate::linalg::{QuadDiag, SolveError};
 use std::collections::BTreeMap;
 
@@ -41,16 +45,16 @@ pub struct Chebyshev<B: Backend> {
     work: Option<[B::Vector; 3]>,
     /// The low-precision matrix and vectors, while below `Level::F64`.
     low: Option<Low<B>>,
-    /// Levels to switch up to, in order, with their host matrices built at
-    /// setup (the host system is not kept).
-    pending: Vec<(Level, Option<ScaledQuadDiag>)>,
+    /// Levels to switch up to, in order; each Â is built on the switch.
+    pending: Vec<Level>,
     n: usize,
 }
 
 /// Â on the device, how it is stored, and the f32 vectors of the recurrence.
 struct Low<B: Backend> {
     a: B::LowMatrix,
-    host: ScaledQuadDiag,
+    /// What the rule chose per array (the host Â is dropped once uploaded).
+    choices: Vec<ArrayChoice>,
     res: B::LowVector,
     d: B::LowVector,
     d_next: B::LowVector,
@@ -70,12 +74,8 @@ impl<B: Backend> Chebyshev<B> {
         let lambda_ritz = lanczos_lambda_max(be, a, n, opts.lanczos_steps)?;
         let lambda_max = (lambda_ritz * opts.lambda_safety).min(gershgorin);
         let mode = opts.precision;
-        let mut pending: Vec<(Level, Option<ScaledQuadDiag>)> = mode
-            .levels()
-            .iter()
-            .map(|&l| (l, (l != Level::F64).then(|| ScaledQuadDiag::new(host, l))))
-            .collect();
-        let (level, first) = pending.remove(0);
+        let (&level, pending) = mode.levels().split_first().expect("a mode has levels");
+        let first = scaled(host, level);
         let mut m = Chebyshev {
             degree: opts.chebyshev_degree.max(1),
             lambda_min: lambda_max / opts.chebyshev_ratio,
@@ -86,7 +86,7 @@ impl<B: Backend> Chebyshev<B> {
             level,
             work: None,
             low: None,
-            pending,
+            pending: pending.to_vec(),
             n,
         };
         m.enter(be, level, first)?;
@@ -110,11 +110,12 @@ impl<B: Backend> Chebyshev<B> {
             }
             Some(h) => {
                 let a = be.upload_low_matrix(&h)?;
+                let choices = h.choices;
                 let low = match self.low.take() {
-                    Some(old) => Low { a, host: h, ..old },
+                    Some(old) => Low { a, choices, ..old },
                     None => Low {
                         a,
-                        host: h,
+                        choices,
                         res: be.zeros_low(self.n)?,
                         d: be.zeros_low(self.n)?,
                         d_next: be.zeros_low(self.n)?,
@@ -198,11 +199,15 @@ impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
         Ok(())
     }
 
-    fn raise_precision(&mut self, be: &B) -> Result<Option<String>, BackendError> {
+    fn raise_precision(&mut self, be: &B, a: &B::Matrix) -> Result<Option<String>, BackendError> {
         if self.pending.is_empty() {
             return Ok(None);
         }
-        let (level, host) = self.pending.remove(0);
+        let level = self.pending.remove(0);
+        let host = match level {
+            Level::F64 => None,
+            _ => scaled(&*be.host_matrix(a)?, level),
+        };
         self.enter(be, level, host)?;
         Ok(Some(self.precision_label()))
     }
@@ -214,9 +219,12 @@ impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
             storage: self
                 .low
                 .as_ref()
-                .map(|l| l.host.choices.clone())
+                .map(|l| l.choices.clone())
                 .unwrap_or_default(),
-            matrix_bytes_per_row: self.low.as_ref().map_or(32, |l| l.host.matrix_bytes()),
+            matrix_bytes_per_row: self
+                .low
+                .as_ref()
+                .map_or(32, |l| l.choices.iter().map(|c| c.storage.bytes()).sum()),
         })
     }
 
@@ -240,7 +248,15 @@ impl<B: Backend> Chebyshev<B> {
     fn precision_label(&self) -> String {
         match &self.low {
             None => "f64".into(),
-            Some(l) => format!("f32 [gx,gy,gz {}]", l.host.storage_label()),
+            Some(l) => {
+                let names: Vec<_> = l.choices.iter().map(|c| c.storage.name()).collect();
+                format!("f32 [gx,gy,gz {}]", names.join(","))
+            }
         }
     }
+}
+
+/// Â for `level`, or nothing at `Level::F64` (the f64 recurrence runs on A).
+fn scaled(host: &QuadDiag, level: Level) -> Option<ScaledQuadDiag> {
+    (level != Level::F64).then(|| ScaledQuadDiag::new(host, level))
 }

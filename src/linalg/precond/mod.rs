@@ -76,9 +76,10 @@ pub trait Preconditioner<B: Backend> {
     fn report(&self) -> PrecondReport;
     /// Switches M to its next more precise level, if it has one, and names
     /// it. PCG calls this when it stagnates, then restarts from the true
-    /// residual (M changed, so the old directions no longer fit).
-    fn raise_precision(&mut self, be: &B) -> Result<Option<String>, BackendError> {
-        let _ = be;
+    /// residual (M changed, so the old directions no longer fit). `a` is the
+    /// system matrix, from which the next level is built.
+    fn raise_precision(&mut self, be: &B, a: &B::Matrix) -> Result<Option<String>, BackendError> {
+        let _ = (be, a);
         Ok(None)
     }
     /// Precision in use, for preconditioners that have several.
