@@ -2,6 +2,7 @@
 //! the subcommands. Each subcommand resolves its arguments into a plan
 //! (stack loaded, device chosen) before any work starts.
 
+mod common;
 mod device;
 mod solve;
 mod topopt;

@@ -1,6 +1,7 @@
 //! `cuth solve STACK`: steady state from a stack file to maps and a summary.
 
-use super::device::{self, DeviceChoice, Resolved};
+use super::common::RunArgs;
+use super::device::{self, Resolved};
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, Backend};
 use cuth::linalg::{PrecisionMode, PrecondKind};
@@ -14,43 +15,22 @@ use std::time::Instant;
 pub struct SolveArgs {
     /// Stack file (TOML).
     pub stack: PathBuf,
-    /// In-plane grid NXxNY, overriding the file's [grid] (e.g. 256x256).
-    #[arg(long, value_parser = parse_grid, value_name = "NXxNY")]
-    pub grid: Option<(usize, usize)>,
     /// Output directory [default: out/<stack name>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Where to solve.
-    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
-    pub device: DeviceChoice,
-    /// Preconditioner [default: the stack's [solver] precond, else chebyshev].
-    #[arg(long, value_enum)]
-    pub precond: Option<PrecondKind>,
     /// Relative residual ‖b − Ax‖/‖b‖ to stop at [default: 1e-8].
     #[arg(long)]
     pub rtol: Option<f64>,
-    /// Iteration cap; reaching it is an error [default: 20000].
-    #[arg(long)]
-    pub max_iter: Option<usize>,
-    /// Chebyshev polynomial degree.
-    #[arg(long)]
-    pub degree: Option<usize>,
     /// Precision of the Chebyshev preconditioner; the outer PCG, its residual
     /// and the stopping test stay f64 [default: mixed on a GPU, f64 on the CPU].
     #[arg(long, value_enum)]
     pub precision: Option<PrecisionMode>,
-    /// Temperatures in kelvin in maps, CSV and table (default °C).
-    #[arg(long)]
-    pub kelvin: bool,
-    /// Print nothing on success.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
     /// Also write the 3D temperature field to FILE, for `cuth transient --init FILE`.
     #[arg(long, value_name = "FILE")]
     pub save_state: Option<std::path::PathBuf>,
+    /// Grid, device, solver and printing, shared with `solve`/`transient`.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// A command-line value that is wrong (exit code 2).
@@ -79,10 +59,10 @@ fn check_args(args: &SolveArgs) -> Result<(), UsageError> {
             return Err(UsageError(format!("--rtol must be in (0, 1), got {r}")));
         }
     }
-    if args.max_iter == Some(0) {
+    if args.run.max_iter == Some(0) {
         return Err(UsageError("--max-iter must be at least 1".into()));
     }
-    if let Some(d) = args.degree {
+    if let Some(d) = args.run.degree {
         if d == 0 || d > 64 {
             return Err(UsageError(format!("--degree must be 1..=64, got {d}")));
         }
@@ -94,24 +74,24 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
     check_args(args)?;
     let mut stack = Stack::load(&args.stack)?;
-    if let Some((nx, ny)) = args.grid {
+    if let Some((nx, ny)) = args.run.grid {
         stack = stack.with_grid(nx, ny)?;
     }
     let mut opts = SteadyOptions::from_stack(&stack, PrecondKind::Chebyshev);
-    if let Some(p) = args.precond {
+    if let Some(p) = args.run.precond {
         opts.precond = p;
     }
     if let Some(r) = args.rtol {
         opts.rtol = r;
     }
-    if let Some(m) = args.max_iter {
+    if let Some(m) = args.run.max_iter {
         opts.max_iter = m;
     }
-    if let Some(d) = args.degree {
+    if let Some(d) = args.run.degree {
         opts.precond_opts.chebyshev_degree = d;
     }
-    let quiet = args.quiet;
-    let device = device::resolve(args.device, &mut |line| {
+    let quiet = args.run.quiet;
+    let device = device::resolve(args.run.device, &mut |line| {
         if !quiet {
             eprintln!("{line}");
         }
@@ -128,7 +108,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
 
     let out_dir = args.out.clone().unwrap_or_else(|| default_out(&args.stack));
-    let unit = if args.kelvin {
+    let unit = if args.run.kelvin {
         TempUnit::Kelvin
     } else {
         TempUnit::Celsius
@@ -148,7 +128,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         super::transient::write_atomic(path, &bytes)
             .with_context(|| format!("writing the state file {}", path.display()))?;
     }
-    if args.json {
+    if args.run.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
     } else if !quiet {
         output::print_table(&outcome.summary, unit);

@@ -2,8 +2,9 @@
 //! simulation under constant power or a power trace, to a time series, a
 //! plot, final maps (as `solve`), optional snapshots and a summary.
 
-use super::device::{self, DeviceChoice, Resolved};
-use super::solve::{parse_grid, UsageError};
+use super::common::RunArgs;
+use super::device::{self, Resolved};
+use super::solve::UsageError;
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, Backend};
 use cuth::grid::Grid;
@@ -56,36 +57,15 @@ pub struct TransientArgs {
     /// for benchmarks and batch runs on large grids).
     #[arg(long, conflicts_with = "snapshot_every")]
     pub no_maps: bool,
-    /// In-plane grid NXxNY, overriding the file's [grid] (e.g. 256x256).
-    #[arg(long, value_parser = parse_grid, value_name = "NXxNY")]
-    pub grid: Option<(usize, usize)>,
     /// Output directory [default: out/<stack name>-transient].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Where to solve.
-    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
-    pub device: DeviceChoice,
-    /// Preconditioner [default: the stack's [solver] precond, else chebyshev].
-    #[arg(long, value_enum)]
-    pub precond: Option<PrecondKind>,
     /// Per step, stop at ‖b − Ax‖ ≤ rtol·‖P‖ (power per cell) [default: 1e-8].
     #[arg(long)]
     pub rtol: Option<f64>,
-    /// Iteration cap per step; reaching it is an error [default: 20000].
-    #[arg(long)]
-    pub max_iter: Option<usize>,
-    /// Chebyshev polynomial degree.
-    #[arg(long)]
-    pub degree: Option<usize>,
-    /// Temperatures in kelvin in maps, CSV and plot (default °C).
-    #[arg(long)]
-    pub kelvin: bool,
-    /// Print nothing on success (and no progress bar).
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    /// Grid, device, solver and printing, shared with `solve`/`transient`.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 fn usage(msg: String) -> anyhow::Error {
@@ -116,10 +96,10 @@ fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
             return Err(usage(format!("--rtol must be in (0, 1), got {r}")));
         }
     }
-    if args.max_iter == Some(0) {
+    if args.run.max_iter == Some(0) {
         return Err(usage("--max-iter must be at least 1".into()));
     }
-    if let Some(d) = args.degree {
+    if let Some(d) = args.run.degree {
         if d == 0 || d > 64 {
             return Err(usage(format!("--degree must be 1..=64, got {d}")));
         }
@@ -136,20 +116,20 @@ fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
 pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let steps = step_count(args)?;
     let mut stack = Stack::load(&args.stack)?;
-    if let Some((nx, ny)) = args.grid {
+    if let Some((nx, ny)) = args.run.grid {
         stack = stack.with_grid(nx, ny)?;
     }
     let mut solver = SteadyOptions::from_stack(&stack, PrecondKind::Chebyshev);
-    if let Some(p) = args.precond {
+    if let Some(p) = args.run.precond {
         solver.precond = p;
     }
     if let Some(r) = args.rtol {
         solver.rtol = r;
     }
-    if let Some(m) = args.max_iter {
+    if let Some(m) = args.run.max_iter {
         solver.max_iter = m;
     }
-    if let Some(d) = args.degree {
+    if let Some(d) = args.run.degree {
         solver.precond_opts.chebyshev_degree = d;
     }
     // Inputs first (all exit 2 on error), before any device work.
@@ -177,14 +157,14 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         snapshot_every: args.snapshot_every,
     };
 
-    let quiet = args.quiet;
-    let device = device::resolve(args.device, &mut |line| {
+    let quiet = args.run.quiet;
+    let device = device::resolve(args.run.device, &mut |line| {
         if !quiet {
             eprintln!("{line}");
         }
     })?;
     let out_dir = args.out.clone().unwrap_or_else(|| default_out(&args.stack));
-    let unit = if args.kelvin {
+    let unit = if args.run.kelvin {
         TempUnit::Kelvin
     } else {
         TempUnit::Celsius
@@ -241,7 +221,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             !args.no_maps,
         )
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
-    if args.json {
+    if args.run.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
     } else if !quiet {
         print_summary(&outcome, unit);

@@ -1,0 +1,35 @@
+//! Options that `solve` and `transient` share (flattened into both), so the
+//! two commands spell, document and resolve them the same way.
+
+use super::device::DeviceChoice;
+use super::solve::parse_grid;
+use cuth::linalg::PrecondKind;
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// In-plane grid NXxNY, overriding the file's [grid] (e.g. 256x256).
+    #[arg(long, value_parser = parse_grid, value_name = "NXxNY")]
+    pub grid: Option<(usize, usize)>,
+    /// Where to solve.
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+    /// Preconditioner [default: the stack's [solver] precond, else chebyshev].
+    #[arg(long, value_enum)]
+    pub precond: Option<PrecondKind>,
+    /// Iteration cap (per step for `transient`); reaching it is an error
+    /// [default: 20000].
+    #[arg(long)]
+    pub max_iter: Option<usize>,
+    /// Chebyshev polynomial degree.
+    #[arg(long)]
+    pub degree: Option<usize>,
+    /// Temperatures in kelvin in maps, CSV, tables and plots (default °C).
+    #[arg(long)]
+    pub kelvin: bool,
+    /// Print nothing on success (and no progress bar).
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
