@@ -11,48 +11,19 @@
 //! (b) PCG with every preconditioner; (c) the steady solve of
 //! `configs/mol_f2f.toml` at 256×256. Each prints one line per check.
 
+mod common;
+
+use common::{gpu, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::cuda::{kernels, CudaBackend, KernelFile, QdSchedule};
+use cuth::backend::cuda::{kernels, KernelFile, QdSchedule};
 use cuth::backend::{Backend, Ratio};
 use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag};
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 /// Grids with n not a multiple of 256 (7·5·3 = 105, 33·17·5 = 2805,
 /// 129·65·9 = 75465), and one (257·255·11 ≈ 7.2e5 rows) larger than the
 /// reduction grid of an H200 × 256 threads, so reductions loop grid-stride.
 const SIZES: [(usize, usize, usize); 4] = [(7, 5, 3), (33, 17, 5), (129, 65, 9), (257, 255, 11)];
-
-/// One backend for the whole test binary (kernels compile once).
-fn gpu() -> &'static CudaBackend {
-    static GPU: OnceLock<CudaBackend> = OnceLock::new();
-    GPU.get_or_init(|| {
-        let be = CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
-        // Report an asynchronous fault against the kernel that caused it.
-        be.set_sync_each_launch(true);
-        println!("[gpu] {} ({})", be.report().name, be.report().detail);
-        be
-    })
-}
-
-/// xorshift64*: deterministic, dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let u = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        lo + (hi - lo) * (u as f64 / (1u64 << 53) as f64)
-    }
-    fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
-        (0..n).map(|_| self.uniform(lo, hi)).collect()
-    }
-}
 
 /// A random SPD Quad-Diag matrix shaped like an assembled thermal system:
 /// zero couplings across the grid edges, z couplings orders of magnitude

@@ -14,24 +14,13 @@
 
 mod common;
 
-use common::Rng;
+use common::{gpu, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::cuda::{CudaBackend, QdSchedule};
+use cuth::backend::cuda::QdSchedule;
 use cuth::backend::Backend;
 use cuth::linalg::precision::{Level, ScaledQuadDiag};
 use cuth::linalg::{PrecisionMode, PrecondKind, QuadDiag};
 use std::path::PathBuf;
-use std::sync::OnceLock;
-
-fn gpu() -> &'static CudaBackend {
-    static GPU: OnceLock<CudaBackend> = OnceLock::new();
-    GPU.get_or_init(|| {
-        let be = CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
-        be.set_sync_each_launch(true);
-        println!("[gpu] {} ({})", be.report().name, be.report().detail);
-        be
-    })
-}
 
 /// Thermal-like SPD matrix with z couplings up to 1e6× the in-plane ones,
 /// so that the storage rule has a range to look at.

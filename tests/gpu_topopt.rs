@@ -14,13 +14,14 @@
 //! more nodes than one reduction grid of an H200 holds threads, so the
 //! grid-stride paths run. Each check prints one line.
 
-use cuth::backend::cuda::CudaBackend;
+mod common;
+
+use common::{gpu, Rng};
 use cuth::backend::Backend;
 use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
 use cuth::topopt::{
     hex8_stiffness, ElasticBackend, ElementMatrix, Mesh, OpPrecision, OperatorKind,
 };
-use std::sync::OnceLock;
 
 const MESHES: [(usize, usize, usize); 4] = [(3, 2, 2), (17, 9, 5), (40, 20, 10), (80, 60, 60)];
 
@@ -39,35 +40,6 @@ fn tol(p: OpPrecision) -> f64 {
     match p {
         OpPrecision::F64 => 1e-12,
         OpPrecision::F32 => 1e-5,
-    }
-}
-
-fn gpu() -> &'static CudaBackend {
-    static GPU: OnceLock<CudaBackend> = OnceLock::new();
-    GPU.get_or_init(|| {
-        let be = CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
-        be.set_sync_each_launch(true);
-        println!("[gpu] {} ({})", be.report().name, be.report().detail);
-        be
-    })
-}
-
-/// xorshift64*: deterministic, dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let u = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        lo + (hi - lo) * (u as f64 / (1u64 << 53) as f64)
-    }
-    fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
-        (0..n).map(|_| self.uniform(lo, hi)).collect()
     }
 }
 

@@ -27,6 +27,25 @@ impl Rng {
     pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
     }
+    /// n values uniform in [lo, hi).
+    pub fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+        (0..n).map(|_| self.uniform(lo, hi)).collect()
+    }
+}
+
+/// One CUDA backend per test binary (kernels compile once), for the
+/// `#[ignore]`d GPU tests. Every launch is synchronized so an asynchronous
+/// fault is reported against the kernel that caused it.
+pub fn gpu() -> &'static cuth::backend::cuda::CudaBackend {
+    use cuth::backend::Backend;
+    static GPU: std::sync::OnceLock<cuth::backend::cuda::CudaBackend> = std::sync::OnceLock::new();
+    GPU.get_or_init(|| {
+        let be = cuth::backend::cuda::CudaBackend::new(0)
+            .unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
+        be.set_sync_each_launch(true);
+        println!("[gpu] {} ({})", be.report().name, be.report().detail);
+        be
+    })
 }
 
 /// Solves the dense SPD system `a x = b` by Gaussian elimination with partial pivoting.
