@@ -4,6 +4,9 @@
 use super::device::DeviceChoice;
 use super::solve::parse_grid;
 use cuth::linalg::PrecondKind;
+use cuth::stack::Stack;
+use cuth::thermal::steady::SteadyOptions;
+use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -32,4 +35,34 @@ pub struct RunArgs {
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+impl RunArgs {
+    /// The stack file, with `--grid` applied.
+    pub fn load_stack(&self, path: &Path) -> anyhow::Result<Stack> {
+        let stack = Stack::load(path)?;
+        Ok(match self.grid {
+            Some((nx, ny)) => stack.with_grid(nx, ny)?,
+            None => stack,
+        })
+    }
+
+    /// Solver settings: the command line over the stack's `[solver]` table
+    /// over the defaults (Chebyshev; `rtol` is the command's own option).
+    pub fn solver_options(&self, stack: &Stack, rtol: Option<f64>) -> SteadyOptions {
+        let mut opts = SteadyOptions::from_stack(stack, PrecondKind::Chebyshev);
+        if let Some(p) = self.precond {
+            opts.precond = p;
+        }
+        if let Some(r) = rtol {
+            opts.rtol = r;
+        }
+        if let Some(m) = self.max_iter {
+            opts.max_iter = m;
+        }
+        if let Some(d) = self.degree {
+            opts.precond_opts.chebyshev_degree = d;
+        }
+        opts
+    }
 }

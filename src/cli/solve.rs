@@ -4,7 +4,7 @@ use super::common::RunArgs;
 use super::device::{self, Resolved};
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, Backend};
-use cuth::linalg::{PrecisionMode, PrecondKind};
+use cuth::linalg::PrecisionMode;
 use cuth::output::{self, OutputOptions, SteadyView, TempUnit};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions, SteadyOutcome};
@@ -73,23 +73,8 @@ fn check_args(args: &SolveArgs) -> Result<(), UsageError> {
 pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
     check_args(args)?;
-    let mut stack = Stack::load(&args.stack)?;
-    if let Some((nx, ny)) = args.run.grid {
-        stack = stack.with_grid(nx, ny)?;
-    }
-    let mut opts = SteadyOptions::from_stack(&stack, PrecondKind::Chebyshev);
-    if let Some(p) = args.run.precond {
-        opts.precond = p;
-    }
-    if let Some(r) = args.rtol {
-        opts.rtol = r;
-    }
-    if let Some(m) = args.run.max_iter {
-        opts.max_iter = m;
-    }
-    if let Some(d) = args.run.degree {
-        opts.precond_opts.chebyshev_degree = d;
-    }
+    let stack = args.run.load_stack(&args.stack)?;
+    let mut opts = args.run.solver_options(&stack, args.rtol);
     let quiet = args.run.quiet;
     let device = device::resolve(args.run.device, &mut |line| {
         if !quiet {

@@ -8,13 +8,11 @@ use super::solve::UsageError;
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, Backend};
 use cuth::grid::Grid;
-use cuth::linalg::PrecondKind;
 use cuth::output::{OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;
 use cuth::power::trace::read_time_trace;
 use cuth::power::{layer_power, LayerPower};
 use cuth::stack::Stack;
-use cuth::thermal::steady::SteadyOptions;
 use cuth::thermal::transient::state::{encode_state, read_state};
 use cuth::thermal::transient::{
     run_transient, InitState, StepView, TransientOptions, TransientOutcome,
@@ -115,23 +113,8 @@ fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
 
 pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let steps = step_count(args)?;
-    let mut stack = Stack::load(&args.stack)?;
-    if let Some((nx, ny)) = args.run.grid {
-        stack = stack.with_grid(nx, ny)?;
-    }
-    let mut solver = SteadyOptions::from_stack(&stack, PrecondKind::Chebyshev);
-    if let Some(p) = args.run.precond {
-        solver.precond = p;
-    }
-    if let Some(r) = args.rtol {
-        solver.rtol = r;
-    }
-    if let Some(m) = args.run.max_iter {
-        solver.max_iter = m;
-    }
-    if let Some(d) = args.run.degree {
-        solver.precond_opts.chebyshev_degree = d;
-    }
+    let stack = args.run.load_stack(&args.stack)?;
+    let solver = args.run.solver_options(&stack, args.rtol);
     // Inputs first (all exit 2 on error), before any device work.
     let grid = Grid::from_stack(&stack);
     let base = (0..stack.layers.len())
