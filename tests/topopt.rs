@@ -842,3 +842,30 @@ fn cli_rejects_bad_input_with_exit_2_and_writes_nothing() {
         }
     }
 }
+
+/// A mesh this machine cannot hold is refused before anything is allocated
+/// (614 M elements: ~95 GB of design arrays alone, ~270 GB in all), with a
+/// message naming the memory, not an aborted allocation.
+#[test]
+fn cli_refuses_a_mesh_too_large_for_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = cuth(&[
+        "topopt",
+        "cantilever",
+        "--nelx",
+        "1700",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(1) | Some(2)), "{stderr}");
+    assert!(
+        stderr.contains("host memory") && stderr.contains("--nelx"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}

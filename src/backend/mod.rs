@@ -31,16 +31,19 @@ pub enum BackendError {
     },
     #[error(
         "the problem needs {needed} bytes of {memory} but only {free} are free \
-         ({cells} cells); use a coarser --grid{hint}"
+         ({size} {unit}); {advice}"
     )]
     OutOfMemory {
         needed: u64,
         free: u64,
-        cells: usize,
+        /// Cells of a thermal grid, elements of a topopt mesh.
+        size: usize,
+        /// "cells" or "elements".
+        unit: &'static str,
         /// "device memory" or "host memory".
         memory: &'static str,
-        /// Extra advice, e.g. " or --device cpu".
-        hint: &'static str,
+        /// What the user can do, e.g. "use a coarser --grid or --device cpu".
+        advice: &'static str,
     },
     #[error("vector lengths differ: {0} vs {1}")]
     Length(usize, usize),

@@ -197,6 +197,7 @@ fn run_on<B: ElasticBackend>(
     problem: &Problem,
     args: &TopoptArgs,
 ) -> anyhow::Result<RunResult> {
+    be.check_elastic_capacity(&problem.mesh, args.operator)?;
     let opts = OptimizeOptions {
         max_iterations: args.iterations,
         operator: args.operator,

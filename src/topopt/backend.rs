@@ -38,10 +38,53 @@ pub enum OpPrecision {
     F32,
 }
 
+/// Bytes a run on `mesh` needs, counted before anything is allocated so that
+/// a mesh too large for the machine is refused with a clear error rather than
+/// an aborted allocation: (host: the design arrays of the optimizer, about 16
+/// f64 per element, and the problem's force and fixed mask; solver: where the
+/// operator runs, ten f64 DOF vectors of PCG and the displacement, the f32
+/// operand/accumulator of the f32 operator, the mask, Eₑ in f64 and f32 and the
+/// element energies, plus the three-stage schedule's 24 gathered and 24
+/// multiplied values per element).
+pub fn memory_estimate(mesh: &Mesh, kind: OperatorKind) -> (u64, u64) {
+    let (nel, dofs) = (mesh.elements() as u64, mesh.dofs() as u64);
+    let host = 128 * nel + 9 * dofs;
+    let staged = if kind == OperatorKind::ThreeStage {
+        2 * 24 * 8 * nel
+    } else {
+        0
+    };
+    let solver = (10 * 8 + 2 * 4 + 1) * dofs + (8 + 4 + 8) * nel + staged;
+    (host, solver)
+}
+
+/// Fails when `needed` bytes of host memory are not available.
+pub fn check_host_memory(
+    mesh: &Mesh,
+    needed: u64,
+    advice: &'static str,
+) -> Result<(), BackendError> {
+    match crate::backend::cpu::available_memory() {
+        Some(free) if needed > free => Err(BackendError::OutOfMemory {
+            needed,
+            free,
+            size: mesh.elements(),
+            unit: "elements",
+            memory: "host memory",
+            advice,
+        }),
+        _ => Ok(()),
+    }
+}
+
 pub trait ElasticBackend: Backend {
     /// The operator's device data: Kₑ (f64 and f32), Eₑ, the fixed-DOF mask,
     /// whatever scratch its schedule needs.
     type Elastic;
+
+    /// Fails early, before the optimizer allocates anything, when a run on
+    /// `mesh` cannot fit this device (see [`memory_estimate`]).
+    fn check_elastic_capacity(&self, mesh: &Mesh, kind: OperatorKind) -> Result<(), BackendError>;
 
     /// `fixed[d]` marks DOF d as fixed; `fixed.len() == mesh.dofs()`.
     fn elastic_new(

@@ -145,6 +145,11 @@ impl CpuElastic {
 }
 
 impl ElasticBackend for CpuBackend {
+    fn check_elastic_capacity(&self, mesh: &Mesh, kind: OperatorKind) -> Result<(), BackendError> {
+        let (host, solver) = super::backend::memory_estimate(mesh, kind);
+        super::backend::check_host_memory(mesh, host + solver, "use a coarser mesh (--nelx)")
+    }
+
     type Elastic = CpuElastic;
 
     fn elastic_new(

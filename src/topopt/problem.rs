@@ -252,11 +252,26 @@ pub fn check_mesh_size(nel: [usize; 3]) -> Result<(), String> {
         .iter()
         .try_fold(3usize, |acc, &n| acc.checked_mul(n.checked_add(1)?));
     match dofs {
-        Some(d) if d <= MAX_DOFS => Ok(()),
-        _ => Err(format!(
-            "{} × {} × {} elements is too large (at most {MAX_DOFS} DOFs)",
+        Some(d) if d <= MAX_DOFS => {}
+        _ => {
+            return Err(format!(
+                "{} × {} × {} elements is too large (at most {MAX_DOFS} DOFs)",
+                nel[0], nel[1], nel[2]
+            ))
+        }
+    }
+    // The optimizer's host arrays, checked before the problem allocates its
+    // own, so a mesh this machine cannot hold is an error, not an abort. The
+    // solver's share is checked by the backend once the device is known.
+    let mesh = Mesh::new(nel[0], nel[1], nel[2]);
+    let (host, _) = super::backend::memory_estimate(&mesh, super::OperatorKind::Fused);
+    match crate::backend::cpu::available_memory() {
+        Some(free) if host > free => Err(format!(
+            "{} × {} × {} elements need {host} bytes of host memory for the design \
+             arrays alone but only {free} are free; use a coarser mesh (--nelx)",
             nel[0], nel[1], nel[2]
         )),
+        _ => Ok(()),
     }
 }
 

@@ -55,9 +55,10 @@ impl Backend for CpuBackend {
             Some(free) if needed > free => Err(BackendError::OutOfMemory {
                 needed,
                 free,
-                cells,
+                size: cells,
+                unit: "cells",
                 memory: "host memory",
-                hint: "",
+                advice: "use a coarser --grid",
             }),
             _ => Ok(()),
         }
@@ -276,7 +277,7 @@ fn ratio(s: &[f64], r: Ratio) -> f64 {
 }
 
 /// MemAvailable from /proc/meminfo, bytes (None where it cannot be read).
-fn available_memory() -> Option<u64> {
+pub fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

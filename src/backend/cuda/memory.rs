@@ -88,9 +88,10 @@ impl CudaBackend {
             return Err(BackendError::OutOfMemory {
                 needed: est.total_bytes,
                 free,
-                cells,
+                size: cells,
+                unit: "cells",
                 memory: "device memory",
-                hint: " or --device cpu",
+                advice: "use a coarser --grid or --device cpu",
             });
         }
         Ok(est)

@@ -222,6 +222,22 @@ fn to_f32(v: &[f64]) -> Vec<f32> {
 }
 
 impl ElasticBackend for CudaBackend {
+    fn check_elastic_capacity(&self, mesh: &Mesh, kind: OperatorKind) -> Result<(), BackendError> {
+        let (host, solver) = super::backend::memory_estimate(mesh, kind);
+        let (free, _) = self.memory_info()?;
+        if solver > free {
+            return Err(BackendError::OutOfMemory {
+                needed: solver,
+                free,
+                size: mesh.elements(),
+                unit: "elements",
+                memory: "device memory",
+                advice: "use a coarser mesh (--nelx) or --device cpu",
+            });
+        }
+        super::backend::check_host_memory(mesh, host, "use a coarser mesh (--nelx)")
+    }
+
     type Elastic = CudaElastic;
 
     /// Moduli start at 1 (E0) until [`ElasticBackend::elastic_set_moduli`].
