@@ -23,6 +23,8 @@ pub enum OptimizeError {
     Backend(#[from] BackendError),
     #[error("elastic solve failed at iteration {iteration}: {source}")]
     Solve { iteration: usize, source: CgError },
+    #[error("the optimization needs at least one iteration (max_iterations is 0)")]
+    NoIterations,
 }
 
 impl OptimizeError {

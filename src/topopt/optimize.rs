@@ -110,6 +110,9 @@ pub fn optimize<B: ElasticBackend>(
     opts: &OptimizeOptions,
     observer: &mut dyn FnMut(&Iterate),
 ) -> Result<Outcome, OptimizeError> {
+    if opts.max_iterations == 0 {
+        return Err(OptimizeError::NoIterations);
+    }
     let mesh = problem.mesh;
     let n_el = mesh.elements();
     let mut eval = Evaluator::new(be, problem, opts.operator, opts.cg)?;
