@@ -191,11 +191,22 @@ fn bad_flags_exit_2_and_iteration_cap_exits_1() {
     assert_eq!(o.status.code(), Some(2));
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o");
-    let flags = ["--grid", "16x16", "--device", "cpu", "--max-iter", "3"];
+    let flags = [
+        "--grid",
+        "16x16",
+        "--device",
+        "cpu",
+        "--max-iter",
+        "3",
+        "--rtol",
+        "3e-7",
+    ];
     let o = solve("configs/mol_f2f.toml", &out, &flags);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("max_iter"), "{stderr}");
+    // The user's --rtol, not PCG's internal one (scaled by the offset).
+    assert!(stderr.contains("rtol 3.0e-7"), "{stderr}");
     assert!(!out.exists());
 }
 

@@ -100,6 +100,29 @@ pub enum SolveError {
     Backend(#[from] BackendError),
 }
 
+impl SolveError {
+    /// The same error in the caller's terms: PCG measures ‖r‖ against the
+    /// right-hand side it was given and its own rtol, which differ from what
+    /// the user asked for when the system was shifted or rescaled (steady's
+    /// offset, transient's power-imbalance test). `residual_scale` converts
+    /// PCG's relative residual into the user's; `rtol` is the user's.
+    pub fn in_user_terms(self, residual_scale: f64, rtol: f64) -> SolveError {
+        match self {
+            SolveError::Stagnated { iters, rel, .. } => SolveError::Stagnated {
+                iters,
+                rel: rel * residual_scale,
+                rtol,
+            },
+            SolveError::NoConvergence { iters, rel, .. } => SolveError::NoConvergence {
+                iters,
+                rel: rel * residual_scale,
+                rtol,
+            },
+            e => e,
+        }
+    }
+}
+
 /// ‖b − A x‖₂ / ‖b‖₂ recomputed in f64 (difference form, see `QuadDiag`),
 /// divided by `scale` (`Offset::rtol_scale` for a shifted system, else 1).
 pub fn true_relative_residual<B: Backend>(

@@ -105,7 +105,10 @@ pub fn solve_steady<B: Backend + 'static>(
         },
         record: false,
     };
-    let info = pcg(be, &a, m.as_mut(), &b, &mut x, n, &params)?;
+    // PCG's residual is relative to the shifted right-hand side; report a
+    // failure against the user's ‖b‖ and --rtol (as `true_rel` below).
+    let info = pcg(be, &a, m.as_mut(), &b, &mut x, n, &params)
+        .map_err(|e| e.in_user_terms(1.0 / offset.rtol_scale, opts.rtol))?;
     lap("solve", &mut timings);
 
     // The shifted system has the same residual; ‖b‖ = rtol_scale·‖b − c·amb‖.

@@ -162,19 +162,7 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
         } else {
             1.0
         };
-        match e {
-            SolveError::Stagnated { iters, rel, .. } => SolveError::Stagnated {
-                iters,
-                rel: rel * scale,
-                rtol: self.rtol,
-            },
-            SolveError::NoConvergence { iters, rel, .. } => SolveError::NoConvergence {
-                iters,
-                rel: rel * scale,
-                rtol: self.rtol,
-            },
-            e => e,
-        }
+        e.in_user_terms(scale, self.rtol)
     }
 
     /// Downloads θ' = θ − [`Self::c`] of the current time level into `out`
