@@ -13,61 +13,16 @@
 
 mod common;
 
-use common::{gpu, Rng};
+use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::{kernels, KernelFile, QdSchedule};
 use cuth::backend::{Backend, Ratio};
 use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag};
-use std::path::PathBuf;
 
 /// Grids with n not a multiple of 256 (7·5·3 = 105, 33·17·5 = 2805,
 /// 129·65·9 = 75465), and one (257·255·11 ≈ 7.2e5 rows) larger than the
 /// reduction grid of an H200 × 256 threads, so reductions loop grid-stride.
 const SIZES: [(usize, usize, usize); 4] = [(7, 5, 3), (33, 17, 5), (129, 65, 9), (257, 255, 11)];
-
-/// A random SPD Quad-Diag matrix shaped like an assembled thermal system:
-/// zero couplings across the grid edges, z couplings orders of magnitude
-/// stronger than in-plane ones (thin layers), and a diagonal equal to the
-/// row's conductances plus `extra` (the convective term) — diagonally
-/// dominant, hence SPD.
-fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize), extra: f64) -> QuadDiag {
-    let mut a = QuadDiag::zeros(nx, ny, nz);
-    let n = a.len();
-    for i in 0..n {
-        let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
-        a.gx[i] = if x + 1 < nx {
-            rng.uniform(0.5, 2.0)
-        } else {
-            0.0
-        };
-        a.gy[i] = if y + 1 < ny {
-            rng.uniform(0.5, 2.0)
-        } else {
-            0.0
-        };
-        a.gz[i] = if z + 1 < nz {
-            rng.uniform(10.0, 1000.0)
-        } else {
-            0.0
-        };
-    }
-    let (sy, sz) = (nx, nx * ny);
-    for i in 0..n {
-        a.amb[i] = extra * rng.uniform(0.5, 1.5);
-        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + a.amb[i];
-        if i >= 1 {
-            s += a.gx[i - 1];
-        }
-        if i >= sy {
-            s += a.gy[i - sy];
-        }
-        if i >= sz {
-            s += a.gz[i - sz];
-        }
-        a.d[i] = s;
-    }
-    a
-}
 
 /// max |a − b| / max |b|, after checking that `a` holds no NaN (every row
 /// written over the NaN poison).
@@ -147,7 +102,12 @@ fn cases(seed: u64) -> Vec<Case> {
     SIZES
         .iter()
         .map(|&dims| {
-            let a = random_matrix(&mut rng, dims, 1.0);
+            let a = random_matrix(
+                &mut rng,
+                dims,
+                |r| r.uniform(10.0, 1000.0),
+                |r, _| r.uniform(0.5, 1.5),
+            );
             let n = a.len();
             let v = [(); 4].map(|_| rng.vec(n, -1.0, 1.0));
             Case { dims, a, v }
@@ -379,7 +339,12 @@ fn pcg_matches_cpu_with_every_preconditioner() {
     for dims in [(33, 17, 5), (129, 65, 9)] {
         // Weak diagonal surplus (a weak film to ambient) as in the real
         // systems, so that CG needs a fair number of iterations.
-        let a = random_matrix(&mut rng, dims, 1e-2);
+        let a = random_matrix(
+            &mut rng,
+            dims,
+            |r| r.uniform(10.0, 1000.0),
+            |r, _| 1e-2 * r.uniform(0.5, 1.5),
+        );
         let b = rng.vec(a.len(), 0.0, 1.0);
         for kind in [
             PrecondKind::None,
@@ -407,17 +372,6 @@ fn pcg_matches_cpu_with_every_preconditioner() {
                 );
             });
         }
-    }
-}
-
-/// `configs/mol_f2f.toml` from the working directory (the GPU machine runs
-/// the test binary from the repository root), else from the source tree.
-fn mol_f2f() -> PathBuf {
-    let here = PathBuf::from("configs/mol_f2f.toml");
-    if here.exists() {
-        here
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml")
     }
 }
 

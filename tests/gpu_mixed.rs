@@ -14,48 +14,12 @@
 
 mod common;
 
-use common::{gpu, Rng};
+use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::QdSchedule;
 use cuth::backend::Backend;
 use cuth::linalg::precision::{Level, ScaledQuadDiag};
-use cuth::linalg::{PrecisionMode, PrecondKind, QuadDiag};
-use std::path::PathBuf;
-
-/// Thermal-like SPD matrix with z couplings up to 1e6× the in-plane ones,
-/// so that the storage rule has a range to look at.
-fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize)) -> QuadDiag {
-    let mut a = QuadDiag::zeros(nx, ny, nz);
-    let n = a.len();
-    let (sy, sz) = (nx, nx * ny);
-    for i in 0..n {
-        let (x, y, z) = (i % nx, (i / nx) % ny, i / sz);
-        a.gx[i] = if x + 1 < nx {
-            rng.uniform(0.5, 2.0)
-        } else {
-            0.0
-        };
-        a.gy[i] = if y + 1 < ny {
-            rng.uniform(0.5, 2.0)
-        } else {
-            0.0
-        };
-        a.gz[i] = if z + 1 < nz {
-            10f64.powf(rng.uniform(0.0, 6.0))
-        } else {
-            0.0
-        };
-    }
-    for i in 0..n {
-        a.amb[i] = rng.uniform(0.5, 1.5);
-        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + a.amb[i];
-        s += if i >= 1 { a.gx[i - 1] } else { 0.0 };
-        s += if i >= sy { a.gy[i - sy] } else { 0.0 };
-        s += if i >= sz { a.gz[i - sz] } else { 0.0 };
-        a.d[i] = s;
-    }
-    a
-}
+use cuth::linalg::{PrecisionMode, PrecondKind};
 
 /// Degree-1 init (writes z), then init + two middle steps + a last step
 /// (writes z), on backend `be`.
@@ -93,7 +57,12 @@ fn mixed_ops<B: Backend>(be: &B, a: &ScaledQuadDiag, r: &[f64]) -> [Vec<f64>; 2]
 fn mixed_kernels_match_cpu() {
     let mut rng = Rng::new(21);
     for dims in [(7, 5, 3), (33, 17, 5), (129, 65, 9), (257, 255, 11)] {
-        let a = random_matrix(&mut rng, dims);
+        let a = random_matrix(
+            &mut rng,
+            dims,
+            |r| 10f64.powf(r.uniform(0.0, 6.0)),
+            |r, _| r.uniform(0.5, 1.5),
+        );
         let r: Vec<f64> = (0..a.len()).map(|_| rng.uniform(-1.0, 1.0)).collect();
         // The rule's choice, then every f16/f32 combination of (gx, gy, gz).
         let (h, f) = (
@@ -135,15 +104,6 @@ fn mixed_kernels_match_cpu() {
             }
             gpu().set_schedule(QdSchedule::Auto);
         }
-    }
-}
-
-fn mol_f2f() -> PathBuf {
-    let here = PathBuf::from("configs/mol_f2f.toml");
-    if here.exists() {
-        here
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml")
     }
 }
 
@@ -199,7 +159,12 @@ fn mixed_switch_builds_the_next_level_from_the_device_matrix() {
     use cuth::linalg::precond::chebyshev::Chebyshev;
     use cuth::linalg::{PrecondOptions, Preconditioner};
     let mut rng = Rng::new(22);
-    let a = random_matrix(&mut rng, (129, 65, 9));
+    let a = random_matrix(
+        &mut rng,
+        (129, 65, 9),
+        |r| 10f64.powf(r.uniform(0.0, 6.0)),
+        |r, _| r.uniform(0.5, 1.5),
+    );
     let r: Vec<f64> = (0..a.len()).map(|_| rng.uniform(-1.0, 1.0)).collect();
     let be = gpu();
     let ad = be.upload_matrix(&a).unwrap();

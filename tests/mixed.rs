@@ -21,38 +21,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// An SPD thermal-like matrix: weak in-plane, strong z couplings, a weak film
-/// to ambient (`extra`), diagonal = row sum + amb.
-fn random_matrix(rng: &mut Rng, (nx, ny, nz): (usize, usize, usize), extra: f64) -> QuadDiag {
-    let mut a = QuadDiag::zeros(nx, ny, nz);
-    let n = a.len();
-    let (sy, sz) = (nx, nx * ny);
-    for i in 0..n {
-        let (x, y, z) = (i % nx, (i / nx) % ny, i / sz);
-        a.gx[i] = if x + 1 < nx {
-            rng.uniform(0.5, 2.0)
-        } else {
-            0.0
-        };
-        a.gy[i] = if y + 1 < ny {
-            rng.uniform(0.5, 2.0)
-        } else {
-            0.0
-        };
-        a.gz[i] = if z + 1 < nz {
-            rng.uniform(10.0, 1000.0)
-        } else {
-            0.0
-        };
-    }
-    for i in 0..n {
-        a.amb[i] = if i + sz >= n { extra } else { 0.0 };
-        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + a.amb[i];
-        s += if i >= 1 { a.gx[i - 1] } else { 0.0 };
-        s += if i >= sy { a.gy[i - sy] } else { 0.0 };
-        s += if i >= sz { a.gz[i - sz] } else { 0.0 };
-        a.d[i] = s;
-    }
-    a
+/// to ambient (`extra`) on the top plane.
+fn random_matrix(rng: &mut Rng, dims: (usize, usize, usize), extra: f64) -> QuadDiag {
+    let top = dims.0 * dims.1 * (dims.2 - 1);
+    common::random_matrix(
+        rng,
+        dims,
+        |r| r.uniform(10.0, 1000.0),
+        |_, i| if i >= top { extra } else { 0.0 },
+    )
 }
 
 fn opts(mode: PrecisionMode) -> PrecondOptions {

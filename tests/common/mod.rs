@@ -83,3 +83,52 @@ pub fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
         .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
         / scale
 }
+
+/// A random thermal-like Quad-Diag matrix: in-plane couplings uniform in
+/// [0.5, 2), z couplings drawn by `gz`, then per row the ambient coupling
+/// `amb(rng, i)` and a diagonal equal to the row's conductances plus it —
+/// diagonally dominant, hence SPD. Couplings across the box's faces are 0.
+pub fn random_matrix(
+    rng: &mut Rng,
+    (nx, ny, nz): (usize, usize, usize),
+    mut gz: impl FnMut(&mut Rng) -> f64,
+    mut amb: impl FnMut(&mut Rng, usize) -> f64,
+) -> cuth::linalg::QuadDiag {
+    let mut a = cuth::linalg::QuadDiag::zeros(nx, ny, nz);
+    let n = a.len();
+    let (sy, sz) = (nx, nx * ny);
+    for i in 0..n {
+        let (x, y, z) = (i % nx, (i / nx) % ny, i / sz);
+        a.gx[i] = if x + 1 < nx {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gy[i] = if y + 1 < ny {
+            rng.uniform(0.5, 2.0)
+        } else {
+            0.0
+        };
+        a.gz[i] = if z + 1 < nz { gz(rng) } else { 0.0 };
+    }
+    for i in 0..n {
+        a.amb[i] = amb(rng, i);
+        let mut s = a.gx[i] + a.gy[i] + a.gz[i] + a.amb[i];
+        s += if i >= 1 { a.gx[i - 1] } else { 0.0 };
+        s += if i >= sy { a.gy[i - sy] } else { 0.0 };
+        s += if i >= sz { a.gz[i - sz] } else { 0.0 };
+        a.d[i] = s;
+    }
+    a
+}
+
+/// `configs/mol_f2f.toml` from the working directory (the GPU machine runs
+/// the test binaries from the repository root), else from the source tree.
+pub fn mol_f2f() -> std::path::PathBuf {
+    let here = std::path::PathBuf::from("configs/mol_f2f.toml");
+    if here.exists() {
+        here
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml")
+    }
+}
