@@ -246,50 +246,58 @@ impl CudaBackend {
             fixed,
             ..
         } = op;
-        let stream = self.stream();
-        let [g, m, sc] = names.map(|n| self.kernel(KernelFile::Topopt, n));
-        let (g, m, sc) = (g?, m?, sc?);
-        let mut ga = stream.launch_builder(&g);
-        let mut ma = stream.launch_builder(&m);
-        let mut sa = stream.launch_builder(&sc);
+        let dims = (nel, nelx, nely);
         match prec {
             OpPrecision::F64 => {
                 let (u, v) = stages64.as_mut().expect("allocated above");
-                ga.arg(&*e64)
-                    .arg(x)
-                    .arg(&*fixed)
-                    .arg(&mut *u)
-                    .arg(&nel)
-                    .arg(&nelx)
-                    .arg(&nely);
-                // SAFETY: u has 24·nel entries, E nel, x/fixed mesh.dofs().
-                unsafe { self.run(names[0], &mut ga, per_dof)? };
-                ma.arg(&*ke64).arg(&*u).arg(&mut *v).arg(&nel);
-                // SAFETY: u, v 24·nel; Ke 576.
-                unsafe { self.run(names[1], &mut ma, rows_config(nel as usize))? };
-                sa.arg(&*v).arg(&mut *acc).arg(&nel).arg(&nelx).arg(&nely);
-                // SAFETY: v 24·nel, acc mesh.dofs().
-                unsafe { self.run(names[2], &mut sa, per_dof) }
+                self.topo_stages(names, ke64, e64, fixed, x, u, v, acc, dims, per_dof)
             }
             OpPrecision::F32 => {
                 let (u, v) = stages32.as_mut().expect("allocated above");
-                ga.arg(&*e32)
-                    .arg(x)
-                    .arg(&*fixed)
-                    .arg(&mut *u)
-                    .arg(&nel)
-                    .arg(&nelx)
-                    .arg(&nely);
-                // SAFETY: as for f64.
-                unsafe { self.run(names[0], &mut ga, per_dof)? };
-                ma.arg(&*ke32).arg(&*u).arg(&mut *v).arg(&nel);
-                // SAFETY: as for f64.
-                unsafe { self.run(names[1], &mut ma, rows_config(nel as usize))? };
-                sa.arg(&*v).arg(&mut *acc).arg(&nel).arg(&nelx).arg(&nely);
-                // SAFETY: as for f64.
-                unsafe { self.run(names[2], &mut sa, per_dof) }
+                self.topo_stages(names, ke32, e32, fixed, x, u, v, acc, dims, per_dof)
             }
         }
+    }
+
+    /// The three launches of the three-stage operator, in the element
+    /// precision `T` (the kernels named in `names` take T for Kₑ, Eₑ and the
+    /// element buffers u, v; x and acc are f64).
+    #[allow(clippy::too_many_arguments)]
+    fn topo_stages<T: cudarc::driver::DeviceRepr>(
+        &self,
+        names: [&'static str; 3],
+        ke: &CudaSlice<T>,
+        e: &CudaSlice<T>,
+        fixed: &CudaSlice<u8>,
+        x: &CudaSlice<f64>,
+        u: &mut CudaSlice<T>,
+        v: &mut CudaSlice<T>,
+        acc: &mut CudaSlice<f64>,
+        (nel, nelx, nely): (i32, i32, i32),
+        per_dof: LaunchConfig,
+    ) -> Result<(), BackendError> {
+        let stream = self.stream();
+        let g = self.kernel(KernelFile::Topopt, names[0])?;
+        let mut ga = stream.launch_builder(&g);
+        ga.arg(e)
+            .arg(x)
+            .arg(fixed)
+            .arg(&mut *u)
+            .arg(&nel)
+            .arg(&nelx)
+            .arg(&nely);
+        // SAFETY: u has 24·nel entries, E nel, x/fixed mesh.dofs().
+        unsafe { self.run(names[0], &mut ga, per_dof)? };
+        let m = self.kernel(KernelFile::Topopt, names[1])?;
+        let mut ma = stream.launch_builder(&m);
+        ma.arg(ke).arg(&*u).arg(&mut *v).arg(&nel);
+        // SAFETY: u, v 24·nel; Ke 576.
+        unsafe { self.run(names[1], &mut ma, rows_config(nel as usize))? };
+        let sc = self.kernel(KernelFile::Topopt, names[2])?;
+        let mut sa = stream.launch_builder(&sc);
+        sa.arg(&*v).arg(acc).arg(&nel).arg(&nelx).arg(&nely);
+        // SAFETY: v 24·nel, acc mesh.dofs().
+        unsafe { self.run(names[2], &mut sa, per_dof) }
     }
 
     /// Node-centred y = K x (mode 0) or y = b − K x (mode 1), with the dot.
