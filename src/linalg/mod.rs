@@ -9,7 +9,7 @@ pub mod precond;
 pub mod quad_diag;
 
 pub use offset::Offset;
-pub use pcg::{pcg, true_relative_residual, CgInfo, CgParams, SolveError};
+pub use pcg::{pcg, pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork, SolveError};
 pub use precision::PrecisionMode;
 pub use precond::{
     build_precond, PrecisionReport, PrecondKind, PrecondOptions, PrecondReport, Preconditioner,

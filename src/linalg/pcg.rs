@@ -173,19 +173,53 @@ pub fn pcg_into<B: Backend>(
     params: &CgParams,
     info: &mut CgInfo,
 ) -> Result<(), SolveError> {
-    let mut s = be.scalars(SLOTS)?;
-    let mut r = be.zeros(n)?;
-    let mut z = be.zeros(n)?;
-    let mut p = be.zeros(n)?;
-    let mut q = be.zeros(n)?;
+    let mut work = PcgWork::new(be, n)?;
+    pcg_with(be, a, m, b, x, &mut work, params, info)
+}
 
-    be.dot(b, b, &mut s, BB)?; // s[BB] = b·b
-    be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
-    let v = be.read_scalars(&s)?;
+/// PCG's work vectors and scalar slots, for callers that solve many systems
+/// of one size (a transient run, a step at a time) and should not allocate
+/// them per solve.
+pub struct PcgWork<B: Backend> {
+    s: B::Scalars,
+    r: B::Vector,
+    z: B::Vector,
+    p: B::Vector,
+    q: B::Vector,
+}
+
+impl<B: Backend> PcgWork<B> {
+    pub fn new(be: &B, n: usize) -> Result<Self, BackendError> {
+        Ok(PcgWork {
+            s: be.scalars(SLOTS)?,
+            r: be.zeros(n)?,
+            z: be.zeros(n)?,
+            p: be.zeros(n)?,
+            q: be.zeros(n)?,
+        })
+    }
+}
+
+/// [`pcg_into`] on caller-owned work vectors (`work` sized for `b`).
+#[allow(clippy::too_many_arguments)]
+pub fn pcg_with<B: Backend>(
+    be: &B,
+    a: &B::Matrix,
+    m: &mut dyn Preconditioner<B>,
+    b: &B::Vector,
+    x: &mut B::Vector,
+    work: &mut PcgWork<B>,
+    params: &CgParams,
+    info: &mut CgInfo,
+) -> Result<(), SolveError> {
+    let PcgWork { s, r, z, p, q } = work;
+    be.dot(b, b, s, BB)?; // s[BB] = b·b
+    be.residual(a, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
+    let v = be.read_scalars(s)?;
     let bb = v[BB];
     if bb == 0.0 {
-        // b = 0: the solution is x = 0.
-        be.copy(&be.zeros(n)?, x)?;
+        // b = 0 (its squares sum to 0): the solution is x = b = 0.
+        be.copy(b, x)?;
         return Ok(());
     }
     let tol2 = params.rtol * params.rtol * bb;
@@ -193,9 +227,9 @@ pub fn pcg_into<B: Backend>(
     if v[RR] <= tol2 {
         return Ok(());
     }
-    m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
-    be.dot(&r, &z, &mut s, RZ[0])?; // s[RZ0] = r·z
-    be.copy(&z, &mut p)?; // p = z
+    m.apply(be, a, r, z)?; // z = M⁻¹ r
+    be.dot(r, z, s, RZ[0])?; // s[RZ0] = r·z
+    be.copy(z, p)?; // p = z
 
     let check_every = params.check_every.max(1);
     // (iteration, r·r) when ‖r‖ last halved: the stagnation detector.
@@ -204,15 +238,15 @@ pub fn pcg_into<B: Backend>(
     let mut restart = 0usize;
     for k in 0..params.max_iter {
         let (cur, next) = (RZ[k % 2], RZ[(k + 1) % 2]);
-        be.spmv_dot(a, &p, &mut q, &mut s, PQ)?; // q = A p; s[PQ] = p·q
+        be.spmv_dot(a, p, q, s, PQ)?; // q = A p; s[PQ] = p·q
         let alpha = Ratio { num: cur, den: PQ };
-        be.cg_update(alpha, &p, &q, x, &mut r, &mut s, RR)?; // x += αp; r −= αq; s[RR] = r·r
+        be.cg_update(alpha, p, q, x, r, s, RR)?; // x += αp; r −= αq; s[RR] = r·r
         info.iterations = k + 1;
         let check = params.record
             || info.iterations.is_multiple_of(check_every)
             || k + 1 == params.max_iter;
         if check {
-            let v = be.read_scalars(&s)?;
+            let v = be.read_scalars(s)?;
             info.rel_residual = (v[RR] / bb).sqrt();
             if v[PQ].is_nan() || v[PQ] <= 0.0 || !v[RR].is_finite() {
                 // A breakdown under a low-precision M (z flushed to 0, say)
@@ -220,8 +254,8 @@ pub fn pcg_into<B: Backend>(
                 if v[RR].is_finite() && !params.record && raise(be, a, m, info)? {
                     window = (info.iterations, v[RR]);
                     restart = info.iterations;
-                    be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
-                    restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
+                    be.residual(a, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
+                    restart_directions(be, a, m, r, z, p, s, next)?;
                     continue;
                 }
                 return Err(SolveError::Breakdown {
@@ -240,8 +274,8 @@ pub fn pcg_into<B: Backend>(
                 // The recurrence says converged; rounding makes it drift from
                 // the true residual on long solves. Check b − A x and, if it
                 // is not there yet, restart from it (residual replacement).
-                be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
-                let v = be.read_scalars(&s)?;
+                be.residual(a, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
+                let v = be.read_scalars(s)?;
                 info.rel_residual = (v[RR] / bb).sqrt();
                 if v[RR] <= tol2 {
                     return Ok(());
@@ -259,7 +293,7 @@ pub fn pcg_into<B: Backend>(
                 info.replacements += 1;
                 window = (info.iterations, v[RR]);
                 restart = info.iterations;
-                restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
+                restart_directions(be, a, m, r, z, p, s, next)?;
                 continue;
             }
             if v[RR] <= 0.25 * window.1 {
@@ -273,25 +307,25 @@ pub fn pcg_into<B: Backend>(
                 window = (info.iterations, v[RR]);
                 if raise(be, a, m, info)? {
                     restart = info.iterations;
-                    be.residual(a, b, x, &mut r, &mut s, RR)?; // r = b − A x; s[RR] = r·r
-                    restart_directions(be, a, m, &r, &mut z, &mut p, &mut s, next)?;
+                    be.residual(a, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
+                    restart_directions(be, a, m, r, z, p, s, next)?;
                     continue;
                 }
             }
         }
-        m.apply(be, a, &r, &mut z)?; // z = M⁻¹ r
-        be.dot(&r, &z, &mut s, next)?; // s[next] = r·z
+        m.apply(be, a, r, z)?; // z = M⁻¹ r
+        be.dot(r, z, s, next)?; // s[next] = r·z
         be.xpay(
             Ratio {
                 num: next,
                 den: cur,
             },
-            &z,
-            &mut p,
-            &s,
+            z,
+            p,
+            s,
         )?; // p = z + β p
         if params.record {
-            let v = be.read_scalars(&s)?;
+            let v = be.read_scalars(s)?;
             info.coefficients.push((v[cur] / v[PQ], v[next] / v[cur]));
         }
     }

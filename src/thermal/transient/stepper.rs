@@ -26,7 +26,8 @@
 
 use crate::backend::Backend;
 use crate::linalg::{
-    build_precond, pcg, CgInfo, CgParams, PrecondReport, Preconditioner, QuadDiag, SolveError,
+    build_precond, pcg_with, CgInfo, CgParams, PcgWork, PrecondReport, Preconditioner, QuadDiag,
+    SolveError,
 };
 use crate::thermal::steady::SteadyOptions;
 
@@ -40,7 +41,6 @@ pub const EXTRA_VECTORS: usize = 3;
 
 pub struct Stepper<'a, B: Backend> {
     be: &'a B,
-    n: usize,
     /// A + C/Δt on the device.
     a: B::Matrix,
     /// C/Δt per cell, W/K.
@@ -52,6 +52,8 @@ pub struct Stepper<'a, B: Backend> {
     /// θ' = θ − c of the current time level.
     x: B::Vector,
     m: Box<dyn Preconditioner<B>>,
+    /// PCG's vectors, allocated once for the run rather than per step.
+    work: PcgWork<B>,
     params: CgParams,
     rtol: f64,
     /// A·1 of the steady operator (coupling to ambient), for the shift.
@@ -86,13 +88,13 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
         let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
         Ok(Stepper {
             be,
-            n,
             w: be.upload(&w)?,
             src: be.zeros(n)?,
             b: be.zeros(n)?,
             x: be.upload(&x0)?,
             a: a_dev,
             m,
+            work: PcgWork::new(be, n)?,
             params: CgParams {
                 rtol: opts.rtol,
                 max_iter: opts.max_iter,
@@ -142,16 +144,19 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
         } else {
             self.rtol
         };
-        pcg(
+        let mut info = CgInfo::default();
+        pcg_with(
             be,
             &self.a,
             self.m.as_mut(),
             &self.b,
             &mut self.x,
-            self.n,
+            &mut self.work,
             &params,
+            &mut info,
         )
-        .map_err(|e| self.user_terms(e, b_norm, reference))
+        .map_err(|e| self.user_terms(e, b_norm, reference))?;
+        Ok(info)
     }
 
     /// PCG reports ‖r‖/‖b‖ against its internal rtol'; the user asked for
