@@ -54,6 +54,8 @@ pub struct Stepper<'a, B: Backend> {
     m: Box<dyn Preconditioner<B>>,
     /// PCG's vectors, allocated once for the run rather than per step.
     work: PcgWork<B>,
+    /// One slot for ‖b‖² of the step.
+    norm: B::Scalars,
     params: CgParams,
     rtol: f64,
     /// A·1 of the steady operator (coupling to ambient), for the shift.
@@ -95,6 +97,7 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
             a: a_dev,
             m,
             work: PcgWork::new(be, n)?,
+            norm: be.scalars(1)?,
             params: CgParams {
                 rtol: opts.rtol,
                 max_iter: opts.max_iter,
@@ -127,9 +130,8 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
     pub fn step(&mut self) -> Result<CgInfo, SolveError> {
         let be = self.be;
         be.mul_add(&self.w, &self.x, &self.src, &mut self.b)?; // b = C/Δt ⊙ θ'ⁿ + (P − c·amb)
-        let mut s = be.scalars(1)?;
-        be.dot(&self.b, &self.b, &mut s, 0)?; // s[0] = b·b
-        let b_norm = be.read_scalars(&s)?[0].sqrt();
+        be.dot(&self.b, &self.b, &mut self.norm, 0)?; // s[0] = b·b
+        let b_norm = be.read_scalars(&self.norm)?[0].sqrt();
         let reference = if self.p_norm > 0.0 {
             self.p_norm
         } else {
