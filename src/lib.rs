@@ -7,7 +7,6 @@
 
 pub mod assemble;
 pub mod backend;
-pub mod bench;
 pub mod grid;
 pub mod linalg;
 pub mod output;

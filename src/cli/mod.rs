@@ -2,6 +2,7 @@
 //! the subcommands. Each subcommand resolves its arguments into a plan
 //! (stack loaded, device chosen) before any work starts.
 
+mod bench;
 mod common;
 mod device;
 mod solve;
@@ -33,7 +34,7 @@ enum Command {
     Info,
     /// Benchmark SpMV and PCG against the memory-bandwidth floor (GPU and CPU)
     /// on mol_f2f at several grid sizes.
-    Bench(cuth::bench::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Minimum-compliance 3D topology optimization (SIMP, matrix-free):
     /// densities (VTK, PNG views, STL), history.csv and summary.json under --out.
     Topopt(topopt::TopoptArgs),
@@ -47,7 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", device::info_text());
             Ok(())
         }
-        Command::Bench(args) => cuth::bench::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Topopt(args) => topopt::run(&args),
     }
 }

@@ -186,7 +186,7 @@ impl CudaBackend {
 
     /// The function `name` of family `file` (also for operators defined
     /// outside this module, such as `crate::topopt::cuda`).
-    pub(crate) fn kernel(
+    pub fn kernel(
         &self,
         file: KernelFile,
         name: &'static str,

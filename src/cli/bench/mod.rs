@@ -15,12 +15,12 @@ mod report;
 mod system;
 mod topopt;
 
-use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::CudaBackend;
-use crate::backend::Backend;
-use crate::linalg::{Offset, PrecisionMode, PrecondKind};
-use crate::stack::Stack;
 use anyhow::{Context, Result};
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::cuda::CudaBackend;
+use cuth::backend::Backend;
+use cuth::linalg::{Offset, PrecisionMode, PrecondKind};
+use cuth::stack::Stack;
 use measure::{PcgPlan, SPMV_BYTES_PER_ROW};
 use report::{BenchReport, PcgRecord};
 use std::collections::BTreeSet;
@@ -271,7 +271,7 @@ fn gpu_size(
     in_table: bool,
     rep: &mut BenchReport,
 ) -> Result<()> {
-    use crate::backend::cuda::QdSchedule;
+    use cuth::backend::cuda::QdSchedule;
     let copy = rep.bandwidth.gpu_copy_gb_per_s.unwrap_or(f64::NAN);
     let a = g.upload_matrix(&s.sys.a)?;
     let offset = Offset::new(&s.sys.a, &s.sys.rhs);

@@ -18,11 +18,11 @@
 //! y is compared with the fused F64 one (relative 2-norm difference).
 
 use super::BenchArgs;
-use crate::backend::cuda::{timing::median, CudaBackend};
-use crate::backend::{Backend, BackendError};
-use crate::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
-use crate::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
 use anyhow::{Context, Result};
+use cuth::backend::cuda::{timing::median, CudaBackend};
+use cuth::backend::{Backend, BackendError};
+use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
+use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -263,8 +263,8 @@ fn size(
 }
 
 fn kernel_attrs(g: &CudaBackend) -> Result<Vec<KernelAttrs>> {
-    use crate::backend::cuda::KernelFile;
     use cudarc::driver::sys::CUfunction_attribute as A;
+    use cuth::backend::cuda::KernelFile;
     KernelFile::Topopt
         .entry_points()
         .iter()

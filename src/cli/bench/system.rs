@@ -3,11 +3,11 @@
 //! steady solve assembles it (power → grid → assemble), and its export as
 //! raw arrays for peer baselines (`scripts/bench_cupy.py`).
 
-use crate::assemble::{assemble, System};
-use crate::grid::Grid;
-use crate::power::layer_power;
-use crate::stack::Stack;
 use anyhow::{Context, Result};
+use cuth::assemble::{assemble, System};
+use cuth::grid::Grid;
+use cuth::power::layer_power;
+use cuth::stack::Stack;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -10,10 +10,10 @@
 //! diag and writes res, d, z: 40 B; `precond/chebyshev.rs` says 32).
 
 use super::report::{PcgRecord, SpmvRecord};
-use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
-use crate::backend::{Backend, BackendError};
-use crate::linalg::{
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
+use cuth::backend::{Backend, BackendError};
+use cuth::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions, QuadDiag,
     SolveError,
 };
