@@ -11,6 +11,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod mg;
 
 use crate::linalg::precision::ScaledQuadDiag;
 use crate::linalg::QuadDiag;

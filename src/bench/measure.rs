@@ -11,6 +11,7 @@
 
 use super::report::{PcgRecord, SpmvRecord};
 use crate::backend::cpu::CpuBackend;
+use crate::backend::mg::MultigridOps;
 use crate::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
 use crate::backend::{Backend, BackendError};
 use crate::linalg::{
@@ -30,6 +31,10 @@ pub fn pcg_bytes_per_row(kind: PrecondKind, degree: usize) -> f64 {
         PrecondKind::None => 16.0,
         PrecondKind::Jacobi => 24.0,
         PrecondKind::Chebyshev => 40.0 + 80.0 * degree.saturating_sub(1) as f64,
+        // V(1,1) on the fine level (linalg::mg::cycle): two zebra sweeps
+        // ~2 × 88 B, residual-restriction ~50 B, prolongation ~18 B; the
+        // coarse levels add a third.
+        PrecondKind::Multigrid => 4.0 / 3.0 * 244.0,
     }
 }
 
@@ -38,6 +43,8 @@ fn launches_per_iter(kind: PrecondKind, degree: usize) -> f64 {
     4.0 + match kind {
         PrecondKind::None | PrecondKind::Jacobi => 1.0,
         PrecondKind::Chebyshev => degree.max(1) as f64,
+        // Six per level, about eight levels.
+        PrecondKind::Multigrid => 48.0,
     }
 }
 
@@ -191,7 +198,7 @@ impl PcgPlan {
 /// and the reported residual are relative to the original ‖b‖, as in
 /// `cuth solve`.
 #[allow(clippy::too_many_arguments)]
-pub fn pcg_run<B: Backend + 'static>(
+pub fn pcg_run<B: MultigridOps + 'static>(
     be: &B,
     device: &str,
     host: &QuadDiag,

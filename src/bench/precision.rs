@@ -5,7 +5,7 @@
 //! goes (the preconditioner's share, timed alone, and bytes per iteration).
 
 use super::system::BenchSystem;
-use crate::backend::Backend;
+use crate::backend::mg::MultigridOps;
 use crate::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, Offset, PrecisionMode, PrecondKind,
     PrecondOptions, SolveError,
@@ -62,7 +62,7 @@ pub fn bytes_per_row(k: usize, matrix: Option<usize>) -> f64 {
 
 /// Runs every mode of `modes` (f64 first, the reference) on `s`.
 #[allow(clippy::too_many_arguments)]
-pub fn ablation<B: Backend + 'static>(
+pub fn ablation<B: MultigridOps + 'static>(
     be: &B,
     device: &str,
     s: &BenchSystem,

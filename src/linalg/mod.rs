@@ -2,6 +2,7 @@
 //! against [`crate::backend::Backend`], and the preconditioners.
 
 pub mod eigen;
+pub mod mg;
 pub mod offset;
 pub mod pcg;
 pub mod precision;

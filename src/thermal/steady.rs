@@ -7,6 +7,7 @@ use super::summary::{
 };
 use crate::assemble::{assemble, System};
 use crate::backend::{Backend, BackendError};
+use crate::backend::mg::MultigridOps;
 use crate::grid::Grid;
 use crate::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind, PrecondOptions,
@@ -63,7 +64,7 @@ pub enum SteadyError {
 }
 
 /// Solves the steady temperature field of `stack` on backend `be`.
-pub fn solve_steady<B: Backend + 'static>(
+pub fn solve_steady<B: MultigridOps + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,

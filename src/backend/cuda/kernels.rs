@@ -32,15 +32,18 @@ pub enum KernelFile {
     /// (launched from `src/topopt/cuda/`).
     Topopt,
     Mixed,
+    /// The geometric multigrid cycle (`backend/cuda/mg.rs`).
+    Multigrid,
 }
 
 impl KernelFile {
-    pub const ALL: [KernelFile; 5] = [
+    pub const ALL: [KernelFile; 6] = [
         KernelFile::QuadDiag,
         KernelFile::Blas1,
         KernelFile::Chebyshev,
         KernelFile::Topopt,
         KernelFile::Mixed,
+        KernelFile::Multigrid,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -50,6 +53,7 @@ impl KernelFile {
             KernelFile::Chebyshev => "chebyshev.cu",
             KernelFile::Topopt => "topopt.cu",
             KernelFile::Mixed => "mixed.cu",
+            KernelFile::Multigrid => "mg.cu",
         }
     }
 
@@ -61,6 +65,7 @@ impl KernelFile {
             KernelFile::Chebyshev => include_str!("../../../kernels/chebyshev.cu"),
             KernelFile::Topopt => include_str!("../../../kernels/topopt.cu"),
             KernelFile::Mixed => include_str!("../../../kernels/mixed.cu"),
+            KernelFile::Multigrid => include_str!("../../../kernels/mg.cu"),
         }
     }
 
@@ -87,6 +92,12 @@ impl KernelFile {
                 "mixed_cheb_step_f32_shs",
                 "mixed_cheb_step_f32_ssh",
                 "mixed_cheb_step_f32_sss",
+            ],
+            KernelFile::Multigrid => &[
+                "mg_smooth_f64",
+                "mg_restrict_f64",
+                "mg_prolong_f64",
+                "mg_dense_f64",
             ],
         }
     }

@@ -22,6 +22,7 @@ pub mod device;
 pub mod kernels;
 pub(crate) mod launch;
 pub mod memory;
+mod mg;
 mod mixed;
 mod quad_diag;
 pub mod timing;

@@ -239,6 +239,7 @@ impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
         PrecondReport {
             name: "chebyshev".into(),
             params,
+            multigrid: None,
         }
     }
 }

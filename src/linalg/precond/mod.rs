@@ -8,7 +8,9 @@ pub mod jacobi;
 
 use super::pcg::SolveError;
 use super::precision::{ArrayChoice, PrecisionMode};
+use super::mg::{MgOptions, MgReport, Multigrid};
 use super::QuadDiag;
+use crate::backend::mg::MultigridOps;
 use crate::backend::{Backend, BackendError};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -19,6 +21,10 @@ pub enum PrecondKind {
     None,
     Jacobi,
     Chebyshev,
+    /// Geometric multigrid (`linalg::mg`).
+    #[value(name = "mg")]
+    #[serde(rename = "mg")]
+    Multigrid,
 }
 
 impl PrecondKind {
@@ -27,6 +33,7 @@ impl PrecondKind {
             PrecondKind::None => "none",
             PrecondKind::Jacobi => "jacobi",
             PrecondKind::Chebyshev => "chebyshev",
+            PrecondKind::Multigrid => "mg",
         }
     }
 }
@@ -36,6 +43,9 @@ impl PrecondKind {
 pub struct PrecondReport {
     pub name: String,
     pub params: BTreeMap<String, f64>,
+    /// Levels, cycle and memory of `mg`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multigrid: Option<MgReport>,
 }
 
 #[derive(Clone, Debug)]
@@ -50,6 +60,8 @@ pub struct PrecondOptions {
     pub lambda_safety: f64,
     /// Precision of the preconditioner (Chebyshev only; the others are f64).
     pub precision: PrecisionMode,
+    /// Cycle and smoother of `mg`.
+    pub mg: MgOptions,
 }
 
 impl Default for PrecondOptions {
@@ -60,6 +72,7 @@ impl Default for PrecondOptions {
             lanczos_steps: 20,
             lambda_safety: 1.1,
             precision: PrecisionMode::F64,
+            mg: MgOptions::default(),
         }
     }
 }
@@ -118,13 +131,14 @@ impl<B: Backend> Preconditioner<B> for Identity {
         PrecondReport {
             name: "none".into(),
             params: BTreeMap::new(),
+            multigrid: None,
         }
     }
 }
 
 /// Builds the preconditioner `kind` for the device matrix `a` (whose host copy
 /// is `host`, used for the Gershgorin bound).
-pub fn build_precond<B: Backend + 'static>(
+pub fn build_precond<B: MultigridOps + 'static>(
     kind: PrecondKind,
     be: &B,
     a: &B::Matrix,
@@ -135,5 +149,6 @@ pub fn build_precond<B: Backend + 'static>(
         PrecondKind::None => Box::new(Identity),
         PrecondKind::Jacobi => Box::new(jacobi::Jacobi),
         PrecondKind::Chebyshev => Box::new(chebyshev::Chebyshev::new(be, a, host, opts)?),
+        PrecondKind::Multigrid => Box::new(Multigrid::new(be, host, &opts.mg)?),
     })
 }

@@ -24,7 +24,8 @@ pub use stepper::Stepper;
 use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};
 use crate::assemble::assemble;
-use crate::backend::{Backend, BackendError};
+use crate::backend::BackendError;
+use crate::backend::mg::MultigridOps;
 use crate::grid::Grid;
 use crate::linalg::{build_precond, pcg, CgParams, Offset, SolveError};
 use crate::power::schedule::{cell_power, PowerSchedule};
@@ -115,7 +116,7 @@ pub struct TransientOutcome {
 }
 
 /// Runs `opts.steps` backward-Euler steps of `stack` under `schedule`.
-pub fn run_transient<B: Backend + 'static>(
+pub fn run_transient<B: MultigridOps + 'static>(
     be: &B,
     stack: &Stack,
     schedule: &PowerSchedule,
@@ -315,7 +316,7 @@ fn step_solver(
 }
 
 /// θ of the steady state for `p_cell`, solved as `solve_steady` does.
-fn steady_theta<B: Backend + 'static>(
+fn steady_theta<B: MultigridOps + 'static>(
     be: &B,
     a_host: &crate::linalg::QuadDiag,
     p_cell: &[f64],

@@ -1,0 +1,69 @@
+//! The multigrid capability: the four operations the geometric multigrid
+//! cycle (`linalg::mg`) needs beyond [`Backend`]. Every level's operator is
+//! an ordinary [`Backend::Matrix`] (7-point Quad-Diag), so nothing else is
+//! new. CPU: `backend/cpu/mg.rs`; CUDA: `backend/cuda/mg.rs` launching
+//! `kernels/mg.cu`.
+
+use super::{Backend, BackendError};
+use crate::linalg::mg::Coarsening;
+
+/// How the smoother updates the cells of one z column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnUpdate {
+    /// Exact solve of the column's tridiagonal block (Thomas, with the
+    /// pivots of `linalg::mg::line_pivots`): z-line relaxation.
+    Line,
+    /// One point Gauss–Seidel pass up the column (k = 0, 1, …).
+    PointUp,
+    /// One point Gauss–Seidel pass down the column (the adjoint of `PointUp`).
+    PointDown,
+}
+
+pub trait MultigridOps: Backend {
+    /// One colour of a zebra (red-black in x-y) column relaxation: for every
+    /// (x, y) column with (x + y) mod 2 = `colour`, the column of `x` is
+    /// replaced by the solution of its own rows of A x = b with the in-plane
+    /// neighbours held (`update`). With `zero_guess` the neighbours are taken
+    /// as 0 (the first half-sweep from x = 0, which then need not be zeroed:
+    /// every cell is written by the two colours).
+    #[allow(clippy::too_many_arguments)]
+    fn mg_smooth(
+        &self,
+        a: &Self::Matrix,
+        inv_pivots: &Self::Vector,
+        colour: u32,
+        update: ColumnUpdate,
+        zero_guess: bool,
+        b: &Self::Vector,
+        x: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    /// bc = Pᵀ (b − A x): the residual summed over each coarse cell's
+    /// children (`c` maps fine to coarse).
+    fn mg_restrict_residual(
+        &self,
+        a: &Self::Matrix,
+        c: &Coarsening,
+        b: &Self::Vector,
+        x: &Self::Vector,
+        bc: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    /// x += P xc: each fine cell adds its coarse parent's value.
+    fn mg_prolong_add(
+        &self,
+        c: &Coarsening,
+        xc: &Self::Vector,
+        x: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    /// x = M b with M a dense row-major n × n matrix stored in a vector of
+    /// length n² (the coarsest level's inverse).
+    fn mg_dense_apply(
+        &self,
+        m: &Self::Vector,
+        n: usize,
+        b: &Self::Vector,
+        x: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+}
