@@ -8,7 +8,7 @@
 // odd size holds one column).
 
 // b_i plus the in-plane couplings to the (held) neighbours of cell i at
-// (x, y); none when `zero` (x taken as 0). Neighbours are of the other
+// (x, y); none when `zero` == 2 (x taken as 0). Neighbours are of the other
 // colour, which the current launch never writes.
 __device__ __forceinline__ double mg_rhs(const double* __restrict__ gx,
                                          const double* __restrict__ gy,
@@ -18,7 +18,7 @@ __device__ __forceinline__ double mg_rhs(const double* __restrict__ gx,
                                          long long nx, long long ny, int zero)
 {
     double r = __ldg(b + i);
-    if (!zero) {
+    if (zero != 2) {
         if (xx + 1 < nx) r += __ldg(gx + i) * x[i + 1];
         if (xx > 0) r += __ldg(gx + i - 1) * x[i - 1];
         if (y + 1 < ny) r += __ldg(gy + i) * x[i + nx];
@@ -35,8 +35,9 @@ __device__ __forceinline__ double mg_rhs(const double* __restrict__ gx,
 //     forward y_k = (r_k + gz_{k-1} y_{k-1}) ip_k, backward
 //     x_k = y_k + gz_k ip_k x_{k+1};
 //   mode 1 / 2 (point, up / down): one Gauss-Seidel pass along the column,
-//     x_k = (r_k + gz_{k-1} x_{k-1} + gz_k x_{k+1}) / d_k, cells not yet
-//     visited taken as 0 when `zero`.
+//     x_k = (r_k + gz_{k-1} x_{k-1} + gz_k x_{k+1}) / d_k, cells of the
+//     column not yet visited taken as 0 when `zero` >= 1.
+// zero: 0 = x holds the iterate, 1 = this colour's cells are 0, 2 = all 0.
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
 mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
               const double* __restrict__ gy, const double* __restrict__ gz,
@@ -73,8 +74,8 @@ mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
                 const long long k = up ? s : nz - 1 - s;
                 const long long i = j + k * plane;
                 double r = mg_rhs(gx, gy, b, x, i, xx, y, nx, ny, zero);
-                if (k > 0 && (up || !zero)) r += __ldg(gz + i - plane) * x[i - plane];
-                if (k + 1 < nz && (!up || !zero)) r += __ldg(gz + i) * x[i + plane];
+                if (k > 0 && (up || zero == 0)) r += __ldg(gz + i - plane) * x[i - plane];
+                if (k + 1 < nz && (!up || zero == 0)) r += __ldg(gz + i) * x[i + plane];
                 x[i] = r / __ldg(diag + i);
             }
         }

@@ -19,13 +19,25 @@ pub enum ColumnUpdate {
     PointDown,
 }
 
+/// What the smoother may assume about x before a half-sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guess {
+    /// x holds the current iterate everywhere.
+    Full,
+    /// The cells of this colour are 0 (whatever x holds there); the other
+    /// colour holds the iterate (the second half of the first sweep).
+    ColourZero,
+    /// x is 0 everywhere (the first half-sweep), so it need not be zeroed:
+    /// the two colours together write every cell.
+    Zero,
+}
+
 pub trait MultigridOps: Backend {
     /// One colour of a zebra (red-black in x-y) column relaxation: for every
     /// (x, y) column with (x + y) mod 2 = `colour`, the column of `x` is
     /// replaced by the solution of its own rows of A x = b with the in-plane
-    /// neighbours held (`update`). With `zero_guess` the neighbours are taken
-    /// as 0 (the first half-sweep from x = 0, which then need not be zeroed:
-    /// every cell is written by the two colours).
+    /// neighbours held (`update`); `guess` says which cells of x are taken
+    /// as 0 instead of read.
     #[allow(clippy::too_many_arguments)]
     fn mg_smooth(
         &self,
@@ -33,7 +45,7 @@ pub trait MultigridOps: Backend {
         inv_pivots: &Self::Vector,
         colour: u32,
         update: ColumnUpdate,
-        zero_guess: bool,
+        guess: Guess,
         b: &Self::Vector,
         x: &mut Self::Vector,
     ) -> Result<(), BackendError>;

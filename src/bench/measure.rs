@@ -11,8 +11,8 @@
 
 use super::report::{PcgRecord, SpmvRecord};
 use crate::backend::cpu::CpuBackend;
-use crate::backend::mg::MultigridOps;
 use crate::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
+use crate::backend::mg::MultigridOps;
 use crate::backend::{Backend, BackendError};
 use crate::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions, QuadDiag,

@@ -6,8 +6,8 @@ use super::summary::{
     CellRef, EnergyBalance, GridSummary, LayerSummary, MixedReport, SolverReport, Summary,
 };
 use crate::assemble::{assemble, System};
-use crate::backend::{Backend, BackendError};
 use crate::backend::mg::MultigridOps;
+use crate::backend::{Backend, BackendError};
 use crate::grid::Grid;
 use crate::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind, PrecondOptions,

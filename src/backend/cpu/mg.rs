@@ -4,7 +4,7 @@
 //! the restriction and over fine cells for the prolongation.
 
 use super::{same_len, CpuBackend};
-use crate::backend::mg::{ColumnUpdate, MultigridOps};
+use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::mg::Coarsening;
 use crate::linalg::QuadDiag;
@@ -27,7 +27,7 @@ impl MultigridOps for CpuBackend {
         inv_pivots: &Vec<f64>,
         colour: u32,
         update: ColumnUpdate,
-        zero_guess: bool,
+        guess: Guess,
         b: &Vec<f64>,
         x: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
@@ -37,6 +37,8 @@ impl MultigridOps for CpuBackend {
         let (nx, ny, nz) = (a.nx, a.ny, a.nz);
         let plane = nx * ny;
         let xs = Shared(x.as_mut_ptr());
+        let zero_inplane = guess == Guess::Zero;
+        let zero_column = guess != Guess::Full;
         (0..ny).into_par_iter().for_each(|y| {
             let xs = xs;
             // SAFETY: indices below are < n (checked lengths); see `Shared`.
@@ -46,7 +48,7 @@ impl MultigridOps for CpuBackend {
             // b + the in-plane couplings to the (held) neighbours.
             let rhs = |i: usize, xx: usize| {
                 let mut r = b[i];
-                if !zero_guess {
+                if !zero_inplane {
                     if xx + 1 < nx {
                         r += a.gx[i] * get(i + 1);
                     }
@@ -89,11 +91,11 @@ impl MultigridOps for CpuBackend {
                         for xx in (x0..nx).step_by(2) {
                             let i = xx + nx * y + plane * z;
                             let mut r = rhs(i, xx);
-                            // Cells not yet visited are 0 under zero_guess.
-                            if z > 0 && (up || !zero_guess) {
+                            // Cells of the column not yet visited may be 0.
+                            if z > 0 && (up || !zero_column) {
                                 r += a.gz[i - plane] * get(i - plane);
                             }
-                            if z + 1 < nz && (!up || !zero_guess) {
+                            if z + 1 < nz && (!up || !zero_column) {
                                 r += a.gz[i] * get(i + plane);
                             }
                             set(i, r / a.d[i]);

@@ -4,7 +4,7 @@
 use super::kernels::KernelFile;
 use super::launch::rows_config;
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::mg::{ColumnUpdate, MultigridOps};
+use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::mg::Coarsening;
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -16,7 +16,7 @@ impl MultigridOps for CudaBackend {
         inv_pivots: &CudaSlice<f64>,
         colour: u32,
         update: ColumnUpdate,
-        zero_guess: bool,
+        guess: Guess,
         b: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
@@ -32,12 +32,21 @@ impl MultigridOps for CudaBackend {
             ColumnUpdate::PointUp => 1,
             ColumnUpdate::PointDown => 2,
         };
-        let zero = zero_guess as i32;
+        let zero: i32 = match guess {
+            Guess::Full => 0,
+            Guess::ColourZero => 1,
+            Guess::Zero => 2,
+        };
         let columns = a.nx.div_ceil(2) * a.ny;
         let mut args = self.stream.launch_builder(&f);
         args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
         args.arg(inv_pivots).arg(b).arg(x);
-        args.arg(&nx).arg(&ny).arg(&nz).arg(&colour).arg(&mode).arg(&zero);
+        args.arg(&nx)
+            .arg(&ny)
+            .arg(&nz)
+            .arg(&colour)
+            .arg(&mode)
+            .arg(&zero);
         // SAFETY: arguments in the kernel's order and types; lengths checked.
         unsafe { self.run(NAME, &mut args, rows_config(columns)) }
     }

@@ -24,7 +24,7 @@
 use super::coarsen::{coarsen, line_pivots, Coarsening};
 use super::hierarchy::{plan, CoarsestInverse};
 use super::{LevelReport, MgCycle, MgOptions, MgReport, MgSmoother};
-use crate::backend::mg::{ColumnUpdate, MultigridOps};
+use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::precond::{PrecondReport, Preconditioner};
 use crate::linalg::{QuadDiag, SolveError};
@@ -171,8 +171,13 @@ fn cycle<B: MultigridOps>(
         MgSmoother::ZPoint => (ColumnUpdate::PointUp, ColumnUpdate::PointDown),
     };
     for s in 0..o.sweeps {
-        be.mg_smooth(here.a, here.pivots, 0, pre, zero && s == 0, b, x)?;
-        be.mg_smooth(here.a, here.pivots, 1, pre, false, b, x)?;
+        let first = zero && s == 0;
+        let (g0, g1) = match first {
+            true => (Guess::Zero, Guess::ColourZero),
+            false => (Guess::Full, Guess::Full),
+        };
+        be.mg_smooth(here.a, here.pivots, 0, pre, g0, b, x)?;
+        be.mg_smooth(here.a, here.pivots, 1, pre, g1, b, x)?;
     }
     let (next, deeper) = below.levels.split_first_mut().expect("a coarser level");
     // b_c = Pᵀ (b − A x)
@@ -210,8 +215,8 @@ fn cycle<B: MultigridOps>(
     // x += P x_c
     be.mg_prolong_add(here.step, next_x, x)?;
     for _ in 0..o.sweeps {
-        be.mg_smooth(here.a, here.pivots, 1, post, false, b, x)?;
-        be.mg_smooth(here.a, here.pivots, 0, post, false, b, x)?;
+        be.mg_smooth(here.a, here.pivots, 1, post, Guess::Full, b, x)?;
+        be.mg_smooth(here.a, here.pivots, 0, post, Guess::Full, b, x)?;
     }
     Ok(())
 }

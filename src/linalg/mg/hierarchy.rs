@@ -43,7 +43,7 @@ impl CoarsestInverse {
     pub fn new(a: &QuadDiag) -> Result<CoarsestInverse, NotPositiveDefinite> {
         let n = a.len();
         let bw = (a.nx * a.ny).min(n.saturating_sub(1)); // half-bandwidth
-        // Banded lower factor: l[i][k] for i − bw ≤ k ≤ i, stored at [i][k − i + bw].
+                                                         // Banded lower factor: l[i][k] for i − bw ≤ k ≤ i, stored at [i][k − i + bw].
         let w = bw + 1;
         let mut l = vec![0.0; n * w];
         let at = |i: usize, j: usize| -> f64 {

@@ -6,9 +6,9 @@
 pub mod chebyshev;
 pub mod jacobi;
 
+use super::mg::{MgOptions, MgReport, Multigrid};
 use super::pcg::SolveError;
 use super::precision::{ArrayChoice, PrecisionMode};
-use super::mg::{MgOptions, MgReport, Multigrid};
 use super::QuadDiag;
 use crate::backend::mg::MultigridOps;
 use crate::backend::{Backend, BackendError};
