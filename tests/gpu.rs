@@ -16,6 +16,7 @@ mod common;
 use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::{kernels, KernelFile, QdSchedule};
+use cuth::backend::mg::MultigridOps;
 use cuth::backend::{Backend, Ratio};
 use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag};
 
@@ -312,7 +313,7 @@ fn reductions_are_deterministic() {
 }
 
 /// Solves A x = b with `kind` on `be`; returns x and the iteration count.
-fn solve<B: Backend + 'static>(
+fn solve<B: MultigridOps + 'static>(
     be: &B,
     a: &QuadDiag,
     b: &[f64],
@@ -452,7 +453,7 @@ fn mul_add_matches_cpu() {
 mod transient_gpu {
     use super::gpu;
     use cuth::backend::cpu::CpuBackend;
-    use cuth::backend::Backend;
+    use cuth::backend::mg::MultigridOps;
     use cuth::grid::Grid;
     use cuth::linalg::PrecondKind;
     use cuth::power::layer_power;
@@ -482,7 +483,7 @@ mod transient_gpu {
         Stack::load(&p).unwrap().with_grid(grid, grid).unwrap()
     }
 
-    fn run<B: Backend + 'static>(
+    fn run<B: MultigridOps + 'static>(
         be: &B,
         s: &Stack,
         sched: &PowerSchedule,

@@ -101,7 +101,7 @@ pub fn solve_steady<B: MultigridOps + 'static>(
         rtol: opts.rtol * offset.rtol_scale,
         max_iter: opts.max_iter,
         check_every: match opts.check_every {
-            0 => be.check_interval(),
+            0 => m.check_interval().unwrap_or(be.check_interval()),
             k => k,
         },
         record: false,

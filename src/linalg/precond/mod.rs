@@ -95,6 +95,12 @@ pub trait Preconditioner<B: Backend> {
         let _ = (be, a);
         Ok(None)
     }
+    /// How often PCG should read the residual back, when this preconditioner
+    /// has a preference over [`Backend::check_interval`]: one whose
+    /// application costs far more than a read-back wants every iteration.
+    fn check_interval(&self) -> Option<usize> {
+        None
+    }
     /// Precision in use, for preconditioners that have several.
     fn precision(&self) -> Option<PrecisionReport> {
         None

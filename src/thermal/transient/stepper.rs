@@ -87,6 +87,7 @@ impl<'a, B: MultigridOps + 'static> Stepper<'a, B> {
         }
         let a_dev = be.upload_matrix(&shifted)?;
         let m = build_precond(opts.precond, be, &a_dev, &shifted, &opts.precond_opts)?;
+        let check_interval = m.check_interval().unwrap_or(be.check_interval());
         let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
         Ok(Stepper {
             be,
@@ -102,7 +103,7 @@ impl<'a, B: MultigridOps + 'static> Stepper<'a, B> {
                 rtol: opts.rtol,
                 max_iter: opts.max_iter,
                 check_every: match opts.check_every {
-                    0 => be.check_interval(),
+                    0 => check_interval,
                     k => k,
                 },
                 record: false,
