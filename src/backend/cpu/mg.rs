@@ -119,18 +119,39 @@ impl MultigridOps for CpuBackend {
         same_len(a.len(), x.len())?;
         same_len(c.coarse_len(), bc.len())?;
         same_len(a.len(), c.nx * c.ny * c.nz)?;
-        let (nx, cplane) = (a.nx, c.nxc * c.nyc);
-        let plane = a.nx * a.ny;
-        bc.par_iter_mut().enumerate().for_each(|(ic, out)| {
-            let (xc, yc, z) = (ic % c.nxc, (ic % cplane) / c.nxc, ic / cplane);
-            let mut s = 0.0;
+        let (nx, ny, plane) = (a.nx, a.ny, a.nx * a.ny);
+        let shift = c.rx / 2; // x / rx
+        // One task per coarse row (yc, z): the residual of each child row,
+        // formed row-wise (as `QuadDiag::row_apply`), summed into it.
+        bc.par_chunks_mut(c.nxc).enumerate().for_each(|(row, out)| {
+            let (yc, z) = (row % c.nyc, row / c.nyc);
+            out.fill(0.0);
             for y in c.ys(yc) {
-                for xx in c.xs(xc) {
-                    let i = xx + nx * y + plane * z;
-                    s += b[i] - a.row_apply(x, i);
+                let i0 = nx * y + plane * z;
+                for xx in 0..nx {
+                    let i = i0 + xx;
+                    let mut ax = a.d[i] * x[i];
+                    if xx + 1 < nx {
+                        ax -= a.gx[i] * x[i + 1];
+                    }
+                    if xx > 0 {
+                        ax -= a.gx[i - 1] * x[i - 1];
+                    }
+                    if y + 1 < ny {
+                        ax -= a.gy[i] * x[i + nx];
+                    }
+                    if y > 0 {
+                        ax -= a.gy[i - nx] * x[i - nx];
+                    }
+                    if z + 1 < c.nz {
+                        ax -= a.gz[i] * x[i + plane];
+                    }
+                    if z > 0 {
+                        ax -= a.gz[i - plane] * x[i - plane];
+                    }
+                    out[xx >> shift] += b[i] - ax;
                 }
             }
-            *out = s;
         });
         Ok(())
     }
@@ -143,9 +164,16 @@ impl MultigridOps for CpuBackend {
     ) -> Result<(), BackendError> {
         same_len(c.coarse_len(), xc.len())?;
         same_len(c.nx * c.ny * c.nz, x.len())?;
-        x.par_iter_mut()
-            .enumerate()
-            .for_each(|(i, v)| *v += xc[c.parent(i)]);
+        let shift = c.rx / 2; // x / rx
+        // One task per fine row (y, z), reading its coarse row.
+        x.par_chunks_mut(c.nx).enumerate().for_each(|(row, xr)| {
+            let (y, z) = (row % c.ny, row / c.ny);
+            let crow = (y / c.ry + c.nyc * z) * c.nxc;
+            let xcr = &xc[crow..crow + c.nxc];
+            for (xx, v) in xr.iter_mut().enumerate() {
+                *v += xcr[xx >> shift];
+            }
+        });
         Ok(())
     }
 
