@@ -12,7 +12,7 @@
 # "64 128 256 512 1024"), CHEB_SIZES (default "64 128 256"), JACOBI_SIZES
 # (default none): grids n (n x n) per preconditioner; CONFIGS (default the
 # two shipped stacks and the stress stack); TRANSIENT_GRID (default 512,
-# empty = skip), TRANSIENT_STEPS (default 20), TRANSIENT_DT (1e-2);
+# empty = skip), TRANSIENT_STEPS (default 20), TRANSIENT_DTS (default 1e-2);
 # CAP_S (timeout per run, default 300); SCRATCH (default a temp dir).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +26,7 @@ JACOBI_SIZES=${JACOBI_SIZES:-}
 CONFIGS=${CONFIGS:-configs/mol_f2f.toml configs/hotspot_ev6_3d.toml tests/data/stress_mg/stress.toml}
 TRANSIENT_GRID=${TRANSIENT_GRID-512}
 TRANSIENT_STEPS=${TRANSIENT_STEPS:-20}
-TRANSIENT_DT=${TRANSIENT_DT:-1e-2}
+TRANSIENT_DTS=${TRANSIENT_DTS:-1e-2}
 CAP_S=${CAP_S:-300}
 scratch=${SCRATCH:-$(mktemp -d)}
 
@@ -69,25 +69,26 @@ done
 if [ -n "$TRANSIENT_GRID" ]; then
     echo
     printf '%-10s %6s %6s %5s %12s %12s %10s %9s\n' precond grid dt steps "solve s/step" "wall s/step" iters/step setup_s
+    for dt in $TRANSIENT_DTS; do
     for pc in mg chebyshev; do
-        dir="$out/transient_${pc}_${TRANSIENT_GRID}"
+        dir="$out/transient_${pc}_${TRANSIENT_GRID}_${dt}"
         mkdir -p "$dir"
         if timeout "$CAP_S" "$cuth" transient configs/mol_f2f.toml --grid "${TRANSIENT_GRID}x${TRANSIENT_GRID}" \
-            --device "$DEVICE" --precond "$pc" --dt "$TRANSIENT_DT" --steps "$TRANSIENT_STEPS" \
+            --device "$DEVICE" --precond "$pc" --dt "$dt" --steps "$TRANSIENT_STEPS" \
             --no-maps --quiet --out "$scratch/tr" 2> "$dir/stderr.txt"; then
             cp "$scratch/tr/summary.json" "$dir/summary.json"
-            python3 - "$dir/summary.json" "$pc" "$TRANSIENT_GRID" "$TRANSIENT_DT" <<'PY'
+            python3 - "$dir/summary.json" "$pc" "$TRANSIENT_GRID" "$dt" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 t = dict(s["timings_s"])
-setup = next((v for k, v in t.items() if "precond" in k or "setup" in k), float("nan"))
 print(f"{sys.argv[2]:<10} {sys.argv[3]:>6} {sys.argv[4]:>6} {s['steps']:5d} "
       f"{s['solve_s_per_step']:12.4e} {s['wall_s_per_step']:12.4e} "
-      f"{s['iterations_per_step_mean']:10.1f} {setup:9.3f}")
+      f"{s['iterations_per_step_mean']:10.1f} {t.get('setup', float('nan')):9.3f}")
 PY
         else
-            echo "transient $pc: failed or timed out after ${CAP_S}s: $(tail -c 300 "$dir/stderr.txt")"
+            echo "transient $pc $dt: failed or timed out after ${CAP_S}s: $(tail -c 300 "$dir/stderr.txt")"
         fi
         rm -rf "$scratch/tr"
+    done
     done
 fi

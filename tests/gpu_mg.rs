@@ -80,9 +80,19 @@ fn mg_kernels_match_cpu() {
         );
         let cpu = mg_ops(&CpuBackend::new(), &a, 7);
         let gpu_out = mg_ops(gpu(), &a, 7);
-        let names = ["line", "point up", "point down", "restrict", "prolong", "dense"];
+        let names = [
+            "line",
+            "point up",
+            "point down",
+            "restrict",
+            "prolong",
+            "dense",
+        ];
         for ((name, c), g) in names.iter().zip(&cpu).zip(&gpu_out) {
-            assert!(g.iter().all(|v| v.is_finite()), "{dims:?} {name}: not finite");
+            assert!(
+                g.iter().all(|v| v.is_finite()),
+                "{dims:?} {name}: not finite"
+            );
             let d = max_rel_diff(g, c);
             println!("{dims:?} {name}: max rel diff {d:.2e}");
             assert!(d < 1e-12, "{dims:?} {name}: {d}");
@@ -98,7 +108,13 @@ fn mg_cycle_matches_cpu() {
         &mut rng,
         (131, 67, 6),
         |r| r.uniform(1.0, 1e4),
-        |r, i| if i >= 131 * 67 * 5 { r.uniform(0.1, 1.0) } else { 0.0 },
+        |r, i| {
+            if i >= 131 * 67 * 5 {
+                r.uniform(0.1, 1.0)
+            } else {
+                0.0
+            }
+        },
     );
     let n = a.len();
     let r = rng.vec(n, -1.0, 1.0);
@@ -150,7 +166,10 @@ fn mg_solves_match_cpu() {
             .iter()
             .zip(&g.temperature_k)
             .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        println!("{}: cpu {ic} it, cuda {ig} it, max |dT| {dt:.2e} K", path.display());
+        println!(
+            "{}: cpu {ic} it, cuda {ig} it, max |dT| {dt:.2e} K",
+            path.display()
+        );
         assert!(ic.abs_diff(ig) <= 1, "iterations {ic} vs {ig}");
         assert!(dt < 1e-6, "{dt} K");
     }

@@ -121,8 +121,8 @@ impl MultigridOps for CpuBackend {
         same_len(a.len(), c.nx * c.ny * c.nz)?;
         let (nx, ny, plane) = (a.nx, a.ny, a.nx * a.ny);
         let shift = c.rx / 2; // x / rx
-        // One task per coarse row (yc, z): the residual of each child row,
-        // formed row-wise (as `QuadDiag::row_apply`), summed into it.
+                              // One task per coarse row (yc, z): the residual of each child row,
+                              // formed row-wise (as `QuadDiag::row_apply`), summed into it.
         bc.par_chunks_mut(c.nxc).enumerate().for_each(|(row, out)| {
             let (yc, z) = (row % c.nyc, row / c.nyc);
             out.fill(0.0);
@@ -165,7 +165,7 @@ impl MultigridOps for CpuBackend {
         same_len(c.coarse_len(), xc.len())?;
         same_len(c.nx * c.ny * c.nz, x.len())?;
         let shift = c.rx / 2; // x / rx
-        // One task per fine row (y, z), reading its coarse row.
+                              // One task per fine row (y, z), reading its coarse row.
         x.par_chunks_mut(c.nx).enumerate().for_each(|(row, xr)| {
             let (y, z) = (row % c.ny, row / c.ny);
             let crow = (y / c.ry + c.nyc * z) * c.nxc;
