@@ -66,8 +66,8 @@ fn dense_parts(a: &QuadDiag) -> [Dense; 3] {
             face(2, i, i + sz, a.gz[i]);
         }
     }
-    for i in 0..n {
-        parts[2][i][i] += a.amb[i];
+    for (i, row) in parts[2].iter_mut().enumerate() {
+        row[i] += a.amb[i];
     }
     parts
 }

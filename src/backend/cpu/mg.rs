@@ -20,6 +20,15 @@ struct Shared(*mut f64);
 unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
+impl Shared {
+    /// A method, so that closures capture the whole `Shared` (Sync), not
+    /// its raw-pointer field.
+    fn at(&self, i: usize) -> *mut f64 {
+        // SAFETY (of the callers' accesses): indices are < n, see `Shared`.
+        self.0.wrapping_add(i)
+    }
+}
+
 impl MultigridOps for CpuBackend {
     fn mg_smooth(
         &self,
@@ -40,10 +49,9 @@ impl MultigridOps for CpuBackend {
         let zero_inplane = guess == Guess::Zero;
         let zero_column = guess != Guess::Full;
         (0..ny).into_par_iter().for_each(|y| {
-            let xs = xs;
             // SAFETY: indices below are < n (checked lengths); see `Shared`.
-            let get = |i: usize| unsafe { *xs.0.add(i) };
-            let set = |i: usize, v: f64| unsafe { *xs.0.add(i) = v };
+            let get = |i: usize| unsafe { *xs.at(i) };
+            let set = |i: usize, v: f64| unsafe { *xs.at(i) = v };
             let x0 = (colour as usize + y) % 2;
             // b + the in-plane couplings to the (held) neighbours.
             let rhs = |i: usize, xx: usize| {

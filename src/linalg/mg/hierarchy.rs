@@ -50,7 +50,7 @@ impl CoarsestInverse {
             // A[i][j] for j ≤ i.
             if i == j {
                 a.d[i]
-            } else if j + 1 == i && i % a.nx != 0 {
+            } else if j + 1 == i && !i.is_multiple_of(a.nx) {
                 -a.gx[j]
             } else if j + a.nx == i && i % (a.nx * a.ny) >= a.nx {
                 -a.gy[j]
