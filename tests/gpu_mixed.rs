@@ -17,37 +17,31 @@ mod common;
 use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::QdSchedule;
-use cuth::backend::Backend;
+use cuth::backend::{Backend, ChebyshevOps, QuadDiagOps};
 use cuth::linalg::precision::{Level, ScaledQuadDiag};
 use cuth::linalg::{PrecisionMode, PrecondKind};
 
 /// Degree-1 init (writes z), then init + two middle steps + a last step
 /// (writes z), on backend `be`.
-fn mixed_ops<B: Backend>(be: &B, a: &ScaledQuadDiag, r: &[f64]) -> [Vec<f64>; 2] {
+/// (The f32 steps never read A; `full` is an unused placeholder of A's shape.)
+fn mixed_ops<B: ChebyshevOps<f32>>(be: &B, a: &ScaledQuadDiag, r: &[f64]) -> [Vec<f64>; 2] {
     let n = a.len();
-    let am = be.upload_low_matrix(a).unwrap();
+    let full = be
+        .upload_matrix(&cuth::linalg::QuadDiag::zeros(a.nx, a.ny, a.nz))
+        .unwrap();
+    let am = be.cheb_matrix(a).unwrap();
     let r = be.upload(r).unwrap();
-    let [mut res, mut d, mut dn, mut zh] = [(); 4].map(|_| be.zeros_low(n).unwrap());
+    let mut w = be.cheb_work(n).unwrap();
     let mut z1 = be.upload(&vec![f64::NAN; n]).unwrap();
-    be.cheb_init_low(&am, 0.7, &r, &mut res, &mut d, &mut zh, &mut z1, true)
+    be.cheb_init(&full, &am, 0.7, &r, &mut w, &mut z1, true)
         .unwrap();
     let mut z = be.upload(&vec![f64::NAN; n]).unwrap();
-    be.cheb_init_low(&am, 0.7, &r, &mut res, &mut d, &mut zh, &mut z, false)
+    be.cheb_init(&full, &am, 0.7, &r, &mut w, &mut z, false)
         .unwrap();
     for (k, (alpha, beta)) in [(0.3, 1.1), (0.45, 0.9), (0.5, 0.8)].iter().enumerate() {
-        be.cheb_step_low(
-            &am,
-            *alpha,
-            *beta,
-            &d,
-            &mut dn,
-            &mut res,
-            &mut zh,
-            &mut z,
-            k == 2,
-        )
-        .unwrap();
-        std::mem::swap(&mut d, &mut dn);
+        be.cheb_step(&full, &am, *alpha, *beta, &mut w, &mut z, k == 2)
+            .unwrap();
+        std::mem::swap(&mut w.d, &mut w.d_next);
     }
     [be.download(&z1).unwrap(), be.download(&z).unwrap()]
 }

@@ -6,7 +6,7 @@ mod common;
 
 use common::{dense_solve, max_rel_diff, stack, Rng};
 use cuth::assemble::assemble;
-use cuth::backend::{cpu::CpuBackend, Backend};
+use cuth::backend::{cpu::CpuBackend, Backend, QuadDiagOps};
 use cuth::grid::Grid;
 use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions};
 use cuth::power::LayerPower;

@@ -12,7 +12,7 @@
 use super::report::{PcgRecord, SpmvRecord};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
-use crate::backend::{Backend, BackendError};
+use crate::backend::{Backend, BackendError, ChebyshevBackend, QuadDiagOps};
 use crate::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions, QuadDiag,
     SolveError,
@@ -191,7 +191,7 @@ impl PcgPlan {
 /// and the reported residual are relative to the original ‖b‖, as in
 /// `cuth solve`.
 #[allow(clippy::too_many_arguments)]
-pub fn pcg_run<B: Backend + 'static>(
+pub fn pcg_run<B: ChebyshevBackend + 'static>(
     be: &B,
     device: &str,
     host: &QuadDiag,

@@ -5,7 +5,7 @@
 //! goes (the preconditioner's share, timed alone, and bytes per iteration).
 
 use super::system::BenchSystem;
-use crate::backend::Backend;
+use crate::backend::ChebyshevBackend;
 use crate::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, Offset, PrecisionMode, PrecondKind,
     PrecondOptions, SolveError,
@@ -62,7 +62,7 @@ pub fn bytes_per_row(k: usize, matrix: Option<usize>) -> f64 {
 
 /// Runs every mode of `modes` (f64 first, the reference) on `s`.
 #[allow(clippy::too_many_arguments)]
-pub fn ablation<B: Backend + 'static>(
+pub fn ablation<B: ChebyshevBackend + 'static>(
     be: &B,
     device: &str,
     s: &BenchSystem,
@@ -76,6 +76,8 @@ pub fn ablation<B: Backend + 'static>(
     let host = &s.sys.a;
     let n = host.len();
     let offset = Offset::new(host, &s.sys.rhs);
+    be.check_capacity(n)?;
+    be.prepare_quad_diag()?;
     let a = be.upload_matrix(host)?;
     let b = be.upload(&offset.rhs)?;
     let mut order = vec![PrecisionMode::F64];

@@ -9,7 +9,7 @@
 
 use super::pcg::{pcg_into, CgInfo, CgParams, SolveError};
 use super::precond::jacobi::Jacobi;
-use crate::backend::Backend;
+use crate::backend::QuadDiagOps;
 
 /// Largest eigenvalue of the symmetric tridiagonal matrix with diagonal
 /// `diag` and off-diagonal `off` (len = diag.len() − 1), by Sturm bisection.
@@ -56,7 +56,7 @@ pub fn tridiag_max_eig(diag: &[f64], off: &[f64]) -> f64 {
 
 /// Lanczos (via Jacobi-PCG coefficients) estimate of λmax(D⁻¹A) after `steps`
 /// iterations; returns the largest Ritz value.
-pub fn lanczos_lambda_max<B: Backend>(
+pub fn lanczos_lambda_max<B: QuadDiagOps>(
     be: &B,
     a: &B::Matrix,
     n: usize,

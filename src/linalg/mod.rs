@@ -4,14 +4,14 @@
 pub mod eigen;
 pub mod offset;
 pub mod pcg;
-pub mod precision;
 pub mod precond;
-pub mod quad_diag;
 
+/// The preconditioner's storage precision lives with the matrices it stores.
+pub use crate::matrix::precision;
+pub use crate::matrix::quad_diag::{self, QuadDiag};
 pub use offset::Offset;
 pub use pcg::{pcg, pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork, SolveError};
 pub use precision::PrecisionMode;
 pub use precond::{
     build_precond, PrecisionReport, PrecondKind, PrecondOptions, PrecondReport, Preconditioner,
 };
-pub use quad_diag::QuadDiag;

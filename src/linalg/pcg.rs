@@ -21,7 +21,7 @@
 //! reported as convergence.
 
 use super::precond::Preconditioner;
-use crate::backend::{Backend, BackendError, Ratio};
+use crate::backend::{BackendError, QuadDiagOps, Ratio};
 
 /// Scalar slots used by PCG.
 const RR: usize = 0;
@@ -125,7 +125,7 @@ impl SolveError {
 
 /// ‖b − A x‖₂ / ‖b‖₂ recomputed in f64 (difference form, see `QuadDiag`),
 /// divided by `scale` (`Offset::rtol_scale` for a shifted system, else 1).
-pub fn true_relative_residual<B: Backend>(
+pub fn true_relative_residual<B: QuadDiagOps>(
     be: &B,
     a: &B::Matrix,
     b: &B::Vector,
@@ -146,7 +146,7 @@ pub fn true_relative_residual<B: Backend>(
 }
 
 /// Solves A x = b from the initial guess in `x`.
-pub fn pcg<B: Backend>(
+pub fn pcg<B: QuadDiagOps>(
     be: &B,
     a: &B::Matrix,
     m: &mut dyn Preconditioner<B>,
@@ -163,7 +163,7 @@ pub fn pcg<B: Backend>(
 /// [`pcg`] that leaves its progress in `info` even when it fails (the
 /// eigenvalue estimate wants the coefficients of a capped run).
 #[allow(clippy::too_many_arguments)]
-pub fn pcg_into<B: Backend>(
+pub fn pcg_into<B: QuadDiagOps>(
     be: &B,
     a: &B::Matrix,
     m: &mut dyn Preconditioner<B>,
@@ -180,7 +180,7 @@ pub fn pcg_into<B: Backend>(
 /// PCG's work vectors and scalar slots, for callers that solve many systems
 /// of one size (a transient run, a step at a time) and should not allocate
 /// them per solve.
-pub struct PcgWork<B: Backend> {
+pub struct PcgWork<B: QuadDiagOps> {
     s: B::Scalars,
     r: B::Vector,
     z: B::Vector,
@@ -188,7 +188,7 @@ pub struct PcgWork<B: Backend> {
     q: B::Vector,
 }
 
-impl<B: Backend> PcgWork<B> {
+impl<B: QuadDiagOps> PcgWork<B> {
     pub fn new(be: &B, n: usize) -> Result<Self, BackendError> {
         Ok(PcgWork {
             s: be.scalars(SLOTS)?,
@@ -202,7 +202,7 @@ impl<B: Backend> PcgWork<B> {
 
 /// [`pcg_into`] on caller-owned work vectors (`work` sized for `b`).
 #[allow(clippy::too_many_arguments)]
-pub fn pcg_with<B: Backend>(
+pub fn pcg_with<B: QuadDiagOps>(
     be: &B,
     a: &B::Matrix,
     m: &mut dyn Preconditioner<B>,
@@ -339,7 +339,7 @@ pub fn pcg_with<B: Backend>(
 /// z = M⁻¹ r;  s[next] = r·z;  p = z: CG starts over from the residual in
 /// `r` (after a residual replacement or a change of M).
 #[allow(clippy::too_many_arguments)]
-fn restart_directions<B: Backend>(
+fn restart_directions<B: QuadDiagOps>(
     be: &B,
     a: &B::Matrix,
     m: &mut dyn Preconditioner<B>,
@@ -355,7 +355,7 @@ fn restart_directions<B: Backend>(
 }
 
 /// Asks `m` for its next precision level; records and reports whether it had one.
-fn raise<B: Backend>(
+fn raise<B: QuadDiagOps>(
     be: &B,
     a: &B::Matrix,
     m: &mut dyn Preconditioner<B>,

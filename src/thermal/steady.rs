@@ -6,7 +6,7 @@ use super::summary::{
     CellRef, EnergyBalance, GridSummary, LayerSummary, MixedReport, SolverReport, Summary,
 };
 use crate::assemble::{assemble, System};
-use crate::backend::{Backend, BackendError};
+use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
 use crate::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind, PrecondOptions,
@@ -63,7 +63,7 @@ pub enum SteadyError {
 }
 
 /// Solves the steady temperature field of `stack` on backend `be`.
-pub fn solve_steady<B: Backend + 'static>(
+pub fn solve_steady<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,
@@ -77,6 +77,7 @@ pub fn solve_steady<B: Backend + 'static>(
 
     let grid = Grid::from_stack(stack);
     be.check_capacity(grid.len())?;
+    be.prepare_quad_diag()?;
     let power = (0..stack.layers.len())
         .map(|l| layer_power(stack, &grid, l))
         .collect::<Result<Vec<_>, _>>()?;
@@ -204,7 +205,7 @@ fn argmax(v: &[f64], range: std::ops::Range<usize>) -> (usize, f64) {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn summarize<B: Backend>(
+pub(crate) fn summarize<B: ChebyshevBackend>(
     stack: &Stack,
     grid: &Grid,
     sys: &System,

@@ -129,14 +129,6 @@ pub trait ElasticBackend: Backend {
         diag: &mut Self::Vector,
     ) -> Result<(), BackendError>;
 
-    /// z = r ⊘ d (elementwise), the Jacobi step with a precomputed diagonal.
-    fn divide(
-        &self,
-        r: &Self::Vector,
-        d: &Self::Vector,
-        z: &mut Self::Vector,
-    ) -> Result<(), BackendError>;
-
     /// Element strain energies with the unit modulus, cₑ = uₑᵀ Kₑ uₑ, copied
     /// to the host (length `mesh.elements()`): compliance is Σ Eₑ cₑ and its
     /// sensitivity −p ρ̃ᵖ⁻¹ (E0 − Emin) cₑ.

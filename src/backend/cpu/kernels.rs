@@ -2,9 +2,110 @@
 //! split into [`CHUNK`]-sized tasks; reductions return per-chunk partial sums
 //! added in chunk order (deterministic).
 
-use super::CHUNK;
-use crate::linalg::QuadDiag;
+use super::{same_len, CpuBackend, CHUNK};
+use crate::backend::{BackendError, ChebWork, ChebyshevOps, QuadDiagOps};
+use crate::matrix::precision::ScaledQuadDiag;
+use crate::matrix::QuadDiag;
 use rayon::prelude::*;
+use std::borrow::Cow;
+
+impl QuadDiagOps for CpuBackend {
+    type Matrix = QuadDiag;
+
+    fn upload_matrix(&self, a: &QuadDiag) -> Result<QuadDiag, BackendError> {
+        Ok(a.clone())
+    }
+    fn host_matrix<'m>(&self, a: &'m QuadDiag) -> Result<Cow<'m, QuadDiag>, BackendError> {
+        Ok(Cow::Borrowed(a))
+    }
+    fn diagonal<'m>(&self, a: &'m QuadDiag) -> &'m Vec<f64> {
+        &a.d
+    }
+    fn spmv(&self, a: &QuadDiag, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<(), BackendError> {
+        same_len(a.len(), x.len())?;
+        same_len(a.len(), y.len())?;
+        spmv(a, x, y);
+        Ok(())
+    }
+    fn residual(
+        &self,
+        a: &QuadDiag,
+        b: &Vec<f64>,
+        x: &Vec<f64>,
+        r: &mut Vec<f64>,
+        s: &mut Vec<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), b.len())?;
+        same_len(a.len(), x.len())?;
+        same_len(a.len(), r.len())?;
+        s[out] = residual(a, b, x, r);
+        Ok(())
+    }
+    fn spmv_dot(
+        &self,
+        a: &QuadDiag,
+        p: &Vec<f64>,
+        q: &mut Vec<f64>,
+        s: &mut Vec<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), p.len())?;
+        same_len(a.len(), q.len())?;
+        s[out] = spmv_dot(a, p, q);
+        Ok(())
+    }
+}
+
+impl ChebyshevOps<f64> for CpuBackend {
+    type ChebMatrix = ();
+    type ChebVector = Vec<f64>;
+
+    fn cheb_matrix(&self, _a: &ScaledQuadDiag) -> Result<(), BackendError> {
+        Ok(())
+    }
+    fn cheb_work(&self, n: usize) -> Result<ChebWork<Vec<f64>>, BackendError> {
+        let v = || vec![0.0; n];
+        Ok(ChebWork {
+            res: v(),
+            d: v(),
+            d_next: v(),
+            zhat: None,
+        })
+    }
+    fn cheb_init(
+        &self,
+        a: &QuadDiag,
+        _m: &(),
+        c: f64,
+        r: &Vec<f64>,
+        w: &mut ChebWork<Vec<f64>>,
+        z: &mut Vec<f64>,
+        _last: bool,
+    ) -> Result<(), BackendError> {
+        for v in [r.len(), w.res.len(), w.d.len(), z.len()] {
+            same_len(a.len(), v)?;
+        }
+        cheb_init(&a.d, c, r, &mut w.res, &mut w.d, z);
+        Ok(())
+    }
+    fn cheb_step(
+        &self,
+        a: &QuadDiag,
+        _m: &(),
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<Vec<f64>>,
+        z: &mut Vec<f64>,
+        _last: bool,
+    ) -> Result<(), BackendError> {
+        for v in [w.d.len(), w.d_next.len(), w.res.len(), z.len()] {
+            same_len(a.len(), v)?;
+        }
+        cheb_step(a, alpha, beta, &w.d, &mut w.d_next, &mut w.res, z);
+        Ok(())
+    }
+}
 
 fn ordered_sum(parts: Vec<f64>) -> f64 {
     parts.into_iter().sum()
@@ -153,8 +254,8 @@ pub fn mul_add(w: &[f64], x: &[f64], b: &[f64], out: &mut [f64]) {
         });
 }
 
-/// z = D⁻¹ r
-pub fn jacobi(diag: &[f64], r: &[f64], z: &mut [f64]) {
+/// z = r ⊘ d (Jacobi: z = D⁻¹ r)
+pub fn divide(diag: &[f64], r: &[f64], z: &mut [f64]) {
     z.par_chunks_mut(CHUNK)
         .zip(r.par_chunks(CHUNK).zip(diag.par_chunks(CHUNK)))
         .for_each(|(zs, (rs, ds))| {

@@ -3,15 +3,62 @@
 //! [`CudaBackend::uses_columns`] picks. Lengths are checked here, on the
 //! host, because the kernels trust n.
 
-use super::kernels::KernelFile;
+use super::kernels::KernelFamily;
 use super::launch::{rows_config, slot};
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::BackendError;
+use crate::backend::{BackendError, QuadDiagOps};
+use crate::matrix::QuadDiag;
 use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::borrow::Cow;
 
-impl CudaBackend {
+/// `kernels/quad_diag.cu`.
+pub static QUAD_DIAG: KernelFamily = KernelFamily {
+    file: "quad_diag.cu",
+    source: include_str!("../../../kernels/quad_diag.cu"),
+    entry_points: &["qd_spmv_f64", "qd_spmv_dot_f64", "qd_residual_f64"],
+};
+
+impl QuadDiagOps for CudaBackend {
+    type Matrix = CudaMatrix;
+
+    fn prepare_quad_diag(&self) -> Result<(), BackendError> {
+        self.load(&QUAD_DIAG)
+    }
+
+    fn upload_matrix(&self, a: &QuadDiag) -> Result<CudaMatrix, BackendError> {
+        let n = a.nx * a.ny * a.nz;
+        for len in [a.d.len(), a.gx.len(), a.gy.len(), a.gz.len(), a.amb.len()] {
+            same_len(n, len)?;
+        }
+        Ok(CudaMatrix {
+            d: self.to_device(&a.d, "the matrix diagonal")?,
+            gx: self.to_device(&a.gx, "gx")?,
+            gy: self.to_device(&a.gy, "gy")?,
+            gz: self.to_device(&a.gz, "gz")?,
+            amb: self.to_device(&a.amb, "amb")?,
+            nx: a.nx,
+            ny: a.ny,
+            nz: a.nz,
+        })
+    }
+    fn host_matrix<'m>(&self, a: &'m CudaMatrix) -> Result<Cow<'m, QuadDiag>, BackendError> {
+        Ok(Cow::Owned(QuadDiag {
+            nx: a.nx,
+            ny: a.ny,
+            nz: a.nz,
+            d: self.to_host(&a.d, "the matrix diagonal")?,
+            gx: self.to_host(&a.gx, "gx")?,
+            gy: self.to_host(&a.gy, "gy")?,
+            gz: self.to_host(&a.gz, "gz")?,
+            amb: self.to_host(&a.amb, "amb")?,
+        }))
+    }
+    fn diagonal<'m>(&self, a: &'m CudaMatrix) -> &'m CudaSlice<f64> {
+        &a.d
+    }
+
     /// y = A x  (48 B/row).
-    pub(super) fn qd_spmv(
+    fn spmv(
         &self,
         a: &CudaMatrix,
         x: &CudaSlice<f64>,
@@ -20,7 +67,7 @@ impl CudaBackend {
         same_len(a.len(), x.len())?;
         same_len(a.len(), y.len())?;
         const NAME: &str = "qd_spmv_f64";
-        let f = self.kernel(KernelFile::QuadDiag, NAME)?;
+        let f = self.kernel(&QUAD_DIAG, NAME)?;
         let (n, sy, sz) = a.dims();
         let (columns, threads) = self.qd_shape(a);
         let mut args = self.stream.launch_builder(&f);
@@ -31,7 +78,7 @@ impl CudaBackend {
     }
 
     /// q = A p;  s[out] = p·q  (48 B/row).
-    pub(super) fn qd_spmv_dot(
+    fn spmv_dot(
         &self,
         a: &CudaMatrix,
         p: &CudaSlice<f64>,
@@ -43,7 +90,7 @@ impl CudaBackend {
         same_len(a.len(), q.len())?;
         let out = slot(s, out)?;
         const NAME: &str = "qd_spmv_dot_f64";
-        let f = self.kernel(KernelFile::QuadDiag, NAME)?;
+        let f = self.kernel(&QUAD_DIAG, NAME)?;
         let (n, sy, sz) = a.dims();
         let (columns, threads) = self.qd_shape(a);
         let red = &self.reduce;
@@ -56,7 +103,7 @@ impl CudaBackend {
     }
 
     /// r = b − A x in difference form (see `QuadDiag`);  s[out] = r·r  (56 B/row).
-    pub(super) fn qd_residual(
+    fn residual(
         &self,
         a: &CudaMatrix,
         b: &CudaSlice<f64>,
@@ -70,7 +117,7 @@ impl CudaBackend {
         }
         let out = slot(s, out)?;
         const NAME: &str = "qd_residual_f64";
-        let f = self.kernel(KernelFile::QuadDiag, NAME)?;
+        let f = self.kernel(&QUAD_DIAG, NAME)?;
         let (n, sy, sz) = a.dims();
         let (_, threads) = self.qd_shape(a);
         let red = &self.reduce;
@@ -80,5 +127,13 @@ impl CudaBackend {
         args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, red.config(threads)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_entry_point_is_in_its_source() {
+        assert!(super::QUAD_DIAG.missing_entry_points(|_| None).is_empty());
     }
 }

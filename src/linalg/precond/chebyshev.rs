@@ -26,13 +26,13 @@
 //! on the CPU, downloaded from a GPU), and no host copy of A is kept.
 
 use super::{PrecisionReport, PrecondOptions, PrecondReport, Preconditioner};
-use crate::backend::{Backend, BackendError};
+use crate::backend::{BackendError, ChebWork, ChebyshevBackend, ChebyshevOps};
 use crate::linalg::eigen::lanczos_lambda_max;
 use crate::linalg::precision::{ArrayChoice, Level, PrecisionMode, ScaledQuadDiag};
 use crate::linalg::{QuadDiag, SolveError};
 use std::collections::BTreeMap;
 
-pub struct Chebyshev<B: Backend> {
+pub struct Chebyshev<B: ChebyshevBackend> {
     degree: usize,
     lambda_min: f64,
     lambda_max: f64,
@@ -41,8 +41,8 @@ pub struct Chebyshev<B: Backend> {
     gershgorin: f64,
     mode: PrecisionMode,
     level: Level,
-    /// The f64 recurrence's vectors (res, d, d_next), while at `Level::F64`.
-    work: Option<[B::Vector; 3]>,
+    /// The f64 recurrence's vectors, while at `Level::F64`.
+    work: Option<ChebWork<<B as ChebyshevOps<f64>>::ChebVector>>,
     /// The low-precision matrix and vectors, while below `Level::F64`.
     low: Option<Low<B>>,
     /// Levels to switch up to, in order; each Â is built on the switch.
@@ -51,17 +51,14 @@ pub struct Chebyshev<B: Backend> {
 }
 
 /// Â on the device, how it is stored, and the f32 vectors of the recurrence.
-struct Low<B: Backend> {
-    a: B::LowMatrix,
+struct Low<B: ChebyshevBackend> {
+    a: <B as ChebyshevOps<f32>>::ChebMatrix,
     /// What the rule chose per array (the host Â is dropped once uploaded).
     choices: Vec<ArrayChoice>,
-    res: B::LowVector,
-    d: B::LowVector,
-    d_next: B::LowVector,
-    zhat: B::LowVector,
+    work: ChebWork<<B as ChebyshevOps<f32>>::ChebVector>,
 }
 
-impl<B: Backend> Chebyshev<B> {
+impl<B: ChebyshevBackend> Chebyshev<B> {
     pub fn new(
         be: &B,
         a: &B::Matrix,
@@ -94,6 +91,7 @@ impl<B: Backend> Chebyshev<B> {
     }
 
     /// Makes `level` current: uploads its Â (or allocates the f64 vectors).
+    /// The one place where the precision level picks the element type.
     fn enter(
         &mut self,
         be: &B,
@@ -104,72 +102,58 @@ impl<B: Backend> Chebyshev<B> {
         match host {
             None => {
                 self.low = None;
+                ChebyshevOps::<f64>::prepare_chebyshev(be)?;
                 if self.work.is_none() {
-                    self.work = Some([be.zeros(self.n)?, be.zeros(self.n)?, be.zeros(self.n)?]);
+                    self.work = Some(ChebyshevOps::<f64>::cheb_work(be, self.n)?);
                 }
             }
             Some(h) => {
-                let a = be.upload_low_matrix(&h)?;
+                ChebyshevOps::<f32>::prepare_chebyshev(be)?;
+                let a = ChebyshevOps::<f32>::cheb_matrix(be, &h)?;
                 let choices = h.choices;
-                let low = match self.low.take() {
-                    Some(old) => Low { a, choices, ..old },
-                    None => Low {
-                        a,
-                        choices,
-                        res: be.zeros_low(self.n)?,
-                        d: be.zeros_low(self.n)?,
-                        d_next: be.zeros_low(self.n)?,
-                        zhat: be.zeros_low(self.n)?,
-                    },
+                let work = match self.low.take() {
+                    Some(old) => old.work,
+                    None => ChebyshevOps::<f32>::cheb_work(be, self.n)?,
                 };
-                self.low = Some(low);
+                self.low = Some(Low { a, choices, work });
             }
         }
         Ok(())
     }
 
-    /// res = r; d = c·D⁻¹r; z = d (scaled form below f64; see `Backend`).
-    fn first(
-        &mut self,
+    /// The polynomial: z = q(D⁻¹A) D⁻¹ r with the recurrence in element
+    /// type `T` (f64 on A, f32 on Â), written once for both.
+    fn run<T>(
+        &self,
         be: &B,
         a: &B::Matrix,
-        c: f64,
+        m: &<B as ChebyshevOps<T>>::ChebMatrix,
+        w: &mut ChebWork<<B as ChebyshevOps<T>>::ChebVector>,
         r: &B::Vector,
         z: &mut B::Vector,
-        last: bool,
-    ) -> Result<(), BackendError> {
-        if let Some(l) = &mut self.low {
-            return be.cheb_init_low(&l.a, c, r, &mut l.res, &mut l.d, &mut l.zhat, z, last);
+    ) -> Result<(), BackendError>
+    where
+        B: ChebyshevOps<T>,
+    {
+        let theta = 0.5 * (self.lambda_max + self.lambda_min);
+        let delta = 0.5 * (self.lambda_max - self.lambda_min);
+        let sigma = theta / delta;
+        let mut rho = 1.0 / sigma;
+        let k = self.degree;
+        ChebyshevOps::<T>::cheb_init(be, a, m, 1.0 / theta, r, w, z, k == 1)?; // res = r; d = D⁻¹r/θ; z = d
+        for step in 1..k {
+            let rho_next = 1.0 / (2.0 * sigma - rho);
+            // res −= A d; d_next = ρ₁ρ₀ d + (2ρ₁/δ) D⁻¹ res; z += d_next
+            let (alpha, beta) = (rho_next * rho, 2.0 * rho_next / delta);
+            ChebyshevOps::<T>::cheb_step(be, a, m, alpha, beta, w, z, step + 1 == k)?;
+            std::mem::swap(&mut w.d, &mut w.d_next);
+            rho = rho_next;
         }
-        let [res, d, _] = self.work.as_mut().expect("f64 level has its vectors");
-        be.cheb_init(a, c, r, res, d, z)
-    }
-
-    /// res −= A d; d_next = α d + β D⁻¹res; z += d_next; d ↔ d_next.
-    #[allow(clippy::too_many_arguments)]
-    fn next(
-        &mut self,
-        be: &B,
-        a: &B::Matrix,
-        alpha: f64,
-        beta: f64,
-        z: &mut B::Vector,
-        last: bool,
-    ) -> Result<(), BackendError> {
-        if let Some(l) = &mut self.low {
-            let (d, dn) = (&l.d, &mut l.d_next);
-            be.cheb_step_low(&l.a, alpha, beta, d, dn, &mut l.res, &mut l.zhat, z, last)?;
-            std::mem::swap(&mut l.d, &mut l.d_next);
-            return Ok(());
-        }
-        let [res, d, d_next] = self.work.as_mut().expect("f64 level has its vectors");
-        be.cheb_step(a, alpha, beta, d, d_next, res, z)?;
-        std::mem::swap(d, d_next);
         Ok(())
     }
 }
 
-impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
+impl<B: ChebyshevBackend> Preconditioner<B> for Chebyshev<B> {
     fn apply(
         &mut self,
         be: &B,
@@ -177,26 +161,15 @@ impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
-        let theta = 0.5 * (self.lambda_max + self.lambda_min);
-        let delta = 0.5 * (self.lambda_max - self.lambda_min);
-        let sigma = theta / delta;
-        let mut rho = 1.0 / sigma;
-        let k = self.degree;
-        self.first(be, a, 1.0 / theta, r, z, k == 1)?; // res = r; d = D⁻¹r/θ; z = d
-        for step in 1..k {
-            let rho_next = 1.0 / (2.0 * sigma - rho);
-            // res −= A d; d_next = ρ₁ρ₀ d + (2ρ₁/δ) D⁻¹ res; z += d_next
-            self.next(
-                be,
-                a,
-                rho_next * rho,
-                2.0 * rho_next / delta,
-                z,
-                step + 1 == k,
-            )?;
-            rho = rho_next;
+        if let Some(mut l) = self.low.take() {
+            let out = self.run::<f32>(be, a, &l.a, &mut l.work, r, z);
+            self.low = Some(l);
+            return out;
         }
-        Ok(())
+        let mut w = self.work.take().expect("f64 level has its vectors");
+        let out = self.run::<f64>(be, a, &(), &mut w, r, z);
+        self.work = Some(w);
+        out
     }
 
     fn raise_precision(&mut self, be: &B, a: &B::Matrix) -> Result<Option<String>, BackendError> {
@@ -243,7 +216,7 @@ impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
     }
 }
 
-impl<B: Backend> Chebyshev<B> {
+impl<B: ChebyshevBackend> Chebyshev<B> {
     /// `f64`, or `f32 [gx,gy,gz f16,f16,f32]` below it.
     fn precision_label(&self) -> String {
         match &self.low {

@@ -2,12 +2,12 @@
 //! needs no setup and no storage of its own.
 
 use super::{PrecondReport, Preconditioner};
-use crate::backend::{Backend, BackendError};
+use crate::backend::{BackendError, QuadDiagOps};
 use std::collections::BTreeMap;
 
 pub struct Jacobi;
 
-impl<B: Backend> Preconditioner<B> for Jacobi {
+impl<B: QuadDiagOps> Preconditioner<B> for Jacobi {
     fn apply(
         &mut self,
         be: &B,

@@ -9,7 +9,7 @@ pub mod jacobi;
 use super::pcg::SolveError;
 use super::precision::{ArrayChoice, PrecisionMode};
 use super::QuadDiag;
-use crate::backend::{Backend, BackendError};
+use crate::backend::{BackendError, ChebyshevBackend, QuadDiagOps};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -64,7 +64,7 @@ impl Default for PrecondOptions {
     }
 }
 
-pub trait Preconditioner<B: Backend> {
+pub trait Preconditioner<B: QuadDiagOps> {
     /// z = M⁻¹ r. M must be SPD and fixed across iterations.
     fn apply(
         &mut self,
@@ -104,7 +104,7 @@ pub struct PrecisionReport {
 /// M = I.
 pub struct Identity;
 
-impl<B: Backend> Preconditioner<B> for Identity {
+impl<B: QuadDiagOps> Preconditioner<B> for Identity {
     fn apply(
         &mut self,
         be: &B,
@@ -124,7 +124,7 @@ impl<B: Backend> Preconditioner<B> for Identity {
 
 /// Builds the preconditioner `kind` for the device matrix `a` (whose host copy
 /// is `host`, used for the Gershgorin bound).
-pub fn build_precond<B: Backend + 'static>(
+pub fn build_precond<B: ChebyshevBackend + 'static>(
     kind: PrecondKind,
     be: &B,
     a: &B::Matrix,

@@ -24,7 +24,7 @@ pub use stepper::Stepper;
 use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};
 use crate::assemble::assemble;
-use crate::backend::{Backend, BackendError};
+use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
 use crate::linalg::{build_precond, pcg, CgParams, Offset, SolveError};
 use crate::power::schedule::{cell_power, PowerSchedule};
@@ -115,7 +115,7 @@ pub struct TransientOutcome {
 }
 
 /// Runs `opts.steps` backward-Euler steps of `stack` under `schedule`.
-pub fn run_transient<B: Backend + 'static>(
+pub fn run_transient<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     schedule: &PowerSchedule,
@@ -125,6 +125,7 @@ pub fn run_transient<B: Backend + 'static>(
     let t_setup = Instant::now();
     let grid = Grid::from_stack(stack);
     be.check_capacity_with(grid.len(), stepper::EXTRA_VECTORS)?;
+    be.prepare_quad_diag()?;
     let dt = opts.dt;
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
 
@@ -315,7 +316,7 @@ fn step_solver(
 }
 
 /// θ of the steady state for `p_cell`, solved as `solve_steady` does.
-fn steady_theta<B: Backend + 'static>(
+fn steady_theta<B: ChebyshevBackend + 'static>(
     be: &B,
     a_host: &crate::linalg::QuadDiag,
     p_cell: &[f64],

@@ -24,7 +24,7 @@
 //! rtol·‖P‖ then, so the criterion is floored at ‖r‖ ≤ 1e-14·‖b‖, where the
 //! step's error is ~1e-14 of θ.
 
-use crate::backend::Backend;
+use crate::backend::ChebyshevBackend;
 use crate::linalg::{
     build_precond, pcg_with, CgInfo, CgParams, PcgWork, PrecondReport, Preconditioner, QuadDiag,
     SolveError,
@@ -39,7 +39,7 @@ const RTOL_FLOOR: f64 = 1e-14;
 /// is still alive on a trace-row change (`set_power`).
 pub const EXTRA_VECTORS: usize = 3;
 
-pub struct Stepper<'a, B: Backend> {
+pub struct Stepper<'a, B: ChebyshevBackend> {
     be: &'a B,
     /// A + C/Δt on the device.
     a: B::Matrix,
@@ -66,7 +66,7 @@ pub struct Stepper<'a, B: Backend> {
     p_norm: f64,
 }
 
-impl<'a, B: Backend + 'static> Stepper<'a, B> {
+impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
     /// Uploads A + C/Δt (built from the steady `a` and `capacity`), builds
     /// the preconditioner and sets θ from `theta0` (K above ambient).
     pub fn new(
