@@ -16,8 +16,10 @@ mod common;
 use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::{kernels, KernelFamily, QdSchedule, BLAS1, CHEBYSHEV, MIXED, QUAD_DIAG};
-use cuth::backend::{Backend, ChebWork, ChebyshevBackend, ChebyshevOps, QuadDiagOps, Ratio};
-use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag};
+use cuth::backend::{Backend, ChebWork, ChebyshevBackend, QuadDiagOps, Ratio};
+use cuth::linalg::{
+    build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag, QuadDiagOperator, Stop,
+};
 use cuth::topopt::cuda::TOPOPT;
 
 /// Grids with n not a multiple of 256 (7·5·3 = 105, 33·17·5 = 2805,
@@ -246,10 +248,7 @@ fn blas1_kernels_match_cpu() {
 }
 
 /// cheb_init then two cheb_steps (swapping d and d_next) on backend `be`.
-fn chebyshev_ops<B: ChebyshevBackend + ChebyshevOps<f64, ChebVector = <B as Backend>::Vector>>(
-    be: &B,
-    c: &Case,
-) -> Vec<Vec<f64>> {
+fn chebyshev_ops<B: ChebyshevBackend>(be: &B, c: &Case) -> Vec<Vec<f64>> {
     let n = c.a.len();
     let a = be.upload_matrix(&c.a).unwrap();
     let r = be.upload(&c.v[0]).unwrap();
@@ -261,14 +260,48 @@ fn chebyshev_ops<B: ChebyshevBackend + ChebyshevOps<f64, ChebVector = <B as Back
         d_next,
         zhat: None,
     };
-    ChebyshevOps::<f64>::cheb_init(be, &a, &(), 0.7, &r, &mut w, &mut z, false).unwrap();
+    be.cheb_init(be.diagonal(&a), 0.7, &r, &mut w, &mut z)
+        .unwrap();
     let mut out: Vec<Vec<f64>> = [&w.res, &w.d, &z].map(|v| be.download(v).unwrap()).to_vec();
     for (alpha, beta) in [(0.3, 1.1), (0.45, 0.9)] {
-        ChebyshevOps::<f64>::cheb_step(be, &a, &(), alpha, beta, &mut w, &mut z, false).unwrap();
+        be.cheb_step(&a, alpha, beta, &mut w, &mut z).unwrap();
         std::mem::swap(&mut w.d, &mut w.d_next);
         out.extend([&w.res, &w.d, &z].map(|v| be.download(v).unwrap()));
     }
     out
+}
+
+/// The matrix-free later step (`cheb_update`, after q = A d) equals the
+/// Quad-Diag fused one on the same data, on backend `be`.
+fn cheb_update_ops<B: ChebyshevBackend>(be: &B, c: &Case) -> [Vec<f64>; 3] {
+    let a = be.upload_matrix(&c.a).unwrap();
+    let mut w = ChebWork {
+        res: be.upload(&c.v[0]).unwrap(),
+        d: be.upload(&c.v[1]).unwrap(),
+        d_next: be.upload(&vec![NAN; c.a.len()]).unwrap(),
+        zhat: None,
+    };
+    let mut z = be.upload(&c.v[2]).unwrap();
+    let mut q = be.zeros(c.a.len()).unwrap();
+    be.spmv(&a, &w.d, &mut q).unwrap();
+    be.cheb_update(&q, be.diagonal(&a), 0.3, 1.1, &mut w, &mut z)
+        .unwrap();
+    [&w.res, &w.d_next, &z].map(|v| be.download(v).unwrap())
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cheb_update_kernel_matches_cpu() {
+    for c in cases(5) {
+        let g = cheb_update_ops(gpu(), &c);
+        let h = cheb_update_ops(&CpuBackend::new(), &c);
+        let outs: Vec<_> = ["res", "d_next", "z"]
+            .iter()
+            .enumerate()
+            .map(|(k, name)| (*name, &g[k][..], &h[k][..], 1e-13))
+            .collect();
+        check("cheb_update_f64", c.dims, &outs);
+    }
 }
 
 #[test]
@@ -331,14 +364,15 @@ fn solve<B: ChebyshevBackend + 'static>(
     let am = be.upload_matrix(a).unwrap();
     let bv = be.upload(b).unwrap();
     let mut x = be.zeros(a.len()).unwrap();
-    let mut m = build_precond(kind, be, &am, a, &PrecondOptions::default()).unwrap();
+    let mut op = QuadDiagOperator::new(be, &am, a.len());
+    let mut m = build_precond(kind, be, &mut op, Some(a), &PrecondOptions::default()).unwrap();
     let params = CgParams {
-        rtol: 1e-10,
+        stop: Stop::relative(1e-10),
         max_iter: 20_000,
         check_every: 1,
-        record: false,
+        ..CgParams::default()
     };
-    let info = pcg(be, &am, m.as_mut(), &bv, &mut x, a.len(), &params).unwrap();
+    let info = pcg(be, &mut op, m.as_mut(), &bv, &mut x, &params).unwrap();
     (be.download(&x).unwrap(), info.iterations)
 }
 

@@ -8,10 +8,12 @@
 //! BLAS-1 and reductions. Capability traits add the kernels of one kind of
 //! operator or preconditioner, each implemented beside its kernels
 //! (`cpu/<family>.rs`, `cuda/<family>.rs`): [`QuadDiagOps`] (the thermal
-//! matrix), [`ChebyshevOps`] (the Chebyshev steps, generic over the element
-//! type of the recurrence: f64 on A, f32 on the Jacobi-scaled Â) and
+//! matrix), [`ChebyshevOps`] (the Chebyshev steps in f64 for any operator
+//! with a diagonal), [`ScaledChebyshevOps`] (the steps below f64 on the
+//! Jacobi-scaled Â, generic over the arithmetic's element type) and
 //! `topopt::ElasticBackend` (the matrix-free elasticity operator). A new
 //! family (grid transfers for multigrid, say) is one more such trait.
+//! [`ChebyshevBackend`] names the set the thermal solvers need.
 //!
 //! Scalars produced by reductions stay on the device in a [`Backend::Scalars`]
 //! buffer of numbered slots; kernels that need a coefficient read it from there
@@ -242,6 +244,16 @@ pub trait QuadDiagOps: Backend {
     ) -> Result<(), BackendError> {
         self.divide(r, self.diagonal(a), z)
     }
+    /// The Chebyshev preconditioner's later step with A d fused in (A read
+    /// once): res −= A d;  d_next = α d + β D⁻¹ res;  z += d_next.
+    fn cheb_step(
+        &self,
+        a: &Self::Matrix,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<Self::Vector>,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
 }
 
 /// The work vectors of one Chebyshev recurrence in element type `V`'s
@@ -254,60 +266,96 @@ pub struct ChebWork<V> {
     pub zhat: Option<V>,
 }
 
-/// The steps of the Jacobi-scaled Chebyshev preconditioner
-/// (`linalg::precond::chebyshev`) with its recurrence in element type `T`:
-/// `f64` runs on A and D⁻¹; `f32` runs on Â = S A S (S = D^-1/2, unit
-/// diagonal), whose off-diagonals are stored f16 or f32 as
-/// `matrix::precision` chose, and returns z = S q(Â) S r in f64.
-pub trait ChebyshevOps<T>: QuadDiagOps {
-    /// What the recurrence multiplies by besides A: nothing (`()`) at f64,
-    /// Â below it.
-    type ChebMatrix;
-    /// A vector of `T`.
-    type ChebVector;
-
-    /// As [`QuadDiagOps::prepare_quad_diag`], for these steps.
+/// The vector steps of the Jacobi-scaled Chebyshev preconditioner
+/// (`linalg::precond::chebyshev`) in f64, for any operator with a diagonal D
+/// (the Quad-Diag matrix fuses its later step: [`QuadDiagOps::cheb_step`]).
+pub trait ChebyshevOps: Backend {
+    /// Readies these kernels (see [`QuadDiagOps::prepare_quad_diag`]).
     fn prepare_chebyshev(&self) -> Result<(), BackendError> {
         Ok(())
     }
-
-    /// Â on this device (at f64 there is nothing to upload: `()`).
-    fn cheb_matrix(&self, a: &ScaledQuadDiag) -> Result<Self::ChebMatrix, BackendError>;
     /// The recurrence's vectors for n rows, zero-filled.
-    fn cheb_work(&self, n: usize) -> Result<ChebWork<Self::ChebVector>, BackendError>;
-    /// First step. f64: res = r;  d = c·D⁻¹ r;  z = d.
-    /// Below: r̂ = S r;  res = r̂;  d = c·r̂;  ẑ = d, and when `last` (degree
-    /// 1) only z = S d, in f64.
-    #[allow(clippy::too_many_arguments)]
+    fn cheb_work(&self, n: usize) -> Result<ChebWork<Self::Vector>, BackendError> {
+        Ok(ChebWork {
+            res: self.zeros(n)?,
+            d: self.zeros(n)?,
+            d_next: self.zeros(n)?,
+            zhat: None,
+        })
+    }
+    /// First step: res = r;  d = c·D⁻¹ r;  z = d  (40 B/row).
     fn cheb_init(
         &self,
-        a: &Self::Matrix,
-        m: &Self::ChebMatrix,
+        diag: &Self::Vector,
         c: f64,
         r: &Self::Vector,
-        w: &mut ChebWork<Self::ChebVector>,
+        w: &mut ChebWork<Self::Vector>,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+    /// Later step after q = A d (the caller then swaps d and d_next):
+    /// res −= q;  d_next = α d + β D⁻¹ res;  z += d_next  (64 B/row).
+    #[allow(clippy::too_many_arguments)]
+    fn cheb_update(
+        &self,
+        q: &Self::Vector,
+        diag: &Self::Vector,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<Self::Vector>,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+}
+
+/// The Chebyshev recurrence below f64 on the Jacobi-scaled Â = S A S of a
+/// Quad-Diag matrix (S = D^-1/2, unit diagonal, off-diagonals stored f16 or
+/// f32 as `matrix::precision` chose), with arithmetic and work vectors in
+/// element type `T` (f32 today), returning z = S q(Â) S r in f64. The
+/// precision is this type parameter; which level runs is decided in one
+/// place, `Chebyshev::enter`.
+pub trait ScaledChebyshevOps<T>: Backend {
+    /// Â on this device.
+    type ScaledMatrix;
+    /// A vector of `T`.
+    type ScaledVector;
+
+    /// Readies these kernels (see [`QuadDiagOps::prepare_quad_diag`]).
+    fn prepare_scaled(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+    /// Copies Â (built on the host by `ScaledQuadDiag::new`) to the device.
+    fn upload_scaled(&self, a: &ScaledQuadDiag) -> Result<Self::ScaledMatrix, BackendError>;
+    /// The recurrence's vectors (with ẑ) for n rows, zero-filled.
+    fn scaled_work(&self, n: usize) -> Result<ChebWork<Self::ScaledVector>, BackendError>;
+    /// First step: r̂ = S r;  res = r̂;  d = c·r̂;  ẑ = d, and when `last`
+    /// (degree 1) only z = S d, in f64.
+    #[allow(clippy::too_many_arguments)]
+    fn scaled_init(
+        &self,
+        a: &Self::ScaledMatrix,
+        c: f64,
+        r: &Self::Vector,
+        w: &mut ChebWork<Self::ScaledVector>,
         z: &mut Self::Vector,
         last: bool,
     ) -> Result<(), BackendError>;
-    /// Later steps (the caller then swaps d and d_next). f64: res −= A d;
-    /// d_next = α d + β D⁻¹ res;  z += d_next.  Below: res −= Â d;
+    /// Later steps (the caller then swaps d and d_next): res −= Â d;
     /// d_next = α d + β res;  ẑ += d_next, and when `last` only
     /// z = S (ẑ + d_next), in f64.
     #[allow(clippy::too_many_arguments)]
-    fn cheb_step(
+    fn scaled_step(
         &self,
-        a: &Self::Matrix,
-        m: &Self::ChebMatrix,
+        a: &Self::ScaledMatrix,
         alpha: f64,
         beta: f64,
-        w: &mut ChebWork<Self::ChebVector>,
+        w: &mut ChebWork<Self::ScaledVector>,
         z: &mut Self::Vector,
         last: bool,
     ) -> Result<(), BackendError>;
 }
 
-/// A backend with the Chebyshev steps in every precision `--precision` can
-/// ask for. At f64 the recurrence needs nothing beyond A (`ChebMatrix = ()`).
-pub trait ChebyshevBackend: ChebyshevOps<f64, ChebMatrix = ()> + ChebyshevOps<f32> {}
+/// A backend with everything the thermal solvers use: the Quad-Diag matrix
+/// and the Chebyshev preconditioner in every precision `--precision` can ask
+/// for.
+pub trait ChebyshevBackend: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> {}
 
-impl<B: ChebyshevOps<f64, ChebMatrix = ()> + ChebyshevOps<f32>> ChebyshevBackend for B {}
+impl<B: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32>> ChebyshevBackend for B {}

@@ -1,8 +1,12 @@
-//! Linear algebra on the thermal system: the Quad-Diag matrix, PCG written once
-//! against [`crate::backend::Backend`], and the preconditioners.
+//! The Krylov layer: PCG, the preconditioners (identity, Jacobi, Chebyshev
+//! with its mixed-precision levels) and the Lanczos estimate, written once
+//! against a [`LinearOperator`] on a [`crate::backend::Backend`]; the
+//! thermal Quad-Diag matrix and topopt's matrix-free elasticity operator are
+//! both operators.
 
 pub mod eigen;
 pub mod offset;
+pub mod operator;
 pub mod pcg;
 pub mod precond;
 
@@ -10,7 +14,11 @@ pub mod precond;
 pub use crate::matrix::precision;
 pub use crate::matrix::quad_diag::{self, QuadDiag};
 pub use offset::Offset;
-pub use pcg::{pcg, pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork, SolveError};
+pub use operator::{LinearOperator, QuadDiagOperator};
+pub use pcg::{
+    pcg, pcg_from_residual, pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork,
+    SolveError, Stop,
+};
 pub use precision::PrecisionMode;
 pub use precond::{
     build_precond, PrecisionReport, PrecondKind, PrecondOptions, PrecondReport, Preconditioner,

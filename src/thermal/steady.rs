@@ -6,11 +6,11 @@ use super::summary::{
     CellRef, EnergyBalance, GridSummary, LayerSummary, MixedReport, SolverReport, Summary,
 };
 use crate::assemble::{assemble, System};
-use crate::backend::{BackendError, ChebyshevBackend};
+use crate::backend::{Backend, BackendError, ChebyshevBackend};
 use crate::grid::Grid;
 use crate::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind, PrecondOptions,
-    SolveError,
+    QuadDiagOperator, SolveError, Stop,
 };
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
@@ -40,6 +40,19 @@ impl SteadyOptions {
             max_iter: stack.solver.max_iter.unwrap_or(20_000),
             precond_opts,
             check_every: 0,
+        }
+    }
+
+    /// PCG's parameters for these options on `be`, stopping at `stop`.
+    pub fn cg_params<B: Backend>(&self, be: &B, stop: Stop) -> CgParams {
+        CgParams {
+            stop,
+            max_iter: self.max_iter,
+            check_every: match self.check_every {
+                0 => be.check_interval(),
+                k => k,
+            },
+            ..CgParams::default()
         }
     }
 }
@@ -94,26 +107,18 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
     let mut x = be.zeros(n)?;
     lap("upload", &mut timings);
 
-    let mut m = build_precond(opts.precond, be, &a, &sys.a, &opts.precond_opts)?;
+    let mut op = QuadDiagOperator::new(be, &a, n);
+    let mut m = build_precond(opts.precond, be, &mut op, Some(&sys.a), &opts.precond_opts)?;
     lap("precond_setup", &mut timings);
 
-    let params = CgParams {
-        rtol: opts.rtol * offset.rtol_scale,
-        max_iter: opts.max_iter,
-        check_every: match opts.check_every {
-            0 => be.check_interval(),
-            k => k,
-        },
-        record: false,
-    };
-    // PCG's residual is relative to the shifted right-hand side; report a
-    // failure against the user's ‖b‖ and --rtol (as `true_rel` below).
-    let info = pcg(be, &a, m.as_mut(), &b, &mut x, n, &params)
-        .map_err(|e| e.in_user_terms(1.0 / offset.rtol_scale, opts.rtol))?;
+    // The shifted system has the same residual as the user's; the stop, and
+    // a failure's report, are relative to the user's ‖b‖.
+    let params = opts.cg_params(be, Stop::against(opts.rtol, offset.b_norm));
+    let info = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params)?;
     lap("solve", &mut timings);
 
-    // The shifted system has the same residual; ‖b‖ = rtol_scale·‖b − c·amb‖.
-    let true_rel = true_relative_residual(be, &a, &b, &x, n, offset.rtol_scale)?;
+    // ‖b‖ = rtol_scale·‖b − c·amb‖.
+    let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
     let mut theta = be.download(&x)?;
     offset.restore(&mut theta);
     lap("download", &mut timings);

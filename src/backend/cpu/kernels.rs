@@ -4,7 +4,6 @@
 
 use super::{same_len, CpuBackend, CHUNK};
 use crate::backend::{BackendError, ChebWork, ChebyshevOps, QuadDiagOps};
-use crate::matrix::precision::ScaledQuadDiag;
 use crate::matrix::QuadDiag;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -55,54 +54,50 @@ impl QuadDiagOps for CpuBackend {
         s[out] = spmv_dot(a, p, q);
         Ok(())
     }
-}
-
-impl ChebyshevOps<f64> for CpuBackend {
-    type ChebMatrix = ();
-    type ChebVector = Vec<f64>;
-
-    fn cheb_matrix(&self, _a: &ScaledQuadDiag) -> Result<(), BackendError> {
-        Ok(())
-    }
-    fn cheb_work(&self, n: usize) -> Result<ChebWork<Vec<f64>>, BackendError> {
-        let v = || vec![0.0; n];
-        Ok(ChebWork {
-            res: v(),
-            d: v(),
-            d_next: v(),
-            zhat: None,
-        })
-    }
-    fn cheb_init(
-        &self,
-        a: &QuadDiag,
-        _m: &(),
-        c: f64,
-        r: &Vec<f64>,
-        w: &mut ChebWork<Vec<f64>>,
-        z: &mut Vec<f64>,
-        _last: bool,
-    ) -> Result<(), BackendError> {
-        for v in [r.len(), w.res.len(), w.d.len(), z.len()] {
-            same_len(a.len(), v)?;
-        }
-        cheb_init(&a.d, c, r, &mut w.res, &mut w.d, z);
-        Ok(())
-    }
     fn cheb_step(
         &self,
         a: &QuadDiag,
-        _m: &(),
         alpha: f64,
         beta: f64,
         w: &mut ChebWork<Vec<f64>>,
         z: &mut Vec<f64>,
-        _last: bool,
     ) -> Result<(), BackendError> {
         for v in [w.d.len(), w.d_next.len(), w.res.len(), z.len()] {
             same_len(a.len(), v)?;
         }
         cheb_step(a, alpha, beta, &w.d, &mut w.d_next, &mut w.res, z);
+        Ok(())
+    }
+}
+
+impl ChebyshevOps for CpuBackend {
+    fn cheb_init(
+        &self,
+        diag: &Vec<f64>,
+        c: f64,
+        r: &Vec<f64>,
+        w: &mut ChebWork<Vec<f64>>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for v in [r.len(), w.res.len(), w.d.len(), z.len()] {
+            same_len(diag.len(), v)?;
+        }
+        cheb_init(diag, c, r, &mut w.res, &mut w.d, z);
+        Ok(())
+    }
+    fn cheb_update(
+        &self,
+        q: &Vec<f64>,
+        diag: &Vec<f64>,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<Vec<f64>>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for v in [q.len(), w.d.len(), w.d_next.len(), w.res.len(), z.len()] {
+            same_len(diag.len(), v)?;
+        }
+        cheb_update(q, diag, alpha, beta, &w.d, &mut w.d_next, &mut w.res, z);
         Ok(())
     }
 }
@@ -306,6 +301,36 @@ pub fn cheb_step(
                 dn[j] = alpha * ds[j] + beta * rs[j] / diag[j];
                 zs[j] += dn[j];
             });
+        });
+}
+
+/// res −= q; d_next = α d + β D⁻¹ res; z += d_next (q = A d, computed
+/// apart: same terms in the same order as `cheb_step`)
+#[allow(clippy::too_many_arguments)]
+pub fn cheb_update(
+    q: &[f64],
+    diag: &[f64],
+    alpha: f64,
+    beta: f64,
+    d: &[f64],
+    d_next: &mut [f64],
+    res: &mut [f64],
+    z: &mut [f64],
+) {
+    d_next
+        .par_chunks_mut(CHUNK)
+        .zip(res.par_chunks_mut(CHUNK))
+        .zip(z.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, ((dn, rs), zs))| {
+            let base = c * CHUNK;
+            let r = base..base + dn.len();
+            let (ds, qs, diag) = (&d[r.clone()], &q[r.clone()], &diag[r]);
+            for j in 0..dn.len() {
+                rs[j] -= qs[j];
+                dn[j] = alpha * ds[j] + beta * rs[j] / diag[j];
+                zs[j] += dn[j];
+            }
         });
 }
 

@@ -7,21 +7,20 @@
 //! chunk at a time (SIMD), not value by value.
 
 use super::{same_len, CpuBackend, CHUNK};
-use crate::backend::{BackendError, ChebWork, ChebyshevOps};
+use crate::backend::{BackendError, ChebWork, ScaledChebyshevOps};
 use crate::matrix::precision::{LowArray, ScaledQuadDiag};
-use crate::matrix::QuadDiag;
 use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 use std::borrow::Cow;
 
-impl ChebyshevOps<f32> for CpuBackend {
-    type ChebMatrix = ScaledQuadDiag;
-    type ChebVector = Vec<f32>;
+impl ScaledChebyshevOps<f32> for CpuBackend {
+    type ScaledMatrix = ScaledQuadDiag;
+    type ScaledVector = Vec<f32>;
 
-    fn cheb_matrix(&self, a: &ScaledQuadDiag) -> Result<ScaledQuadDiag, BackendError> {
+    fn upload_scaled(&self, a: &ScaledQuadDiag) -> Result<ScaledQuadDiag, BackendError> {
         Ok(a.clone())
     }
-    fn cheb_work(&self, n: usize) -> Result<ChebWork<Vec<f32>>, BackendError> {
+    fn scaled_work(&self, n: usize) -> Result<ChebWork<Vec<f32>>, BackendError> {
         let v = || vec![0.0f32; n];
         Ok(ChebWork {
             res: v(),
@@ -30,9 +29,8 @@ impl ChebyshevOps<f32> for CpuBackend {
             zhat: Some(v()),
         })
     }
-    fn cheb_init(
+    fn scaled_init(
         &self,
-        _a: &QuadDiag,
         m: &ScaledQuadDiag,
         c: f64,
         r: &Vec<f64>,
@@ -48,9 +46,8 @@ impl ChebyshevOps<f32> for CpuBackend {
         cheb_init(m, c as f32, r, res, d, zhat, z, last);
         Ok(())
     }
-    fn cheb_step(
+    fn scaled_step(
         &self,
-        _a: &QuadDiag,
         m: &ScaledQuadDiag,
         alpha: f64,
         beta: f64,

@@ -4,8 +4,8 @@
 
 use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config};
-use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::{BackendError, ChebWork, ChebyshevOps};
+use super::{same_len, CudaBackend};
+use crate::backend::{BackendError, ChebWork, ScaledChebyshevOps};
 use crate::matrix::precision::{LowArray, ScaledQuadDiag};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use half::f16;
@@ -56,15 +56,15 @@ pub static MIXED: KernelFamily = KernelFamily {
     ],
 };
 
-impl ChebyshevOps<f32> for CudaBackend {
-    type ChebMatrix = CudaLowMatrix;
-    type ChebVector = CudaSlice<f32>;
+impl ScaledChebyshevOps<f32> for CudaBackend {
+    type ScaledMatrix = CudaLowMatrix;
+    type ScaledVector = CudaSlice<f32>;
 
-    fn prepare_chebyshev(&self) -> Result<(), BackendError> {
+    fn prepare_scaled(&self) -> Result<(), BackendError> {
         self.load(&MIXED)
     }
 
-    fn cheb_matrix(&self, a: &ScaledQuadDiag) -> Result<CudaLowMatrix, BackendError> {
+    fn upload_scaled(&self, a: &ScaledQuadDiag) -> Result<CudaLowMatrix, BackendError> {
         let up = |arr: &LowArray| -> Result<CudaLowArray, BackendError> {
             Ok(match arr {
                 LowArray::F16 { v, inv_scale } => CudaLowArray::F16(
@@ -92,7 +92,7 @@ impl ChebyshevOps<f32> for CudaBackend {
         })
     }
 
-    fn cheb_work(&self, n: usize) -> Result<ChebWork<CudaSlice<f32>>, BackendError> {
+    fn scaled_work(&self, n: usize) -> Result<ChebWork<CudaSlice<f32>>, BackendError> {
         let zeros = || {
             self.stream
                 .alloc_zeros::<f32>(n)
@@ -107,9 +107,8 @@ impl ChebyshevOps<f32> for CudaBackend {
     }
 
     /// rh = S r; res = rh; d = c rh; ẑ = d, or only z = S d (24 B/row).
-    fn cheb_init(
+    fn scaled_init(
         &self,
-        _full: &CudaMatrix,
         a: &CudaLowMatrix,
         c: f64,
         r: &CudaSlice<f64>,
@@ -134,9 +133,8 @@ impl ChebyshevOps<f32> for CudaBackend {
 
     /// res −= Â d; d_next = α d + β res; ẑ += d_next, or only
     /// z = S (ẑ + d_next) (30 B/row with f16 storage).
-    fn cheb_step(
+    fn scaled_step(
         &self,
-        _full: &CudaMatrix,
         a: &CudaLowMatrix,
         alpha: f64,
         beta: f64,

@@ -1,12 +1,13 @@
-//! Launchers of the Quad-Diag family (`kernels/quad_diag.cu`): SpMV and the
-//! two SpMV-fused reductions of PCG, in the thread schedule
+//! [`QuadDiagOps`] for the GPU: upload, and the launchers of the Quad-Diag
+//! family (`kernels/quad_diag.cu`): SpMV, the two SpMV-fused reductions of
+//! PCG and the SpMV-fused Chebyshev step, in the thread schedule
 //! [`CudaBackend::uses_columns`] picks. Lengths are checked here, on the
 //! host, because the kernels trust n.
 
 use super::kernels::KernelFamily;
 use super::launch::{rows_config, slot};
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::{BackendError, QuadDiagOps};
+use crate::backend::{BackendError, ChebWork, QuadDiagOps};
 use crate::matrix::QuadDiag;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::borrow::Cow;
@@ -15,7 +16,12 @@ use std::borrow::Cow;
 pub static QUAD_DIAG: KernelFamily = KernelFamily {
     file: "quad_diag.cu",
     source: include_str!("../../../kernels/quad_diag.cu"),
-    entry_points: &["qd_spmv_f64", "qd_spmv_dot_f64", "qd_residual_f64"],
+    entry_points: &[
+        "qd_spmv_f64",
+        "qd_spmv_dot_f64",
+        "qd_residual_f64",
+        "cheb_step_f64",
+    ],
 };
 
 impl QuadDiagOps for CudaBackend {
@@ -127,6 +133,36 @@ impl QuadDiagOps for CudaBackend {
         args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, red.config(threads)) }
+    }
+
+    /// res −= A d;  d_next = α d + β D⁻¹ res;  z += d_next  (80 B/row).
+    fn cheb_step(
+        &self,
+        a: &CudaMatrix,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<CudaSlice<f64>>,
+        z: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        let ChebWork { res, d, d_next, .. } = w;
+        for len in [d.len(), d_next.len(), res.len(), z.len()] {
+            same_len(a.len(), len)?;
+        }
+        const NAME: &str = "cheb_step_f64";
+        let f = self.kernel(&QUAD_DIAG, NAME)?;
+        let (n, sy, sz) = a.dims();
+        let (columns, threads) = self.qd_shape(a);
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(&alpha)
+            .arg(&beta)
+            .arg(&*d)
+            .arg(d_next)
+            .arg(res)
+            .arg(z);
+        args.arg(&n).arg(&sy).arg(&sz).arg(&columns);
+        // SAFETY: as above.
+        unsafe { self.run(NAME, &mut args, rows_config(threads)) }
     }
 }
 

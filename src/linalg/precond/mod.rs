@@ -6,10 +6,12 @@
 pub mod chebyshev;
 pub mod jacobi;
 
+use super::operator::LinearOperator;
 use super::pcg::SolveError;
 use super::precision::{ArrayChoice, PrecisionMode};
 use super::QuadDiag;
-use crate::backend::{BackendError, ChebyshevBackend, QuadDiagOps};
+use crate::backend::{Backend, BackendError};
+use chebyshev::ChebyshevLevels;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -64,12 +66,12 @@ impl Default for PrecondOptions {
     }
 }
 
-pub trait Preconditioner<B: QuadDiagOps> {
+pub trait Preconditioner<B: Backend> {
     /// z = M⁻¹ r. M must be SPD and fixed across iterations.
     fn apply(
         &mut self,
         be: &B,
-        a: &B::Matrix,
+        a: &mut dyn LinearOperator<B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError>;
@@ -78,7 +80,11 @@ pub trait Preconditioner<B: QuadDiagOps> {
     /// it. PCG calls this when it stagnates, then restarts from the true
     /// residual (M changed, so the old directions no longer fit). `a` is the
     /// system matrix, from which the next level is built.
-    fn raise_precision(&mut self, be: &B, a: &B::Matrix) -> Result<Option<String>, BackendError> {
+    fn raise_precision(
+        &mut self,
+        be: &B,
+        a: &mut dyn LinearOperator<B>,
+    ) -> Result<Option<String>, BackendError> {
         let _ = (be, a);
         Ok(None)
     }
@@ -104,11 +110,11 @@ pub struct PrecisionReport {
 /// M = I.
 pub struct Identity;
 
-impl<B: QuadDiagOps> Preconditioner<B> for Identity {
+impl<B: Backend> Preconditioner<B> for Identity {
     fn apply(
         &mut self,
         be: &B,
-        _a: &B::Matrix,
+        _a: &mut dyn LinearOperator<B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
@@ -122,13 +128,15 @@ impl<B: QuadDiagOps> Preconditioner<B> for Identity {
     }
 }
 
-/// Builds the preconditioner `kind` for the device matrix `a` (whose host copy
-/// is `host`, used for the Gershgorin bound).
-pub fn build_precond<B: ChebyshevBackend + 'static>(
+/// Builds the preconditioner `kind` for the operator `a`; `host` is its
+/// host Quad-Diag form where it has one (the Gershgorin bound and the scaled
+/// levels of a low-precision Chebyshev are built from it; without it,
+/// Chebyshev runs in f64 on the Lanczos estimate alone).
+pub fn build_precond<B: ChebyshevLevels + 'static>(
     kind: PrecondKind,
     be: &B,
-    a: &B::Matrix,
-    host: &QuadDiag,
+    a: &mut dyn LinearOperator<B>,
+    host: Option<&QuadDiag>,
     opts: &PrecondOptions,
 ) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
     Ok(match kind {

@@ -26,7 +26,7 @@ use super::summary::{SolverReport, Summary};
 use crate::assemble::assemble;
 use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
-use crate::linalg::{build_precond, pcg, CgParams, Offset, SolveError};
+use crate::linalg::{build_precond, pcg, Offset, QuadDiagOperator, SolveError, Stop};
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
@@ -326,18 +326,11 @@ fn steady_theta<B: ChebyshevBackend + 'static>(
     let a = be.upload_matrix(a_host)?;
     let b = be.upload(&offset.rhs)?;
     let mut x = be.zeros(a_host.len())?;
-    let mut m = build_precond(opts.precond, be, &a, a_host, &opts.precond_opts)
+    let mut op = QuadDiagOperator::new(be, &a, a_host.len());
+    let mut m = build_precond(opts.precond, be, &mut op, Some(a_host), &opts.precond_opts)
         .map_err(TransientError::Initial)?;
-    let params = CgParams {
-        rtol: opts.rtol * offset.rtol_scale,
-        max_iter: opts.max_iter,
-        check_every: match opts.check_every {
-            0 => be.check_interval(),
-            k => k,
-        },
-        record: false,
-    };
-    pcg(be, &a, m.as_mut(), &b, &mut x, a_host.len(), &params).map_err(TransientError::Initial)?;
+    let params = opts.cg_params(be, Stop::against(opts.rtol, offset.b_norm));
+    pcg(be, &mut op, m.as_mut(), &b, &mut x, &params).map_err(TransientError::Initial)?;
     let mut theta = be.download(&x)?;
     offset.restore(&mut theta);
     Ok(theta)
