@@ -9,6 +9,7 @@ pub mod offset;
 pub mod operator;
 pub mod pcg;
 pub mod precond;
+pub mod refine;
 
 /// The preconditioner's storage precision lives with the matrices it stores.
 pub use crate::matrix::precision;
@@ -23,3 +24,4 @@ pub use precision::PrecisionMode;
 pub use precond::{
     build_precond, PrecisionReport, PrecondKind, PrecondOptions, PrecondReport, Preconditioner,
 };
+pub use refine::{refine, RefineMode, RefineWork};

@@ -49,6 +49,14 @@ pub trait LinearOperator<B: Backend> {
         w: &mut ChebWork<B::Vector>,
         z: &mut B::Vector,
     ) -> Result<(), BackendError>;
+    /// Switches [`LinearOperator::apply_dot`] (and the Chebyshev step) to a
+    /// cheaper, less precise arithmetic, or back (`low = false`); returns
+    /// whether the operator has one. The refinement loop (`refine`) runs its
+    /// inner solves in it; the residual stays f64.
+    fn set_low_precision(&mut self, low: bool) -> bool {
+        let _ = low;
+        false
+    }
     /// The operator as a host Quad-Diag matrix, when it is one: the
     /// Gershgorin bound and the scaled low-precision Chebyshev levels are
     /// built from it. `None` for a matrix-free operator.

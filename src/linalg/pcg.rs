@@ -26,9 +26,9 @@ use super::operator::LinearOperator;
 use super::precond::Preconditioner;
 use crate::backend::{Backend, BackendError, Ratio};
 
-/// Scalar slots used by PCG.
-const RR: usize = 0;
-const BB: usize = 1;
+/// Scalar slots used by PCG (`refine` shares them).
+pub(super) const RR: usize = 0;
+pub(super) const BB: usize = 1;
 const PQ: usize = 2;
 /// r·z of the current and next iteration alternate between these two, so a
 /// kernel can read the old value while another writes the new one.
@@ -152,8 +152,12 @@ pub struct CgInfo {
     /// CG was restarted from the true residual.
     pub replacements: usize,
     /// (iteration, new precision) each time PCG stagnated and the
-    /// preconditioner switched up (mixed precision).
+    /// preconditioner switched up (mixed precision), or the refinement loop
+    /// switched its operator up (`refine`).
     pub precision_switches: Vec<(usize, String)>,
+    /// Solves from a recomputed true residual (`refine`): corrections in
+    /// mixed mode, restarts in f64 mode.
+    pub outer: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -225,7 +229,7 @@ pub fn pcg_into<B: Backend>(
 /// of one size (a transient run, a step at a time) and should not allocate
 /// them per solve.
 pub struct PcgWork<B: Backend> {
-    s: B::Scalars,
+    pub(super) s: B::Scalars,
     /// The residual: [`pcg_from_residual`] starts from the one left here.
     pub r: B::Vector,
     z: B::Vector,
