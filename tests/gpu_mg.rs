@@ -17,9 +17,9 @@ mod common;
 use common::{gpu, max_rel_diff, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::mg::{ColumnUpdate, Guess, MultigridOps};
-use cuth::backend::Backend;
+use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
-use cuth::linalg::{PrecondKind, Preconditioner};
+use cuth::linalg::{PrecondKind, Preconditioner, QuadDiagOperator};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
 use std::path::Path;
@@ -127,13 +127,15 @@ fn mg_cycle_matches_cpu() {
         let cpu = CpuBackend::new();
         let mut mc = Multigrid::new(&cpu, &a, &opts).unwrap();
         let mut zc = vec![0.0; n];
-        mc.apply(&cpu, &a, &r, &mut zc).unwrap();
+        mc.apply(&cpu, &mut QuadDiagOperator::new(&cpu, &a, n), &r, &mut zc)
+            .unwrap();
         let g = gpu();
         let ad = g.upload_matrix(&a).unwrap();
         let mut mg = Multigrid::new(g, &a, &opts).unwrap();
         let rd = g.upload(&r).unwrap();
         let mut zd = g.upload(&vec![f64::NAN; n]).unwrap();
-        mg.apply(g, &ad, &rd, &mut zd).unwrap();
+        mg.apply(g, &mut QuadDiagOperator::new(g, &ad, n), &rd, &mut zd)
+            .unwrap();
         let zg = g.download(&zd).unwrap();
         let d = max_rel_diff(&zg, &zc);
         println!(

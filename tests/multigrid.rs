@@ -12,7 +12,7 @@ use cuth::assemble::assemble;
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
 use cuth::linalg::mg::{coarsen, Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
-use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag};
+use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag, QuadDiagOperator};
 use cuth::power::layer_power;
 use cuth::power::schedule::PowerSchedule;
 use cuth::stack::Stack;
@@ -252,9 +252,10 @@ fn cycle_is_symmetric_and_positive() {
             let mut m = Multigrid::new(&be, a, &opts).unwrap();
             assert!(m.mg_report().levels.len() >= 3, "{:?}", m.mg_report());
             let n = a.len();
+            let mut op = QuadDiagOperator::new(&be, a, n);
             let mut apply = |v: &Vec<f64>| {
                 let mut z = vec![f64::NAN; n];
-                m.apply(&be, a, v, &mut z).unwrap();
+                m.apply(&be, &mut op, v, &mut z).unwrap();
                 z
             };
             for _ in 0..3 {

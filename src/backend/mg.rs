@@ -1,10 +1,10 @@
 //! The multigrid capability: the four operations the geometric multigrid
-//! cycle (`linalg::mg`) needs beyond [`Backend`]. Every level's operator is
-//! an ordinary [`Backend::Matrix`] (7-point Quad-Diag), so nothing else is
-//! new. CPU: `backend/cpu/mg.rs`; CUDA: `backend/cuda/mg.rs` launching
+//! cycle (`linalg::mg`) needs beyond [`QuadDiagOps`]. Every level's operator
+//! is an ordinary [`QuadDiagOps::Matrix`] (7-point Quad-Diag), so nothing
+//! else is new. CPU: `backend/cpu/mg.rs`; CUDA: `backend/cuda/mg.rs` launching
 //! `kernels/mg.cu`.
 
-use super::{Backend, BackendError};
+use super::{BackendError, QuadDiagOps};
 use crate::linalg::mg::Coarsening;
 
 /// How the smoother updates the cells of one z column.
@@ -32,7 +32,13 @@ pub enum Guess {
     Zero,
 }
 
-pub trait MultigridOps: Backend {
+pub trait MultigridOps: QuadDiagOps {
+    /// Readies the kernels (compiles them, on a GPU), so that the first
+    /// cycle is not timed with the compiler; the hierarchy's set-up calls it.
+    fn prepare_multigrid(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
     /// One colour of a zebra (red-black in x-y) column relaxation: for every
     /// (x, y) column with (x + y) mod 2 = `colour`, the column of `x` is
     /// replaced by the solution of its own rows of A x = b with the in-plane

@@ -12,11 +12,10 @@
 use super::report::{PcgRecord, SpmvRecord};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
-use crate::backend::mg::MultigridOps;
-use crate::backend::{Backend, BackendError};
+use crate::backend::{Backend, BackendError, ChebyshevBackend, QuadDiagOps};
 use crate::linalg::{
-    build_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions, QuadDiag,
-    SolveError,
+    build_thermal_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions,
+    QuadDiag, QuadDiagOperator, SolveError, Stop,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -198,7 +197,7 @@ impl PcgPlan {
 /// and the reported residual are relative to the original ‖b‖, as in
 /// `cuth solve`.
 #[allow(clippy::too_many_arguments)]
-pub fn pcg_run<B: MultigridOps + 'static>(
+pub fn pcg_run<B: ChebyshevBackend + 'static>(
     be: &B,
     device: &str,
     host: &QuadDiag,
@@ -218,17 +217,18 @@ pub fn pcg_run<B: MultigridOps + 'static>(
     let mut x = be.zeros(n)?;
     be.synchronize()?;
     let t0 = Instant::now();
-    let mut m = build_precond(plan.kind, be, a, host, &opts)?;
+    let mut op = QuadDiagOperator::new(be, a, n);
+    let mut m = build_thermal_precond(plan.kind, be, &mut op, host, &opts)?;
     be.synchronize()?;
     let setup_s = t0.elapsed().as_secs_f64();
     let params = CgParams {
-        rtol: plan.rtol * rtol_scale,
+        stop: Stop::relative(plan.rtol * rtol_scale),
         max_iter: cap,
         check_every: plan.check_every,
-        record: false,
+        ..CgParams::default()
     };
     let t1 = Instant::now();
-    let result = pcg(be, a, m.as_mut(), b, &mut x, n, &params);
+    let result = pcg(be, &mut op, m.as_mut(), b, &mut x, &params);
     be.synchronize()?;
     let solve_s = t1.elapsed().as_secs_f64();
     let (iterations, converged, stop) = match result {
@@ -253,7 +253,7 @@ pub fn pcg_run<B: MultigridOps + 'static>(
         Err(e) => return Err(e),
     };
     // True relative residual ‖b − A x‖/‖b‖, recomputed in f64.
-    let true_rel = true_relative_residual(be, a, b, &x, n, rtol_scale)?;
+    let true_rel = true_relative_residual(be, &mut op, b, &x, rtol_scale)?;
     let bytes = pcg_bytes_per_row(plan.kind, plan.degree);
     let us_per_iter = solve_s * 1e6 / iterations.max(1) as f64;
     let floor_us = bytes * n as f64 / (copy_gbs * 1e9) * 1e6;

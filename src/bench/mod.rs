@@ -17,7 +17,7 @@ mod topopt;
 
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::CudaBackend;
-use crate::backend::Backend;
+use crate::backend::{Backend, QuadDiagOps};
 use crate::linalg::{Offset, PrecisionMode, PrecondKind};
 use crate::stack::Stack;
 use anyhow::{Context, Result};
@@ -273,6 +273,8 @@ fn gpu_size(
 ) -> Result<()> {
     use crate::backend::cuda::QdSchedule;
     let copy = rep.bandwidth.gpu_copy_gb_per_s.unwrap_or(f64::NAN);
+    g.check_capacity(s.sys.a.len())?;
+    g.prepare_quad_diag()?;
     let a = g.upload_matrix(&s.sys.a)?;
     let offset = Offset::new(&s.sys.a, &s.sys.rhs);
     let b = g.upload(&offset.rhs)?;

@@ -263,13 +263,13 @@ fn size(
 }
 
 fn kernel_attrs(g: &CudaBackend) -> Result<Vec<KernelAttrs>> {
-    use crate::backend::cuda::KernelFile;
+    use crate::topopt::cuda::TOPOPT;
     use cudarc::driver::sys::CUfunction_attribute as A;
-    KernelFile::Topopt
-        .entry_points()
+    TOPOPT
+        .entry_points
         .iter()
         .map(|&name| {
-            let f = g.kernel(KernelFile::Topopt, name)?;
+            let f = g.kernel(&TOPOPT, name)?;
             let get = |a| {
                 f.get_attribute(a)
                     .map_err(|e| anyhow::anyhow!("{name}: {e}"))

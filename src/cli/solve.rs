@@ -3,8 +3,7 @@
 use super::common::RunArgs;
 use super::device::{self, Resolved};
 use anyhow::Context;
-use cuth::backend::mg::MultigridOps;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::linalg::PrecisionMode;
 use cuth::output::{self, OutputOptions, SteadyView, TempUnit};
 use cuth::stack::Stack;
@@ -123,7 +122,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn solve_on<B: MultigridOps + 'static>(
+fn solve_on<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,

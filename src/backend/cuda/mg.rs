@@ -1,7 +1,7 @@
 //! [`MultigridOps`] on CUDA: launchers of `kernels/mg.cu`. Lengths are
 //! checked here, on the host, because the kernels trust the sizes.
 
-use super::kernels::KernelFile;
+use super::kernels::KernelFamily;
 use super::launch::rows_config;
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
@@ -9,7 +9,23 @@ use crate::backend::BackendError;
 use crate::linalg::mg::Coarsening;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
+/// `kernels/mg.cu`.
+pub static MULTIGRID: KernelFamily = KernelFamily {
+    file: "mg.cu",
+    source: include_str!("../../../kernels/mg.cu"),
+    entry_points: &[
+        "mg_smooth_f64",
+        "mg_restrict_f64",
+        "mg_prolong_f64",
+        "mg_dense_f64",
+    ],
+};
+
 impl MultigridOps for CudaBackend {
+    fn prepare_multigrid(&self) -> Result<(), BackendError> {
+        self.load(&MULTIGRID)
+    }
+
     fn mg_smooth(
         &self,
         a: &CudaMatrix,
@@ -24,7 +40,7 @@ impl MultigridOps for CudaBackend {
             same_len(a.len(), len)?;
         }
         const NAME: &str = "mg_smooth_f64";
-        let f = self.kernel(KernelFile::Multigrid, NAME)?;
+        let f = self.kernel(&MULTIGRID, NAME)?;
         let (nx, ny, nz) = (a.nx as i64, a.ny as i64, a.nz as i64);
         let colour = (colour & 1) as i32;
         let mode: i32 = match update {
@@ -64,7 +80,7 @@ impl MultigridOps for CudaBackend {
         same_len(a.len(), c.nx * c.ny * c.nz)?;
         same_len(c.coarse_len(), bc.len())?;
         const NAME: &str = "mg_restrict_f64";
-        let f = self.kernel(KernelFile::Multigrid, NAME)?;
+        let f = self.kernel(&MULTIGRID, NAME)?;
         let dims = [c.nx, c.ny, c.nz, c.nxc, c.nyc].map(|v| v as i64);
         let (rx, ry) = (c.rx as i32, c.ry as i32);
         let mut args = self.stream.launch_builder(&f);
@@ -87,7 +103,7 @@ impl MultigridOps for CudaBackend {
         same_len(c.coarse_len(), xc.len())?;
         same_len(c.nx * c.ny * c.nz, x.len())?;
         const NAME: &str = "mg_prolong_f64";
-        let f = self.kernel(KernelFile::Multigrid, NAME)?;
+        let f = self.kernel(&MULTIGRID, NAME)?;
         let dims = [c.nx, c.ny, c.nz, c.nxc, c.nyc].map(|v| v as i64);
         let (rx, ry) = (c.rx as i32, c.ry as i32);
         let n = x.len();
@@ -112,7 +128,7 @@ impl MultigridOps for CudaBackend {
         same_len(n, b.len())?;
         same_len(n, x.len())?;
         const NAME: &str = "mg_dense_f64";
-        let f = self.kernel(KernelFile::Multigrid, NAME)?;
+        let f = self.kernel(&MULTIGRID, NAME)?;
         let nn = n as i64;
         let mut args = self.stream.launch_builder(&f);
         args.arg(m).arg(b).arg(x).arg(&nn);

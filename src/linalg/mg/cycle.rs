@@ -27,7 +27,7 @@ use super::{LevelReport, MgCycle, MgOptions, MgReport, MgSmoother};
 use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::precond::{PrecondReport, Preconditioner};
-use crate::linalg::{QuadDiag, SolveError};
+use crate::linalg::{LinearOperator, QuadDiag, SolveError};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -60,6 +60,7 @@ impl<B: MultigridOps> Multigrid<B> {
             sweeps: opts.sweeps.max(1),
             ..*opts
         };
+        be.prepare_multigrid()?;
         let steps = plan(host.nx, host.ny, host.nz);
         let n = host.len() as u64;
         let mut levels = vec![LevelReport {
@@ -225,10 +226,16 @@ impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
     fn apply(
         &mut self,
         be: &B,
-        a: &B::Matrix,
+        a: &mut dyn LinearOperator<B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
+        let a = a
+            .quad_diag_matrix()
+            .and_then(|m| m.downcast_ref::<B::Matrix>())
+            .ok_or(BackendError::Unsupported(
+                "the mg preconditioner needs the system as a Quad-Diag matrix",
+            ))?;
         let Some(pivots) = self.fine_pivots.as_ref() else {
             // z = A⁻¹ r: the fine level is small enough to be the coarsest.
             return be.mg_dense_apply(&self.inverse, self.inverse_n, r, z);
