@@ -60,14 +60,15 @@ blas1_xpay_f64(const double* __restrict__ z, double* __restrict__ p, long long n
     }
 }
 
-// z = D^-1 r, D = diag(A) (Jacobi preconditioner).
-// Bytes per row: diag, r read + z written = 24 B.
+// z = r / d element-wise: the Jacobi preconditioner z = D^-1 r with the
+// diagonal d of any operator (Quad-Diag's d, the elastic operator's diag(K)).
+// Bytes per row: r, d read + z written = 24 B.
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-blas1_jacobi_f64(const double* __restrict__ diag, const double* __restrict__ r,
+blas1_divide_f64(const double* __restrict__ r, const double* __restrict__ d,
                  double* __restrict__ z, long long n)
 {
     for (long long i = CUTH_ROW0; i < n; i += CUTH_STRIDE) {
-        z[i] = __ldg(r + i) / __ldg(diag + i);
+        z[i] = __ldg(r + i) / __ldg(d + i);
     }
 }
 

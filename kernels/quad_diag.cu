@@ -68,3 +68,26 @@ qd_residual_f64(const double* __restrict__ amb, const double* __restrict__ gx,
     }
     cuth_reduce_finish(acc, partials, ticket, s, out);
 }
+
+// The Chebyshev preconditioner's later step (src/linalg/precond/chebyshev.rs),
+// fused with A d so that the matrix is read once.
+// res -= A d;  d_next = alpha d + beta D^-1 res;  z += d_next.
+// Bytes per row: 4 matrix + d read, res and z read + written, d_next
+// written = 80 B (DRAM floor; schedule as in common.cu).
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+cheb_step_f64(const double* __restrict__ diag, const double* __restrict__ gx,
+              const double* __restrict__ gy, const double* __restrict__ gz,
+              double alpha, double beta, const double* __restrict__ d,
+              double* __restrict__ d_next, double* __restrict__ res,
+              double* __restrict__ z, long long n, long long sy, long long sz,
+              int columns)
+{
+    qd_for_each_row(diag, gx, gy, gz, d, n, sy, sz, columns,
+                    [&](long long i, double ad, double d_i) {
+                        const double ri = res[i] - ad;
+                        const double dn = alpha * d_i + beta * ri / __ldg(diag + i);
+                        res[i] = ri;
+                        d_next[i] = dn;
+                        z[i] += dn;
+                    });
+}

@@ -581,16 +581,6 @@ topopt_diag_f64(const double* __restrict__ ke, const double* __restrict__ E,
     }
 }
 
-// z = r / d (the Jacobi step with the matrix-free diagonal). 24 B/DOF.
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_divide_f64(const double* __restrict__ r, const double* __restrict__ d,
-                  double* __restrict__ z, long long n)
-{
-    for (long long i = CUTH_ROW0; i < n; i += CUTH_STRIDE) {
-        z[i] = __ldg(r + i) / __ldg(d + i);
-    }
-}
-
 // c[e] = u_e^T Ke u_e with the unit modulus (fixed DOFs read as 0, as in the
 // operator), one thread per element, f64.
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)

@@ -6,7 +6,7 @@
 //! the energy balance.
 
 use crate::grid::Grid;
-use crate::linalg::QuadDiag;
+use crate::matrix::QuadDiag;
 use crate::power::{rasterize::coverage, LayerPower};
 use crate::stack::{Material, Stack};
 use rayon::prelude::*;

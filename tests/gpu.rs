@@ -15,9 +15,14 @@ mod common;
 
 use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::cuda::{kernels, KernelFile, QdSchedule};
-use cuth::backend::{Backend, Ratio};
-use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag};
+use cuth::backend::cuda::{
+    kernels, KernelFamily, QdSchedule, BLAS1, CHEBYSHEV, MIXED, MULTIGRID, QUAD_DIAG,
+};
+use cuth::backend::{Backend, ChebWork, ChebyshevBackend, QuadDiagOps, Ratio};
+use cuth::linalg::{
+    build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag, QuadDiagOperator, Stop,
+};
+use cuth::topopt::cuda::TOPOPT;
 
 /// Grids with n not a multiple of 256 (7·5·3 = 105, 33·17·5 = 2805,
 /// 129·65·9 = 75465), and one (257·255·11 ≈ 7.2e5 rows) larger than the
@@ -117,7 +122,7 @@ fn cases(seed: u64) -> Vec<Case> {
 
 /// y = A x and its fused variants, run on backend `be`; returns the outputs
 /// and the scalar buffer. Write-only outputs start as NaN.
-fn quad_diag_ops<V, B: Backend<Vector = V, Scalars = V>>(
+fn quad_diag_ops<V, B: QuadDiagOps<Vector = V, Scalars = V>>(
     be: &B,
     c: &Case,
 ) -> (Vec<Vec<f64>>, Vec<f64>) {
@@ -144,21 +149,23 @@ fn kernels_compile_with_nvrtc() {
         Ok((a, b)) => println!("NVRTC {a}.{b}"),
         Err(e) => panic!("{e} (install NVRTC or point LD_LIBRARY_PATH at it)"),
     }
-    for file in KernelFile::ALL {
+    let families: [&KernelFamily; 6] =
+        [&QUAD_DIAG, &BLAS1, &CHEBYSHEV, &TOPOPT, &MIXED, &MULTIGRID];
+    for file in families {
         let ptx = kernels::compile(file, "sm_90").unwrap_or_else(|e| panic!("{e}"));
         let text = ptx.to_src();
-        for name in file.entry_points() {
+        for name in file.entry_points {
             assert!(
                 text.contains(&format!(".entry {name}(")),
                 "{name} not in the PTX of {}",
-                file.file_name()
+                file.file
             );
         }
         println!(
             "kernels/{:<13} sm_90: {:>6} bytes of PTX, entries {:?}",
-            file.file_name(),
+            file.file,
             text.len(),
-            file.entry_points()
+            file.entry_points
         );
     }
 }
@@ -183,8 +190,8 @@ fn quad_diag_kernels_match_cpu() {
 }
 
 /// dot, cg_update (α from slots, and α = 0 when the denominator is 0), xpay
-/// and jacobi on backend `be`.
-fn blas1_ops<V, B: Backend<Vector = V, Scalars = V>>(be: &B, c: &Case) -> Vec<Vec<f64>> {
+/// and jacobi (divide by A's diagonal) on backend `be`.
+fn blas1_ops<V, B: QuadDiagOps<Vector = V, Scalars = V>>(be: &B, c: &Case) -> Vec<Vec<f64>> {
     let n = c.a.len();
     let a = be.upload_matrix(&c.a).unwrap();
     let [p, q, x0, r0] = c.v.each_ref().map(|v| be.upload(v).unwrap());
@@ -239,26 +246,65 @@ fn blas1_kernels_match_cpu() {
         );
         scalar_err("cg_update(den=0)", c.dims, gs[5], hs[5], hs[5], 1e-13);
         check("blas1_xpay_f64", c.dims, &[("p", &g[4], &h[4], 1e-15)]);
-        check("blas1_jacobi_f64", c.dims, &[("z", &g[5], &h[5], 1e-15)]);
+        check("blas1_divide_f64", c.dims, &[("z", &g[5], &h[5], 1e-15)]);
     }
 }
 
 /// cheb_init then two cheb_steps (swapping d and d_next) on backend `be`.
-fn chebyshev_ops<B: Backend>(be: &B, c: &Case) -> Vec<Vec<f64>> {
+fn chebyshev_ops<B: ChebyshevBackend>(be: &B, c: &Case) -> Vec<Vec<f64>> {
     let n = c.a.len();
     let a = be.upload_matrix(&c.a).unwrap();
     let r = be.upload(&c.v[0]).unwrap();
     let poison = vec![NAN; n];
-    let [mut res, mut d, mut d_next, mut z] = [(); 4].map(|_| be.upload(&poison).unwrap());
-    be.cheb_init(&a, 0.7, &r, &mut res, &mut d, &mut z).unwrap();
-    let mut out: Vec<Vec<f64>> = [&res, &d, &z].map(|v| be.download(v).unwrap()).to_vec();
+    let [res, d, d_next, mut z] = [(); 4].map(|_| be.upload(&poison).unwrap());
+    let mut w = ChebWork {
+        res,
+        d,
+        d_next,
+        zhat: None,
+    };
+    be.cheb_init(be.diagonal(&a), 0.7, &r, &mut w, &mut z)
+        .unwrap();
+    let mut out: Vec<Vec<f64>> = [&w.res, &w.d, &z].map(|v| be.download(v).unwrap()).to_vec();
     for (alpha, beta) in [(0.3, 1.1), (0.45, 0.9)] {
-        be.cheb_step(&a, alpha, beta, &d, &mut d_next, &mut res, &mut z)
-            .unwrap();
-        std::mem::swap(&mut d, &mut d_next);
-        out.extend([&res, &d, &z].map(|v| be.download(v).unwrap()));
+        be.cheb_step(&a, alpha, beta, &mut w, &mut z).unwrap();
+        std::mem::swap(&mut w.d, &mut w.d_next);
+        out.extend([&w.res, &w.d, &z].map(|v| be.download(v).unwrap()));
     }
     out
+}
+
+/// The matrix-free later step (`cheb_update`, after q = A d) equals the
+/// Quad-Diag fused one on the same data, on backend `be`.
+fn cheb_update_ops<B: ChebyshevBackend>(be: &B, c: &Case) -> [Vec<f64>; 3] {
+    let a = be.upload_matrix(&c.a).unwrap();
+    let mut w = ChebWork {
+        res: be.upload(&c.v[0]).unwrap(),
+        d: be.upload(&c.v[1]).unwrap(),
+        d_next: be.upload(&vec![NAN; c.a.len()]).unwrap(),
+        zhat: None,
+    };
+    let mut z = be.upload(&c.v[2]).unwrap();
+    let mut q = be.zeros(c.a.len()).unwrap();
+    be.spmv(&a, &w.d, &mut q).unwrap();
+    be.cheb_update(&q, be.diagonal(&a), 0.3, 1.1, &mut w, &mut z)
+        .unwrap();
+    [&w.res, &w.d_next, &z].map(|v| be.download(v).unwrap())
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cheb_update_kernel_matches_cpu() {
+    for c in cases(5) {
+        let g = cheb_update_ops(gpu(), &c);
+        let h = cheb_update_ops(&CpuBackend::new(), &c);
+        let outs: Vec<_> = ["res", "d_next", "z"]
+            .iter()
+            .enumerate()
+            .map(|(k, name)| (*name, &g[k][..], &h[k][..], 1e-13))
+            .collect();
+        check("cheb_update_f64", c.dims, &outs);
+    }
 }
 
 #[test]
@@ -312,7 +358,7 @@ fn reductions_are_deterministic() {
 }
 
 /// Solves A x = b with `kind` on `be`; returns x and the iteration count.
-fn solve<B: Backend + 'static>(
+fn solve<B: ChebyshevBackend + 'static>(
     be: &B,
     a: &QuadDiag,
     b: &[f64],
@@ -321,14 +367,15 @@ fn solve<B: Backend + 'static>(
     let am = be.upload_matrix(a).unwrap();
     let bv = be.upload(b).unwrap();
     let mut x = be.zeros(a.len()).unwrap();
-    let mut m = build_precond(kind, be, &am, a, &PrecondOptions::default()).unwrap();
+    let mut op = QuadDiagOperator::new(be, &am, a.len());
+    let mut m = build_precond(kind, be, &mut op, Some(a), &PrecondOptions::default()).unwrap();
     let params = CgParams {
-        rtol: 1e-10,
+        stop: Stop::relative(1e-10),
         max_iter: 20_000,
         check_every: 1,
-        record: false,
+        ..CgParams::default()
     };
-    let info = pcg(be, &am, m.as_mut(), &bv, &mut x, a.len(), &params).unwrap();
+    let info = pcg(be, &mut op, m.as_mut(), &bv, &mut x, &params).unwrap();
     (be.download(&x).unwrap(), info.iterations)
 }
 
@@ -452,7 +499,7 @@ fn mul_add_matches_cpu() {
 mod transient_gpu {
     use super::gpu;
     use cuth::backend::cpu::CpuBackend;
-    use cuth::backend::Backend;
+    use cuth::backend::ChebyshevBackend;
     use cuth::grid::Grid;
     use cuth::linalg::PrecondKind;
     use cuth::power::layer_power;
@@ -482,7 +529,7 @@ mod transient_gpu {
         Stack::load(&p).unwrap().with_grid(grid, grid).unwrap()
     }
 
-    fn run<B: Backend + 'static>(
+    fn run<B: ChebyshevBackend + 'static>(
         be: &B,
         s: &Stack,
         sched: &PowerSchedule,

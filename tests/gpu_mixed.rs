@@ -17,37 +17,26 @@ mod common;
 use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::QdSchedule;
-use cuth::backend::Backend;
+use cuth::backend::{Backend, QuadDiagOps, ScaledChebyshevOps};
 use cuth::linalg::precision::{Level, ScaledQuadDiag};
+use cuth::linalg::QuadDiagOperator;
 use cuth::linalg::{PrecisionMode, PrecondKind};
 
 /// Degree-1 init (writes z), then init + two middle steps + a last step
 /// (writes z), on backend `be`.
-fn mixed_ops<B: Backend>(be: &B, a: &ScaledQuadDiag, r: &[f64]) -> [Vec<f64>; 2] {
+fn mixed_ops<B: ScaledChebyshevOps<f32>>(be: &B, a: &ScaledQuadDiag, r: &[f64]) -> [Vec<f64>; 2] {
     let n = a.len();
-    let am = be.upload_low_matrix(a).unwrap();
+    let am = be.upload_scaled(a).unwrap();
     let r = be.upload(r).unwrap();
-    let [mut res, mut d, mut dn, mut zh] = [(); 4].map(|_| be.zeros_low(n).unwrap());
+    let mut w = be.scaled_work(n).unwrap();
     let mut z1 = be.upload(&vec![f64::NAN; n]).unwrap();
-    be.cheb_init_low(&am, 0.7, &r, &mut res, &mut d, &mut zh, &mut z1, true)
-        .unwrap();
+    be.scaled_init(&am, 0.7, &r, &mut w, &mut z1, true).unwrap();
     let mut z = be.upload(&vec![f64::NAN; n]).unwrap();
-    be.cheb_init_low(&am, 0.7, &r, &mut res, &mut d, &mut zh, &mut z, false)
-        .unwrap();
+    be.scaled_init(&am, 0.7, &r, &mut w, &mut z, false).unwrap();
     for (k, (alpha, beta)) in [(0.3, 1.1), (0.45, 0.9), (0.5, 0.8)].iter().enumerate() {
-        be.cheb_step_low(
-            &am,
-            *alpha,
-            *beta,
-            &d,
-            &mut dn,
-            &mut res,
-            &mut zh,
-            &mut z,
-            k == 2,
-        )
-        .unwrap();
-        std::mem::swap(&mut d, &mut dn);
+        be.scaled_step(&am, *alpha, *beta, &mut w, &mut z, k == 2)
+            .unwrap();
+        std::mem::swap(&mut w.d, &mut w.d_next);
     }
     [be.download(&z1).unwrap(), be.download(&z).unwrap()]
 }
@@ -188,20 +177,22 @@ fn mixed_switch_builds_the_next_level_from_the_device_matrix() {
         ..PrecondOptions::default()
     };
     let cpu = CpuBackend::new();
-    let mut mc = Chebyshev::new(&cpu, &a, &a, &opts).unwrap();
-    let mut mg = Chebyshev::new(be, &ad, &a, &opts).unwrap();
+    let mut opc = QuadDiagOperator::new(&cpu, &a, a.len());
+    let mut opg = QuadDiagOperator::new(be, &ad, a.len());
+    let mut mc = Chebyshev::new(&cpu, &mut opc, Some(&a), &opts).unwrap();
+    let mut mg = Chebyshev::new(be, &mut opg, Some(&a), &opts).unwrap();
     for _ in 0..2 {
         let (lc, lg) = (
-            mc.raise_precision(&cpu, &a).unwrap(),
-            mg.raise_precision(be, &ad).unwrap(),
+            mc.raise_precision(&cpu, &mut opc).unwrap(),
+            mg.raise_precision(be, &mut opg).unwrap(),
         );
         println!("switched to {lg:?} (cpu {lc:?})");
         assert_eq!(lc, lg);
         let mut zc = vec![f64::NAN; a.len()];
-        mc.apply(&cpu, &a, &r, &mut zc).unwrap();
+        mc.apply(&cpu, &mut opc, &r, &mut zc).unwrap();
         let rd = be.upload(&r).unwrap();
         let mut zd = be.upload(&vec![f64::NAN; a.len()]).unwrap();
-        mg.apply(be, &ad, &rd, &mut zd).unwrap();
+        mg.apply(be, &mut opg, &rd, &mut zd).unwrap();
         let zg = be.download(&zd).unwrap();
         assert!(zg.iter().all(|v| v.is_finite()), "{lg:?}: rows unwritten");
         let e = common::max_rel_diff(&zg, &zc);

@@ -375,23 +375,26 @@ fn bad_lengths_are_errors_not_panics() {
 #[ignore = "needs a CUDA GPU"]
 fn optimization_on_gpu_matches_cpu() {
     use cuth::backend::cpu::CpuBackend;
-    use cuth::topopt::cg::{CgMode, CgParams};
+    use cuth::linalg::{CgParams, RefineMode};
     use cuth::topopt::continuation::Schedule;
-    use cuth::topopt::optimize::{optimize, OptimizeOptions};
+    use cuth::topopt::optimize::{optimize, OptimizeOptions, SolveOptions};
     use cuth::topopt::presets::{self, LoadKind, MeshRequest};
     let req = MeshRequest {
         nelx: Some(26),
         ..Default::default()
     };
     let p = presets::build("cantilever", &req, LoadKind::Patch).unwrap();
-    for mode in [CgMode::F64, CgMode::Mixed] {
+    for mode in [RefineMode::F64, RefineMode::Mixed] {
         let opts = |kind, check_every| OptimizeOptions {
             max_iterations: 12,
             operator: kind,
-            cg: CgParams {
+            cg: SolveOptions {
+                cg: CgParams {
+                    check_every,
+                    ..SolveOptions::default().cg
+                },
                 mode,
-                check_every,
-                ..CgParams::default()
+                ..SolveOptions::default()
             },
             schedule: Schedule::standard(3.0, 1.5),
         };
@@ -433,12 +436,17 @@ fn optimization_on_gpu_matches_cpu() {
     }
 }
 
-/// `cg::solve` on the GPU reaches rtol on the true residual, recomputed
-/// here on the host, in both modes.
+/// The elastic solve (`linalg::refine` around PCG on the GPU operator)
+/// reaches rtol on the true residual, recomputed here on the host, in both
+/// modes and with both preconditioners.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn pcg_reaches_rtol_on_gpu() {
-    use cuth::topopt::cg::{self, CgMode, CgParams, Workspace};
+    use cuth::linalg::{
+        build_precond, refine, CgInfo, CgParams, PrecondKind, PrecondOptions, RefineMode,
+        RefineWork, Stop,
+    };
+    use cuth::topopt::ElasticOperator;
     // Moduli ≥ 1e-3: a conditioning CG meets in practice, not the worst case.
     let mut c = case((40, 20, 10), 21);
     for v in &mut c.e {
@@ -454,27 +462,48 @@ fn pcg_reaches_rtol_on_gpu() {
         })
         .collect();
     let fnorm = dot(&f, &f).sqrt();
-    for mode in [CgMode::F64, CgMode::Mixed] {
+    let cases = [RefineMode::F64, RefineMode::Mixed]
+        .into_iter()
+        .flat_map(|m| [PrecondKind::Jacobi, PrecondKind::Chebyshev].map(|k| (m, k)));
+    for (mode, precond) in cases {
         let be = gpu();
-        let mut op = operator(&c, OperatorKind::Fused);
-        let mut w = Workspace::new(be, c.mesh.dofs()).unwrap();
-        w.refresh_diagonal(be, &mut op).unwrap();
+        let n = c.mesh.dofs();
+        let mut op = ElasticOperator::new(be, operator(&c, OperatorKind::Fused), n).unwrap();
+        op.refresh_diagonal(be).unwrap();
+        let opts = PrecondOptions::default();
+        let mut m = build_precond(precond, be, &mut op, None, &opts).unwrap();
+        let mut w = RefineWork::new(be, n).unwrap();
         let fd = be.upload(&f).unwrap();
-        let mut u = be.zeros(c.mesh.dofs()).unwrap();
+        let mut u = be.zeros(n).unwrap();
         let params = CgParams {
-            rtol: 1e-5,
+            stop: Stop::relative(1e-5),
             max_iter: 20000,
-            mode,
             check_every: be.check_interval(),
+            ..CgParams::default()
         };
-        let info = cg::solve(be, &mut op, &fd, &mut u, &mut w, &params).unwrap();
+        let mut info = CgInfo::default();
+        refine(
+            be,
+            &mut op,
+            m.as_mut(),
+            &fd,
+            &mut u,
+            &mut w,
+            &params,
+            mode,
+            &mut info,
+        )
+        .unwrap();
         let u = be.download(&u).unwrap();
         let ku = host_apply(&c, &u);
         let r: Vec<f64> = ku.iter().zip(&f).map(|(a, b)| b - a).collect();
         let rel_res = dot(&r, &r).sqrt() / fnorm;
         println!(
-            "[gpu] pcg {mode:?}: {} iterations, {} outer, true residual {rel_res:.2e}, f64 fallback {}",
-            info.iterations, info.outer, info.switched_to_f64
+            "[gpu] pcg {mode:?} {precond:?}: {} iterations, {} outer, true residual {rel_res:.2e}, \
+             f64 fallback {}",
+            info.iterations,
+            info.outer,
+            !info.precision_switches.is_empty()
         );
         assert!(rel_res <= 1e-5, "{mode:?}: {rel_res}");
     }

@@ -6,9 +6,11 @@ mod common;
 
 use common::{dense_solve, max_rel_diff, stack, Rng};
 use cuth::assemble::assemble;
-use cuth::backend::{cpu::CpuBackend, Backend};
+use cuth::backend::{cpu::CpuBackend, Backend, QuadDiagOps};
 use cuth::grid::Grid;
-use cuth::linalg::{build_precond, pcg, CgParams, PrecondKind, PrecondOptions};
+use cuth::linalg::{
+    build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiagOperator, Stop,
+};
 use cuth::power::LayerPower;
 use cuth::stack::Stack;
 
@@ -169,14 +171,16 @@ fn pcg_with_every_preconditioner_reaches_the_dense_solution() {
             PrecondKind::Jacobi,
             PrecondKind::Chebyshev,
         ] {
-            let mut m = build_precond(kind, &be, &a, &sys.a, &PrecondOptions::default()).unwrap();
+            let mut op = QuadDiagOperator::new(&be, &a, n);
+            let mut m = build_precond(kind, &be, &mut op, Some(&sys.a), &PrecondOptions::default())
+                .unwrap();
             let mut x = be.zeros(n).unwrap();
             let params = CgParams {
-                rtol: 1e-11,
+                stop: Stop::relative(1e-11),
                 max_iter: 10 * n,
                 ..Default::default()
             };
-            let info = pcg(&be, &a, m.as_mut(), &bd, &mut x, n, &params).unwrap();
+            let info = pcg(&be, &mut op, m.as_mut(), &bd, &mut x, &params).unwrap();
             let err = max_rel_diff(&x, &exact);
             assert!(
                 err < 1e-9,

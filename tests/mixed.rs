@@ -11,8 +11,9 @@ use cuth::backend::cpu::CpuBackend;
 use cuth::backend::BackendError;
 use cuth::linalg::precond::chebyshev::Chebyshev;
 use cuth::linalg::{
-    build_precond, pcg, true_relative_residual, CgParams, PrecisionMode, PrecondKind,
-    PrecondOptions, PrecondReport, Preconditioner, QuadDiag, SolveError,
+    build_precond, pcg, true_relative_residual, CgParams, LinearOperator, PrecisionMode,
+    PrecondKind, PrecondOptions, PrecondReport, Preconditioner, QuadDiag, QuadDiagOperator,
+    SolveError, Stop,
 };
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
@@ -41,10 +42,10 @@ fn opts(mode: PrecisionMode) -> PrecondOptions {
 
 fn params(rtol: f64) -> CgParams {
     CgParams {
-        rtol,
+        stop: Stop::relative(rtol),
         max_iter: 5000,
         check_every: 1,
-        record: false,
+        ..CgParams::default()
     }
 }
 
@@ -64,10 +65,12 @@ fn every_precision_reaches_the_f64_tolerance_on_a_random_system() {
     let rtol = 1e-10;
     let mut reference = None;
     for mode in MODES {
-        let mut m = build_precond(PrecondKind::Chebyshev, &be, &a, &a, &opts(mode)).unwrap();
+        let mut op = QuadDiagOperator::new(&be, &a, a.len());
+        let mut m =
+            build_precond(PrecondKind::Chebyshev, &be, &mut op, Some(&a), &opts(mode)).unwrap();
         let mut x = vec![0.0; a.len()];
-        let info = pcg(&be, &a, m.as_mut(), &b, &mut x, a.len(), &params(rtol)).unwrap();
-        let rel = true_relative_residual(&be, &a, &b, &x, a.len(), 1.0).unwrap();
+        let info = pcg(&be, &mut op, m.as_mut(), &b, &mut x, &params(rtol)).unwrap();
+        let rel = true_relative_residual(&be, &mut op, &b, &x, 1.0).unwrap();
         let xr: &Vec<f64> = reference.get_or_insert_with(|| x.clone());
         let dx = common::max_rel_diff(&x, xr);
         println!(
@@ -132,9 +135,10 @@ fn low_precision_chebyshev_equals_the_f64_polynomial() {
             chebyshev_degree: degree,
             ..opts(mode)
         };
-        let mut m = Chebyshev::new(&be, &a, &a, &o).unwrap();
+        let mut op = QuadDiagOperator::new(&be, &a, a.len());
+        let mut m = Chebyshev::new(&be, &mut op, Some(&a), &o).unwrap();
         let mut z = vec![f64::NAN; a.len()];
-        m.apply(&be, &a, &r, &mut z).unwrap();
+        m.apply(&be, &mut op, &r, &mut z).unwrap();
         z
     };
     for degree in [1, 2, 6] {
@@ -160,23 +164,24 @@ fn a_lazily_built_level_equals_the_one_built_up_front() {
     let mut rng = Rng::new(13);
     let a = random_matrix(&mut rng, (31, 23, 7), 0.5);
     let r: Vec<f64> = (0..a.len()).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let op = || QuadDiagOperator::new(&be, &a, a.len());
     let apply = |m: &mut Chebyshev<CpuBackend>| {
         let mut z = vec![f64::NAN; a.len()];
-        m.apply(&be, &a, &r, &mut z).unwrap();
+        m.apply(&be, &mut op(), &r, &mut z).unwrap();
         z
     };
     let fixed = |mode| {
-        let mut m = Chebyshev::new(&be, &a, &a, &opts(mode)).unwrap();
+        let mut m = Chebyshev::new(&be, &mut op(), Some(&a), &opts(mode)).unwrap();
         (apply(&mut m), m.precision().unwrap())
     };
-    let mut m = Chebyshev::new(&be, &a, &a, &opts(PrecisionMode::Mixed)).unwrap();
+    let mut m = Chebyshev::new(&be, &mut op(), Some(&a), &opts(PrecisionMode::Mixed)).unwrap();
     let start = m.precision().unwrap();
     assert_eq!(start.current, "f32 [gx,gy,gz f16,f16,f16]");
     assert_eq!(start.matrix_bytes_per_row, 6);
     let z_rule = apply(&mut m);
 
     let (z32, p32) = fixed(PrecisionMode::F32);
-    let label = m.raise_precision(&be, &a).unwrap();
+    let label = m.raise_precision(&be, &mut op()).unwrap();
     assert_eq!(label.as_deref(), Some("f32 [gx,gy,gz f32,f32,f32]"));
     let now = m.precision().unwrap();
     assert_eq!((&now.current, now.matrix_bytes_per_row), (&p32.current, 12));
@@ -191,10 +196,13 @@ fn a_lazily_built_level_equals_the_one_built_up_front() {
     assert!(z.iter().zip(&z32).all(|(a, b)| a.to_bits() == b.to_bits()));
 
     let (z64, _) = fixed(PrecisionMode::F64);
-    assert_eq!(m.raise_precision(&be, &a).unwrap().as_deref(), Some("f64"));
+    assert_eq!(
+        m.raise_precision(&be, &mut op()).unwrap().as_deref(),
+        Some("f64")
+    );
     let z = apply(&mut m);
     assert!(z.iter().zip(&z64).all(|(a, b)| a.to_bits() == b.to_bits()));
-    assert_eq!(m.raise_precision(&be, &a).unwrap(), None);
+    assert_eq!(m.raise_precision(&be, &mut op()).unwrap(), None);
 
     // Each level approximates the f64 polynomial to its storage precision.
     let e_rule = common::max_rel_diff(&z_rule, &z64);
@@ -222,10 +230,11 @@ impl Preconditioner<CpuBackend> for FlushingJacobi {
     fn apply(
         &mut self,
         _be: &CpuBackend,
-        a: &QuadDiag,
+        a: &mut dyn LinearOperator<CpuBackend>,
         r: &Vec<f64>,
         z: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
+        let d = a.diagonal();
         for i in 0..r.len() {
             let ri = if self.exact {
                 r[i]
@@ -234,7 +243,7 @@ impl Preconditioner<CpuBackend> for FlushingJacobi {
             } else {
                 f16::from_f64(r[i]).to_f64()
             };
-            z[i] = ri / a.d[i];
+            z[i] = ri / d[i];
         }
         Ok(())
     }
@@ -242,12 +251,13 @@ impl Preconditioner<CpuBackend> for FlushingJacobi {
         PrecondReport {
             name: "flushing-jacobi".into(),
             params: BTreeMap::new(),
+            multigrid: None,
         }
     }
     fn raise_precision(
         &mut self,
         _be: &CpuBackend,
-        _a: &QuadDiag,
+        _a: &mut dyn LinearOperator<CpuBackend>,
     ) -> Result<Option<String>, BackendError> {
         if self.can_raise && !self.exact {
             self.exact = true;
@@ -280,10 +290,11 @@ fn stall_case(noisy: bool) -> usize {
         rng: Rng::new(1),
     };
     let mut x = vec![0.0; a.len()];
-    match pcg(&be, &a, &mut stuck, &b, &mut x, a.len(), &p) {
+    let mut op = QuadDiagOperator::new(&be, &a, a.len());
+    match pcg(&be, &mut op, &mut stuck, &b, &mut x, &p) {
         Ok(info) => panic!("reported convergence after {} iterations", info.iterations),
         Err(SolveError::NoConvergence { rel, .. } | SolveError::Stagnated { rel, .. }) => {
-            let t = true_relative_residual(&be, &a, &b, &x, a.len(), 1.0).unwrap();
+            let t = true_relative_residual(&be, &mut op, &b, &x, 1.0).unwrap();
             println!("f16-only: failed as it must, residual {rel:.2e} (true {t:.2e})");
             assert!(t > rtol);
         }
@@ -298,8 +309,8 @@ fn stall_case(noisy: bool) -> usize {
         rng: Rng::new(1),
     };
     let mut x = vec![0.0; a.len()];
-    let info = pcg(&be, &a, &mut adaptive, &b, &mut x, a.len(), &p).unwrap();
-    let t = true_relative_residual(&be, &a, &b, &x, a.len(), 1.0).unwrap();
+    let info = pcg(&be, &mut op, &mut adaptive, &b, &mut x, &p).unwrap();
+    let t = true_relative_residual(&be, &mut op, &b, &x, 1.0).unwrap();
     println!(
         "adaptive: switches {:?}, {} iterations, true residual {t:.2e}",
         info.precision_switches, info.iterations

@@ -12,16 +12,20 @@ mod common;
 use common::Rng;
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::Backend;
-use cuth::topopt::cg::{self, CgError, CgMode, CgParams, Workspace};
+use cuth::linalg::{
+    build_precond, refine, CgInfo, CgParams, PrecondKind, RefineMode, RefineWork, SolveError, Stop,
+};
 use cuth::topopt::continuation::{Schedule, Stage};
 use cuth::topopt::custom;
 use cuth::topopt::element::hex8_stiffness_with;
 use cuth::topopt::evaluate::{uniform_compliance, Evaluator};
 use cuth::topopt::filter::DensityFilter;
 use cuth::topopt::mesh::LOCAL_NODES;
+use cuth::topopt::optimize::SolveOptions;
 use cuth::topopt::optimize::{optimize, OptimizeOptions, VOLUME_TOL};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
 use cuth::topopt::problem::{Problem, Region};
+use cuth::topopt::ElasticOperator;
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
 use std::path::Path;
 use std::process::Command;
@@ -359,16 +363,9 @@ fn patch_test_uniform_strain_is_exact() {
         )
         .unwrap();
     be.elastic_set_moduli(&mut op, &e).unwrap();
-    let mut w = Workspace::new(&be, mesh.dofs()).unwrap();
-    w.refresh_diagonal(&be, &mut op).unwrap();
     let mut u = vec![0.0; mesh.dofs()];
-    let params = CgParams {
-        rtol: 1e-14,
-        max_iter: 2000,
-        mode: CgMode::F64,
-        check_every: 1,
-    };
-    cg::solve(&be, &mut op, &rhs, &mut u, &mut w, &params).unwrap();
+    let params = solve_options(1e-14, 2000, RefineMode::F64, PrecondKind::Jacobi);
+    solve_elastic(&be, op, &rhs, &mut u, &params).0.unwrap();
     for d in 0..mesh.dofs() {
         if !boundary[d] {
             assert!(
@@ -410,12 +407,7 @@ fn shear_cantilever(nelx: usize) -> Problem {
 #[test]
 fn uniform_cantilever_compliance_converges_under_refinement() {
     let be = CpuBackend::new();
-    let params = CgParams {
-        rtol: 1e-10,
-        max_iter: 20000,
-        mode: CgMode::F64,
-        check_every: 1,
-    };
+    let params = solve_options(1e-10, 20000, RefineMode::F64, PrecondKind::Jacobi);
     // Physical compliance: the unit-cube element scales as h·Kₑ, so c = c_mesh / h.
     let c: Vec<f64> = [8, 16, 32]
         .iter()
@@ -452,21 +444,67 @@ fn random_density_problem(seed: u64) -> (Problem, Vec<f64>) {
     (p, e)
 }
 
+/// The optimizer's solve settings with these values.
+fn solve_options(
+    rtol: f64,
+    max_iter: usize,
+    mode: RefineMode,
+    precond: PrecondKind,
+) -> SolveOptions {
+    SolveOptions {
+        cg: CgParams {
+            stop: Stop::relative(rtol),
+            max_iter,
+            check_every: 1,
+            ..CgParams::default()
+        },
+        mode,
+        precond,
+        ..SolveOptions::default()
+    }
+}
+
+/// The elastic solve as the optimizer runs it: `linalg::refine` around PCG
+/// with `opts.precond` on the operator `op` (moduli set), from `u`.
+fn solve_elastic(
+    be: &CpuBackend,
+    op: cuth::topopt::cpu::CpuElastic,
+    f: &Vec<f64>,
+    u: &mut Vec<f64>,
+    opts: &SolveOptions,
+) -> (Result<(), SolveError>, CgInfo) {
+    let mut op = ElasticOperator::new(be, op, u.len()).unwrap();
+    op.refresh_diagonal(be).unwrap();
+    let mut m = build_precond(opts.precond, be, &mut op, None, &opts.precond_opts).unwrap();
+    let mut w = RefineWork::new(be, u.len()).unwrap();
+    let mut info = CgInfo::default();
+    let r = refine(
+        be,
+        &mut op,
+        m.as_mut(),
+        f,
+        u,
+        &mut w,
+        &opts.cg,
+        opts.mode,
+        &mut info,
+    );
+    (r, info)
+}
+
 fn solve_with(
     p: &Problem,
     e: &[f64],
-    params: &CgParams,
-) -> (Result<cg::CgInfo, CgError>, Vec<f64>) {
+    params: &SolveOptions,
+) -> (Result<(), SolveError>, CgInfo, Vec<f64>) {
     let be = CpuBackend::new();
     let mut op = be
         .elastic_new(&p.mesh, &hex8_stiffness(NU), &p.fixed, OperatorKind::Fused)
         .unwrap();
     be.elastic_set_moduli(&mut op, e).unwrap();
-    let mut w = Workspace::new(&be, p.mesh.dofs()).unwrap();
-    w.refresh_diagonal(&be, &mut op).unwrap();
     let mut u = vec![0.0; p.mesh.dofs()];
-    let r = cg::solve(&be, &mut op, &p.force, &mut u, &mut w, params);
-    (r, u)
+    let (r, info) = solve_elastic(&be, op, &p.force, &mut u, params);
+    (r, info, u)
 }
 
 #[test]
@@ -474,15 +512,14 @@ fn pcg_reaches_rtol_on_the_true_residual_in_both_modes() {
     let (p, e) = random_density_problem(3);
     let k = dense_operator(&p.mesh, &e, &p.fixed);
     let fnorm = p.force.iter().map(|v| v * v).sum::<f64>().sqrt();
-    for mode in [CgMode::F64, CgMode::Mixed] {
-        let params = CgParams {
-            rtol: 1e-5,
-            max_iter: 5000,
-            mode,
-            check_every: 1,
-        };
-        let (r, u) = solve_with(&p, &e, &params);
-        let info = r.unwrap();
+    let cases = [RefineMode::F64, RefineMode::Mixed]
+        .into_iter()
+        .flat_map(|m| [PrecondKind::Jacobi, PrecondKind::Chebyshev].map(|k| (m, k)));
+    for (mode, precond) in cases {
+        let params = solve_options(1e-5, 5000, mode, precond);
+        let (r, info, u) = solve_with(&p, &e, &params);
+        r.unwrap();
+        println!("{mode:?} {precond:?}: {} iterations", info.iterations);
         // Residual recomputed here from the assembled matrix.
         let ku = matvec(&k, &u);
         let res = ku
@@ -494,7 +531,7 @@ fn pcg_reaches_rtol_on_the_true_residual_in_both_modes() {
         assert!(res / fnorm <= 1e-5, "{mode:?}: {} ({info:?})", res / fnorm);
         assert!((info.rel_residual - res / fnorm).abs() < 1e-3 * res / fnorm);
         assert!(info.iterations > 0);
-        if mode == CgMode::Mixed {
+        if mode == RefineMode::Mixed {
             assert!(info.outer >= 1);
         }
     }
@@ -503,20 +540,15 @@ fn pcg_reaches_rtol_on_the_true_residual_in_both_modes() {
 #[test]
 fn pcg_reports_the_iteration_cap() {
     let (p, e) = random_density_problem(4);
-    for mode in [CgMode::F64, CgMode::Mixed] {
-        let params = CgParams {
-            rtol: 1e-5,
-            max_iter: 7,
-            mode,
-            check_every: 1,
-        };
-        match solve_with(&p, &e, &params).0 {
-            Err(CgError::NoConvergence { info, cap, .. }) => {
-                assert_eq!(cap, 7);
+    for mode in [RefineMode::F64, RefineMode::Mixed] {
+        let params = solve_options(1e-5, 7, mode, PrecondKind::Jacobi);
+        match solve_with(&p, &e, &params) {
+            (Err(SolveError::NoConvergence { iters, rel, .. }), info, _) => {
+                assert_eq!(iters, 7);
                 assert_eq!(info.iterations, 7);
-                assert!(info.rel_residual > 1e-5);
+                assert!(rel > 1e-5 && info.rel_residual == rel);
             }
-            other => panic!("{mode:?}: expected the cap, got {other:?}"),
+            (other, ..) => panic!("{mode:?}: expected the cap, got {other:?}"),
         }
     }
 }
@@ -531,12 +563,7 @@ fn compliance_gradient_matches_finite_differences() {
         ..Default::default()
     };
     let p = presets::build("cantilever", &req, LoadKind::Patch).unwrap();
-    let params = CgParams {
-        rtol: 1e-12,
-        max_iter: 20000,
-        mode: CgMode::F64,
-        check_every: 1,
-    };
+    let params = solve_options(1e-12, 20000, RefineMode::F64, PrecondKind::Jacobi);
     let mut ev = Evaluator::new(&be, &p, OperatorKind::Fused, params).unwrap();
     let filter = DensityFilter::new(p.mesh, 1.5);
     let mut rng = Rng::new(11);
@@ -579,7 +606,7 @@ fn small_optimization_meets_volume_and_lowers_compliance() {
     let opts = OptimizeOptions {
         max_iterations: 40,
         operator: OperatorKind::Fused,
-        cg: CgParams::default(),
+        cg: SolveOptions::default(),
         schedule: Schedule::fixed(Stage {
             penal: 3.0,
             beta: 1.0,
@@ -635,7 +662,7 @@ fn passive_regions_stay_solid_and_void() {
     let opts = OptimizeOptions {
         max_iterations: 15,
         operator: OperatorKind::Fused,
-        cg: CgParams::default(),
+        cg: SolveOptions::default(),
         schedule: Schedule::fixed(Stage {
             penal: 3.0,
             beta: 2.0,
@@ -667,7 +694,7 @@ fn cpu_optimization_does_not_depend_on_the_thread_count() {
     let opts = OptimizeOptions {
         max_iterations: 8,
         operator: OperatorKind::NodeCentred,
-        cg: CgParams::default(),
+        cg: SolveOptions::default(),
         schedule: Schedule::standard(3.0, 1.5),
     };
     let run = |threads: usize| {

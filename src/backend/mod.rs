@@ -1,8 +1,20 @@
 //! Executors. The solver (PCG, preconditioners, eigenvalue estimate) is written
-//! once against [`Backend`]; the CPU backend (rayon, the reference) and the
+//! once against these traits; the CPU backend (rayon, the reference) and the
 //! CUDA backend (cudarc + NVRTC kernels from `kernels/*.cu`) supply storage and
 //! the fused kernels. Each method's doc gives its math; every kernel makes one
 //! pass over memory.
+//!
+//! [`Backend`] is the core every solver needs: f64 vectors, scalar slots,
+//! BLAS-1 and reductions. Capability traits add the kernels of one kind of
+//! operator or preconditioner, each implemented beside its kernels
+//! (`cpu/<family>.rs`, `cuda/<family>.rs`): [`QuadDiagOps`] (the thermal
+//! matrix), [`ChebyshevOps`] (the Chebyshev steps in f64 for any operator
+//! with a diagonal), [`ScaledChebyshevOps`] (the steps below f64 on the
+//! Jacobi-scaled Â, generic over the arithmetic's element type) and
+//! `topopt::ElasticBackend` (the matrix-free elasticity operator). A new
+//! family (grid transfers for multigrid, say) is one more such trait.
+//! [`ChebyshevBackend`] names the set the thermal solvers need (with
+//! [`mg::MultigridOps`], the multigrid preconditioner's grid operations).
 //!
 //! Scalars produced by reductions stay on the device in a [`Backend::Scalars`]
 //! buffer of numbered slots; kernels that need a coefficient read it from there
@@ -11,9 +23,10 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod mg;
 
-use crate::linalg::precision::ScaledQuadDiag;
-use crate::linalg::QuadDiag;
+use crate::matrix::precision::ScaledQuadDiag;
+use crate::matrix::QuadDiag;
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -45,6 +58,8 @@ pub enum BackendError {
         /// What the user can do, e.g. "use a coarser --grid or --device cpu".
         advice: &'static str,
     },
+    #[error("{0}")]
+    Unsupported(&'static str),
     #[error("vector lengths differ: {0} vs {1}")]
     Length(usize, usize),
 }
@@ -67,19 +82,12 @@ pub struct Ratio {
     pub den: usize,
 }
 
+/// The core of an executor: storage, scalar slots, BLAS-1 and reductions.
 pub trait Backend {
     /// A vector of f64 living on this device.
     type Vector;
-    /// A Quad-Diag matrix living on this device.
-    type Matrix;
     /// A small array of f64 slots living on this device.
     type Scalars;
-    /// The Jacobi-scaled Â of the low-precision Chebyshev, each off-diagonal
-    /// in its own storage format (`linalg::precision`).
-    type LowMatrix;
-    /// A vector of f32 living on this device (the low-precision
-    /// preconditioner's work vectors).
-    type LowVector;
 
     fn report(&self) -> DeviceReport;
 
@@ -98,7 +106,9 @@ pub trait Backend {
     }
 
     /// Fails early, before the stack is assembled or anything is allocated,
-    /// when a solve of `cells` rows cannot fit on this device.
+    /// when a solve of `cells` rows cannot fit on this device. Part of a
+    /// solve's planning: uploads do not check (a multigrid hierarchy uploads
+    /// several smaller matrices under one plan).
     fn check_capacity(&self, cells: usize) -> Result<(), BackendError> {
         self.check_capacity_with(cells, 0)
     }
@@ -128,43 +138,11 @@ pub trait Backend {
     }
     /// dst = src
     fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<(), BackendError>;
-    fn upload_matrix(&self, a: &QuadDiag) -> Result<Self::Matrix, BackendError>;
-    /// `a` on the host, for the rare step that needs A after the upload (a
-    /// mixed-precision switch builds its next level from it): borrowed where
-    /// the matrix already lives on the host, else downloaded, so that no
-    /// host copy has to be kept for the whole solve just in case.
-    fn host_matrix<'m>(&self, a: &'m Self::Matrix) -> Result<Cow<'m, QuadDiag>, BackendError>;
     /// `n` slots, zero-filled.
     fn scalars(&self, n: usize) -> Result<Self::Scalars, BackendError>;
     /// Reads every slot back to the host (a synchronization point on a GPU).
     fn read_scalars(&self, s: &Self::Scalars) -> Result<Vec<f64>, BackendError>;
 
-    /// y = A x
-    fn spmv(
-        &self,
-        a: &Self::Matrix,
-        x: &Self::Vector,
-        y: &mut Self::Vector,
-    ) -> Result<(), BackendError>;
-    /// r = b − A x;  s[out] = r·r
-    fn residual(
-        &self,
-        a: &Self::Matrix,
-        b: &Self::Vector,
-        x: &Self::Vector,
-        r: &mut Self::Vector,
-        s: &mut Self::Scalars,
-        out: usize,
-    ) -> Result<(), BackendError>;
-    /// q = A p;  s[out] = p·q
-    fn spmv_dot(
-        &self,
-        a: &Self::Matrix,
-        p: &Self::Vector,
-        q: &mut Self::Vector,
-        s: &mut Self::Scalars,
-        out: usize,
-    ) -> Result<(), BackendError>;
     /// s[out] = x·y
     fn dot(
         &self,
@@ -202,67 +180,193 @@ pub trait Backend {
         b: &Self::Vector,
         out: &mut Self::Vector,
     ) -> Result<(), BackendError>;
-    /// z = D⁻¹ r, D = diag(A)
+    /// z = r ⊘ d (element-wise): Jacobi, z = D⁻¹ r, with the diagonal d of
+    /// any operator (24 B/row).
+    fn divide(
+        &self,
+        r: &Self::Vector,
+        d: &Self::Vector,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+}
+
+/// The thermal Quad-Diag matrix (`matrix::QuadDiag`) on a device.
+pub trait QuadDiagOps: Backend {
+    /// A Quad-Diag matrix living on this device ('static: multigrid finds
+    /// it behind a `LinearOperator` by downcasting).
+    type Matrix: 'static;
+
+    /// Readies the kernels of this capability (compiles them, on a GPU) so
+    /// that their first launch is not timed with the compiler. A solve's
+    /// planning calls it; launching without it works too.
+    fn prepare_quad_diag(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    /// Copies `a` to the device. Checks lengths only: whether the solve fits
+    /// is the planning's question ([`Backend::check_capacity`]).
+    fn upload_matrix(&self, a: &QuadDiag) -> Result<Self::Matrix, BackendError>;
+    /// `a` on the host, for the rare step that needs A after the upload (a
+    /// mixed-precision switch builds its next level from it): borrowed where
+    /// the matrix already lives on the host, else downloaded, so that no
+    /// host copy has to be kept for the whole solve just in case.
+    fn host_matrix<'m>(&self, a: &'m Self::Matrix) -> Result<Cow<'m, QuadDiag>, BackendError>;
+    /// The diagonal D of `a`, as a vector of this device.
+    fn diagonal<'m>(&self, a: &'m Self::Matrix) -> &'m Self::Vector;
+
+    /// y = A x
+    fn spmv(
+        &self,
+        a: &Self::Matrix,
+        x: &Self::Vector,
+        y: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+    /// r = b − A x (difference form, see `QuadDiag`);  s[out] = r·r
+    fn residual(
+        &self,
+        a: &Self::Matrix,
+        b: &Self::Vector,
+        x: &Self::Vector,
+        r: &mut Self::Vector,
+        s: &mut Self::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+    /// q = A p;  s[out] = p·q
+    fn spmv_dot(
+        &self,
+        a: &Self::Matrix,
+        p: &Self::Vector,
+        q: &mut Self::Vector,
+        s: &mut Self::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+    /// z = D⁻¹ r, D = diag(A): [`Backend::divide`] by A's own diagonal.
     fn jacobi(
         &self,
         a: &Self::Matrix,
         r: &Self::Vector,
         z: &mut Self::Vector,
-    ) -> Result<(), BackendError>;
-    /// First Chebyshev step: res = r;  d = c·D⁻¹ r;  z = d
-    #[allow(clippy::too_many_arguments)]
-    fn cheb_init(
-        &self,
-        a: &Self::Matrix,
-        c: f64,
-        r: &Self::Vector,
-        res: &mut Self::Vector,
-        d: &mut Self::Vector,
-        z: &mut Self::Vector,
-    ) -> Result<(), BackendError>;
-    /// Later Chebyshev steps: res −= A d;  d_next = α d + β D⁻¹ res;  z += d_next
-    #[allow(clippy::too_many_arguments)]
+    ) -> Result<(), BackendError> {
+        self.divide(r, self.diagonal(a), z)
+    }
+    /// The Chebyshev preconditioner's later step with A d fused in (A read
+    /// once): res −= A d;  d_next = α d + β D⁻¹ res;  z += d_next.
     fn cheb_step(
         &self,
         a: &Self::Matrix,
         alpha: f64,
         beta: f64,
-        d: &Self::Vector,
-        d_next: &mut Self::Vector,
-        res: &mut Self::Vector,
+        w: &mut ChebWork<Self::Vector>,
         z: &mut Self::Vector,
     ) -> Result<(), BackendError>;
+}
 
-    fn upload_low_matrix(&self, a: &ScaledQuadDiag) -> Result<Self::LowMatrix, BackendError>;
-    /// f32 vector of length n, zero-filled.
-    fn zeros_low(&self, n: usize) -> Result<Self::LowVector, BackendError>;
-    /// First Chebyshev step on Â (f32 arithmetic): r̂ = S r;  res = r̂;
-    /// d = c·r̂;  ẑ = d.  When `last` (degree 1), only z = S d, in f64.
-    #[allow(clippy::too_many_arguments)]
-    fn cheb_init_low(
+/// The work vectors of one Chebyshev recurrence in element type `V`'s
+/// precision: res, d, d_next, and below f64 the accumulator ẑ (at f64 the
+/// recurrence accumulates straight into z).
+pub struct ChebWork<V> {
+    pub res: V,
+    pub d: V,
+    pub d_next: V,
+    pub zhat: Option<V>,
+}
+
+/// The vector steps of the Jacobi-scaled Chebyshev preconditioner
+/// (`linalg::precond::chebyshev`) in f64, for any operator with a diagonal D
+/// (the Quad-Diag matrix fuses its later step: [`QuadDiagOps::cheb_step`]).
+pub trait ChebyshevOps: Backend {
+    /// Readies these kernels (see [`QuadDiagOps::prepare_quad_diag`]).
+    fn prepare_chebyshev(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+    /// The recurrence's vectors for n rows, zero-filled.
+    fn cheb_work(&self, n: usize) -> Result<ChebWork<Self::Vector>, BackendError> {
+        Ok(ChebWork {
+            res: self.zeros(n)?,
+            d: self.zeros(n)?,
+            d_next: self.zeros(n)?,
+            zhat: None,
+        })
+    }
+    /// First step: res = r;  d = c·D⁻¹ r;  z = d  (40 B/row).
+    fn cheb_init(
         &self,
-        a: &Self::LowMatrix,
+        diag: &Self::Vector,
         c: f64,
         r: &Self::Vector,
-        res: &mut Self::LowVector,
-        d: &mut Self::LowVector,
-        zhat: &mut Self::LowVector,
+        w: &mut ChebWork<Self::Vector>,
         z: &mut Self::Vector,
-        last: bool,
     ) -> Result<(), BackendError>;
-    /// Later Chebyshev steps on Â: res −= Â d;  d_next = α d + β res;
-    /// ẑ += d_next.  When `last`, only z = S (ẑ + d_next), in f64.
+    /// Later step after q = A d (the caller then swaps d and d_next):
+    /// res −= q;  d_next = α d + β D⁻¹ res;  z += d_next  (64 B/row).
     #[allow(clippy::too_many_arguments)]
-    fn cheb_step_low(
+    fn cheb_update(
         &self,
-        a: &Self::LowMatrix,
+        q: &Self::Vector,
+        diag: &Self::Vector,
         alpha: f64,
         beta: f64,
-        d: &Self::LowVector,
-        d_next: &mut Self::LowVector,
-        res: &mut Self::LowVector,
-        zhat: &mut Self::LowVector,
+        w: &mut ChebWork<Self::Vector>,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+}
+
+/// The Chebyshev recurrence below f64 on the Jacobi-scaled Â = S A S of a
+/// Quad-Diag matrix (S = D^-1/2, unit diagonal, off-diagonals stored f16 or
+/// f32 as `matrix::precision` chose), with arithmetic and work vectors in
+/// element type `T` (f32 today), returning z = S q(Â) S r in f64. The
+/// precision is this type parameter; which level runs is decided in one
+/// place, `Chebyshev::enter`.
+pub trait ScaledChebyshevOps<T>: Backend {
+    /// Â on this device.
+    type ScaledMatrix;
+    /// A vector of `T`.
+    type ScaledVector;
+
+    /// Readies these kernels (see [`QuadDiagOps::prepare_quad_diag`]).
+    fn prepare_scaled(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+    /// Copies Â (built on the host by `ScaledQuadDiag::new`) to the device.
+    fn upload_scaled(&self, a: &ScaledQuadDiag) -> Result<Self::ScaledMatrix, BackendError>;
+    /// The recurrence's vectors (with ẑ) for n rows, zero-filled.
+    fn scaled_work(&self, n: usize) -> Result<ChebWork<Self::ScaledVector>, BackendError>;
+    /// First step: r̂ = S r;  res = r̂;  d = c·r̂;  ẑ = d, and when `last`
+    /// (degree 1) only z = S d, in f64.
+    #[allow(clippy::too_many_arguments)]
+    fn scaled_init(
+        &self,
+        a: &Self::ScaledMatrix,
+        c: f64,
+        r: &Self::Vector,
+        w: &mut ChebWork<Self::ScaledVector>,
         z: &mut Self::Vector,
         last: bool,
     ) -> Result<(), BackendError>;
+    /// Later steps (the caller then swaps d and d_next): res −= Â d;
+    /// d_next = α d + β res;  ẑ += d_next, and when `last` only
+    /// z = S (ẑ + d_next), in f64.
+    #[allow(clippy::too_many_arguments)]
+    fn scaled_step(
+        &self,
+        a: &Self::ScaledMatrix,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<Self::ScaledVector>,
+        z: &mut Self::Vector,
+        last: bool,
+    ) -> Result<(), BackendError>;
+}
+
+/// A backend with everything the thermal solvers use: the Quad-Diag matrix
+/// and the Chebyshev preconditioner in every precision `--precision` can ask
+/// for.
+pub trait ChebyshevBackend:
+    QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps
+{
+}
+
+impl<B: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps> ChebyshevBackend
+    for B
+{
 }

@@ -3,7 +3,7 @@
 use super::common::RunArgs;
 use super::device::{self, Resolved};
 use anyhow::Context;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, Backend};
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::linalg::PrecisionMode;
 use cuth::output::{self, OutputOptions, SteadyView, TempUnit};
 use cuth::stack::Stack;
@@ -122,7 +122,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn solve_on<B: Backend + 'static>(
+fn solve_on<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,

@@ -6,9 +6,9 @@ use super::device::{self, DeviceChoice, Resolved};
 use super::solve::UsageError;
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
-use cuth::topopt::cg::{CgMode, CgParams};
+use cuth::linalg::{CgParams, PrecondKind, PrecondOptions, RefineMode, Stop};
 use cuth::topopt::continuation::Schedule;
-use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome};
+use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome, SolveOptions};
 use cuth::topopt::output::{self, DensityField, HistoryRow};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
 use cuth::topopt::problem::{Problem, E0, E_MIN};
@@ -54,8 +54,12 @@ pub struct TopoptArgs {
     pub operator: OperatorKind,
     /// CG arithmetic: f64 throughout, or the f32 operator inside f64
     /// residual correction (`mixed`, alias `f32`).
-    #[arg(long, value_enum, default_value_t = CgMode::Mixed)]
-    pub precision: CgMode,
+    #[arg(long, value_enum, default_value_t = RefineMode::Mixed)]
+    pub precision: RefineMode,
+    /// Preconditioner of the elastic PCG: Jacobi, or Jacobi-scaled Chebyshev
+    /// (degree 6, λmax by Lanczos on each design's operator); not mg.
+    #[arg(long, value_enum, default_value_t = PrecondKind::Jacobi)]
+    pub precond: PrecondKind,
     /// Relative true residual ‖f − Ku‖/‖f‖ each solve must reach.
     #[arg(long, default_value_t = 1e-5)]
     pub rtol: f64,
@@ -110,6 +114,13 @@ pub fn resolve_problem(args: &TopoptArgs) -> anyhow::Result<Problem> {
 }
 
 fn check_args(args: &TopoptArgs) -> Result<(), UsageError> {
+    if args.precond == PrecondKind::Multigrid {
+        return Err(UsageError(
+            "--precond mg needs the thermal Quad-Diag matrix; topopt takes jacobi, \
+             chebyshev or none"
+                .into(),
+        ));
+    }
     if args.iterations == 0 {
         return Err(UsageError("--iterations must be at least 1".into()));
     }
@@ -201,11 +212,16 @@ fn run_on<B: ElasticBackend>(
     let opts = OptimizeOptions {
         max_iterations: args.iterations,
         operator: args.operator,
-        cg: CgParams {
-            rtol: args.rtol,
-            max_iter: args.cg_max_iter,
+        cg: SolveOptions {
+            cg: CgParams {
+                stop: Stop::relative(args.rtol),
+                max_iter: args.cg_max_iter,
+                check_every: be.check_interval(),
+                ..CgParams::default()
+            },
             mode: args.precision,
-            check_every: be.check_interval(),
+            precond: args.precond,
+            precond_opts: PrecondOptions::default(),
         },
         schedule: Schedule::standard(problem.penal, problem.rmin),
     };
@@ -272,6 +288,7 @@ fn summary(
         },
         "cg": {
             "precision": args.precision,
+            "precond": args.precond,
             "rtol": args.rtol,
             "max_iter_per_solve": args.cg_max_iter,
             "total_iterations": o.cg_iterations,

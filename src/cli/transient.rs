@@ -6,7 +6,7 @@ use super::common::RunArgs;
 use super::device::{self, Resolved};
 use super::solve::UsageError;
 use anyhow::Context;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, Backend};
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::grid::Grid;
 use cuth::output::{OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;
@@ -213,7 +213,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_on<B: Backend + 'static>(
+fn run_on<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     schedule: &PowerSchedule,

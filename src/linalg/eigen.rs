@@ -7,7 +7,8 @@
 //! enlarge it by a safety factor and cap it by the Gershgorin bound, which is
 //! a true upper bound.
 
-use super::pcg::{pcg_into, CgInfo, CgParams, SolveError};
+use super::operator::LinearOperator;
+use super::pcg::{pcg_into, CgInfo, CgParams, SolveError, Stop};
 use super::precond::jacobi::Jacobi;
 use crate::backend::Backend;
 
@@ -58,10 +59,10 @@ pub fn tridiag_max_eig(diag: &[f64], off: &[f64]) -> f64 {
 /// iterations; returns the largest Ritz value.
 pub fn lanczos_lambda_max<B: Backend>(
     be: &B,
-    a: &B::Matrix,
-    n: usize,
+    a: &mut dyn LinearOperator<B>,
     steps: usize,
 ) -> Result<f64, SolveError> {
+    let n = a.len();
     // Deterministic pseudo-random right-hand side (xorshift), so runs repeat.
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     let rhs: Vec<f64> = (0..n)
@@ -75,14 +76,15 @@ pub fn lanczos_lambda_max<B: Backend>(
     let b = be.upload(&rhs)?;
     let mut x = be.zeros(n)?;
     let params = CgParams {
-        rtol: 1e-300,
+        stop: Stop::relative(1e-300),
         max_iter: steps,
         check_every: 1,
         record: true,
+        replace: true,
     };
     let mut jac = Jacobi;
     let mut info = CgInfo::default();
-    match pcg_into(be, a, &mut jac, &b, &mut x, n, &params, &mut info) {
+    match pcg_into(be, a, &mut jac, &b, &mut x, &params, &mut info) {
         // Running out of the `steps` iterations is the expected way to stop.
         Ok(()) | Err(SolveError::NoConvergence { .. }) => Ok(ritz_max(&info.coefficients)),
         Err(e) => Err(e),

@@ -1,17 +1,29 @@
-//! Linear algebra on the thermal system: the Quad-Diag matrix, PCG written once
-//! against [`crate::backend::Backend`], and the preconditioners.
+//! The Krylov layer: PCG, the preconditioners (identity, Jacobi, Chebyshev
+//! with its mixed-precision levels) and the Lanczos estimate, written once
+//! against a [`LinearOperator`] on a [`crate::backend::Backend`]; the
+//! thermal Quad-Diag matrix and topopt's matrix-free elasticity operator are
+//! both operators.
 
 pub mod eigen;
+pub mod mg;
 pub mod offset;
+pub mod operator;
 pub mod pcg;
-pub mod precision;
 pub mod precond;
-pub mod quad_diag;
+pub mod refine;
 
+/// The preconditioner's storage precision lives with the matrices it stores.
+pub use crate::matrix::precision;
+pub use crate::matrix::quad_diag::{self, QuadDiag};
 pub use offset::Offset;
-pub use pcg::{pcg, pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork, SolveError};
+pub use operator::{LinearOperator, QuadDiagOperator};
+pub use pcg::{
+    pcg, pcg_from_residual, pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork,
+    SolveError, Stop,
+};
 pub use precision::PrecisionMode;
 pub use precond::{
-    build_precond, PrecisionReport, PrecondKind, PrecondOptions, PrecondReport, Preconditioner,
+    build_precond, build_thermal_precond, PrecisionReport, PrecondKind, PrecondOptions,
+    PrecondReport, Preconditioner,
 };
-pub use quad_diag::QuadDiag;
+pub use refine::{refine, RefineMode, RefineWork};

@@ -20,9 +20,13 @@ pub struct Offset {
     pub c: f64,
     /// b − c·amb.
     pub rhs: Vec<f64>,
-    /// ‖b‖ / ‖b − c·amb‖: multiply rtol by this so that the shifted solve
-    /// stops at the same ‖r‖ ≤ rtol·‖b‖ as the plain one.
+    /// ‖b‖ / ‖b − c·amb‖: the shifted system's residual relative to its own
+    /// right-hand side, times this, is relative to the original ‖b‖.
     pub rtol_scale: f64,
+    /// ‖b‖ of the original right-hand side: the reference of the solve's
+    /// stopping test (`linalg::Stop::against`), so that the shifted solve
+    /// stops at the same ‖r‖ ≤ rtol·‖b‖ as the plain one.
+    pub b_norm: f64,
 }
 
 impl Offset {
@@ -37,7 +41,12 @@ impl Offset {
         let norm = |v: &[f64]| v.iter().map(|t| t * t).sum::<f64>().sqrt();
         let (nb, ns) = (norm(b), norm(&rhs));
         let rtol_scale = if ns > 0.0 { nb / ns } else { 1.0 };
-        Offset { c, rhs, rtol_scale }
+        Offset {
+            c,
+            rhs,
+            rtol_scale,
+            b_norm: nb,
+        }
     }
 
     /// x = c + x'.

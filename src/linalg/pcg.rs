@@ -1,4 +1,6 @@
-//! Preconditioned conjugate gradients, written once for every backend.
+//! Preconditioned conjugate gradients, written once for every backend and
+//! every operator ([`LinearOperator`]: the thermal Quad-Diag matrix, the
+//! matrix-free elasticity operator).
 //!
 //! Memory traffic of one iteration, f64, per row (n rows), with the fused
 //! backend kernels:
@@ -20,12 +22,13 @@
 //! precision and restarts from the true residual; stagnation is never
 //! reported as convergence.
 
+use super::operator::LinearOperator;
 use super::precond::Preconditioner;
 use crate::backend::{Backend, BackendError, Ratio};
 
-/// Scalar slots used by PCG.
-const RR: usize = 0;
-const BB: usize = 1;
+/// Scalar slots used by PCG (`refine` shares them).
+pub(super) const RR: usize = 0;
+pub(super) const BB: usize = 1;
 const PQ: usize = 2;
 /// r·z of the current and next iteration alternate between these two, so a
 /// kernel can read the old value while another writes the new one.
@@ -45,10 +48,72 @@ const STALL_ITERS: usize = 1000;
 /// residual then comes from M, not from f64 rounding).
 const REPLACEMENTS_BEFORE_RAISE: usize = 2;
 
+/// When PCG stops: ‖r‖₂ ≤ rtol · reference, the reference being ‖b‖₂ of
+/// the system PCG solves unless the caller names its own (the user's ‖b‖
+/// before steady's offset shift, the transient step's ‖P‖), and never
+/// tighter than ‖r‖₂ ≤ floor · ‖b‖₂, the most f64 can resolve. The one place
+/// where rtol is scaled; residuals and errors are reported against the same
+/// reference, in the user's terms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stop {
+    pub rtol: f64,
+    /// `None`: ‖b‖₂ of the system solved.
+    pub reference_norm: Option<f64>,
+    /// 0 for no floor.
+    pub floor: f64,
+}
+
+impl Stop {
+    /// ‖r‖₂ ≤ rtol · ‖b‖₂.
+    pub fn relative(rtol: f64) -> Stop {
+        Stop {
+            rtol,
+            reference_norm: None,
+            floor: 0.0,
+        }
+    }
+
+    /// ‖r‖₂ ≤ rtol · `reference_norm` (‖b‖₂ when that is 0).
+    pub fn against(rtol: f64, reference_norm: f64) -> Stop {
+        Stop {
+            rtol,
+            reference_norm: (reference_norm > 0.0).then_some(reference_norm),
+            floor: 0.0,
+        }
+    }
+
+    /// With ‖r‖₂ ≥ `floor` · ‖b‖₂ always accepted.
+    pub fn with_floor(self, floor: f64) -> Stop {
+        Stop { floor, ..self }
+    }
+
+    /// The bound on r·r for a system whose right-hand side has b·b = `bb`.
+    pub fn threshold_sq(&self, bb: f64) -> f64 {
+        match self.reference_norm {
+            // The plain form, as rtol²·‖b‖² has always been computed.
+            None => {
+                let rtol = self.rtol.max(self.floor);
+                rtol * rtol * bb
+            }
+            Some(reference) => {
+                let target = (self.rtol * reference).max(self.floor * bb.sqrt());
+                target * target
+            }
+        }
+    }
+
+    /// ‖r‖₂ / reference from r·r and b·b.
+    pub fn relative_residual(&self, rr: f64, bb: f64) -> f64 {
+        match self.reference_norm {
+            None => (rr / bb).sqrt(),
+            Some(reference) => rr.sqrt() / reference,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct CgParams {
-    /// Stop when ‖r‖₂/‖b‖₂ ≤ rtol.
-    pub rtol: f64,
+    pub stop: Stop,
     /// Reaching this many iterations is a failure, not a silent stop.
     pub max_iter: usize,
     /// Read the residual back every this many iterations (1 on the CPU; larger
@@ -57,15 +122,21 @@ pub struct CgParams {
     /// Record α and β of every iteration (for the Lanczos eigenvalue estimate);
     /// forces a read-back per iteration.
     pub record: bool,
+    /// When the recurrence meets the stop, confirm it on the true residual
+    /// b − A x and restart from it if it is not there yet (residual
+    /// replacement). Off for the inner solves of [`super::refine`], whose
+    /// outer loop recomputes the true residual anyway.
+    pub replace: bool,
 }
 
 impl Default for CgParams {
     fn default() -> Self {
         CgParams {
-            rtol: 1e-8,
+            stop: Stop::relative(1e-8),
             max_iter: 20_000,
             check_every: 1,
             record: false,
+            replace: true,
         }
     }
 }
@@ -73,7 +144,7 @@ impl Default for CgParams {
 #[derive(Clone, Debug, Default)]
 pub struct CgInfo {
     pub iterations: usize,
-    /// ‖r‖₂/‖b‖₂ from the CG recurrence at the last check.
+    /// ‖r‖₂/reference ([`Stop`]) from the CG recurrence at the last check.
     pub rel_residual: f64,
     /// (α, β) per iteration, when `CgParams::record` is set.
     pub coefficients: Vec<(f64, f64)>,
@@ -81,8 +152,12 @@ pub struct CgInfo {
     /// CG was restarted from the true residual.
     pub replacements: usize,
     /// (iteration, new precision) each time PCG stagnated and the
-    /// preconditioner switched up (mixed precision).
+    /// preconditioner switched up (mixed precision), or the refinement loop
+    /// switched its operator up (`refine`).
     pub precision_switches: Vec<(usize, String)>,
+    /// Solves from a recomputed true residual (`refine`): corrections in
+    /// mixed mode, restarts in f64 mode.
+    pub outer: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,42 +175,18 @@ pub enum SolveError {
     Backend(#[from] BackendError),
 }
 
-impl SolveError {
-    /// The same error in the caller's terms: PCG measures ‖r‖ against the
-    /// right-hand side it was given and its own rtol, which differ from what
-    /// the user asked for when the system was shifted or rescaled (steady's
-    /// offset, transient's power-imbalance test). `residual_scale` converts
-    /// PCG's relative residual into the user's; `rtol` is the user's.
-    pub fn in_user_terms(self, residual_scale: f64, rtol: f64) -> SolveError {
-        match self {
-            SolveError::Stagnated { iters, rel, .. } => SolveError::Stagnated {
-                iters,
-                rel: rel * residual_scale,
-                rtol,
-            },
-            SolveError::NoConvergence { iters, rel, .. } => SolveError::NoConvergence {
-                iters,
-                rel: rel * residual_scale,
-                rtol,
-            },
-            e => e,
-        }
-    }
-}
-
 /// ‖b − A x‖₂ / ‖b‖₂ recomputed in f64 (difference form, see `QuadDiag`),
 /// divided by `scale` (`Offset::rtol_scale` for a shifted system, else 1).
 pub fn true_relative_residual<B: Backend>(
     be: &B,
-    a: &B::Matrix,
+    a: &mut dyn LinearOperator<B>,
     b: &B::Vector,
     x: &B::Vector,
-    n: usize,
     scale: f64,
 ) -> Result<f64, BackendError> {
-    let mut r = be.zeros(n)?;
+    let mut r = be.zeros(a.len())?;
     let mut s = be.scalars(2)?;
-    be.residual(a, b, x, &mut r, &mut s, 0)?; // r = b − A x; s[0] = r·r
+    a.residual(be, b, x, &mut r, &mut s, 0)?; // r = b − A x; s[0] = r·r
     be.dot(b, b, &mut s, 1)?; // s[1] = b·b
     let v = be.read_scalars(&s)?;
     Ok(if v[1] > 0.0 {
@@ -148,32 +199,29 @@ pub fn true_relative_residual<B: Backend>(
 /// Solves A x = b from the initial guess in `x`.
 pub fn pcg<B: Backend>(
     be: &B,
-    a: &B::Matrix,
+    a: &mut dyn LinearOperator<B>,
     m: &mut dyn Preconditioner<B>,
     b: &B::Vector,
     x: &mut B::Vector,
-    n: usize,
     params: &CgParams,
 ) -> Result<CgInfo, SolveError> {
     let mut info = CgInfo::default();
-    pcg_into(be, a, m, b, x, n, params, &mut info)?;
+    pcg_into(be, a, m, b, x, params, &mut info)?;
     Ok(info)
 }
 
 /// [`pcg`] that leaves its progress in `info` even when it fails (the
 /// eigenvalue estimate wants the coefficients of a capped run).
-#[allow(clippy::too_many_arguments)]
 pub fn pcg_into<B: Backend>(
     be: &B,
-    a: &B::Matrix,
+    a: &mut dyn LinearOperator<B>,
     m: &mut dyn Preconditioner<B>,
     b: &B::Vector,
     x: &mut B::Vector,
-    n: usize,
     params: &CgParams,
     info: &mut CgInfo,
 ) -> Result<(), SolveError> {
-    let mut work = PcgWork::new(be, n)?;
+    let mut work = PcgWork::new(be, a.len())?;
     pcg_with(be, a, m, b, x, &mut work, params, info)
 }
 
@@ -181,14 +229,25 @@ pub fn pcg_into<B: Backend>(
 /// of one size (a transient run, a step at a time) and should not allocate
 /// them per solve.
 pub struct PcgWork<B: Backend> {
-    s: B::Scalars,
-    r: B::Vector,
+    pub(super) s: B::Scalars,
+    /// The residual: [`pcg_from_residual`] starts from the one left here.
+    pub r: B::Vector,
     z: B::Vector,
     p: B::Vector,
     q: B::Vector,
+    n: usize,
 }
 
 impl<B: Backend> PcgWork<B> {
+    /// Rows of the vectors (recorded at allocation).
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
     pub fn new(be: &B, n: usize) -> Result<Self, BackendError> {
         Ok(PcgWork {
             s: be.scalars(SLOTS)?,
@@ -196,6 +255,7 @@ impl<B: Backend> PcgWork<B> {
             z: be.zeros(n)?,
             p: be.zeros(n)?,
             q: be.zeros(n)?,
+            n,
         })
     }
 }
@@ -204,7 +264,7 @@ impl<B: Backend> PcgWork<B> {
 #[allow(clippy::too_many_arguments)]
 pub fn pcg_with<B: Backend>(
     be: &B,
-    a: &B::Matrix,
+    a: &mut dyn LinearOperator<B>,
     m: &mut dyn Preconditioner<B>,
     b: &B::Vector,
     x: &mut B::Vector,
@@ -212,9 +272,9 @@ pub fn pcg_with<B: Backend>(
     params: &CgParams,
     info: &mut CgInfo,
 ) -> Result<(), SolveError> {
-    let PcgWork { s, r, z, p, q } = work;
+    let PcgWork { s, r, .. } = work;
     be.dot(b, b, s, BB)?; // s[BB] = b·b
-    be.residual(a, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
+    a.residual(be, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
     let v = be.read_scalars(s)?;
     let bb = v[BB];
     if bb == 0.0 {
@@ -222,23 +282,64 @@ pub fn pcg_with<B: Backend>(
         be.copy(b, x)?;
         return Ok(());
     }
-    let tol2 = params.rtol * params.rtol * bb;
-    info.rel_residual = (v[RR] / bb).sqrt();
-    if v[RR] <= tol2 {
+    iterate(be, a, m, Some(b), x, work, v[RR], bb, params, info)
+}
+
+/// PCG on A x = b from `work.r` = b − A x already formed, with r·r = `rr`,
+/// and b·b = `bb` (the stop's reference when it names none), b itself not
+/// needed: the inner solves of [`super::refine`]. No residual replacement
+/// (there is no b to recompute it from).
+#[allow(clippy::too_many_arguments)]
+pub fn pcg_from_residual<B: Backend>(
+    be: &B,
+    a: &mut dyn LinearOperator<B>,
+    m: &mut dyn Preconditioner<B>,
+    x: &mut B::Vector,
+    work: &mut PcgWork<B>,
+    rr: f64,
+    bb: f64,
+    params: &CgParams,
+    info: &mut CgInfo,
+) -> Result<(), SolveError> {
+    iterate(be, a, m, None, x, work, rr, bb, params, info)
+}
+
+/// The Krylov loop. `b` is `Some` when the true residual can be recomputed
+/// (residual replacement, restarts after a precision switch).
+#[allow(clippy::too_many_arguments)]
+fn iterate<B: Backend>(
+    be: &B,
+    a: &mut dyn LinearOperator<B>,
+    m: &mut dyn Preconditioner<B>,
+    b: Option<&B::Vector>,
+    x: &mut B::Vector,
+    work: &mut PcgWork<B>,
+    rr: f64,
+    bb: f64,
+    params: &CgParams,
+    info: &mut CgInfo,
+) -> Result<(), SolveError> {
+    let PcgWork { s, r, z, p, q, .. } = work;
+    let stop = params.stop;
+    let tol2 = stop.threshold_sq(bb);
+    info.rel_residual = stop.relative_residual(rr, bb);
+    if rr <= tol2 {
         return Ok(());
     }
+    // The true residual can be recomputed (replacement, restarts) only from b.
+    let b = if params.replace { b } else { None };
     m.apply(be, a, r, z)?; // z = M⁻¹ r
     be.dot(r, z, s, RZ[0])?; // s[RZ0] = r·z
     be.copy(z, p)?; // p = z
 
     let check_every = params.check_every.max(1);
     // (iteration, r·r) when ‖r‖ last halved: the stagnation detector.
-    let mut window = (0usize, v[RR]);
+    let mut window = (0usize, rr);
     // Iteration of the last restart (replacement or precision switch).
     let mut restart = 0usize;
     for k in 0..params.max_iter {
         let (cur, next) = (RZ[k % 2], RZ[(k + 1) % 2]);
-        be.spmv_dot(a, p, q, s, PQ)?; // q = A p; s[PQ] = p·q
+        a.apply_dot(be, p, q, s, PQ)?; // q = A p; s[PQ] = p·q
         let alpha = Ratio { num: cur, den: PQ };
         be.cg_update(alpha, p, q, x, r, s, RR)?; // x += αp; r −= αq; s[RR] = r·r
         info.iterations = k + 1;
@@ -247,16 +348,18 @@ pub fn pcg_with<B: Backend>(
             || k + 1 == params.max_iter;
         if check {
             let v = be.read_scalars(s)?;
-            info.rel_residual = (v[RR] / bb).sqrt();
+            info.rel_residual = stop.relative_residual(v[RR], bb);
             if v[PQ].is_nan() || v[PQ] <= 0.0 || !v[RR].is_finite() {
                 // A breakdown under a low-precision M (z flushed to 0, say)
                 // is a reason to switch up; restart from the true residual.
-                if v[RR].is_finite() && !params.record && raise(be, a, m, info)? {
-                    window = (info.iterations, v[RR]);
-                    restart = info.iterations;
-                    be.residual(a, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
-                    restart_directions(be, a, m, r, z, p, s, next)?;
-                    continue;
+                if let Some(b) = b.filter(|_| v[RR].is_finite() && !params.record) {
+                    if raise(be, a, m, info)? {
+                        window = (info.iterations, v[RR]);
+                        restart = info.iterations;
+                        a.residual(be, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
+                        restart_directions(be, a, m, r, z, p, s, next)?;
+                        continue;
+                    }
                 }
                 return Err(SolveError::Breakdown {
                     iters: info.iterations,
@@ -271,12 +374,15 @@ pub fn pcg_with<B: Backend>(
                     info.coefficients.push((v[cur] / v[PQ], 0.0));
                     return Ok(());
                 }
+                let Some(b) = b else {
+                    return Ok(());
+                };
                 // The recurrence says converged; rounding makes it drift from
                 // the true residual on long solves. Check b − A x and, if it
                 // is not there yet, restart from it (residual replacement).
-                be.residual(a, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
+                a.residual(be, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
                 let v = be.read_scalars(s)?;
-                info.rel_residual = (v[RR] / bb).sqrt();
+                info.rel_residual = stop.relative_residual(v[RR], bb);
                 if v[RR] <= tol2 {
                     return Ok(());
                 }
@@ -287,7 +393,7 @@ pub fn pcg_with<B: Backend>(
                     return Err(SolveError::Stagnated {
                         iters: info.iterations,
                         rel: info.rel_residual,
-                        rtol: params.rtol,
+                        rtol: stop.rtol,
                     });
                 }
                 info.replacements += 1;
@@ -305,11 +411,13 @@ pub fn pcg_with<B: Backend>(
                 // restart from the true residual under it; without, go on
                 // (max_iter reports the failure).
                 window = (info.iterations, v[RR]);
-                if raise(be, a, m, info)? {
-                    restart = info.iterations;
-                    be.residual(a, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
-                    restart_directions(be, a, m, r, z, p, s, next)?;
-                    continue;
+                if let Some(b) = b {
+                    if raise(be, a, m, info)? {
+                        restart = info.iterations;
+                        a.residual(be, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
+                        restart_directions(be, a, m, r, z, p, s, next)?;
+                        continue;
+                    }
                 }
             }
         }
@@ -332,7 +440,7 @@ pub fn pcg_with<B: Backend>(
     Err(SolveError::NoConvergence {
         iters: info.iterations,
         rel: info.rel_residual,
-        rtol: params.rtol,
+        rtol: stop.rtol,
     })
 }
 
@@ -341,7 +449,7 @@ pub fn pcg_with<B: Backend>(
 #[allow(clippy::too_many_arguments)]
 fn restart_directions<B: Backend>(
     be: &B,
-    a: &B::Matrix,
+    a: &mut dyn LinearOperator<B>,
     m: &mut dyn Preconditioner<B>,
     r: &B::Vector,
     z: &mut B::Vector,
@@ -357,7 +465,7 @@ fn restart_directions<B: Backend>(
 /// Asks `m` for its next precision level; records and reports whether it had one.
 fn raise<B: Backend>(
     be: &B,
-    a: &B::Matrix,
+    a: &mut dyn LinearOperator<B>,
     m: &mut dyn Preconditioner<B>,
     info: &mut CgInfo,
 ) -> Result<bool, SolveError> {

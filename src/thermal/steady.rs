@@ -6,11 +6,11 @@ use super::summary::{
     CellRef, EnergyBalance, GridSummary, LayerSummary, MixedReport, SolverReport, Summary,
 };
 use crate::assemble::{assemble, System};
-use crate::backend::{Backend, BackendError};
+use crate::backend::{Backend, BackendError, ChebyshevBackend};
 use crate::grid::Grid;
 use crate::linalg::{
-    build_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind, PrecondOptions,
-    SolveError,
+    build_thermal_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind,
+    PrecondOptions, Preconditioner, QuadDiagOperator, SolveError, Stop,
 };
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
@@ -42,6 +42,21 @@ impl SteadyOptions {
             check_every: 0,
         }
     }
+
+    /// PCG's parameters for these options on `be`, stopping at `stop`.
+    /// PCG's parameters; the residual is read back every `check_every`
+    /// iterations, by default as often as `m` (then `be`) prefers.
+    pub fn cg_params<B: Backend>(&self, be: &B, m: &dyn Preconditioner<B>, stop: Stop) -> CgParams {
+        CgParams {
+            stop,
+            max_iter: self.max_iter,
+            check_every: match self.check_every {
+                0 => m.check_interval().unwrap_or(be.check_interval()),
+                k => k,
+            },
+            ..CgParams::default()
+        }
+    }
 }
 
 pub struct SteadyOutcome {
@@ -63,7 +78,7 @@ pub enum SteadyError {
 }
 
 /// Solves the steady temperature field of `stack` on backend `be`.
-pub fn solve_steady<B: Backend + 'static>(
+pub fn solve_steady<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,
@@ -77,6 +92,7 @@ pub fn solve_steady<B: Backend + 'static>(
 
     let grid = Grid::from_stack(stack);
     be.check_capacity(grid.len())?;
+    be.prepare_quad_diag()?;
     let power = (0..stack.layers.len())
         .map(|l| layer_power(stack, &grid, l))
         .collect::<Result<Vec<_>, _>>()?;
@@ -93,26 +109,18 @@ pub fn solve_steady<B: Backend + 'static>(
     let mut x = be.zeros(n)?;
     lap("upload", &mut timings);
 
-    let mut m = build_precond(opts.precond, be, &a, &sys.a, &opts.precond_opts)?;
+    let mut op = QuadDiagOperator::new(be, &a, n);
+    let mut m = build_thermal_precond(opts.precond, be, &mut op, &sys.a, &opts.precond_opts)?;
     lap("precond_setup", &mut timings);
 
-    let params = CgParams {
-        rtol: opts.rtol * offset.rtol_scale,
-        max_iter: opts.max_iter,
-        check_every: match opts.check_every {
-            0 => be.check_interval(),
-            k => k,
-        },
-        record: false,
-    };
-    // PCG's residual is relative to the shifted right-hand side; report a
-    // failure against the user's ‖b‖ and --rtol (as `true_rel` below).
-    let info = pcg(be, &a, m.as_mut(), &b, &mut x, n, &params)
-        .map_err(|e| e.in_user_terms(1.0 / offset.rtol_scale, opts.rtol))?;
+    // The shifted system has the same residual as the user's; the stop, and
+    // a failure's report, are relative to the user's ‖b‖.
+    let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
+    let info = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params)?;
     lap("solve", &mut timings);
 
-    // The shifted system has the same residual; ‖b‖ = rtol_scale·‖b − c·amb‖.
-    let true_rel = true_relative_residual(be, &a, &b, &x, n, offset.rtol_scale)?;
+    // ‖b‖ = rtol_scale·‖b − c·amb‖.
+    let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
     let mut theta = be.download(&x)?;
     offset.restore(&mut theta);
     lap("download", &mut timings);
@@ -204,7 +212,7 @@ fn argmax(v: &[f64], range: std::ops::Range<usize>) -> (usize, f64) {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn summarize<B: Backend>(
+pub(crate) fn summarize<B: ChebyshevBackend>(
     stack: &Stack,
     grid: &Grid,
     sys: &System,

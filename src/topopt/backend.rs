@@ -1,6 +1,6 @@
-//! What a backend supplies for the elastic solve, on top of the thermal
-//! [`Backend`] (whose f64 vectors, scalar slots, `dot`, `cg_update`, `xpay`
-//! and `copy` the elastic PCG reuses). The operator K(E) v is matrix-free:
+//! What a backend supplies for the elastic solve (a capability trait, like
+//! `backend::QuadDiagOps`), on top of the core `Backend` (whose f64 vectors,
+//! scalar slots, BLAS-1 and reductions the Krylov layer uses). The operator K(E) v is matrix-free:
 //! per-element moduli Eₑ times the one unit element matrix `Kₑ`, gathered and
 //! scattered through the mesh numbering of [`super::mesh`]; K is never formed.
 //!
@@ -11,7 +11,8 @@
 
 use super::element::ElementMatrix;
 use super::mesh::Mesh;
-use crate::backend::{Backend, BackendError};
+use crate::backend::BackendError;
+use crate::linalg::precond::chebyshev::ChebyshevLevels;
 
 /// How the operator is scheduled on the device. The CPU has one
 /// implementation and accepts every kind; the GPU implements each.
@@ -77,7 +78,10 @@ pub fn check_host_memory(
     }
 }
 
-pub trait ElasticBackend: Backend {
+/// On top of the core [`crate::backend::Backend`] (through
+/// [`ChebyshevLevels`]: the elastic solve runs `linalg`'s preconditioners,
+/// whose kernels the backend must have).
+pub trait ElasticBackend: ChebyshevLevels + 'static {
     /// The operator's device data: Kₑ (f64 and f32), Eₑ, the fixed-DOF mask,
     /// whatever scratch its schedule needs.
     type Elastic;
@@ -127,14 +131,6 @@ pub trait ElasticBackend: Backend {
         &self,
         op: &mut Self::Elastic,
         diag: &mut Self::Vector,
-    ) -> Result<(), BackendError>;
-
-    /// z = r ⊘ d (elementwise), the Jacobi step with a precomputed diagonal.
-    fn divide(
-        &self,
-        r: &Self::Vector,
-        d: &Self::Vector,
-        z: &mut Self::Vector,
     ) -> Result<(), BackendError>;
 
     /// Element strain energies with the unit modulus, cₑ = uₑᵀ Kₑ uₑ, copied

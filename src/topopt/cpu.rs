@@ -272,14 +272,6 @@ impl ElasticBackend for CpuBackend {
         Ok(())
     }
 
-    fn divide(&self, r: &Vec<f64>, d: &Vec<f64>, z: &mut Vec<f64>) -> Result<(), BackendError> {
-        check(r.len(), &[d.len(), z.len()])?;
-        z.par_iter_mut()
-            .zip(r.par_iter().zip(d.par_iter()))
-            .for_each(|(z, (r, d))| *z = r / d);
-        Ok(())
-    }
-
     fn element_energies(
         &self,
         op: &mut CpuElastic,

@@ -9,20 +9,54 @@
 //! them. Loads on fixed DOFs are dropped (they are reactions).
 
 use super::backend::{ElasticBackend, OperatorKind};
-use super::cg::{self, CgError, CgInfo, CgParams, Workspace};
 use super::element::hex8_stiffness;
 use super::filter::DensityFilter;
+use super::operator::ElasticOperator;
 use super::problem::{Passive, Problem, E0, E_MIN};
 use super::projection;
 use crate::backend::BackendError;
+use crate::linalg::{
+    build_precond, refine, CgInfo, CgParams, PrecondKind, PrecondOptions, RefineMode, RefineWork,
+    SolveError, Stop,
+};
 use rayon::prelude::*;
+
+/// How each elastic solve runs (`cuth topopt --precision --precond --rtol
+/// --cg-max-iter`): `linalg`'s refinement loop around its PCG.
+#[derive(Clone, Debug)]
+pub struct SolveOptions {
+    /// rtol on ‖f − K u‖/‖f‖; the cap counts Krylov iterations of a solve.
+    pub cg: CgParams,
+    pub mode: RefineMode,
+    pub precond: PrecondKind,
+    pub precond_opts: PrecondOptions,
+}
+
+impl Default for SolveOptions {
+    fn default() -> SolveOptions {
+        SolveOptions {
+            cg: CgParams {
+                stop: Stop::relative(1e-5),
+                max_iter: 1000,
+                check_every: 1,
+                ..CgParams::default()
+            },
+            mode: RefineMode::Mixed,
+            precond: PrecondKind::Jacobi,
+            precond_opts: PrecondOptions::default(),
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum OptimizeError {
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error("elastic solve failed at iteration {iteration}: {source}")]
-    Solve { iteration: usize, source: CgError },
+    Solve {
+        iteration: usize,
+        source: SolveError,
+    },
     #[error("the optimization needs at least one iteration (max_iterations is 0)")]
     NoIterations,
 }
@@ -157,13 +191,13 @@ pub struct Evaluation {
 pub struct Evaluator<'a, B: ElasticBackend> {
     be: &'a B,
     problem: &'a Problem,
-    op: B::Elastic,
-    work: Workspace<B>,
+    op: ElasticOperator<B>,
+    work: RefineWork<B>,
     f: B::Vector,
     u: B::Vector,
     design: Vec<bool>,
     physical: Physical,
-    cg: CgParams,
+    solve: SolveOptions,
 }
 
 impl<'a, B: ElasticBackend> Evaluator<'a, B> {
@@ -171,11 +205,12 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
         be: &'a B,
         problem: &'a Problem,
         operator: OperatorKind,
-        cg: CgParams,
+        solve: SolveOptions,
     ) -> Result<Evaluator<'a, B>, OptimizeError> {
         let mesh = problem.mesh;
         let ke = hex8_stiffness(problem.nu);
         let op = be.elastic_new(&mesh, &ke, &problem.fixed, operator)?;
+        let op = ElasticOperator::new(be, op, mesh.dofs())?;
         let f_host: Vec<f64> = (0..mesh.dofs())
             .map(|d| {
                 if problem.fixed[d] {
@@ -189,7 +224,7 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             be,
             problem,
             op,
-            work: Workspace::new(be, mesh.dofs())?,
+            work: RefineWork::new(be, mesh.dofs())?,
             f: be.upload(&f_host)?,
             u: be.zeros(mesh.dofs())?,
             design: problem
@@ -198,7 +233,7 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
                 .map(|&p| p == Passive::Design)
                 .collect(),
             physical: Physical::new(mesh.elements()),
-            cg,
+            solve,
         })
     }
 
@@ -235,31 +270,37 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             .map(|&r| E_MIN + power(r, penal) * (E0 - E_MIN))
             .collect();
         let t_solve = std::time::Instant::now();
-        be.elastic_set_moduli(&mut self.op, &e)?;
-        self.work.refresh_diagonal(be, &mut self.op)?;
-        let solved = cg::solve(
+        be.elastic_set_moduli(&mut self.op.op, &e)?;
+        self.op.refresh_diagonal(be)?;
+        let failed = |source| OptimizeError::Solve {
+            iteration: 0,
+            source,
+        };
+        let opts = &self.solve;
+        let mut m = build_precond(opts.precond, be, &mut self.op, None, &opts.precond_opts)
+            .map_err(failed)?;
+        let mut info = CgInfo::default();
+        let solved = refine(
             be,
             &mut self.op,
+            m.as_mut(),
             &self.f,
             &mut self.u,
             &mut self.work,
-            &self.cg,
+            &opts.cg,
+            opts.mode,
+            &mut info,
         );
-        let (info, cg_failed) = match solved {
-            Ok(info) => (info, false),
-            Err(err) => match err.info() {
-                Some(info) if info.rel_residual.is_finite() && info.rel_residual < 1.0 => {
-                    (info, true)
-                }
-                _ => {
-                    return Err(OptimizeError::Solve {
-                        iteration: 0,
-                        source: err,
-                    })
-                }
-            },
+        let cg_failed = match solved {
+            Ok(()) => false,
+            Err(SolveError::NoConvergence { .. } | SolveError::Stagnated { .. })
+                if info.rel_residual.is_finite() && info.rel_residual < 1.0 =>
+            {
+                true
+            }
+            Err(err) => return Err(failed(err)),
         };
-        let ce = be.element_energies(&mut self.op, &self.u)?;
+        let ce = be.element_energies(&mut self.op.op, &self.u)?;
         let solve_seconds = t_solve.elapsed().as_secs_f64();
         let compliance = ordered_sum(&ce, |i, c| e[i] * c);
         let grayness = 4.0 * ordered_sum(rho, |_, r| r * (1.0 - r)) / n as f64;
@@ -293,9 +334,9 @@ pub fn uniform_compliance<B: ElasticBackend>(
     be: &B,
     problem: &Problem,
     rho: f64,
-    params: &CgParams,
+    params: &SolveOptions,
 ) -> Result<(f64, CgInfo), OptimizeError> {
-    let mut ev = Evaluator::new(be, problem, OperatorKind::NodeCentred, *params)?;
+    let mut ev = Evaluator::new(be, problem, OperatorKind::NodeCentred, params.clone())?;
     let x = vec![rho; problem.mesh.elements()];
     // rmin < 1: the filter keeps only the element itself. A tiny β makes
     // the projection the identity to O(β²).
@@ -304,10 +345,10 @@ pub fn uniform_compliance<B: ElasticBackend>(
     if r.cg_failed {
         return Err(OptimizeError::Solve {
             iteration: 0,
-            source: CgError::NoConvergence {
-                info: r.cg,
-                cap: params.max_iter,
-                rtol: params.rtol,
+            source: SolveError::NoConvergence {
+                iters: r.cg.iterations,
+                rel: r.cg.rel_residual,
+                rtol: params.cg.stop.rtol,
             },
         });
     }

@@ -4,11 +4,11 @@
 //!
 //! Pipeline: [`problem`] ([`presets`] or a [`custom`] TOML) → [`mesh`] and
 //! [`element`] → [`optimize`] (the loop: [`filter`], [`projection`], the
-//! elastic solve [`cg`] over an [`ElasticBackend`] — [`cpu`] on the host,
-//! [`cuda`] on the GPU —, [`oc`], [`continuation`]) → [`output`].
+//! elastic solve — `linalg`'s refinement loop and PCG on the
+//! [`operator::ElasticOperator`] of an [`ElasticBackend`], [`cpu`] on the
+//! host, [`cuda`] on the GPU —, [`oc`], [`continuation`]) → [`output`].
 
 pub mod backend;
-pub mod cg;
 pub mod continuation;
 pub mod cpu;
 pub mod cuda;
@@ -18,6 +18,7 @@ pub mod evaluate;
 pub mod filter;
 pub mod mesh;
 pub mod oc;
+pub mod operator;
 pub mod optimize;
 pub mod output;
 pub mod presets;
@@ -27,3 +28,4 @@ pub mod projection;
 pub use backend::{ElasticBackend, OpPrecision, OperatorKind};
 pub use element::{hex8_stiffness, ElementMatrix};
 pub use mesh::Mesh;
+pub use operator::ElasticOperator;

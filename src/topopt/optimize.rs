@@ -21,10 +21,9 @@
 //! `best.valid` is false.
 
 use super::backend::{ElasticBackend, OperatorKind};
-use super::cg::CgParams;
 use super::continuation::{Continuation, Schedule, Step};
-pub use super::evaluate::OptimizeError;
 use super::evaluate::{Evaluator, Physical};
+pub use super::evaluate::{OptimizeError, SolveOptions};
 use super::filter::DensityFilter;
 use super::oc;
 use super::problem::{Passive, Problem};
@@ -38,7 +37,7 @@ pub const VOLUME_TOL: f64 = 1e-3;
 pub struct OptimizeOptions {
     pub max_iterations: usize,
     pub operator: OperatorKind,
-    pub cg: CgParams,
+    pub cg: SolveOptions,
     pub schedule: Schedule,
 }
 
@@ -115,7 +114,7 @@ pub fn optimize<B: ElasticBackend>(
     }
     let mesh = problem.mesh;
     let n_el = mesh.elements();
-    let mut eval = Evaluator::new(be, problem, opts.operator, opts.cg)?;
+    let mut eval = Evaluator::new(be, problem, opts.operator, opts.cg.clone())?;
     let mut cont = Continuation::new(opts.schedule.clone());
     let mut filter = DensityFilter::new(mesh, cont.current().rmin);
     let mut x = initial_design(problem, &filter, cont.current().beta);
@@ -134,7 +133,7 @@ pub fn optimize<B: ElasticBackend>(
         let ev = eval
             .evaluate(&filter, stage.penal, stage.beta, &x)
             .map_err(|e| e.at(iteration))?;
-        let (info, failed) = (ev.cg, ev.cg_failed);
+        let (info, failed) = (&ev.cg, ev.cg_failed);
         cg_total += info.iterations;
         cg_failures += failed as usize;
         let (compliance, volume, grayness) = (ev.compliance, ev.volume, ev.grayness);
@@ -171,7 +170,7 @@ pub fn optimize<B: ElasticBackend>(
             cg_iterations: info.iterations,
             cg_rel_residual: info.rel_residual,
             cg_outer: info.outer,
-            cg_switched: info.switched_to_f64,
+            cg_switched: !info.precision_switches.is_empty(),
             cg_failed: failed,
             seconds: t0.elapsed().as_secs_f64(),
             solve_seconds: ev.solve_seconds,

@@ -2,9 +2,105 @@
 //! split into [`CHUNK`]-sized tasks; reductions return per-chunk partial sums
 //! added in chunk order (deterministic).
 
-use super::CHUNK;
-use crate::linalg::QuadDiag;
+use super::{same_len, CpuBackend, CHUNK};
+use crate::backend::{BackendError, ChebWork, ChebyshevOps, QuadDiagOps};
+use crate::matrix::QuadDiag;
 use rayon::prelude::*;
+use std::borrow::Cow;
+
+impl QuadDiagOps for CpuBackend {
+    type Matrix = QuadDiag;
+
+    fn upload_matrix(&self, a: &QuadDiag) -> Result<QuadDiag, BackendError> {
+        Ok(a.clone())
+    }
+    fn host_matrix<'m>(&self, a: &'m QuadDiag) -> Result<Cow<'m, QuadDiag>, BackendError> {
+        Ok(Cow::Borrowed(a))
+    }
+    fn diagonal<'m>(&self, a: &'m QuadDiag) -> &'m Vec<f64> {
+        &a.d
+    }
+    fn spmv(&self, a: &QuadDiag, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<(), BackendError> {
+        same_len(a.len(), x.len())?;
+        same_len(a.len(), y.len())?;
+        spmv(a, x, y);
+        Ok(())
+    }
+    fn residual(
+        &self,
+        a: &QuadDiag,
+        b: &Vec<f64>,
+        x: &Vec<f64>,
+        r: &mut Vec<f64>,
+        s: &mut Vec<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), b.len())?;
+        same_len(a.len(), x.len())?;
+        same_len(a.len(), r.len())?;
+        s[out] = residual(a, b, x, r);
+        Ok(())
+    }
+    fn spmv_dot(
+        &self,
+        a: &QuadDiag,
+        p: &Vec<f64>,
+        q: &mut Vec<f64>,
+        s: &mut Vec<f64>,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), p.len())?;
+        same_len(a.len(), q.len())?;
+        s[out] = spmv_dot(a, p, q);
+        Ok(())
+    }
+    fn cheb_step(
+        &self,
+        a: &QuadDiag,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<Vec<f64>>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for v in [w.d.len(), w.d_next.len(), w.res.len(), z.len()] {
+            same_len(a.len(), v)?;
+        }
+        cheb_step(a, alpha, beta, &w.d, &mut w.d_next, &mut w.res, z);
+        Ok(())
+    }
+}
+
+impl ChebyshevOps for CpuBackend {
+    fn cheb_init(
+        &self,
+        diag: &Vec<f64>,
+        c: f64,
+        r: &Vec<f64>,
+        w: &mut ChebWork<Vec<f64>>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for v in [r.len(), w.res.len(), w.d.len(), z.len()] {
+            same_len(diag.len(), v)?;
+        }
+        cheb_init(diag, c, r, &mut w.res, &mut w.d, z);
+        Ok(())
+    }
+    fn cheb_update(
+        &self,
+        q: &Vec<f64>,
+        diag: &Vec<f64>,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<Vec<f64>>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for v in [q.len(), w.d.len(), w.d_next.len(), w.res.len(), z.len()] {
+            same_len(diag.len(), v)?;
+        }
+        cheb_update(q, diag, alpha, beta, &w.d, &mut w.d_next, &mut w.res, z);
+        Ok(())
+    }
+}
 
 fn ordered_sum(parts: Vec<f64>) -> f64 {
     parts.into_iter().sum()
@@ -153,8 +249,8 @@ pub fn mul_add(w: &[f64], x: &[f64], b: &[f64], out: &mut [f64]) {
         });
 }
 
-/// z = D⁻¹ r
-pub fn jacobi(diag: &[f64], r: &[f64], z: &mut [f64]) {
+/// z = r ⊘ d (Jacobi: z = D⁻¹ r)
+pub fn divide(diag: &[f64], r: &[f64], z: &mut [f64]) {
     z.par_chunks_mut(CHUNK)
         .zip(r.par_chunks(CHUNK).zip(diag.par_chunks(CHUNK)))
         .for_each(|(zs, (rs, ds))| {
@@ -205,6 +301,36 @@ pub fn cheb_step(
                 dn[j] = alpha * ds[j] + beta * rs[j] / diag[j];
                 zs[j] += dn[j];
             });
+        });
+}
+
+/// res −= q; d_next = α d + β D⁻¹ res; z += d_next (q = A d, computed
+/// apart: same terms in the same order as `cheb_step`)
+#[allow(clippy::too_many_arguments)]
+pub fn cheb_update(
+    q: &[f64],
+    diag: &[f64],
+    alpha: f64,
+    beta: f64,
+    d: &[f64],
+    d_next: &mut [f64],
+    res: &mut [f64],
+    z: &mut [f64],
+) {
+    d_next
+        .par_chunks_mut(CHUNK)
+        .zip(res.par_chunks_mut(CHUNK))
+        .zip(z.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, ((dn, rs), zs))| {
+            let base = c * CHUNK;
+            let r = base..base + dn.len();
+            let (ds, qs, diag) = (&d[r.clone()], &q[r.clone()], &diag[r]);
+            for j in 0..dn.len() {
+                rs[j] -= qs[j];
+                dn[j] = alpha * ds[j] + beta * rs[j] / diag[j];
+                zs[j] += dn[j];
+            }
         });
 }
 

@@ -6,11 +6,69 @@
 //! `kernels::apply_rows` does in f64; f16 diagonals are converted to f32 a
 //! chunk at a time (SIMD), not value by value.
 
-use super::CHUNK;
-use crate::linalg::precision::{LowArray, ScaledQuadDiag};
+use super::{same_len, CpuBackend, CHUNK};
+use crate::backend::{BackendError, ChebWork, ScaledChebyshevOps};
+use crate::matrix::precision::{LowArray, ScaledQuadDiag};
 use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 use std::borrow::Cow;
+
+impl ScaledChebyshevOps<f32> for CpuBackend {
+    type ScaledMatrix = ScaledQuadDiag;
+    type ScaledVector = Vec<f32>;
+
+    fn upload_scaled(&self, a: &ScaledQuadDiag) -> Result<ScaledQuadDiag, BackendError> {
+        Ok(a.clone())
+    }
+    fn scaled_work(&self, n: usize) -> Result<ChebWork<Vec<f32>>, BackendError> {
+        let v = || vec![0.0f32; n];
+        Ok(ChebWork {
+            res: v(),
+            d: v(),
+            d_next: v(),
+            zhat: Some(v()),
+        })
+    }
+    fn scaled_init(
+        &self,
+        m: &ScaledQuadDiag,
+        c: f64,
+        r: &Vec<f64>,
+        w: &mut ChebWork<Vec<f32>>,
+        z: &mut Vec<f64>,
+        last: bool,
+    ) -> Result<(), BackendError> {
+        let ChebWork { res, d, zhat, .. } = w;
+        let zhat = zhat.as_mut().ok_or(BackendError::Length(m.len(), 0))?;
+        for v in [r.len(), res.len(), d.len(), zhat.len(), z.len()] {
+            same_len(m.len(), v)?;
+        }
+        cheb_init(m, c as f32, r, res, d, zhat, z, last);
+        Ok(())
+    }
+    fn scaled_step(
+        &self,
+        m: &ScaledQuadDiag,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<Vec<f32>>,
+        z: &mut Vec<f64>,
+        last: bool,
+    ) -> Result<(), BackendError> {
+        let ChebWork {
+            res,
+            d,
+            d_next,
+            zhat,
+        } = w;
+        let zhat = zhat.as_mut().ok_or(BackendError::Length(m.len(), 0))?;
+        for v in [d.len(), d_next.len(), res.len(), zhat.len(), z.len()] {
+            same_len(m.len(), v)?;
+        }
+        cheb_step(m, alpha as f32, beta as f32, d, d_next, res, zhat, z, last);
+        Ok(())
+    }
+}
 
 /// `arr[lo..hi]` as f32 values: borrowed when stored f32, converted (F16C
 /// where the CPU has it, through `half`'s slice conversion) and scaled when
@@ -151,8 +209,8 @@ pub fn cheb_step(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::precision::Level;
-    use crate::linalg::QuadDiag;
+    use crate::matrix::precision::Level;
+    use crate::matrix::QuadDiag;
 
     /// The slice fast path gives exactly `row_apply`'s result, for every
     /// format, across chunk boundaries and the first and last z planes.

@@ -1,15 +1,15 @@
 //! The CPU executor: plain f64 loops parallelized with rayon. It is the
-//! reference every other backend is tested against. Reductions sum fixed-size
+//! reference every other backend is tested against. This file holds the core
+//! ([`Backend`]); `kernels` the Quad-Diag and f64 Chebyshev operations,
+//! `mixed` the f32 Chebyshev on Â, `topopt::cpu` the elasticity operator. Reductions sum fixed-size
 //! chunks and then the chunk sums in order, so results do not depend on the
 //! thread count or on scheduling.
 
 mod kernels;
+mod mg;
 mod mixed;
 
 use super::{Backend, BackendError, DeviceReport, Ratio};
-use crate::linalg::precision::ScaledQuadDiag;
-use crate::linalg::QuadDiag;
-use std::borrow::Cow;
 
 /// Rows per parallel task; also the reduction chunk, fixed for determinism.
 pub(crate) const CHUNK: usize = 8192;
@@ -23,7 +23,7 @@ impl CpuBackend {
     }
 }
 
-fn same_len(a: usize, b: usize) -> Result<(), BackendError> {
+pub(crate) fn same_len(a: usize, b: usize) -> Result<(), BackendError> {
     if a == b {
         Ok(())
     } else {
@@ -33,10 +33,7 @@ fn same_len(a: usize, b: usize) -> Result<(), BackendError> {
 
 impl Backend for CpuBackend {
     type Vector = Vec<f64>;
-    type Matrix = QuadDiag;
     type Scalars = Vec<f64>;
-    type LowMatrix = ScaledQuadDiag;
-    type LowVector = Vec<f32>;
 
     fn report(&self) -> DeviceReport {
         DeviceReport {
@@ -86,9 +83,6 @@ impl Backend for CpuBackend {
         dst.copy_from_slice(src);
         Ok(())
     }
-    fn upload_matrix(&self, a: &QuadDiag) -> Result<QuadDiag, BackendError> {
-        Ok(a.clone())
-    }
     fn scalars(&self, n: usize) -> Result<Vec<f64>, BackendError> {
         Ok(vec![0.0; n])
     }
@@ -96,44 +90,6 @@ impl Backend for CpuBackend {
         Ok(s.clone())
     }
 
-    fn host_matrix<'m>(&self, a: &'m QuadDiag) -> Result<Cow<'m, QuadDiag>, BackendError> {
-        Ok(Cow::Borrowed(a))
-    }
-
-    fn spmv(&self, a: &QuadDiag, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<(), BackendError> {
-        same_len(a.len(), x.len())?;
-        same_len(a.len(), y.len())?;
-        kernels::spmv(a, x, y);
-        Ok(())
-    }
-    fn residual(
-        &self,
-        a: &QuadDiag,
-        b: &Vec<f64>,
-        x: &Vec<f64>,
-        r: &mut Vec<f64>,
-        s: &mut Vec<f64>,
-        out: usize,
-    ) -> Result<(), BackendError> {
-        same_len(a.len(), b.len())?;
-        same_len(a.len(), x.len())?;
-        same_len(a.len(), r.len())?;
-        s[out] = kernels::residual(a, b, x, r);
-        Ok(())
-    }
-    fn spmv_dot(
-        &self,
-        a: &QuadDiag,
-        p: &Vec<f64>,
-        q: &mut Vec<f64>,
-        s: &mut Vec<f64>,
-        out: usize,
-    ) -> Result<(), BackendError> {
-        same_len(a.len(), p.len())?;
-        same_len(a.len(), q.len())?;
-        s[out] = kernels::spmv_dot(a, p, q);
-        Ok(())
-    }
     fn dot(
         &self,
         x: &Vec<f64>,
@@ -186,89 +142,16 @@ impl Backend for CpuBackend {
         kernels::mul_add(w, x, b, out);
         Ok(())
     }
-    fn jacobi(&self, a: &QuadDiag, r: &Vec<f64>, z: &mut Vec<f64>) -> Result<(), BackendError> {
-        same_len(a.len(), r.len())?;
-        same_len(a.len(), z.len())?;
-        kernels::jacobi(&a.d, r, z);
-        Ok(())
-    }
-    fn cheb_init(
-        &self,
-        a: &QuadDiag,
-        c: f64,
-        r: &Vec<f64>,
-        res: &mut Vec<f64>,
-        d: &mut Vec<f64>,
-        z: &mut Vec<f64>,
-    ) -> Result<(), BackendError> {
-        for v in [r.len(), res.len(), d.len(), z.len()] {
-            same_len(a.len(), v)?;
-        }
-        kernels::cheb_init(&a.d, c, r, res, d, z);
-        Ok(())
-    }
-    fn cheb_step(
-        &self,
-        a: &QuadDiag,
-        alpha: f64,
-        beta: f64,
-        d: &Vec<f64>,
-        d_next: &mut Vec<f64>,
-        res: &mut Vec<f64>,
-        z: &mut Vec<f64>,
-    ) -> Result<(), BackendError> {
-        for v in [d.len(), d_next.len(), res.len(), z.len()] {
-            same_len(a.len(), v)?;
-        }
-        kernels::cheb_step(a, alpha, beta, d, d_next, res, z);
-        Ok(())
-    }
-
-    fn upload_low_matrix(&self, a: &ScaledQuadDiag) -> Result<ScaledQuadDiag, BackendError> {
-        Ok(a.clone())
-    }
-    fn zeros_low(&self, n: usize) -> Result<Vec<f32>, BackendError> {
-        Ok(vec![0.0; n])
-    }
-    fn cheb_init_low(
-        &self,
-        a: &ScaledQuadDiag,
-        c: f64,
-        r: &Vec<f64>,
-        res: &mut Vec<f32>,
-        d: &mut Vec<f32>,
-        zhat: &mut Vec<f32>,
-        z: &mut Vec<f64>,
-        last: bool,
-    ) -> Result<(), BackendError> {
-        for v in [r.len(), res.len(), d.len(), zhat.len(), z.len()] {
-            same_len(a.len(), v)?;
-        }
-        mixed::cheb_init(a, c as f32, r, res, d, zhat, z, last);
-        Ok(())
-    }
-    fn cheb_step_low(
-        &self,
-        a: &ScaledQuadDiag,
-        alpha: f64,
-        beta: f64,
-        d: &Vec<f32>,
-        d_next: &mut Vec<f32>,
-        res: &mut Vec<f32>,
-        zhat: &mut Vec<f32>,
-        z: &mut Vec<f64>,
-        last: bool,
-    ) -> Result<(), BackendError> {
-        for v in [d.len(), d_next.len(), res.len(), zhat.len(), z.len()] {
-            same_len(a.len(), v)?;
-        }
-        mixed::cheb_step(a, alpha as f32, beta as f32, d, d_next, res, zhat, z, last);
+    fn divide(&self, r: &Vec<f64>, d: &Vec<f64>, z: &mut Vec<f64>) -> Result<(), BackendError> {
+        same_len(r.len(), d.len())?;
+        same_len(r.len(), z.len())?;
+        kernels::divide(d, r, z);
         Ok(())
     }
 }
 
 /// s[num]/s[den], 0 when the denominator is 0 (CG has then converged exactly).
-fn ratio(s: &[f64], r: Ratio) -> f64 {
+pub(crate) fn ratio(s: &[f64], r: Ratio) -> f64 {
     if s[r.den] == 0.0 {
         0.0
     } else {

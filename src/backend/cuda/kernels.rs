@@ -1,8 +1,10 @@
 //! The CUDA kernel families and their run-time compilation. Each family is a
-//! `kernels/<family>.cu` file embedded with `include_str!`, so building cuth
-//! needs no CUDA toolkit; `kernels/common.cu` (block size, row loop, Quad-Diag
+//! `kernels/<family>.cu` file embedded with `include_str!` by the module that
+//! launches it (a [`KernelFamily`] static), so building cuth needs no CUDA
+//! toolkit and this executor knows no application's kernels; `kernels/common.cu` (block size, row loop, Quad-Diag
 //! row, deterministic reduction) is prepended to each. NVRTC compiles a family
-//! once per process for the device's own architecture (`sm_XY`), and each
+//! once per process for the device's own architecture (`sm_XY`) when one of
+//! its kernels is first launched, and each
 //! [`Kernels`] loads the module into its context on first use and caches the
 //! functions, as candle's `get_or_load_func` does. NVRTC errors become
 //! [`BackendError::Compile`] with the compiler log.
@@ -22,83 +24,42 @@ const COMMON: &str = include_str!("../../../kernels/common.cu");
 pub const BLOCK: u32 = 256;
 
 /// One `kernels/*.cu` file: a family of `extern "C"` kernels named
-/// `family_op_type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum KernelFile {
-    QuadDiag,
-    Blas1,
-    Chebyshev,
-    /// The matrix-free elasticity operator of `cuth topopt`
-    /// (launched from `src/topopt/cuda/`).
-    Topopt,
-    Mixed,
+/// `family_op_type`, declared (as a `static`) by the module that launches it:
+/// `cuda::blas1::BLAS1`, `cuda::quad_diag::QUAD_DIAG`,
+/// `cuda::chebyshev::CHEBYSHEV`, `cuda::mixed::MIXED`, `cuda::mg::MULTIGRID`,
+/// `topopt::cuda::TOPOPT`. A family is compiled and loaded the first time
+/// one of its kernels is launched, so a run compiles only what it uses.
+#[derive(Debug)]
+pub struct KernelFamily {
+    /// File name under `kernels/`, also the family's key in the caches.
+    pub file: &'static str,
+    /// The family's own source (without the common prelude).
+    pub source: &'static str,
+    /// The kernels launched from this family.
+    pub entry_points: &'static [&'static str],
 }
 
-impl KernelFile {
-    pub const ALL: [KernelFile; 5] = [
-        KernelFile::QuadDiag,
-        KernelFile::Blas1,
-        KernelFile::Chebyshev,
-        KernelFile::Topopt,
-        KernelFile::Mixed,
-    ];
-
-    pub fn file_name(self) -> &'static str {
-        match self {
-            KernelFile::QuadDiag => "quad_diag.cu",
-            KernelFile::Blas1 => "blas1.cu",
-            KernelFile::Chebyshev => "chebyshev.cu",
-            KernelFile::Topopt => "topopt.cu",
-            KernelFile::Mixed => "mixed.cu",
-        }
-    }
-
-    /// The family's own source (without the common prelude).
-    pub fn source(self) -> &'static str {
-        match self {
-            KernelFile::QuadDiag => include_str!("../../../kernels/quad_diag.cu"),
-            KernelFile::Blas1 => include_str!("../../../kernels/blas1.cu"),
-            KernelFile::Chebyshev => include_str!("../../../kernels/chebyshev.cu"),
-            KernelFile::Topopt => include_str!("../../../kernels/topopt.cu"),
-            KernelFile::Mixed => include_str!("../../../kernels/mixed.cu"),
-        }
-    }
-
-    /// The kernels the backend launches from this family.
-    pub fn entry_points(self) -> &'static [&'static str] {
-        match self {
-            KernelFile::QuadDiag => &["qd_spmv_f64", "qd_spmv_dot_f64", "qd_residual_f64"],
-            KernelFile::Blas1 => &[
-                "blas1_dot_f64",
-                "blas1_cg_update_f64",
-                "blas1_xpay_f64",
-                "blas1_jacobi_f64",
-                "blas1_mul_add_f64",
-            ],
-            KernelFile::Chebyshev => &["cheb_init_f64", "cheb_step_f64"],
-            KernelFile::Topopt => crate::topopt::cuda::ENTRY_POINTS,
-            KernelFile::Mixed => &[
-                "mixed_cheb_init_f32",
-                "mixed_cheb_step_f32_hhh",
-                "mixed_cheb_step_f32_hhs",
-                "mixed_cheb_step_f32_hsh",
-                "mixed_cheb_step_f32_hss",
-                "mixed_cheb_step_f32_shh",
-                "mixed_cheb_step_f32_shs",
-                "mixed_cheb_step_f32_ssh",
-                "mixed_cheb_step_f32_sss",
-            ],
-        }
-    }
-
+impl KernelFamily {
     /// What NVRTC compiles: the common prelude, then the family with a
     /// `#line` directive so that compiler messages point into the right file.
-    pub fn program_source(self) -> String {
+    pub fn program_source(&self) -> String {
         format!(
             "#line 1 \"common.cu\"\n{COMMON}\n#line 1 \"{}\"\n{}",
-            self.file_name(),
-            self.source()
+            self.file, self.source
         )
+    }
+
+    /// Entry points missing from the source (a test of each family);
+    /// template instances are named through `instance(name)`.
+    pub fn missing_entry_points(&self, instance: impl Fn(&str) -> Option<String>) -> Vec<&str> {
+        self.entry_points
+            .iter()
+            .copied()
+            .filter(|name| {
+                !(self.source.contains(&format!("{name}("))
+                    || instance(name).is_some_and(|i| self.source.contains(&i)))
+            })
+            .collect()
     }
 }
 
@@ -162,10 +123,10 @@ pub fn pick_arch(cc: (i32, i32), supported: &[i32]) -> Result<String, BackendErr
 
 /// Compiles one family to PTX for `arch` (`sm_90`, `compute_90`, ...).
 /// Needs only libnvrtc, no GPU, so tests can check the kernels anywhere.
-pub fn compile(file: KernelFile, arch: &str) -> Result<Ptx, BackendError> {
+pub fn compile(file: &KernelFamily, arch: &str) -> Result<Ptx, BackendError> {
     ensure_nvrtc()?;
     let opts = CompileOptions {
-        name: Some(file.file_name().to_string()),
+        name: Some(file.file.to_string()),
         options: vec![format!("--gpu-architecture={arch}")],
         ..Default::default()
     };
@@ -177,7 +138,7 @@ pub fn compile(file: KernelFile, arch: &str) -> Result<Ptx, BackendError> {
             other => (format!("{other:?}"), String::new()),
         };
         BackendError::Compile {
-            file: format!("kernels/{}", file.file_name()),
+            file: format!("kernels/{}", file.file),
             message,
             log,
         }
@@ -186,10 +147,10 @@ pub fn compile(file: KernelFile, arch: &str) -> Result<Ptx, BackendError> {
 
 /// PTX per (family, arch), compiled at most once per process: tests and
 /// benchmarks create several backends, and NVRTC takes ~0.1–0.5 s a family.
-fn compiled(file: KernelFile, arch: &str) -> Result<Ptx, BackendError> {
-    static CACHE: OnceLock<Mutex<HashMap<(KernelFile, String), Ptx>>> = OnceLock::new();
+fn compiled(file: &KernelFamily, arch: &str) -> Result<Ptx, BackendError> {
+    static CACHE: OnceLock<Mutex<HashMap<(&'static str, String), Ptx>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let key = (file, arch.to_string());
+    let key = (file.file, arch.to_string());
     if let Some(ptx) = lock(cache).get(&key) {
         return Ok(ptx.clone());
     }
@@ -210,7 +171,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) struct Kernels {
     ctx: Arc<CudaContext>,
     arch: String,
-    modules: Mutex<HashMap<KernelFile, Arc<CudaModule>>>,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
 }
 
@@ -229,13 +190,11 @@ impl Kernels {
         &self.arch
     }
 
-    /// Compiles and loads every family now, so that compile errors and
-    /// NVRTC time show up at start-up rather than in the first solve.
-    pub(crate) fn load_all(&self) -> Result<(), BackendError> {
-        for file in KernelFile::ALL {
-            for &name in file.entry_points() {
-                self.get(file, name)?;
-            }
+    /// Compiles and loads `family` now (its first launch would otherwise),
+    /// so that NVRTC time and compile errors show up where the caller wants.
+    pub(crate) fn load(&self, family: &KernelFamily) -> Result<(), BackendError> {
+        for &name in family.entry_points {
+            self.get(family, name)?;
         }
         Ok(())
     }
@@ -243,7 +202,7 @@ impl Kernels {
     /// The function `name` of family `file`.
     pub(crate) fn get(
         &self,
-        file: KernelFile,
+        file: &KernelFamily,
         name: &'static str,
     ) -> Result<CudaFunction, BackendError> {
         if let Some(f) = lock(&self.functions).get(name) {
@@ -252,21 +211,21 @@ impl Kernels {
         let module = self.module(file)?;
         let f = module
             .load_function(name)
-            .map_err(|e| driver_err(&format!("loading {name} from {}", file.file_name()), e))?;
+            .map_err(|e| driver_err(&format!("loading {name} from {}", file.file), e))?;
         lock(&self.functions).insert(name, f.clone());
         Ok(f)
     }
 
-    fn module(&self, file: KernelFile) -> Result<Arc<CudaModule>, BackendError> {
-        if let Some(m) = lock(&self.modules).get(&file) {
+    fn module(&self, file: &KernelFamily) -> Result<Arc<CudaModule>, BackendError> {
+        if let Some(m) = lock(&self.modules).get(file.file) {
             return Ok(m.clone());
         }
         let ptx = compiled(file, &self.arch)?;
         let m = self
             .ctx
             .load_module(ptx)
-            .map_err(|e| driver_err(&format!("loading PTX of {}", file.file_name()), e))?;
-        lock(&self.modules).insert(file, m.clone());
+            .map_err(|e| driver_err(&format!("loading PTX of {}", file.file), e))?;
+        lock(&self.modules).insert(file.file, m.clone());
         Ok(m)
     }
 }
@@ -297,21 +256,7 @@ mod tests {
     }
 
     #[test]
-    fn every_entry_point_is_in_its_source() {
-        for file in KernelFile::ALL {
-            for name in file.entry_points() {
-                // Template instances are named by a macro in the source.
-                let instance = name
-                    .strip_prefix("mixed_cheb_step_f32_")
-                    .map(|suffix| format!("MIXED_CHEB_STEP({suffix},"));
-                assert!(
-                    file.source().contains(&format!("{name}("))
-                        || instance.is_some_and(|i| file.source().contains(&i)),
-                    "{name} missing from {}",
-                    file.file_name()
-                );
-            }
-        }
+    fn block_size_matches_the_prelude() {
         assert!(COMMON.contains(&format!("#define CUTH_BLOCK {BLOCK}")));
     }
 }

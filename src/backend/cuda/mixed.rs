@@ -2,11 +2,11 @@
 //! Chebyshev steps on the Jacobi-scaled Â, whose off-diagonals live on the
 //! device in the format the host chose per array (`linalg::precision`).
 
-use super::kernels::KernelFile;
+use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config};
 use super::{same_len, CudaBackend};
-use crate::backend::BackendError;
-use crate::linalg::precision::{LowArray, ScaledQuadDiag};
+use crate::backend::{BackendError, ChebWork, ScaledChebyshevOps};
+use crate::matrix::precision::{LowArray, ScaledQuadDiag};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use half::f16;
 
@@ -39,8 +39,32 @@ impl CudaLowMatrix {
     }
 }
 
-impl CudaBackend {
-    pub(super) fn upload_low(&self, a: &ScaledQuadDiag) -> Result<CudaLowMatrix, BackendError> {
+/// `kernels/mixed.cu`.
+pub static MIXED: KernelFamily = KernelFamily {
+    file: "mixed.cu",
+    source: include_str!("../../../kernels/mixed.cu"),
+    entry_points: &[
+        "mixed_cheb_init_f32",
+        "mixed_cheb_step_f32_hhh",
+        "mixed_cheb_step_f32_hhs",
+        "mixed_cheb_step_f32_hsh",
+        "mixed_cheb_step_f32_hss",
+        "mixed_cheb_step_f32_shh",
+        "mixed_cheb_step_f32_shs",
+        "mixed_cheb_step_f32_ssh",
+        "mixed_cheb_step_f32_sss",
+    ],
+};
+
+impl ScaledChebyshevOps<f32> for CudaBackend {
+    type ScaledMatrix = CudaLowMatrix;
+    type ScaledVector = CudaSlice<f32>;
+
+    fn prepare_scaled(&self) -> Result<(), BackendError> {
+        self.load(&MIXED)
+    }
+
+    fn upload_scaled(&self, a: &ScaledQuadDiag) -> Result<CudaLowMatrix, BackendError> {
         let up = |arr: &LowArray| -> Result<CudaLowArray, BackendError> {
             Ok(match arr {
                 LowArray::F16 { v, inv_scale } => CudaLowArray::F16(
@@ -68,30 +92,37 @@ impl CudaBackend {
         })
     }
 
-    pub(super) fn zeros_f32(&self, n: usize) -> Result<CudaSlice<f32>, BackendError> {
-        self.stream
-            .alloc_zeros::<f32>(n)
-            .map_err(|e| driver_err(&format!("allocating {n} f32"), e))
+    fn scaled_work(&self, n: usize) -> Result<ChebWork<CudaSlice<f32>>, BackendError> {
+        let zeros = || {
+            self.stream
+                .alloc_zeros::<f32>(n)
+                .map_err(|e| driver_err(&format!("allocating {n} f32"), e))
+        };
+        Ok(ChebWork {
+            res: zeros()?,
+            d: zeros()?,
+            d_next: zeros()?,
+            zhat: Some(zeros()?),
+        })
     }
 
     /// rh = S r; res = rh; d = c rh; ẑ = d, or only z = S d (24 B/row).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn mixed_init_launch(
+    fn scaled_init(
         &self,
         a: &CudaLowMatrix,
         c: f64,
         r: &CudaSlice<f64>,
-        res: &mut CudaSlice<f32>,
-        d: &mut CudaSlice<f32>,
-        zhat: &mut CudaSlice<f32>,
+        w: &mut ChebWork<CudaSlice<f32>>,
         z: &mut CudaSlice<f64>,
         last: bool,
     ) -> Result<(), BackendError> {
+        let ChebWork { res, d, zhat, .. } = w;
+        let zhat = zhat.as_mut().ok_or(BackendError::Length(a.len(), 0))?;
         for len in [r.len(), res.len(), d.len(), zhat.len(), z.len()] {
             same_len(a.len(), len)?;
         }
         const NAME: &str = "mixed_cheb_init_f32";
-        let f = self.kernel(KernelFile::Mixed, NAME)?;
+        let f = self.kernel(&MIXED, NAME)?;
         let (n, c, last) = (a.len() as i64, c as f32, last as i32);
         let mut args = self.stream.launch_builder(&f);
         args.arg(&a.s).arg(&c).arg(r).arg(res).arg(d).arg(zhat);
@@ -102,24 +133,27 @@ impl CudaBackend {
 
     /// res −= Â d; d_next = α d + β res; ẑ += d_next, or only
     /// z = S (ẑ + d_next) (30 B/row with f16 storage).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn mixed_step_launch(
+    fn scaled_step(
         &self,
         a: &CudaLowMatrix,
         alpha: f64,
         beta: f64,
-        d: &CudaSlice<f32>,
-        d_next: &mut CudaSlice<f32>,
-        res: &mut CudaSlice<f32>,
-        zhat: &mut CudaSlice<f32>,
+        w: &mut ChebWork<CudaSlice<f32>>,
         z: &mut CudaSlice<f64>,
         last: bool,
     ) -> Result<(), BackendError> {
+        let ChebWork {
+            res,
+            d,
+            d_next,
+            zhat,
+        } = w;
+        let zhat = zhat.as_mut().ok_or(BackendError::Length(a.len(), 0))?;
         for len in [d.len(), d_next.len(), res.len(), zhat.len(), z.len()] {
             same_len(a.len(), len)?;
         }
         let name = step_kernel_name(a);
-        let f = self.kernel(KernelFile::Mixed, name)?;
+        let f = self.kernel(&MIXED, name)?;
         let n = a.len() as i64;
         let (sy, sz) = (a.nx as i64, (a.nx * a.ny) as i64);
         let wave = self.info.multiprocessors * self.info.max_threads_per_multiprocessor;
@@ -178,4 +212,17 @@ fn step_kernel_name(a: &CudaLowMatrix) -> &'static str {
     ];
     let bit = |g: &CudaLowArray| matches!(g, CudaLowArray::F16(..)) as usize;
     NAMES[4 * bit(&a.g[0]) + 2 * bit(&a.g[1]) + bit(&a.g[2])]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_entry_point_is_in_its_source() {
+        // The step instances are named by a macro in the source.
+        let instance = |name: &str| {
+            name.strip_prefix("mixed_cheb_step_f32_")
+                .map(|suffix| format!("MIXED_CHEB_STEP({suffix},"))
+        };
+        assert!(super::MIXED.missing_entry_points(instance).is_empty());
+    }
 }

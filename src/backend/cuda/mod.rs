@@ -1,14 +1,16 @@
-//! The CUDA executor: [`CudaBackend`] implements [`Backend`] with vectors and
-//! the Quad-Diag matrix in device memory (cudarc) and the fused kernels of
-//! `kernels/*.cu`, compiled at run time by NVRTC for the device's own
-//! architecture. CUDA is loaded dynamically: on a machine without it,
+//! The CUDA executor: [`CudaBackend`] implements [`crate::backend::Backend`]
+//! and its capability traits with vectors and the Quad-Diag matrix in device
+//! memory (cudarc) and the fused kernels of `kernels/*.cu`, compiled at run
+//! time by NVRTC for the device's own architecture. Each trait is
+//! implemented in the file that launches its kernels: `blas1` (the core),
+//! `quad_diag`, `chebyshev` (f64), `mixed` (f32 on Â). CUDA is loaded dynamically: on a machine without it,
 //! [`available`] and [`CudaBackend::new`] return
 //! [`BackendError::CudaUnavailable`] and never panic, and the caller falls
 //! back to the CPU backend.
 //!
 //! Everything runs on one stream, in order. Dot products stay on the GPU in
-//! the [`Backend::Scalars`] buffer (see `kernels/common.cu`); the host reads
-//! them only in [`Backend::read_scalars`], so a PCG iteration is a queue of
+//! the `Backend::Scalars` buffer (see `kernels/common.cu`); the host reads
+//! them only in `Backend::read_scalars`, so a PCG iteration is a queue of
 //! kernel launches with no host round trip. Files by concern: `device`
 //! (probing, contexts, `cuth info`), `kernels` (families, NVRTC, cache),
 //! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
@@ -22,23 +24,26 @@ pub mod device;
 pub mod kernels;
 pub(crate) mod launch;
 pub mod memory;
+mod mg;
 mod mixed;
 mod quad_diag;
 pub mod timing;
 
+pub use blas1::BLAS1;
+pub use chebyshev::CHEBYSHEV;
 pub use device::{info_text, DeviceInfo, GpuInfo};
-pub use kernels::KernelFile;
+pub use kernels::KernelFamily;
 pub use launch::QdSchedule;
 pub use memory::MemoryEstimate;
+pub use mg::MULTIGRID;
+pub use mixed::MIXED;
 pub use mixed::{CudaLowArray, CudaLowMatrix};
+pub use quad_diag::QUAD_DIAG;
 
-use super::{Backend, BackendError, DeviceReport, Ratio};
-use crate::linalg::precision::ScaledQuadDiag;
-use crate::linalg::QuadDiag;
+use super::BackendError;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
 use kernels::Kernels;
 use launch::{driver_err, ReduceScratch};
-use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -105,9 +110,10 @@ pub struct CudaBackend {
 }
 
 impl CudaBackend {
-    /// Opens device `ordinal`, compiles (once per process) and loads every
-    /// kernel family. `CUTH_CUDA_SYNC=1` in the environment turns on
-    /// [`CudaBackend::set_sync_each_launch`].
+    /// Opens device `ordinal` and compiles (once per process) and loads the
+    /// core's BLAS-1 family; other families are compiled and loaded on first
+    /// use. `CUTH_CUDA_SYNC=1` in the
+    /// environment turns on [`CudaBackend::set_sync_each_launch`].
     pub fn new(ordinal: usize) -> Result<CudaBackend, BackendError> {
         let (ctx, stream, info) = device::open(ordinal)?;
         let driver = device::driver_version()?;
@@ -127,8 +133,17 @@ impl CudaBackend {
             sync_each_launch: AtomicBool::new(std::env::var_os("CUTH_CUDA_SYNC").is_some()),
             schedule: AtomicU8::new(QdSchedule::from_env().to_u8()),
         };
-        device::guarded("loading the kernels", || be.kernels.load_all())?;
+        // The core's kernels, which every solver launches; the capability
+        // families (and applications' own, such as topopt's) are compiled
+        // when first prepared or launched.
+        be.load(&blas1::BLAS1)?;
         Ok(be)
+    }
+
+    /// Compiles and loads `family` now rather than at its first launch (for
+    /// a caller that times its first launch, or wants compile errors early).
+    pub fn load(&self, family: &KernelFamily) -> Result<(), BackendError> {
+        device::guarded("loading the kernels", || self.kernels.load(family))
     }
 
     pub fn context(&self) -> &Arc<CudaContext> {
@@ -185,13 +200,14 @@ impl CudaBackend {
     }
 
     /// The function `name` of family `file` (also for operators defined
-    /// outside this module, such as `crate::topopt::cuda`).
+    /// outside this module, such as `crate::topopt::cuda`), compiled and
+    /// loaded on first use.
     pub fn kernel(
         &self,
-        file: KernelFile,
+        file: &KernelFamily,
         name: &'static str,
     ) -> Result<CudaFunction, BackendError> {
-        self.kernels.get(file, name)
+        device::guarded("loading the kernels", || self.kernels.get(file, name))
     }
 
     /// Launches `args` (kernel `name`) and checks the result.
@@ -238,240 +254,5 @@ pub(crate) fn same_len(a: usize, b: usize) -> Result<(), BackendError> {
         Ok(())
     } else {
         Err(BackendError::Length(a, b))
-    }
-}
-
-impl Backend for CudaBackend {
-    type Vector = CudaSlice<f64>;
-    type Matrix = CudaMatrix;
-    type Scalars = CudaSlice<f64>;
-    type LowMatrix = CudaLowMatrix;
-    type LowVector = CudaSlice<f32>;
-
-    fn report(&self) -> DeviceReport {
-        let g = &self.info;
-        DeviceReport {
-            backend: "cuda".into(),
-            name: g.name.clone(),
-            detail: format!(
-                "{} ({} SMs, {:.0} GiB), driver {}.{}, NVRTC {}.{}, kernels for {}, \
-                 schedule {}, f64",
-                g.sm(),
-                g.multiprocessors,
-                g.total_memory_bytes as f64 / (1u64 << 30) as f64,
-                self.driver.0,
-                self.driver.1,
-                self.nvrtc.0,
-                self.nvrtc.1,
-                self.arch(),
-                self.schedule().name(),
-            ),
-        }
-    }
-
-    fn synchronize(&self) -> Result<(), BackendError> {
-        self.sync("synchronizing the stream")
-    }
-    /// A read-back costs a stream synchronization (~10 µs), more than an
-    /// iteration on small grids; every 10 iterations at most 9 are extra.
-    fn check_interval(&self) -> usize {
-        10
-    }
-    fn check_capacity_with(&self, cells: usize, extra_vectors: usize) -> Result<(), BackendError> {
-        self.check_fits_with(cells, extra_vectors).map(|_| ())
-    }
-
-    fn zeros(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
-        self.stream
-            .alloc_zeros::<f64>(n)
-            .map_err(|e| driver_err(&format!("allocating {n} f64"), e))
-    }
-    fn upload(&self, host: &[f64]) -> Result<CudaSlice<f64>, BackendError> {
-        self.to_device(host, "a vector")
-    }
-    fn download(&self, v: &CudaSlice<f64>) -> Result<Vec<f64>, BackendError> {
-        self.to_host(v, "a vector")
-    }
-    fn download_into(&self, v: &CudaSlice<f64>, host: &mut [f64]) -> Result<(), BackendError> {
-        same_len(v.len(), host.len())?;
-        self.stream
-            .memcpy_dtoh(v, host)
-            .map_err(|e| driver_err("downloading a vector", e))?;
-        self.sync("downloading a vector")
-    }
-    fn copy(&self, src: &CudaSlice<f64>, dst: &mut CudaSlice<f64>) -> Result<(), BackendError> {
-        same_len(src.len(), dst.len())?;
-        self.stream
-            .memcpy_dtod(src, dst)
-            .map_err(|e| driver_err("device-to-device copy", e))
-    }
-    fn upload_matrix(&self, a: &QuadDiag) -> Result<CudaMatrix, BackendError> {
-        let n = a.nx * a.ny * a.nz;
-        for len in [a.d.len(), a.gx.len(), a.gy.len(), a.gz.len(), a.amb.len()] {
-            same_len(n, len)?;
-        }
-        // Before the first large allocation: the whole solve must fit.
-        self.check_fits(n)?;
-        Ok(CudaMatrix {
-            d: self.to_device(&a.d, "the matrix diagonal")?,
-            gx: self.to_device(&a.gx, "gx")?,
-            gy: self.to_device(&a.gy, "gy")?,
-            gz: self.to_device(&a.gz, "gz")?,
-            amb: self.to_device(&a.amb, "amb")?,
-            nx: a.nx,
-            ny: a.ny,
-            nz: a.nz,
-        })
-    }
-    fn host_matrix<'m>(&self, a: &'m CudaMatrix) -> Result<Cow<'m, QuadDiag>, BackendError> {
-        Ok(Cow::Owned(QuadDiag {
-            nx: a.nx,
-            ny: a.ny,
-            nz: a.nz,
-            d: self.to_host(&a.d, "the matrix diagonal")?,
-            gx: self.to_host(&a.gx, "gx")?,
-            gy: self.to_host(&a.gy, "gy")?,
-            gz: self.to_host(&a.gz, "gz")?,
-            amb: self.to_host(&a.amb, "amb")?,
-        }))
-    }
-    fn scalars(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
-        self.zeros(n)
-    }
-    fn read_scalars(&self, s: &CudaSlice<f64>) -> Result<Vec<f64>, BackendError> {
-        self.to_host(s, "scalars")
-    }
-
-    fn spmv(
-        &self,
-        a: &CudaMatrix,
-        x: &CudaSlice<f64>,
-        y: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        self.qd_spmv(a, x, y)
-    }
-    fn residual(
-        &self,
-        a: &CudaMatrix,
-        b: &CudaSlice<f64>,
-        x: &CudaSlice<f64>,
-        r: &mut CudaSlice<f64>,
-        s: &mut CudaSlice<f64>,
-        out: usize,
-    ) -> Result<(), BackendError> {
-        self.qd_residual(a, b, x, r, s, out)
-    }
-    fn spmv_dot(
-        &self,
-        a: &CudaMatrix,
-        p: &CudaSlice<f64>,
-        q: &mut CudaSlice<f64>,
-        s: &mut CudaSlice<f64>,
-        out: usize,
-    ) -> Result<(), BackendError> {
-        self.qd_spmv_dot(a, p, q, s, out)
-    }
-    fn dot(
-        &self,
-        x: &CudaSlice<f64>,
-        y: &CudaSlice<f64>,
-        s: &mut CudaSlice<f64>,
-        out: usize,
-    ) -> Result<(), BackendError> {
-        self.blas1_dot(x, y, s, out)
-    }
-    fn cg_update(
-        &self,
-        alpha: Ratio,
-        p: &CudaSlice<f64>,
-        q: &CudaSlice<f64>,
-        x: &mut CudaSlice<f64>,
-        r: &mut CudaSlice<f64>,
-        s: &mut CudaSlice<f64>,
-        out: usize,
-    ) -> Result<(), BackendError> {
-        self.blas1_cg_update(alpha, p, q, x, r, s, out)
-    }
-    fn xpay(
-        &self,
-        beta: Ratio,
-        z: &CudaSlice<f64>,
-        p: &mut CudaSlice<f64>,
-        s: &CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        self.blas1_xpay(beta, z, p, s)
-    }
-    fn mul_add(
-        &self,
-        w: &CudaSlice<f64>,
-        x: &CudaSlice<f64>,
-        b: &CudaSlice<f64>,
-        out: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        self.blas1_mul_add(w, x, b, out)
-    }
-    fn jacobi(
-        &self,
-        a: &CudaMatrix,
-        r: &CudaSlice<f64>,
-        z: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        self.blas1_jacobi(a, r, z)
-    }
-    fn cheb_init(
-        &self,
-        a: &CudaMatrix,
-        c: f64,
-        r: &CudaSlice<f64>,
-        res: &mut CudaSlice<f64>,
-        d: &mut CudaSlice<f64>,
-        z: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        self.cheb_init_launch(a, c, r, res, d, z)
-    }
-    fn cheb_step(
-        &self,
-        a: &CudaMatrix,
-        alpha: f64,
-        beta: f64,
-        d: &CudaSlice<f64>,
-        d_next: &mut CudaSlice<f64>,
-        res: &mut CudaSlice<f64>,
-        z: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        self.cheb_step_launch(a, alpha, beta, d, d_next, res, z)
-    }
-    fn upload_low_matrix(&self, a: &ScaledQuadDiag) -> Result<CudaLowMatrix, BackendError> {
-        self.upload_low(a)
-    }
-    fn zeros_low(&self, n: usize) -> Result<CudaSlice<f32>, BackendError> {
-        self.zeros_f32(n)
-    }
-    fn cheb_init_low(
-        &self,
-        a: &CudaLowMatrix,
-        c: f64,
-        r: &CudaSlice<f64>,
-        res: &mut CudaSlice<f32>,
-        d: &mut CudaSlice<f32>,
-        zhat: &mut CudaSlice<f32>,
-        z: &mut CudaSlice<f64>,
-        last: bool,
-    ) -> Result<(), BackendError> {
-        self.mixed_init_launch(a, c, r, res, d, zhat, z, last)
-    }
-    fn cheb_step_low(
-        &self,
-        a: &CudaLowMatrix,
-        alpha: f64,
-        beta: f64,
-        d: &CudaSlice<f32>,
-        d_next: &mut CudaSlice<f32>,
-        res: &mut CudaSlice<f32>,
-        zhat: &mut CudaSlice<f32>,
-        z: &mut CudaSlice<f64>,
-        last: bool,
-    ) -> Result<(), BackendError> {
-        self.mixed_step_launch(a, alpha, beta, d, d_next, res, zhat, z, last)
     }
 }

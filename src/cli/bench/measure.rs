@@ -12,10 +12,10 @@
 use super::report::{PcgRecord, SpmvRecord};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
-use cuth::backend::{Backend, BackendError};
+use cuth::backend::{Backend, BackendError, ChebyshevBackend, QuadDiagOps};
 use cuth::linalg::{
-    build_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions, QuadDiag,
-    SolveError,
+    build_thermal_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions,
+    QuadDiag, QuadDiagOperator, SolveError, Stop,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -30,6 +30,10 @@ pub fn pcg_bytes_per_row(kind: PrecondKind, degree: usize) -> f64 {
         PrecondKind::None => 16.0,
         PrecondKind::Jacobi => 24.0,
         PrecondKind::Chebyshev => 40.0 + 80.0 * degree.saturating_sub(1) as f64,
+        // V(1,1) on the fine level (linalg::mg::cycle): two zebra sweeps
+        // ~2 × 88 B, residual-restriction ~50 B, prolongation ~18 B; the
+        // coarse levels add a third.
+        PrecondKind::Multigrid => 4.0 / 3.0 * 244.0,
     }
 }
 
@@ -38,6 +42,8 @@ fn launches_per_iter(kind: PrecondKind, degree: usize) -> f64 {
     4.0 + match kind {
         PrecondKind::None | PrecondKind::Jacobi => 1.0,
         PrecondKind::Chebyshev => degree.max(1) as f64,
+        // Six per level, about eight levels.
+        PrecondKind::Multigrid => 48.0,
     }
 }
 
@@ -191,7 +197,7 @@ impl PcgPlan {
 /// and the reported residual are relative to the original ‖b‖, as in
 /// `cuth solve`.
 #[allow(clippy::too_many_arguments)]
-pub fn pcg_run<B: Backend + 'static>(
+pub fn pcg_run<B: ChebyshevBackend + 'static>(
     be: &B,
     device: &str,
     host: &QuadDiag,
@@ -211,17 +217,18 @@ pub fn pcg_run<B: Backend + 'static>(
     let mut x = be.zeros(n)?;
     be.synchronize()?;
     let t0 = Instant::now();
-    let mut m = build_precond(plan.kind, be, a, host, &opts)?;
+    let mut op = QuadDiagOperator::new(be, a, n);
+    let mut m = build_thermal_precond(plan.kind, be, &mut op, host, &opts)?;
     be.synchronize()?;
     let setup_s = t0.elapsed().as_secs_f64();
     let params = CgParams {
-        rtol: plan.rtol * rtol_scale,
+        stop: Stop::relative(plan.rtol * rtol_scale),
         max_iter: cap,
         check_every: plan.check_every,
-        record: false,
+        ..CgParams::default()
     };
     let t1 = Instant::now();
-    let result = pcg(be, a, m.as_mut(), b, &mut x, n, &params);
+    let result = pcg(be, &mut op, m.as_mut(), b, &mut x, &params);
     be.synchronize()?;
     let solve_s = t1.elapsed().as_secs_f64();
     let (iterations, converged, stop) = match result {
@@ -246,7 +253,7 @@ pub fn pcg_run<B: Backend + 'static>(
         Err(e) => return Err(e),
     };
     // True relative residual ‖b − A x‖/‖b‖, recomputed in f64.
-    let true_rel = true_relative_residual(be, a, b, &x, n, rtol_scale)?;
+    let true_rel = true_relative_residual(be, &mut op, b, &x, rtol_scale)?;
     let bytes = pcg_bytes_per_row(plan.kind, plan.degree);
     let us_per_iter = solve_s * 1e6 / iterations.max(1) as f64;
     let floor_us = bytes * n as f64 / (copy_gbs * 1e9) * 1e6;

@@ -15,12 +15,12 @@ mod report;
 mod system;
 mod topopt;
 
-use anyhow::{Context, Result};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::CudaBackend;
-use cuth::backend::Backend;
+use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::{Offset, PrecisionMode, PrecondKind};
 use cuth::stack::Stack;
+use anyhow::{Context, Result};
 use measure::{PcgPlan, SPMV_BYTES_PER_ROW};
 use report::{BenchReport, PcgRecord};
 use std::collections::BTreeSet;
@@ -273,6 +273,8 @@ fn gpu_size(
 ) -> Result<()> {
     use cuth::backend::cuda::QdSchedule;
     let copy = rep.bandwidth.gpu_copy_gb_per_s.unwrap_or(f64::NAN);
+    g.check_capacity(s.sys.a.len())?;
+    g.prepare_quad_diag()?;
     let a = g.upload_matrix(&s.sys.a)?;
     let offset = Offset::new(&s.sys.a, &s.sys.rhs);
     let b = g.upload(&offset.rhs)?;

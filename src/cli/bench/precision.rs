@@ -5,12 +5,12 @@
 //! goes (the preconditioner's share, timed alone, and bytes per iteration).
 
 use super::system::BenchSystem;
-use anyhow::{Context, Result};
-use cuth::backend::Backend;
+use cuth::backend::ChebyshevBackend;
 use cuth::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, Offset, PrecisionMode, PrecondKind,
-    PrecondOptions, SolveError,
+    PrecondOptions, QuadDiagOperator, SolveError, Stop,
 };
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -62,7 +62,7 @@ pub fn bytes_per_row(k: usize, matrix: Option<usize>) -> f64 {
 
 /// Runs every mode of `modes` (f64 first, the reference) on `s`.
 #[allow(clippy::too_many_arguments)]
-pub fn ablation<B: Backend + 'static>(
+pub fn ablation<B: ChebyshevBackend + 'static>(
     be: &B,
     device: &str,
     s: &BenchSystem,
@@ -76,6 +76,8 @@ pub fn ablation<B: Backend + 'static>(
     let host = &s.sys.a;
     let n = host.len();
     let offset = Offset::new(host, &s.sys.rhs);
+    be.check_capacity(n)?;
+    be.prepare_quad_diag()?;
     let a = be.upload_matrix(host)?;
     let b = be.upload(&offset.rhs)?;
     let mut order = vec![PrecisionMode::F64];
@@ -91,7 +93,8 @@ pub fn ablation<B: Backend + 'static>(
         let mut x = be.zeros(n)?;
         be.synchronize()?;
         let t0 = Instant::now();
-        let mut m = build_precond(PrecondKind::Chebyshev, be, &a, host, &opts)?;
+        let mut op = QuadDiagOperator::new(be, &a, n);
+        let mut m = build_precond(PrecondKind::Chebyshev, be, &mut op, Some(host), &opts)?;
         be.synchronize()?;
         let setup_s = t0.elapsed().as_secs_f64();
         let level0 = m.precision().map(|p| p.matrix_bytes_per_row);
@@ -99,24 +102,24 @@ pub fn ablation<B: Backend + 'static>(
         let precond_us = {
             let r = be.upload(&offset.rhs)?;
             let mut z = be.zeros(n)?;
-            m.apply(be, &a, &r, &mut z)?;
+            m.apply(be, &mut op, &r, &mut z)?;
             be.synchronize()?;
             let reps = 20;
             let t = Instant::now();
             for _ in 0..reps {
-                m.apply(be, &a, &r, &mut z)?;
+                m.apply(be, &mut op, &r, &mut z)?;
             }
             be.synchronize()?;
             t.elapsed().as_secs_f64() * 1e6 / reps as f64
         };
         let params = CgParams {
-            rtol: rtol * offset.rtol_scale,
+            stop: Stop::against(rtol, offset.b_norm),
             max_iter,
             check_every,
-            record: false,
+            ..CgParams::default()
         };
         let t1 = Instant::now();
-        let result = pcg(be, &a, m.as_mut(), &b, &mut x, n, &params);
+        let result = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params);
         be.synchronize()?;
         let solve_s = t1.elapsed().as_secs_f64();
         let (iterations, converged, stop, switches) = match result {
@@ -134,7 +137,7 @@ pub fn ablation<B: Backend + 'static>(
             }
             Err(e) => return Err(e).with_context(|| format!("{} solve", mode.name())),
         };
-        let true_rel = true_relative_residual(be, &a, &b, &x, n, offset.rtol_scale)?;
+        let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
         let xs = be.download(&x)?;
         let (max_abs_dt_k, speedup) = match &reference {
             None => (0.0, 1.0),

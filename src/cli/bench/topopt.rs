@@ -18,11 +18,11 @@
 //! y is compared with the fused F64 one (relative 2-norm difference).
 
 use super::BenchArgs;
-use anyhow::{Context, Result};
 use cuth::backend::cuda::{timing::median, CudaBackend};
 use cuth::backend::{Backend, BackendError};
 use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -263,13 +263,13 @@ fn size(
 }
 
 fn kernel_attrs(g: &CudaBackend) -> Result<Vec<KernelAttrs>> {
+    use cuth::topopt::cuda::TOPOPT;
     use cudarc::driver::sys::CUfunction_attribute as A;
-    use cuth::backend::cuda::KernelFile;
-    KernelFile::Topopt
-        .entry_points()
+    TOPOPT
+        .entry_points
         .iter()
         .map(|&name| {
-            let f = g.kernel(KernelFile::Topopt, name)?;
+            let f = g.kernel(&TOPOPT, name)?;
             let get = |a| {
                 f.get_attribute(a)
                     .map_err(|e| anyhow::anyhow!("{name}: {e}"))

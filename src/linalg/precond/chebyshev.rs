@@ -26,23 +26,30 @@
 //! on the CPU, downloaded from a GPU), and no host copy of A is kept.
 
 use super::{PrecisionReport, PrecondOptions, PrecondReport, Preconditioner};
-use crate::backend::{Backend, BackendError};
+use crate::backend::{BackendError, ChebWork, ChebyshevOps, ScaledChebyshevOps};
 use crate::linalg::eigen::lanczos_lambda_max;
+use crate::linalg::operator::LinearOperator;
 use crate::linalg::precision::{ArrayChoice, Level, PrecisionMode, ScaledQuadDiag};
 use crate::linalg::{QuadDiag, SolveError};
 use std::collections::BTreeMap;
 
-pub struct Chebyshev<B: Backend> {
+/// What a backend needs for every level of this preconditioner.
+pub trait ChebyshevLevels: ChebyshevOps + ScaledChebyshevOps<f32> {}
+
+impl<B: ChebyshevOps + ScaledChebyshevOps<f32>> ChebyshevLevels for B {}
+
+pub struct Chebyshev<B: ChebyshevLevels> {
     degree: usize,
     lambda_min: f64,
     lambda_max: f64,
     /// Largest Ritz value before the safety factor (for the report).
     lambda_ritz: f64,
-    gershgorin: f64,
+    /// Gershgorin bound on λmax(D⁻¹A), where the operator is a Quad-Diag matrix.
+    gershgorin: Option<f64>,
     mode: PrecisionMode,
     level: Level,
-    /// The f64 recurrence's vectors (res, d, d_next), while at `Level::F64`.
-    work: Option<[B::Vector; 3]>,
+    /// The f64 recurrence's vectors, while at `Level::F64`.
+    work: Option<ChebWork<B::Vector>>,
     /// The low-precision matrix and vectors, while below `Level::F64`.
     low: Option<Low<B>>,
     /// Levels to switch up to, in order; each Â is built on the switch.
@@ -51,31 +58,37 @@ pub struct Chebyshev<B: Backend> {
 }
 
 /// Â on the device, how it is stored, and the f32 vectors of the recurrence.
-struct Low<B: Backend> {
-    a: B::LowMatrix,
+struct Low<B: ChebyshevLevels> {
+    a: <B as ScaledChebyshevOps<f32>>::ScaledMatrix,
     /// What the rule chose per array (the host Â is dropped once uploaded).
     choices: Vec<ArrayChoice>,
-    res: B::LowVector,
-    d: B::LowVector,
-    d_next: B::LowVector,
-    zhat: B::LowVector,
+    work: ChebWork<<B as ScaledChebyshevOps<f32>>::ScaledVector>,
 }
 
-impl<B: Backend> Chebyshev<B> {
+impl<B: ChebyshevLevels> Chebyshev<B> {
+    /// Estimates λmax of D⁻¹A on `a` and enters the mode's first level.
+    /// `host`, `a` in Quad-Diag form, gives the Gershgorin cap and the
+    /// scaled levels; without it (a matrix-free operator) only the f64
+    /// level exists, whatever `opts.precision`.
     pub fn new(
         be: &B,
-        a: &B::Matrix,
-        host: &QuadDiag,
+        a: &mut dyn LinearOperator<B>,
+        host: Option<&QuadDiag>,
         opts: &PrecondOptions,
     ) -> Result<Self, SolveError> {
-        let n = host.len();
-        let gershgorin = host.gershgorin_jacobi();
+        let n = a.len();
+        let gershgorin = host.map(QuadDiag::gershgorin_jacobi);
         // λ(D⁻¹A) = λ(Â): one interval serves every precision level.
-        let lambda_ritz = lanczos_lambda_max(be, a, n, opts.lanczos_steps)?;
-        let lambda_max = (lambda_ritz * opts.lambda_safety).min(gershgorin);
-        let mode = opts.precision;
+        let lambda_ritz = lanczos_lambda_max(be, a, opts.lanczos_steps)?;
+        let lambda_max =
+            (lambda_ritz * opts.lambda_safety).min(gershgorin.unwrap_or(f64::INFINITY));
+        let mode = if host.is_some() {
+            opts.precision
+        } else {
+            PrecisionMode::F64
+        };
         let (&level, pending) = mode.levels().split_first().expect("a mode has levels");
-        let first = scaled(host, level);
+        let first = host.and_then(|h| scaled(h, level));
         let mut m = Chebyshev {
             degree: opts.chebyshev_degree.max(1),
             lambda_min: lambda_max / opts.chebyshev_ratio,
@@ -94,6 +107,7 @@ impl<B: Backend> Chebyshev<B> {
     }
 
     /// Makes `level` current: uploads its Â (or allocates the f64 vectors).
+    /// The one place where the precision level picks the element type.
     fn enter(
         &mut self,
         be: &B,
@@ -104,109 +118,109 @@ impl<B: Backend> Chebyshev<B> {
         match host {
             None => {
                 self.low = None;
+                be.prepare_chebyshev()?;
                 if self.work.is_none() {
-                    self.work = Some([be.zeros(self.n)?, be.zeros(self.n)?, be.zeros(self.n)?]);
+                    self.work = Some(be.cheb_work(self.n)?);
                 }
             }
             Some(h) => {
-                let a = be.upload_low_matrix(&h)?;
+                be.prepare_scaled()?;
+                let a = be.upload_scaled(&h)?;
                 let choices = h.choices;
-                let low = match self.low.take() {
-                    Some(old) => Low { a, choices, ..old },
-                    None => Low {
-                        a,
-                        choices,
-                        res: be.zeros_low(self.n)?,
-                        d: be.zeros_low(self.n)?,
-                        d_next: be.zeros_low(self.n)?,
-                        zhat: be.zeros_low(self.n)?,
-                    },
+                let work = match self.low.take() {
+                    Some(old) => old.work,
+                    None => be.scaled_work(self.n)?,
                 };
-                self.low = Some(low);
+                self.low = Some(Low { a, choices, work });
             }
         }
         Ok(())
     }
 
-    /// res = r; d = c·D⁻¹r; z = d (scaled form below f64; see `Backend`).
-    fn first(
-        &mut self,
-        be: &B,
-        a: &B::Matrix,
-        c: f64,
-        r: &B::Vector,
-        z: &mut B::Vector,
-        last: bool,
-    ) -> Result<(), BackendError> {
-        if let Some(l) = &mut self.low {
-            return be.cheb_init_low(&l.a, c, r, &mut l.res, &mut l.d, &mut l.zhat, z, last);
-        }
-        let [res, d, _] = self.work.as_mut().expect("f64 level has its vectors");
-        be.cheb_init(a, c, r, res, d, z)
-    }
-
-    /// res −= A d; d_next = α d + β D⁻¹res; z += d_next; d ↔ d_next.
-    #[allow(clippy::too_many_arguments)]
-    fn next(
-        &mut self,
-        be: &B,
-        a: &B::Matrix,
-        alpha: f64,
-        beta: f64,
-        z: &mut B::Vector,
-        last: bool,
-    ) -> Result<(), BackendError> {
-        if let Some(l) = &mut self.low {
-            let (d, dn) = (&l.d, &mut l.d_next);
-            be.cheb_step_low(&l.a, alpha, beta, d, dn, &mut l.res, &mut l.zhat, z, last)?;
-            std::mem::swap(&mut l.d, &mut l.d_next);
-            return Ok(());
-        }
-        let [res, d, d_next] = self.work.as_mut().expect("f64 level has its vectors");
-        be.cheb_step(a, alpha, beta, d, d_next, res, z)?;
-        std::mem::swap(d, d_next);
-        Ok(())
-    }
-}
-
-impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
-    fn apply(
-        &mut self,
-        be: &B,
-        a: &B::Matrix,
-        r: &B::Vector,
-        z: &mut B::Vector,
-    ) -> Result<(), BackendError> {
+    /// θ, δ, σ of the recurrence (module doc).
+    fn interval(&self) -> (f64, f64, f64) {
         let theta = 0.5 * (self.lambda_max + self.lambda_min);
         let delta = 0.5 * (self.lambda_max - self.lambda_min);
-        let sigma = theta / delta;
+        (theta, delta, theta / delta)
+    }
+
+    /// The f64 polynomial on the operator: z = q(D⁻¹A) D⁻¹ r.
+    fn run_f64(
+        &self,
+        be: &B,
+        a: &mut dyn LinearOperator<B>,
+        w: &mut ChebWork<B::Vector>,
+        r: &B::Vector,
+        z: &mut B::Vector,
+    ) -> Result<(), BackendError> {
+        let (theta, delta, sigma) = self.interval();
         let mut rho = 1.0 / sigma;
-        let k = self.degree;
-        self.first(be, a, 1.0 / theta, r, z, k == 1)?; // res = r; d = D⁻¹r/θ; z = d
-        for step in 1..k {
+        be.cheb_init(a.diagonal(), 1.0 / theta, r, w, z)?; // res = r; d = D⁻¹r/θ; z = d
+        for _ in 1..self.degree {
             let rho_next = 1.0 / (2.0 * sigma - rho);
             // res −= A d; d_next = ρ₁ρ₀ d + (2ρ₁/δ) D⁻¹ res; z += d_next
-            self.next(
-                be,
-                a,
-                rho_next * rho,
-                2.0 * rho_next / delta,
-                z,
-                step + 1 == k,
-            )?;
+            a.cheb_step(be, rho_next * rho, 2.0 * rho_next / delta, w, z)?;
+            std::mem::swap(&mut w.d, &mut w.d_next);
             rho = rho_next;
         }
         Ok(())
     }
 
-    fn raise_precision(&mut self, be: &B, a: &B::Matrix) -> Result<Option<String>, BackendError> {
+    /// The same polynomial below f64, on Â: z = S q(Â) S r.
+    fn run_scaled(
+        &self,
+        be: &B,
+        l: &mut Low<B>,
+        r: &B::Vector,
+        z: &mut B::Vector,
+    ) -> Result<(), BackendError> {
+        let (theta, delta, sigma) = self.interval();
+        let mut rho = 1.0 / sigma;
+        let k = self.degree;
+        be.scaled_init(&l.a, 1.0 / theta, r, &mut l.work, z, k == 1)?; // r̂ = S r; res = r̂; d = r̂/θ; ẑ = d
+        for step in 1..k {
+            let rho_next = 1.0 / (2.0 * sigma - rho);
+            // res −= Â d; d_next = ρ₁ρ₀ d + (2ρ₁/δ) res; ẑ += d_next
+            let (alpha, beta) = (rho_next * rho, 2.0 * rho_next / delta);
+            be.scaled_step(&l.a, alpha, beta, &mut l.work, z, step + 1 == k)?;
+            std::mem::swap(&mut l.work.d, &mut l.work.d_next);
+            rho = rho_next;
+        }
+        Ok(())
+    }
+}
+
+impl<B: ChebyshevLevels> Preconditioner<B> for Chebyshev<B> {
+    fn apply(
+        &mut self,
+        be: &B,
+        a: &mut dyn LinearOperator<B>,
+        r: &B::Vector,
+        z: &mut B::Vector,
+    ) -> Result<(), BackendError> {
+        if let Some(mut l) = self.low.take() {
+            let out = self.run_scaled(be, &mut l, r, z);
+            self.low = Some(l);
+            return out;
+        }
+        let mut w = self.work.take().expect("f64 level has its vectors");
+        let out = self.run_f64(be, a, &mut w, r, z);
+        self.work = Some(w);
+        out
+    }
+
+    fn raise_precision(
+        &mut self,
+        be: &B,
+        a: &mut dyn LinearOperator<B>,
+    ) -> Result<Option<String>, BackendError> {
         if self.pending.is_empty() {
             return Ok(None);
         }
         let level = self.pending.remove(0);
-        let host = match level {
-            Level::F64 => None,
-            _ => scaled(&*be.host_matrix(a)?, level),
+        let host = match (level, a.host_quad_diag(be)?) {
+            (Level::F64, _) | (_, None) => None,
+            (_, Some(h)) => scaled(&h, level),
         };
         self.enter(be, level, host)?;
         Ok(Some(self.precision_label()))
@@ -229,21 +243,24 @@ impl<B: Backend> Preconditioner<B> for Chebyshev<B> {
     }
 
     fn report(&self) -> PrecondReport {
-        let params = BTreeMap::from([
+        let mut params = BTreeMap::from([
             ("degree".to_string(), self.degree as f64),
             ("lambda_min".to_string(), self.lambda_min),
             ("lambda_max".to_string(), self.lambda_max),
             ("lambda_ritz".to_string(), self.lambda_ritz),
-            ("lambda_gershgorin".to_string(), self.gershgorin),
         ]);
+        if let Some(g) = self.gershgorin {
+            params.insert("lambda_gershgorin".to_string(), g);
+        }
         PrecondReport {
             name: "chebyshev".into(),
             params,
+            multigrid: None,
         }
     }
 }
 
-impl<B: Backend> Chebyshev<B> {
+impl<B: ChebyshevLevels> Chebyshev<B> {
     /// `f64`, or `f32 [gx,gy,gz f16,f16,f32]` below it.
     fn precision_label(&self) -> String {
         match &self.low {

@@ -1,8 +1,9 @@
-//! Jacobi: M = D = diag(A). Reads the diagonal straight from the matrix, so it
-//! needs no setup and no storage of its own.
+//! Jacobi: M = D = diag(A). Reads the operator's own diagonal, so it needs no
+//! setup and no storage of its own.
 
 use super::{PrecondReport, Preconditioner};
 use crate::backend::{Backend, BackendError};
+use crate::linalg::operator::LinearOperator;
 use std::collections::BTreeMap;
 
 pub struct Jacobi;
@@ -11,16 +12,17 @@ impl<B: Backend> Preconditioner<B> for Jacobi {
     fn apply(
         &mut self,
         be: &B,
-        a: &B::Matrix,
+        a: &mut dyn LinearOperator<B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
-        be.jacobi(a, r, z) // z = D⁻¹ r
+        be.divide(r, a.diagonal(), z) // z = D⁻¹ r
     }
     fn report(&self) -> PrecondReport {
         PrecondReport {
             name: "jacobi".into(),
             params: BTreeMap::new(),
+            multigrid: None,
         }
     }
 }

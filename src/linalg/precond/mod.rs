@@ -6,10 +6,14 @@
 pub mod chebyshev;
 pub mod jacobi;
 
+use super::mg::{MgOptions, MgReport, Multigrid};
+use super::operator::LinearOperator;
 use super::pcg::SolveError;
 use super::precision::{ArrayChoice, PrecisionMode};
 use super::QuadDiag;
+use crate::backend::mg::MultigridOps;
 use crate::backend::{Backend, BackendError};
+use chebyshev::ChebyshevLevels;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -19,6 +23,10 @@ pub enum PrecondKind {
     None,
     Jacobi,
     Chebyshev,
+    /// Geometric multigrid (`linalg::mg`), thermal Quad-Diag matrices only.
+    #[value(name = "mg")]
+    #[serde(rename = "mg")]
+    Multigrid,
 }
 
 impl PrecondKind {
@@ -27,6 +35,7 @@ impl PrecondKind {
             PrecondKind::None => "none",
             PrecondKind::Jacobi => "jacobi",
             PrecondKind::Chebyshev => "chebyshev",
+            PrecondKind::Multigrid => "mg",
         }
     }
 }
@@ -36,6 +45,9 @@ impl PrecondKind {
 pub struct PrecondReport {
     pub name: String,
     pub params: BTreeMap<String, f64>,
+    /// Levels, cycle and memory of `mg`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multigrid: Option<MgReport>,
 }
 
 #[derive(Clone, Debug)]
@@ -50,6 +62,8 @@ pub struct PrecondOptions {
     pub lambda_safety: f64,
     /// Precision of the preconditioner (Chebyshev only; the others are f64).
     pub precision: PrecisionMode,
+    /// Cycle and smoother of `mg`.
+    pub mg: MgOptions,
 }
 
 impl Default for PrecondOptions {
@@ -60,6 +74,7 @@ impl Default for PrecondOptions {
             lanczos_steps: 20,
             lambda_safety: 1.1,
             precision: PrecisionMode::F64,
+            mg: MgOptions::default(),
         }
     }
 }
@@ -69,7 +84,7 @@ pub trait Preconditioner<B: Backend> {
     fn apply(
         &mut self,
         be: &B,
-        a: &B::Matrix,
+        a: &mut dyn LinearOperator<B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError>;
@@ -78,9 +93,19 @@ pub trait Preconditioner<B: Backend> {
     /// it. PCG calls this when it stagnates, then restarts from the true
     /// residual (M changed, so the old directions no longer fit). `a` is the
     /// system matrix, from which the next level is built.
-    fn raise_precision(&mut self, be: &B, a: &B::Matrix) -> Result<Option<String>, BackendError> {
+    fn raise_precision(
+        &mut self,
+        be: &B,
+        a: &mut dyn LinearOperator<B>,
+    ) -> Result<Option<String>, BackendError> {
         let _ = (be, a);
         Ok(None)
+    }
+    /// How often PCG should read the residual back, when this preconditioner
+    /// has a preference over [`Backend::check_interval`]: one whose
+    /// application costs far more than a read-back wants every iteration.
+    fn check_interval(&self) -> Option<usize> {
+        None
     }
     /// Precision in use, for preconditioners that have several.
     fn precision(&self) -> Option<PrecisionReport> {
@@ -108,7 +133,7 @@ impl<B: Backend> Preconditioner<B> for Identity {
     fn apply(
         &mut self,
         be: &B,
-        _a: &B::Matrix,
+        _a: &mut dyn LinearOperator<B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
@@ -118,22 +143,48 @@ impl<B: Backend> Preconditioner<B> for Identity {
         PrecondReport {
             name: "none".into(),
             params: BTreeMap::new(),
+            multigrid: None,
         }
     }
 }
 
-/// Builds the preconditioner `kind` for the device matrix `a` (whose host copy
-/// is `host`, used for the Gershgorin bound).
-pub fn build_precond<B: Backend + 'static>(
+/// Builds the preconditioner `kind` for the operator `a`; `host` is its
+/// host Quad-Diag form where it has one (the Gershgorin bound and the scaled
+/// levels of a low-precision Chebyshev are built from it; without it,
+/// Chebyshev runs in f64 on the Lanczos estimate alone).
+pub fn build_precond<B: ChebyshevLevels + 'static>(
     kind: PrecondKind,
     be: &B,
-    a: &B::Matrix,
-    host: &QuadDiag,
+    a: &mut dyn LinearOperator<B>,
+    host: Option<&QuadDiag>,
     opts: &PrecondOptions,
 ) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
     Ok(match kind {
         PrecondKind::None => Box::new(Identity),
         PrecondKind::Jacobi => Box::new(jacobi::Jacobi),
         PrecondKind::Chebyshev => Box::new(chebyshev::Chebyshev::new(be, a, host, opts)?),
+        PrecondKind::Multigrid => {
+            return Err(SolveError::Breakdown {
+                iters: 0,
+                what: "the mg preconditioner needs a thermal Quad-Diag matrix \
+                       (build_thermal_precond); use jacobi or chebyshev here"
+                    .into(),
+            })
+        }
     })
+}
+
+/// [`build_precond`] for the thermal solvers, whose operator is the
+/// Quad-Diag matrix `host` (on `be`): also builds `mg`.
+pub fn build_thermal_precond<B: ChebyshevLevels + MultigridOps + 'static>(
+    kind: PrecondKind,
+    be: &B,
+    a: &mut dyn LinearOperator<B>,
+    host: &QuadDiag,
+    opts: &PrecondOptions,
+) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
+    match kind {
+        PrecondKind::Multigrid => Ok(Box::new(Multigrid::new(be, host, &opts.mg)?)),
+        _ => build_precond(kind, be, a, Some(host), opts),
+    }
 }

@@ -24,9 +24,9 @@ pub use stepper::Stepper;
 use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};
 use crate::assemble::assemble;
-use crate::backend::{Backend, BackendError};
+use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
-use crate::linalg::{build_precond, pcg, CgParams, Offset, SolveError};
+use crate::linalg::{build_thermal_precond, pcg, Offset, QuadDiagOperator, SolveError, Stop};
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
@@ -115,7 +115,7 @@ pub struct TransientOutcome {
 }
 
 /// Runs `opts.steps` backward-Euler steps of `stack` under `schedule`.
-pub fn run_transient<B: Backend + 'static>(
+pub fn run_transient<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     schedule: &PowerSchedule,
@@ -125,6 +125,7 @@ pub fn run_transient<B: Backend + 'static>(
     let t_setup = Instant::now();
     let grid = Grid::from_stack(stack);
     be.check_capacity_with(grid.len(), stepper::EXTRA_VECTORS)?;
+    be.prepare_quad_diag()?;
     let dt = opts.dt;
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
 
@@ -315,7 +316,7 @@ fn step_solver(
 }
 
 /// θ of the steady state for `p_cell`, solved as `solve_steady` does.
-fn steady_theta<B: Backend + 'static>(
+fn steady_theta<B: ChebyshevBackend + 'static>(
     be: &B,
     a_host: &crate::linalg::QuadDiag,
     p_cell: &[f64],
@@ -325,18 +326,11 @@ fn steady_theta<B: Backend + 'static>(
     let a = be.upload_matrix(a_host)?;
     let b = be.upload(&offset.rhs)?;
     let mut x = be.zeros(a_host.len())?;
-    let mut m = build_precond(opts.precond, be, &a, a_host, &opts.precond_opts)
+    let mut op = QuadDiagOperator::new(be, &a, a_host.len());
+    let mut m = build_thermal_precond(opts.precond, be, &mut op, a_host, &opts.precond_opts)
         .map_err(TransientError::Initial)?;
-    let params = CgParams {
-        rtol: opts.rtol * offset.rtol_scale,
-        max_iter: opts.max_iter,
-        check_every: match opts.check_every {
-            0 => be.check_interval(),
-            k => k,
-        },
-        record: false,
-    };
-    pcg(be, &a, m.as_mut(), &b, &mut x, a_host.len(), &params).map_err(TransientError::Initial)?;
+    let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
+    pcg(be, &mut op, m.as_mut(), &b, &mut x, &params).map_err(TransientError::Initial)?;
     let mut theta = be.download(&x)?;
     offset.restore(&mut theta);
     Ok(theta)

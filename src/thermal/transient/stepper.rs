@@ -24,10 +24,10 @@
 //! rtol·‖P‖ then, so the criterion is floored at ‖r‖ ≤ 1e-14·‖b‖, where the
 //! step's error is ~1e-14 of θ.
 
-use crate::backend::Backend;
+use crate::backend::ChebyshevBackend;
 use crate::linalg::{
-    build_precond, pcg_with, CgInfo, CgParams, PcgWork, PrecondReport, Preconditioner, QuadDiag,
-    SolveError,
+    build_thermal_precond, pcg_with, CgInfo, CgParams, PcgWork, PrecondReport, Preconditioner,
+    QuadDiag, QuadDiagOperator, SolveError, Stop,
 };
 use crate::thermal::steady::SteadyOptions;
 
@@ -39,7 +39,7 @@ const RTOL_FLOOR: f64 = 1e-14;
 /// is still alive on a trace-row change (`set_power`).
 pub const EXTRA_VECTORS: usize = 3;
 
-pub struct Stepper<'a, B: Backend> {
+pub struct Stepper<'a, B: ChebyshevBackend> {
     be: &'a B,
     /// A + C/Δt on the device.
     a: B::Matrix,
@@ -54,10 +54,8 @@ pub struct Stepper<'a, B: Backend> {
     m: Box<dyn Preconditioner<B>>,
     /// PCG's vectors, allocated once for the run rather than per step.
     work: PcgWork<B>,
-    /// One slot for ‖b‖² of the step.
-    norm: B::Scalars,
+    /// The stop's reference is each step's ‖P‖ (see [`Stepper::step`]).
     params: CgParams,
-    rtol: f64,
     /// A·1 of the steady operator (coupling to ambient), for the shift.
     amb: Vec<f64>,
     /// The shift c, K.
@@ -66,7 +64,7 @@ pub struct Stepper<'a, B: Backend> {
     p_norm: f64,
 }
 
-impl<'a, B: Backend + 'static> Stepper<'a, B> {
+impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
     /// Uploads A + C/Δt (built from the steady `a` and `capacity`), builds
     /// the preconditioner and sets θ from `theta0` (K above ambient).
     pub fn new(
@@ -86,7 +84,9 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
             *e += wi;
         }
         let a_dev = be.upload_matrix(&shifted)?;
-        let m = build_precond(opts.precond, be, &a_dev, &shifted, &opts.precond_opts)?;
+        let mut op = QuadDiagOperator::new(be, &a_dev, n);
+        let m = build_thermal_precond(opts.precond, be, &mut op, &shifted, &opts.precond_opts)?;
+        let params = opts.cg_params(be, m.as_ref(), Stop::relative(opts.rtol));
         let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
         Ok(Stepper {
             be,
@@ -97,17 +97,7 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
             a: a_dev,
             m,
             work: PcgWork::new(be, n)?,
-            norm: be.scalars(1)?,
-            params: CgParams {
-                rtol: opts.rtol,
-                max_iter: opts.max_iter,
-                check_every: match opts.check_every {
-                    0 => be.check_interval(),
-                    k => k,
-                },
-                record: false,
-            },
-            rtol: opts.rtol,
+            params,
             amb: a.amb.clone(),
             c,
             p_norm: 0.0,
@@ -130,46 +120,25 @@ impl<'a, B: Backend + 'static> Stepper<'a, B> {
     pub fn step(&mut self) -> Result<CgInfo, SolveError> {
         let be = self.be;
         be.mul_add(&self.w, &self.x, &self.src, &mut self.b)?; // b = C/Δt ⊙ θ'ⁿ + (P − c·amb)
-        be.dot(&self.b, &self.b, &mut self.norm, 0)?; // s[0] = b·b
-        let b_norm = be.read_scalars(&self.norm)?[0].sqrt();
-        let reference = if self.p_norm > 0.0 {
-            self.p_norm
-        } else {
-            b_norm
-        };
-        let mut params = self.params.clone();
-        // pcg stops at ‖r‖ ≤ rtol'·‖b‖; rtol' makes that ‖r‖ ≤ rtol·reference,
-        // but never below what f64 can attain relative to ‖b‖ (see the
-        // module doc).
-        params.rtol = if b_norm > 0.0 {
-            (self.rtol * reference / b_norm).max(RTOL_FLOOR)
-        } else {
-            self.rtol
+                                                               // ‖r‖ ≤ rtol·‖P‖ (‖b‖ when no power flows), but never below what f64
+                                                               // can attain relative to ‖b‖ (see the module doc).
+        let params = CgParams {
+            stop: Stop::against(self.params.stop.rtol, self.p_norm).with_floor(RTOL_FLOOR),
+            ..self.params.clone()
         };
         let mut info = CgInfo::default();
+        let mut op = QuadDiagOperator::new(be, &self.a, self.work.len());
         pcg_with(
             be,
-            &self.a,
+            &mut op,
             self.m.as_mut(),
             &self.b,
             &mut self.x,
             &mut self.work,
             &params,
             &mut info,
-        )
-        .map_err(|e| self.user_terms(e, b_norm, reference))?;
+        )?;
         Ok(info)
-    }
-
-    /// PCG reports ‖r‖/‖b‖ against its internal rtol'; the user asked for
-    /// ‖r‖ ≤ rtol·reference (`--rtol`), so say it in those terms.
-    fn user_terms(&self, e: SolveError, b_norm: f64, reference: f64) -> SolveError {
-        let scale = if reference > 0.0 {
-            b_norm / reference
-        } else {
-            1.0
-        };
-        e.in_user_terms(scale, self.rtol)
     }
 
     /// Downloads θ' = θ − [`Self::c`] of the current time level into `out`

@@ -5,9 +5,10 @@
 //! reduction partials), the fix-up on the backend's reduction grid. Dot
 //! products use the deterministic last-block reduction of `common.cu`.
 
+use super::TOPOPT;
 use super::{zeros, CudaElastic, F32Atomics, KeSource};
 use crate::backend::cuda::launch::{driver_err, rows_config, slot};
-use crate::backend::cuda::{CudaBackend, KernelFile};
+use crate::backend::cuda::CudaBackend;
 use crate::backend::BackendError;
 use crate::topopt::backend::{OpPrecision, OperatorKind};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -62,7 +63,7 @@ impl CudaBackend {
         }
         // K_ff x accumulated in y; fix-up in place (acc aliases y).
         const NAME: &str = "topopt_finish_f64";
-        let f = self.kernel(KernelFile::Topopt, NAME)?;
+        let f = self.kernel(&TOPOPT, NAME)?;
         let n = op.mesh.dofs() as i64;
         let red = self.reduce_scratch();
         let mut args = self.stream().launch_builder(&f);
@@ -115,7 +116,7 @@ impl CudaBackend {
         s: &mut CudaSlice<f64>,
         out: i32,
     ) -> Result<(), BackendError> {
-        let f = self.kernel(KernelFile::Topopt, name)?;
+        let f = self.kernel(&TOPOPT, name)?;
         let n = op.mesh.dofs() as i64;
         let red = self.reduce_scratch();
         let mut args = self.stream().launch_builder(&f);
@@ -151,7 +152,7 @@ impl CudaBackend {
             (OpPrecision::F32, KeSource::Param) => "topopt_fusedp_f32_a64",
             (OpPrecision::F32, KeSource::ParamMerged) => "topopt_fusedm_f32_a64",
         };
-        let f = self.kernel(KernelFile::Topopt, name)?;
+        let f = self.kernel(&TOPOPT, name)?;
         let mut args = self.stream().launch_builder(&f);
         push_ke(&mut args, op, prec);
         args.arg(x)
@@ -176,7 +177,7 @@ impl CudaBackend {
         let (x32, acc32) = (x32.as_mut().expect("set"), acc32.as_mut().expect("set"));
         {
             const NAME: &str = "topopt_to_f32";
-            let f = self.kernel(KernelFile::Topopt, NAME)?;
+            let f = self.kernel(&TOPOPT, NAME)?;
             let n = dofs as i64;
             let mut args = self.stream().launch_builder(&f);
             args.arg(x).arg(&mut *x32).arg(&n);
@@ -189,7 +190,7 @@ impl CudaBackend {
             KeSource::Param => "topopt_fusedp_f32_a32",
             KeSource::ParamMerged => "topopt_fusedm_f32_a32",
         };
-        let f = self.kernel(KernelFile::Topopt, name)?;
+        let f = self.kernel(&TOPOPT, name)?;
         let mut args = self.stream().launch_builder(&f);
         match op.ke_source {
             KeSource::Shared => args.arg(&op.ke32),
@@ -277,7 +278,7 @@ impl CudaBackend {
         per_dof: LaunchConfig,
     ) -> Result<(), BackendError> {
         let stream = self.stream();
-        let g = self.kernel(KernelFile::Topopt, names[0])?;
+        let g = self.kernel(&TOPOPT, names[0])?;
         let mut ga = stream.launch_builder(&g);
         ga.arg(e)
             .arg(x)
@@ -288,12 +289,12 @@ impl CudaBackend {
             .arg(&nely);
         // SAFETY: u has 24·nel entries, E nel, x/fixed mesh.dofs().
         unsafe { self.run(names[0], &mut ga, per_dof)? };
-        let m = self.kernel(KernelFile::Topopt, names[1])?;
+        let m = self.kernel(&TOPOPT, names[1])?;
         let mut ma = stream.launch_builder(&m);
         ma.arg(ke).arg(&*u).arg(&mut *v).arg(&nel);
         // SAFETY: u, v 24·nel; Ke 576.
         unsafe { self.run(names[1], &mut ma, rows_config(nel as usize))? };
-        let sc = self.kernel(KernelFile::Topopt, names[2])?;
+        let sc = self.kernel(&TOPOPT, names[2])?;
         let mut sa = stream.launch_builder(&sc);
         sa.arg(&*v).arg(acc).arg(&nel).arg(&nelx).arg(&nely);
         // SAFETY: v 24·nel, acc mesh.dofs().
@@ -320,7 +321,7 @@ impl CudaBackend {
             (OpPrecision::F32, KeSource::Shared) => "topopt_node_f32",
             (OpPrecision::F32, _) => "topopt_nodep_f32",
         };
-        let f = self.kernel(KernelFile::Topopt, name)?;
+        let f = self.kernel(&TOPOPT, name)?;
         let mut args = self.stream().launch_builder(&f);
         push_ke(&mut args, op, prec);
         args.arg(x).arg(&op.fixed).arg(b).arg(y);
@@ -342,28 +343,12 @@ impl CudaBackend {
     ) -> Result<(), BackendError> {
         let (_, nelx, nely, nelz) = dims(op);
         const NAME: &str = "topopt_diag_f64";
-        let f = self.kernel(KernelFile::Topopt, NAME)?;
+        let f = self.kernel(&TOPOPT, NAME)?;
         let mut args = self.stream().launch_builder(&f);
         args.arg(&op.ke64).arg(&op.e64).arg(&op.fixed).arg(diag);
         args.arg(&nelx).arg(&nely).arg(&nelz);
         // SAFETY: diag/fixed mesh.dofs(), E nel, Ke 576.
         unsafe { self.run(NAME, &mut args, rows_config(op.mesh.nodes())) }
-    }
-
-    /// z = r ⊘ d.
-    pub(super) fn topo_divide(
-        &self,
-        r: &CudaSlice<f64>,
-        d: &CudaSlice<f64>,
-        z: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        const NAME: &str = "topopt_divide_f64";
-        let f = self.kernel(KernelFile::Topopt, NAME)?;
-        let n = r.len() as i64;
-        let mut args = self.stream().launch_builder(&f);
-        args.arg(r).arg(d).arg(z).arg(&n);
-        // SAFETY: equal lengths checked by the caller.
-        unsafe { self.run(NAME, &mut args, rows_config(r.len())) }
     }
 
     /// cₑ = uₑᵀ Kₑ uₑ, copied to the host.
@@ -378,7 +363,7 @@ impl CudaBackend {
         }
         let c = op.energies.as_mut().expect("allocated above");
         const NAME: &str = "topopt_energy_f64";
-        let f = self.kernel(KernelFile::Topopt, NAME)?;
+        let f = self.kernel(&TOPOPT, NAME)?;
         let mut args = self.stream().launch_builder(&f);
         args.arg(&op.ke64).arg(u).arg(&op.fixed).arg(&mut *c);
         args.arg(&nel).arg(&nelx).arg(&nely);

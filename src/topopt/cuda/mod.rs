@@ -27,12 +27,19 @@ use super::backend::{ElasticBackend, OpPrecision, OperatorKind};
 use super::element::ElementMatrix;
 use super::mesh::Mesh;
 use crate::backend::cuda::launch::driver_err;
-use crate::backend::cuda::{same_len, CudaBackend};
+use crate::backend::cuda::{same_len, CudaBackend, KernelFamily};
 use crate::backend::BackendError;
 use cudarc::driver::CudaSlice;
 
-/// The kernels of `kernels/topopt.cu` the backend loads at start-up.
-pub(crate) const ENTRY_POINTS: &[&str] = &[
+/// `kernels/topopt.cu`, compiled the first time a topopt kernel is launched
+/// (a thermal solve never compiles it).
+pub static TOPOPT: KernelFamily = KernelFamily {
+    file: "topopt.cu",
+    source: include_str!("../../../kernels/topopt.cu"),
+    entry_points: ENTRY_POINTS,
+};
+
+const ENTRY_POINTS: &[&str] = &[
     "topopt_fused_f64",
     "topopt_fused_f32_a64",
     "topopt_fused_f32_a32",
@@ -56,7 +63,6 @@ pub(crate) const ENTRY_POINTS: &[&str] = &[
     "topopt_nodep_f64",
     "topopt_nodep_f32",
     "topopt_diag_f64",
-    "topopt_divide_f64",
     "topopt_energy_f64",
 ];
 
@@ -249,6 +255,8 @@ impl ElasticBackend for CudaBackend {
         kind: OperatorKind,
     ) -> Result<CudaElastic, BackendError> {
         same_len(mesh.dofs(), fixed.len())?;
+        // Compiled here, at set-up, rather than in the first timed apply.
+        self.load(&TOPOPT)?;
         // The kernels index DOFs with 32-bit ints.
         if mesh.dofs() >= i32::MAX as usize || mesh.elements() == 0 {
             return Err(BackendError::Driver(format!(
@@ -343,17 +351,6 @@ impl ElasticBackend for CudaBackend {
         self.topo_diag(op, diag)
     }
 
-    fn divide(
-        &self,
-        r: &CudaSlice<f64>,
-        d: &CudaSlice<f64>,
-        z: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        same_len(r.len(), d.len())?;
-        same_len(r.len(), z.len())?;
-        self.topo_divide(r, d, z)
-    }
-
     fn element_energies(
         &self,
         op: &mut CudaElastic,
@@ -361,5 +358,13 @@ impl ElasticBackend for CudaBackend {
     ) -> Result<Vec<f64>, BackendError> {
         same_len(op.mesh.dofs(), u.len())?;
         self.topo_energies(op, u)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_entry_point_is_in_its_source() {
+        assert!(super::TOPOPT.missing_entry_points(|_| None).is_empty());
     }
 }

@@ -1,0 +1,142 @@
+//! The linear operator the Krylov layer is written against (Ginkgo's
+//! `LinOp`, PETSc's `Mat`): PCG, the preconditioners and the eigenvalue
+//! estimate see a matrix only through [`LinearOperator`], so one PCG serves
+//! the thermal Quad-Diag matrix ([`QuadDiagOperator`]) and topopt's
+//! matrix-free elasticity operator (`topopt::ElasticOperator`) alike.
+//!
+//! Every method runs on the backend where the operator lives; products come
+//! fused with the reduction CG needs next, as the kernels do.
+
+use crate::backend::{Backend, BackendError, ChebWork, ChebyshevOps, QuadDiagOps};
+use crate::matrix::QuadDiag;
+use std::borrow::Cow;
+
+pub trait LinearOperator<B: Backend> {
+    /// Rows (= columns).
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// q = A p;  s[out] = p·q (CG's curvature, fused with the product).
+    fn apply_dot(
+        &mut self,
+        be: &B,
+        p: &B::Vector,
+        q: &mut B::Vector,
+        s: &mut B::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+    /// r = b − A x;  s[out] = r·r: the true residual, in f64 whatever
+    /// precision [`LinearOperator::apply_dot`] works in.
+    fn residual(
+        &mut self,
+        be: &B,
+        b: &B::Vector,
+        x: &B::Vector,
+        r: &mut B::Vector,
+        s: &mut B::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError>;
+    /// D = diag(A), for Jacobi and the Jacobi-scaled Chebyshev.
+    fn diagonal(&self) -> &B::Vector;
+    /// The Chebyshev preconditioner's later f64 step: res −= A d;
+    /// d_next = α d + β D⁻¹ res;  z += d_next (`ChebyshevOps`).
+    fn cheb_step(
+        &mut self,
+        be: &B,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<B::Vector>,
+        z: &mut B::Vector,
+    ) -> Result<(), BackendError>;
+    /// Switches [`LinearOperator::apply_dot`] (and the Chebyshev step) to a
+    /// cheaper, less precise arithmetic, or back (`low = false`); returns
+    /// whether the operator has one. The refinement loop (`refine`) runs its
+    /// inner solves in it; the residual stays f64.
+    fn set_low_precision(&mut self, low: bool) -> bool {
+        let _ = low;
+        false
+    }
+    /// The operator as a host Quad-Diag matrix, when it is one: the
+    /// Gershgorin bound and the scaled low-precision Chebyshev levels are
+    /// built from it. `None` for a matrix-free operator.
+    /// The operator's own device matrix, when it is a Quad-Diag one
+    /// ([`QuadDiagOps::Matrix`], as `Any` because the core [`Backend`] has
+    /// no matrix type): the multigrid preconditioner smooths with it.
+    fn quad_diag_matrix(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
+    fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {
+        let _ = be;
+        Ok(None)
+    }
+}
+
+/// A Quad-Diag matrix on backend `B` as a [`LinearOperator`] (a borrow: the
+/// caller keeps the matrix).
+pub struct QuadDiagOperator<'a, B: QuadDiagOps> {
+    a: &'a B::Matrix,
+    diag: &'a B::Vector,
+    n: usize,
+}
+
+impl<'a, B: QuadDiagOps> QuadDiagOperator<'a, B> {
+    /// `a` has `n` rows.
+    pub fn new(be: &B, a: &'a B::Matrix, n: usize) -> Self {
+        QuadDiagOperator {
+            a,
+            diag: be.diagonal(a),
+            n,
+        }
+    }
+
+    pub fn matrix(&self) -> &'a B::Matrix {
+        self.a
+    }
+}
+
+impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B> {
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn apply_dot(
+        &mut self,
+        be: &B,
+        p: &B::Vector,
+        q: &mut B::Vector,
+        s: &mut B::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        be.spmv_dot(self.a, p, q, s, out)
+    }
+    fn residual(
+        &mut self,
+        be: &B,
+        b: &B::Vector,
+        x: &B::Vector,
+        r: &mut B::Vector,
+        s: &mut B::Scalars,
+        out: usize,
+    ) -> Result<(), BackendError> {
+        be.residual(self.a, b, x, r, s, out)
+    }
+    fn diagonal(&self) -> &B::Vector {
+        self.diag
+    }
+    fn cheb_step(
+        &mut self,
+        be: &B,
+        alpha: f64,
+        beta: f64,
+        w: &mut ChebWork<B::Vector>,
+        z: &mut B::Vector,
+    ) -> Result<(), BackendError> {
+        be.cheb_step(self.a, alpha, beta, w, z) // one kernel: A read once
+    }
+    fn quad_diag_matrix(&self) -> Option<&dyn std::any::Any> {
+        Some(self.a)
+    }
+    fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {
+        Ok(Some(be.host_matrix(self.a)?))
+    }
+}
