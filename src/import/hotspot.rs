@@ -16,7 +16,7 @@
 use super::emit::{Conductivity, LayerDoc, MaterialDoc, PowerDoc, StackDoc};
 use super::hotspot_files::{parse_config, parse_lcf, parse_materials, LcfMaterial};
 use super::hotspot_keys::{self as keys, default as d};
-use super::{beside, read_text, relative_to, ImportError, Imported};
+use super::{beside, read_text, relative_to, round12, ImportError, Imported};
 use crate::power::flp::{read_flp, FlpUnit};
 use crate::power::ptrace::read_ptrace;
 use std::path::{Path, PathBuf};
@@ -58,10 +58,6 @@ fn unsupported(file: &Path, line: usize, what: &str, why: &str) -> ImportError {
         what: what.into(),
         why: why.into(),
     }
-}
-
-fn round12(x: f64) -> f64 {
-    format!("{x:.11e}").parse().unwrap_or(x)
 }
 
 pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
@@ -174,11 +170,20 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     let source;
     if let Some(lcf) = &lcf {
         source = lcf.display().to_string();
+        for n in &names {
+            let chip_or_if = ["chip", "interface"]
+                .iter()
+                .any(|x| n.ends_with(&format!("_{x}")));
+            if chip_or_if || n == "f" {
+                let v = &cfg.settings[n].value;
+                footer.push(format!("  -{n} {v} (not used with an .lcf: its layers replace HotSpot's default chip layers)"));
+            }
+        }
         for l in parse_lcf(&read_text(lcf)?, lcf)? {
             if !l.lateral {
                 return Err(unsupported(
                     lcf,
-                    l.line,
+                    l.lateral_line,
                     &format!("layer {} without lateral heat flow (N)", l.number),
                     "cuth conducts in x and y in every layer",
                 ));
@@ -457,6 +462,9 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     footer.push(String::new());
     footer.push(format!("-model_type {model}: cuth is a grid model (as -model_type grid); the block model lumps each unit."));
     footer.push(format!("-grid_map_mode {map_mode}: cuth's blocks.steady reports each block's max, blocks.csv min/avg/max."));
+    if let Some(s) = cfg.text("detailed_3D") {
+        footer.push(format!("-detailed_3D {}: cuth always applies floorplan units' own materials (by area fraction).", s.value));
+    }
     if let Some(s) = cfg.text("init_file") {
         footer.push(format!("-init_file {}: HotSpot's temperature file is not a cuth state; use --init steady or a --save-state file.", s.value));
     } else if init != doc.ambient {

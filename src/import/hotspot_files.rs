@@ -127,6 +127,7 @@ pub struct LcfLayer {
     /// Line of the layer number.
     pub line: usize,
     pub lateral: bool,
+    pub lateral_line: usize,
     pub power: bool,
     pub material: LcfMaterial,
     pub thickness: f64,
@@ -186,8 +187,8 @@ pub fn parse_lcf(text: &str, file: &Path) -> Result<Vec<LcfLayer>, ImportError> 
                 )
             })
         };
-        let (l, s) = next("lateral heat flow flag")?;
-        let lateral = yes_no(l, &s, "lateral heat flow")?;
+        let (lateral_line, s) = next("lateral heat flow flag")?;
+        let lateral = yes_no(lateral_line, &s, "lateral heat flow")?;
         let (l, s) = next("power dissipation flag")?;
         let power = yes_no(l, &s, "power dissipation")?;
         let (l, s) = next("specific heat (or material name)")?;
@@ -210,6 +211,7 @@ pub fn parse_lcf(text: &str, file: &Path) -> Result<Vec<LcfLayer>, ImportError> 
             number: n,
             line,
             lateral,
+            lateral_line,
             power,
             material,
             thickness,

@@ -100,6 +100,12 @@ pub(crate) fn beside(owner: &Path, name: &str) -> PathBuf {
     }
 }
 
+/// `x` rounded to 12 significant digits: drops binary noise from sums and
+/// products of decimal inputs (`3 × 0.05` → `0.15`).
+pub fn round12(x: f64) -> f64 {
+    format!("{x:.11e}").parse().unwrap_or(x)
+}
+
 /// `path` as written from `dir` (both made absolute first): a relative path
 /// when they share a root, else `path` absolute. Used to reference input files
 /// from the generated TOML, whose relative paths are taken from its directory.

@@ -281,7 +281,7 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
             csv.push_str(n);
         }
         for k in 0..slots.max(1) {
-            csv.push_str(&format!("\n{:?}", k as f64 * slot));
+            csv.push_str(&format!("\n{:?}", super::round12(k as f64 * slot)));
             for (_, p) in &trace {
                 csv.push_str(&format!(",{:?}", p[k]));
             }
@@ -291,9 +291,12 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
             name: name.clone(),
             contents: csv,
         });
+        let trace_path = out.parent().unwrap_or(Path::new("")).join(&name);
         let hint = format!(
-            "cuth transient {stem}.toml --trace {name} --dt {step} --t-end {:?}",
-            slots.max(1) as f64 * slot
+            "cuth transient {} --trace {} --dt {step} --t-end {:?}",
+            out.display(),
+            trace_path.display(),
+            super::round12(slots.max(1) as f64 * slot)
         );
         if s.transient.is_none() {
             footer.push(format!("The steady solver uses the first of {slots} power values; the others are in {name} (1 s per row: scale the times)."));
