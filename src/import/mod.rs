@@ -21,6 +21,7 @@ pub mod emit;
 pub mod hotspot;
 mod hotspot_files;
 mod hotspot_keys;
+mod hotspot_layers;
 pub mod threedice;
 
 use crate::grid::Grid;

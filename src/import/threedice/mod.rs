@@ -7,6 +7,7 @@
 //! exponent of each literal, so no extra rounding enters. 3D-ICE's "chip
 //! length" is along x (cuth's `width`), its "width" along y (cuth's `length`).
 
+mod ast;
 mod flp;
 mod lexer;
 mod stk;
