@@ -16,7 +16,7 @@ fn import_3dice(stk: &str, out: &Path) -> Output {
 fn threedice_units_layers_and_trace() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("two.toml");
-    ok(&import_3dice("tests/data/3dice/two_dies.stk", &out));
+    ok(&import_3dice("configs/3dice/two_dies.stk", &out));
     let st = cuth::stack::Stack::load(&out).unwrap();
     // chip length (x) 10000 um, width (y) 8000 um; cells 250 x 200 um.
     assert_eq!(

@@ -258,8 +258,8 @@ fn solve_points_other_tools_files_to_import() {
             "cuth import hotspot --config configs/hotspot/example.config",
         ),
         (
-            "tests/data/3dice/two_dies.stk",
-            "cuth import 3dice tests/data/3dice/two_dies.stk",
+            "configs/3dice/two_dies.stk",
+            "cuth import 3dice configs/3dice/two_dies.stk",
         ),
     ] {
         fails_with(&cuth(&["solve", f, "--device", "cpu"]), 2, &[hint]);

@@ -113,6 +113,9 @@ fn write(imp: &Imported, path: &Path, opts: &OutArgs) -> anyhow::Result<()> {
             .into());
         }
     }
+    if !dir.as_os_str().is_empty() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     for (p, text) in &files {
         super::transient::write_atomic(p, text.as_bytes())
             .with_context(|| format!("writing {}", p.display()))?;

@@ -273,13 +273,14 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     } else if init != doc.ambient {
         footer.push(format!("-init_temp {init} K: cuth transients start at ambient or --init steady/FILE, not a uniform {init} K."));
     }
-    if let Some(p) = &ptrace {
+    if let (Some(p), Some(rows)) = (&ptrace, trace.as_ref().map(|t| t.rows.len())) {
         let hint = format!(
-            "cuth transient {} --trace {} --sample-interval {:?} --dt {:?}",
+            "cuth transient {} --trace {} --sample-interval {:?} --dt {:?} --t-end {:?}",
             inp.out.display(),
             p.display(),
             intvl,
-            intvl
+            intvl,
+            super::round12(rows as f64 * intvl)
         );
         footer.push(String::new());
         footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it:"));
