@@ -279,3 +279,26 @@ fn solve_points_other_tools_files_to_import() {
         );
     }
 }
+
+/// The shipped imported examples are what the importer writes today
+/// (regenerate with the commands in README.md if this fails).
+#[test]
+fn shipped_imported_examples_are_current() {
+    use cuth::import::{hotspot, threedice};
+    // Integration tests run in the package root, as the README's commands do.
+    let inp = hotspot::HotspotInput {
+        config: "configs/hotspot/example.config".into(),
+        lcf: Some("configs/hotspot/ev6_3D.lcf".into()),
+        flp: None,
+        ptrace: Some("configs/hotspot/ev6_3D.ptrace".into()),
+        materials: None,
+        out: "configs/hotspot_ev6_3d_imported.toml".into(),
+    };
+    let shipped = std::fs::read_to_string("configs/hotspot_ev6_3d_imported.toml").unwrap();
+    assert_eq!(hotspot::import(&inp).unwrap().toml, shipped);
+    let out = Path::new("configs/3dice_two_dies.toml");
+    let imp = threedice::import(Path::new("configs/3dice/two_dies.stk"), out).unwrap();
+    assert_eq!(imp.toml, std::fs::read_to_string(out).unwrap());
+    let trace = std::fs::read_to_string("configs/3dice_two_dies.trace.csv").unwrap();
+    assert_eq!(imp.extra[0].contents, trace);
+}

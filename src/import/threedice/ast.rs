@@ -77,7 +77,8 @@ pub struct Stk {
     pub stack: Vec<StackElement>,
     /// (step, slot) in seconds for a transient solver.
     pub transient: Option<(String, String)>,
-    pub initial_temperature: Option<String>,
+    /// K, and its line.
+    pub initial_temperature: Option<(String, usize)>,
     /// Statements carried as comments only (outputs, solver extras).
     pub ignored: Vec<String>,
 }

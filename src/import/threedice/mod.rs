@@ -259,8 +259,8 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     let slots = trace.iter().map(|(_, p)| p.len()).min().unwrap_or(0);
     let mut extra = Vec::new();
     let mut footer = Vec::new();
-    if let Some(t0) = &s.initial_temperature {
-        if si(f, 0, t0, 0)? != doc.ambient {
+    if let Some((t0, line)) = &s.initial_temperature {
+        if si(f, *line, t0, 0)? != doc.ambient {
             footer.push(format!("initial temperature {t0} K: cuth transients start at ambient or --init steady/FILE."));
         }
     }

@@ -332,8 +332,9 @@ fn solver(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
                 stk.transient = Some((step, slot));
             }
             Some("initial") => {
+                let line = c.line();
                 c.keywords("initial temperature")?;
-                stk.initial_temperature = Some(c.number("the initial temperature")?);
+                stk.initial_temperature = Some((c.number("the initial temperature")?, line));
                 c.punct(';')?;
             }
             Some(w)
