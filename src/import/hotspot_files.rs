@@ -100,6 +100,25 @@ impl HsConfig {
         }
     }
 
+    /// A positive integer setting (grid rows and columns), or `default`.
+    pub fn count(&self, name: &str, default: usize) -> Result<usize, ImportError> {
+        match self.settings.get(name) {
+            None => Ok(default),
+            Some(s) => s
+                .value
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    syntax(
+                        &self.file,
+                        s.line,
+                        format!("`-{name}`: `{}` is not a positive integer", s.value),
+                    )
+                }),
+        }
+    }
+
     /// A string setting; HotSpot writes `(null)` for "no file".
     pub fn text(&self, name: &str) -> Option<&Setting> {
         self.settings.get(name).filter(|s| s.value != "(null)")
@@ -363,8 +382,15 @@ mod tests {
         );
         let e = parse_config("-a 1\n-a 2\n", Path::new("h.config")).unwrap_err();
         assert!(e.to_string().contains("already set on line 1"), "{e}");
-        let e = parse_config("-a x\n", Path::new("h.config")).unwrap();
+        let e = parse_config(
+            "-a x\n-grid_rows 39.5\n-grid_cols 32\n",
+            Path::new("h.config"),
+        )
+        .unwrap();
         assert!(e.num("a", 0.0).is_err());
+        assert!(e.count("grid_rows", 64).is_err());
+        assert_eq!(e.count("grid_cols", 64).unwrap(), 32);
+        assert_eq!(e.count("nothing", 64).unwrap(), 64);
     }
 
     #[test]

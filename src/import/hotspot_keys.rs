@@ -154,5 +154,5 @@ pub mod default {
     pub const AMBIENT: f64 = 45.0 + 273.15;
     pub const INIT_TEMP: f64 = 60.0 + 273.15;
     pub const SAMPLING_INTVL: f64 = 3.333e-6;
-    pub const GRID: f64 = 64.0;
+    pub const GRID: usize = 64;
 }

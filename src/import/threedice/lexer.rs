@@ -177,7 +177,8 @@ impl Cursor {
         }
     }
 
-    fn found(&self) -> String {
+    /// The current token as a message shows it.
+    pub fn found(&self) -> String {
         match self.peek() {
             None => "the end of the file".into(),
             Some(Tok::Word(w)) => format!("`{w}`"),

@@ -31,11 +31,18 @@ pub fn parse_stk(text: &str, file: &Path) -> Result<Stk, ImportError> {
             Some("material") => material(&mut c, &mut stk)?,
             Some("top" | "bottom" | "conventional") => sink(&mut c, &mut stk)?,
             Some("microchannel") => {
-                return Err(unsupported(&c, "a microchannel cavity (`microchannel`)",
-                    "cuth has no fluid cells or coolant flow"))
+                return Err(unsupported(
+                    &c,
+                    "a microchannel cavity (`microchannel`)",
+                    "cuth has no fluid cells or coolant flow",
+                ))
             }
             Some("pinfin") => {
-                return Err(unsupported(&c, "a pin-fin cavity (`pinfin`)", "cuth has no fluid cells or coolant flow"))
+                return Err(unsupported(
+                    &c,
+                    "a pin-fin cavity (`pinfin`)",
+                    "cuth has no fluid cells or coolant flow",
+                ))
             }
             Some("dimensions") => dimensions(&mut c, &mut stk)?,
             Some("layer") => layer_def(&mut c, &mut stk)?,
@@ -49,10 +56,17 @@ pub fn parse_stk(text: &str, file: &Path) -> Result<Stk, ImportError> {
                 while c.peek_word(0).is_some() && c.peek_at(1) == Some(&Tok::Punct('(')) {
                     let line = c.line();
                     let words = c.skip_statement()?;
-                    stk.ignored.push(format!("line {line}: output {}", words.join(" ")));
+                    stk.ignored
+                        .push(format!("line {line}: output {}", words.join(" ")));
                 }
             }
-            _ => return Err(c.error("expected a section (material, top heat sink, dimensions, layer, die, stack, solver, output)")),
+            _ => {
+                return Err(c.error(format!(
+                    "expected a section (material, top heat sink, dimensions, layer, die, stack, \
+                     solver, output), found {}",
+                    c.found()
+                )))
+            }
         }
     }
     Ok(stk)
