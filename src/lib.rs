@@ -8,6 +8,7 @@
 pub mod assemble;
 pub mod backend;
 pub mod grid;
+pub mod import;
 pub mod linalg;
 pub mod matrix;
 pub mod output;

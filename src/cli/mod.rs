@@ -5,6 +5,7 @@
 mod bench;
 mod common;
 mod device;
+mod import;
 mod solve;
 mod topopt;
 mod transient;
@@ -38,6 +39,9 @@ enum Command {
     /// Minimum-compliance 3D topology optimization (SIMP, matrix-free):
     /// densities (VTK, PNG views, STL), history.csv and summary.json under --out.
     Topopt(topopt::TopoptArgs),
+    /// Convert a HotSpot (.config + .lcf/.flp + .ptrace) or 3D-ICE (.stk)
+    /// model into a cuth stack TOML; approximations are commented in it.
+    Import(import::ImportArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -50,6 +54,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Bench(args) => bench::run(&args),
         Command::Topopt(args) => topopt::run(&args),
+        Command::Import(args) => import::run(&args),
     }
 }
 
@@ -65,6 +70,7 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || cause.is::<solve::UsageError>()
             || cause.is::<StateError>()
             || cause.is::<cuth::topopt::problem::ProblemError>()
+            || cause.is::<cuth::import::ImportError>()
         {
             return 2;
         }
