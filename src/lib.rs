@@ -8,6 +8,7 @@
 pub mod assemble;
 pub mod backend;
 pub mod bench;
+pub mod error;
 pub mod grid;
 pub mod linalg;
 pub mod output;

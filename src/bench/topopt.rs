@@ -383,11 +383,14 @@ impl TopoReport {
     }
 
     pub fn write(&self, dir: &std::path::Path) -> Result<()> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let json = dir.join("topopt.json");
-        std::fs::write(&json, serde_json::to_string_pretty(self)? + "\n")
-            .with_context(|| format!("writing {}", json.display()))?;
-        let md = dir.join("topopt.md");
-        std::fs::write(&md, self.markdown()).with_context(|| format!("writing {}", md.display()))
+        // One output transaction (staged, locked, renamed into place).
+        let txn = crate::output::Transaction::begin(dir, crate::output::Owned::Nothing)?;
+        txn.write(
+            std::path::Path::new("topopt.json"),
+            (serde_json::to_string_pretty(self)? + "\n").as_bytes(),
+        )?;
+        txn.write(std::path::Path::new("topopt.md"), self.markdown().as_bytes())?;
+        txn.commit()?;
+        Ok(())
     }
 }

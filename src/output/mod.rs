@@ -55,6 +55,19 @@ pub enum OutputError {
         path: std::path::PathBuf,
         message: String,
     },
+    /// An output path that exists and is not what would be written there
+    /// (a device, FIFO or directory where a file is meant).
+    #[error("{path}: refusing to replace it: it is {what}")]
+    NotRegular {
+        path: std::path::PathBuf,
+        what: String,
+    },
+    /// Another run held the output folder's lock for too long.
+    #[error("{path}: locked by another cuth run (waited {waited_s} s)")]
+    Locked {
+        path: std::path::PathBuf,
+        waited_s: u64,
+    },
 }
 
 impl TempUnit {
@@ -90,15 +103,18 @@ pub mod csv;
 pub mod json;
 pub mod plot;
 pub mod png;
+pub mod signals;
 mod table;
 pub(crate) mod text;
 pub mod timeseries;
+pub mod transaction;
 mod transient;
 pub(crate) mod write;
 
 pub use table::{format_table, print_table};
 pub use transient::TransientWriter;
-pub use write::write_steady;
+pub use transaction::{Owned, Transaction};
+pub use write::{render_steady, write_steady};
 
 #[cfg(test)]
 mod tests;
