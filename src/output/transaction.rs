@@ -163,6 +163,8 @@ pub struct Transaction {
     staging: Option<tempfile::TempDir>,
     external: Vec<External>,
     created_out: bool,
+    /// Top-level names in the order first written, the order of `commit`'s paths.
+    order: std::cell::RefCell<Vec<String>>,
 }
 
 impl Transaction {
@@ -192,6 +194,7 @@ impl Transaction {
             staging: Some(staging),
             external: Vec::new(),
             created_out,
+            order: Default::default(),
         })
     }
 
@@ -211,6 +214,13 @@ impl Transaction {
     /// Writes `bytes` to `rel` under the staging directory (parents created).
     pub fn write(&self, rel: &Path, bytes: &[u8]) -> Result<(), OutputError> {
         let path = self.staging().join(rel);
+        if let Some(std::path::Component::Normal(top)) = rel.components().next() {
+            let top = top.to_string_lossy().into_owned();
+            let mut order = self.order.borrow_mut();
+            if !order.contains(&top) {
+                order.push(top);
+            }
+        }
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
@@ -252,7 +262,10 @@ impl Transaction {
             let is_dir = e.file_type().map_err(|er| io(&e.path(), er))?.is_dir();
             entries.push((e.file_name().to_string_lossy().into_owned(), is_dir));
         }
-        entries.sort();
+        // In the order first written, then anything staged otherwise by name.
+        let order = self.order.borrow().clone();
+        let rank = |n: &str| order.iter().position(|o| o == n).unwrap_or(usize::MAX);
+        entries.sort_by(|a, b| (rank(&a.0), &a.0).cmp(&(rank(&b.0), &b.0)));
         // 1. Check every destination before moving anything.
         for (name, is_dir) in &entries {
             let dest = self.out.join(name);
