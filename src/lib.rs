@@ -10,6 +10,7 @@ pub mod backend;
 pub mod bench;
 pub mod error;
 pub mod grid;
+pub mod input;
 pub mod linalg;
 pub mod output;
 pub mod power;

@@ -44,7 +44,7 @@ pub struct OutputOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: std::path::PathBuf,
         #[source]

@@ -56,8 +56,9 @@ fn io_error(path: &Path, source: std::io::Error) -> PowerError {
 /// trimmed, blank lines and lines starting with `#` skipped. Every row must
 /// have the same number of values, each finite and ≥ 0.
 pub fn read_csv_raster(path: &Path) -> Result<Raster, PowerError> {
-    let f = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
-    parse_csv_raster(std::io::BufReader::new(f), path)
+    let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
+        .map_err(|e| io_error(path, e))?;
+    parse_csv_raster(bytes.as_slice(), path)
 }
 
 /// Parses CSV raster text from any reader; `file` is used in messages.
@@ -129,7 +130,8 @@ pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Rast
 /// Reads a PNG as relative power: 8- or 16-bit gray, or colour converted to
 /// luma; alpha is ignored.
 pub fn read_png_raster(path: &Path) -> Result<Raster, PowerError> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+    let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
+        .map_err(|e| io_error(path, e))?;
     let img = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
         .map_err(|e| invalid(path, "png", format!("cannot decode: {e}")))?
         .to_luma16();

@@ -59,7 +59,7 @@ pub struct LayerPower {
 
 #[derive(Debug, thiserror::Error)]
 pub enum PowerError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read")]
     Io {
         file: PathBuf,
         #[source]

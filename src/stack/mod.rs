@@ -59,7 +59,7 @@ pub const MAX_CELLS: usize = 1 << 36;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StackError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read")]
     Io {
         file: PathBuf,
         #[source]
@@ -78,7 +78,7 @@ pub enum StackError {
 impl Stack {
     /// Reads and validates a stack file.
     pub fn load(path: &std::path::Path) -> Result<Stack, StackError> {
-        let text = std::fs::read_to_string(path).map_err(|source| StackError::Io {
+        let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| StackError::Io {
             file: path.to_path_buf(),
             source,
         })?;
