@@ -164,7 +164,7 @@ pub struct Transaction {
     external: Vec<External>,
     created_out: bool,
     /// Top-level names in the order first written, the order of `commit`'s paths.
-    order: std::cell::RefCell<Vec<String>>,
+    order: std::cell::RefCell<(Vec<String>, std::collections::HashSet<String>)>,
 }
 
 impl Transaction {
@@ -217,8 +217,8 @@ impl Transaction {
         if let Some(std::path::Component::Normal(top)) = rel.components().next() {
             let top = top.to_string_lossy().into_owned();
             let mut order = self.order.borrow_mut();
-            if !order.contains(&top) {
-                order.push(top);
+            if order.1.insert(top.clone()) {
+                order.0.push(top);
             }
         }
         if let Some(parent) = path.parent() {
@@ -262,10 +262,20 @@ impl Transaction {
             let is_dir = e.file_type().map_err(|er| io(&e.path(), er))?.is_dir();
             entries.push((e.file_name().to_string_lossy().into_owned(), is_dir));
         }
-        // In the order first written, then anything staged otherwise by name.
-        let order = self.order.borrow().clone();
-        let rank = |n: &str| order.iter().position(|o| o == n).unwrap_or(usize::MAX);
-        entries.sort_by(|a, b| (rank(&a.0), &a.0).cmp(&(rank(&b.0), &b.0)));
+        // In the order first written, then anything staged otherwise by name
+        // (hash lookups: a stack of 10 000 layers stages 20 000 files).
+        let rank: std::collections::HashMap<String, usize> = self
+            .order
+            .borrow()
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
+        let rank_of = |n: &str| rank.get(n).copied().unwrap_or(usize::MAX);
+        entries.sort_by(|a, b| (rank_of(&a.0), &a.0).cmp(&(rank_of(&b.0), &b.0)));
+        let staged: std::collections::HashSet<&str> =
+            entries.iter().map(|(n, _)| n.as_str()).collect();
         // 1. Check every destination before moving anything.
         for (name, is_dir) in &entries {
             let dest = self.out.join(name);
@@ -296,7 +306,7 @@ impl Transaction {
             let e = e.map_err(|e| io(&self.out, e))?;
             let name = e.file_name().to_string_lossy().into_owned();
             let path = e.path();
-            let mine = entries.iter().any(|(n, _)| *n == name);
+            let mine = staged.contains(name.as_str());
             if !mine && self.owned.owns(&name) {
                 remove_any(&path)?;
             } else if path != staging && is_dead_staging(&name) {
