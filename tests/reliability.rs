@@ -452,3 +452,62 @@ fn messages_count_right_and_say_things_once() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("column 3 names no block"), "{e}");
 }
+
+/// Item 1: concurrent runs into one folder (solve in °C and K, transient)
+/// all succeed, and the folder ends with exactly one complete run's
+/// outputs: one kind, one unit, no staging left.
+#[test]
+fn concurrent_runs_leave_one_complete_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let children: Vec<_> = (0..6)
+        .map(|i| {
+            let mut a: Vec<&str> = match i % 3 {
+                0 => vec!["solve", "configs/mol_f2f.toml", "--kelvin"],
+                1 => vec!["solve", "configs/mol_f2f.toml"],
+                _ => vec![
+                    "transient",
+                    "configs/mol_f2f.toml",
+                    "--dt",
+                    "1e-3",
+                    "--steps",
+                    "3",
+                    "--snapshot-every",
+                    "1",
+                ],
+            };
+            a.extend(["--out", s(&out), "-q"]);
+            a.extend(SMALL);
+            Command::new(env!("CARGO_BIN_EXE_cuth"))
+                .args(&a)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", err(&o));
+    }
+    let names = names(&out);
+    assert!(!names.iter().any(|n| n.starts_with('.')), "{names:?}");
+    if names.contains(&"timeseries.csv".to_string()) {
+        assert_eq!(
+            names,
+            ["final", "snapshots", "summary.json", "temperature.png", "timeseries.csv"]
+        );
+        assert_eq!(self::names(&out.join("snapshots")).len(), 3);
+    } else {
+        assert_eq!(names.len(), 23, "{names:?}");
+        let units: std::collections::BTreeSet<bool> = names
+            .iter()
+            .filter(|n| n.ends_with(".csv") && n.as_bytes()[0].is_ascii_digit())
+            .map(|n| {
+                let t = std::fs::read_to_string(out.join(n)).unwrap();
+                t.split([',', '\n']).next().unwrap().parse::<f64>().unwrap() > 200.0
+            })
+            .collect();
+        assert_eq!(units.len(), 1, "K and °C maps mixed");
+    }
+}

@@ -105,12 +105,12 @@ pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Rast
         }
         for (c, s) in record.iter().enumerate() {
             match s.parse::<f64>() {
-                Ok(p) if p.is_finite() && p >= 0.0 => values.push(p),
+                Ok(p) if (0.0..=super::MAX_POWER_W).contains(&p) => values.push(p),
                 _ => {
                     return Err(invalid(
                         file,
                         format!("row {rows} (line {line}), column {}", c + 1),
-                        format!("`{s}` is not a power (a finite number ≥ 0, W)"),
+                        format!("`{s}` is not a power (a number from 0 to 1e9 W)"),
                     ))
                 }
             }
@@ -132,7 +132,12 @@ pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Rast
 pub fn read_png_raster(path: &Path) -> Result<Raster, PowerError> {
     let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
         .map_err(|e| io_error(path, e))?;
-    let img = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
+    parse_png_raster(&bytes, path)
+}
+
+/// Decodes PNG bytes as [`read_png_raster`] does; `path` is used in messages.
+pub fn parse_png_raster(bytes: &[u8], path: &Path) -> Result<Raster, PowerError> {
+    let img = image::load_from_memory_with_format(bytes, image::ImageFormat::Png)
         .map_err(|e| invalid(path, "png", format!("cannot decode: {e}")))?
         .to_luma16();
     let (cols, rows) = (img.width() as usize, img.height() as usize);
