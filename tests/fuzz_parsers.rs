@@ -43,8 +43,26 @@ const PROBLEM: &str = include_str!("../configs/topopt/bracket.toml");
 /// Tokens that have broken parsers before: extreme and non-finite numbers,
 /// units, separators, TOML syntax.
 const TOKENS: [&str; 20] = [
-    "1e308", "-1e308", "1e-320", "nan", "inf", "-0", "0", "18446744073709551615", "\"1e30 m\"",
-    "\"-10 um\"", ",", "\n", "#", "[", "]", "=", "\"", "[[layers]]", "x", "65536",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "nan",
+    "inf",
+    "-0",
+    "0",
+    "18446744073709551615",
+    "\"1e30 m\"",
+    "\"-10 um\"",
+    ",",
+    "\n",
+    "#",
+    "[",
+    "]",
+    "=",
+    "\"",
+    "[[layers]]",
+    "x",
+    "65536",
 ];
 
 #[derive(Clone, Debug)]

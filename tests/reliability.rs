@@ -69,7 +69,11 @@ const SMALL: [&str; 4] = ["--grid", "8x8", "--device", "cpu"];
 fn save_state_and_out_refuse_special_files() {
     let tmp = tempfile::tempdir().unwrap();
     let fifo = tmp.path().join("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let out = tmp.path().join("o");
     let mut args = vec!["solve", "configs/mol_f2f.toml", "--out", s(&out)];
     args.extend(SMALL);
@@ -277,7 +281,10 @@ fn stale_maps_removed_and_failed_runs_change_nothing() {
     a.extend(SMALL);
     assert!(cuth(&a).status.success());
     assert_eq!(names(&out).len(), 23);
-    let two = die("").replace("[[layers]]", "[[layers]]\nname=\"base\"\nmaterial=\"si\"\nthickness=1e-4\n[[layers]]");
+    let two = die("").replace(
+        "[[layers]]",
+        "[[layers]]\nname=\"base\"\nmaterial=\"si\"\nthickness=1e-4\n[[layers]]",
+    );
     let stack = write(tmp.path(), "two.toml", &two);
     let o = cuth(&["solve", s(&stack), "--out", s(&out), "--device", "cpu"]);
     assert!(o.status.success(), "{}", err(&o));
@@ -334,10 +341,7 @@ fn extreme_values_name_their_field() {
             die("power={ type=\"uniform\", total=1e308 }\n"),
             "power.total",
         ),
-        (
-            die("").replace("k = 130", "k = 1e-300"),
-            "materials.si.k",
-        ),
+        (die("").replace("k = 130", "k = 1e-300"), "materials.si.k"),
     ];
     for (i, (body, field)) in cases.iter().enumerate() {
         let stack = write(tmp.path(), &format!("x{i}.toml"), body);
@@ -379,11 +383,20 @@ fn overlaps_nan_points_and_duplicate_blocks_are_refused() {
         "a 0.001 0.002 0 0 1.75e6 0.01\nb 0.001 0.002 0.001 0 1.75e6 0.01\n",
     );
     let stack = write(tmp.path(), "t.toml", &die("floorplan=\"t.flp\"\n"));
-    let o = cuth(&["solve", s(&stack), "--out", s(&out), "--device", "cpu", "-q"]);
+    let o = cuth(&[
+        "solve",
+        s(&stack),
+        "--out",
+        s(&out),
+        "--device",
+        "cpu",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", err(&o));
     std::fs::remove_dir_all(&out).unwrap();
 
-    let blk = "{ name = \"hot\", x = \"0\", y = \"0\", width = \"1mm\", height = \"1mm\", power = 1.0 }";
+    let blk =
+        "{ name = \"hot\", x = \"0\", y = \"0\", width = \"1mm\", height = \"1mm\", power = 1.0 }";
     let stack = write(
         tmp.path(),
         "d.toml",
@@ -495,7 +508,13 @@ fn concurrent_runs_leave_one_complete_run() {
     if names.contains(&"timeseries.csv".to_string()) {
         assert_eq!(
             names,
-            ["final", "snapshots", "summary.json", "temperature.png", "timeseries.csv"]
+            [
+                "final",
+                "snapshots",
+                "summary.json",
+                "temperature.png",
+                "timeseries.csv"
+            ]
         );
         assert_eq!(self::names(&out.join("snapshots")).len(), 3);
     } else {

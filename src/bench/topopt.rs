@@ -389,7 +389,10 @@ impl TopoReport {
             std::path::Path::new("topopt.json"),
             (serde_json::to_string_pretty(self)? + "\n").as_bytes(),
         )?;
-        txn.write(std::path::Path::new("topopt.md"), self.markdown().as_bytes())?;
+        txn.write(
+            std::path::Path::new("topopt.md"),
+            self.markdown().as_bytes(),
+        )?;
         txn.commit()?;
         Ok(())
     }

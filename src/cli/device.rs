@@ -2,7 +2,6 @@
 
 use cuth::backend::{cpu::CpuBackend, cuda, Backend};
 
-
 pub fn info_text() -> String {
     let cpu = CpuBackend::new().report();
     let mut s = format!(

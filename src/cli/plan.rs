@@ -139,10 +139,7 @@ const HOST_VALUES_PER_CELL: u64 = 12;
 impl RunPlan {
     pub fn resolve(run: &RunArgs, typed: Typed) -> anyhow::Result<RunPlan> {
         check_solver_flags(run, typed.rtol)?;
-        let out = Outputs::resolve(
-            typed.out.unwrap_or(typed.default_out),
-            typed.save_state,
-        )?;
+        let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
         let stack = run.load_stack(typed.stack)?;
         let cells = stack.cells()?;
         check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;

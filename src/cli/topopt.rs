@@ -3,9 +3,9 @@
 //! progress bar on stderr, write the outputs and the summary.
 
 use super::plan::{self, parse_device, Device, DeviceChoice, Outputs};
-use cuth::error::InputError as UsageError;
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
+use cuth::error::InputError as UsageError;
 use cuth::topopt::cg::{CgMode, CgParams};
 use cuth::topopt::continuation::Schedule;
 use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome};

@@ -4,9 +4,9 @@
 
 use super::common::RunArgs;
 use super::plan::{check_host_memory, Device, RunPlan, Typed};
-use cuth::error::InputError;
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, Backend};
+use cuth::error::InputError;
 use cuth::grid::Grid;
 use cuth::output::{OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;

@@ -112,8 +112,8 @@ mod transient;
 pub(crate) mod write;
 
 pub use table::{format_table, print_table};
-pub use transient::TransientWriter;
 pub use transaction::{Owned, Transaction};
+pub use transient::TransientWriter;
 pub use write::{render_steady, write_steady};
 
 #[cfg(test)]

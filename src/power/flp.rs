@@ -26,9 +26,11 @@ pub struct FlpUnit {
 
 /// Reads and parses a floorplan file.
 pub fn read_flp(path: &Path) -> Result<Vec<FlpUnit>, PowerError> {
-    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| PowerError::Io {
-        file: path.to_path_buf(),
-        source,
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+        PowerError::Io {
+            file: path.to_path_buf(),
+            source,
+        }
     })?;
     parse_flp(&text, path)
 }

@@ -22,9 +22,11 @@ pub struct PowerTrace {
 
 /// Reads and parses a power trace file.
 pub fn read_ptrace(path: &Path) -> Result<PowerTrace, PowerError> {
-    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| PowerError::Io {
-        file: path.to_path_buf(),
-        source,
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+        PowerError::Io {
+            file: path.to_path_buf(),
+            source,
+        }
     })?;
     parse_ptrace(&text, path)
 }

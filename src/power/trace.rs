@@ -47,9 +47,11 @@ pub fn read_time_trace(
     sample_interval: Option<f64>,
     default_interval: f64,
 ) -> Result<TimeTrace, PowerError> {
-    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| PowerError::Io {
-        file: path.to_path_buf(),
-        source,
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+        PowerError::Io {
+            file: path.to_path_buf(),
+            source,
+        }
     })?;
     let is_csv = path
         .extension()

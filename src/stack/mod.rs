@@ -78,10 +78,13 @@ pub enum StackError {
 impl Stack {
     /// Reads and validates a stack file.
     pub fn load(path: &std::path::Path) -> Result<Stack, StackError> {
-        let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| StackError::Io {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+                StackError::Io {
+                    file: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::from_toml(&text, path)
     }
 

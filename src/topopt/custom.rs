@@ -102,9 +102,11 @@ struct PassiveBox {
 /// ratio kept as for presets).
 pub fn load(path: &Path, mesh: &MeshRequest) -> Result<Problem, ProblemError> {
     let origin = path.display().to_string();
-    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|e| ProblemError::File {
-        origin: origin.clone(),
-        message: format!("cannot read: {e}"),
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|e| {
+        ProblemError::File {
+            origin: origin.clone(),
+            message: format!("cannot read: {e}"),
+        }
     })?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     from_toml(&text, &origin, stem.as_deref().unwrap_or("custom"), mesh)
