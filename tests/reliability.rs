@@ -530,3 +530,38 @@ fn concurrent_runs_leave_one_complete_run() {
         assert_eq!(units.len(), 1, "K and °C maps mixed");
     }
 }
+
+/// Item 12: a stack of many thin layers on a tiny grid is not slowed down
+/// by anything quadratic in the layer count (the commit's bookkeeping was;
+/// the maps are rendered in parallel). 400 layers, 802 files: a few
+/// seconds; the bound is loose for a loaded machine.
+#[test]
+fn many_layers_write_in_linear_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut body =
+        die("power={ type=\"uniform\", total=0.5 }\n").replace("nx = 8\nny = 8", "nx = 2\nny = 2");
+    for i in 0..399 {
+        body.push_str(&format!(
+            "[[layers]]\nname=\"l{i}\"\nmaterial=\"si\"\nthickness=1e-6\n"
+        ));
+    }
+    let stack = write(tmp.path(), "many.toml", &body);
+    let out = tmp.path().join("o");
+    let t0 = Instant::now();
+    let o = cuth(&[
+        "solve",
+        s(&stack),
+        "--out",
+        s(&out),
+        "--device",
+        "cpu",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(names(&out).len(), 803);
+    assert!(
+        t0.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        t0.elapsed()
+    );
+}
