@@ -103,6 +103,7 @@ pub fn parse_flp(text: &str, file: &Path) -> Result<Vec<FlpUnit>, PowerError> {
         // would overflow or make the system singular.
         for j in 1..cols.len() {
             let (lo, hi, unit) = match j {
+                1 | 2 => (1e-12, 10.0, "m"),
                 5 => (1.0, 1e9, "J/(m^3 K)"),
                 6 => (1e-6, 1e6, "m K/W"),
                 _ => (-10.0, 10.0, "m"),
