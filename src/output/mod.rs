@@ -118,3 +118,5 @@ pub use write::{render_steady, write_steady};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transaction_tests;

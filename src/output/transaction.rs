@@ -251,8 +251,13 @@ impl Transaction {
 
     /// Moves everything into place under the lock and removes stale entries
     /// of the run's kind; returns the paths written in `<out>`.
-    pub fn commit(mut self) -> Result<Vec<PathBuf>, OutputError> {
-        let _lock = DirLock::acquire(&self.out, LOCK_WAIT)?;
+    pub fn commit(self) -> Result<Vec<PathBuf>, OutputError> {
+        self.commit_waiting(LOCK_WAIT)
+    }
+
+    /// [`Transaction::commit`], waiting at most `wait` for the lock.
+    pub fn commit_waiting(mut self, wait: Duration) -> Result<Vec<PathBuf>, OutputError> {
+        let _lock = DirLock::acquire(&self.out, wait)?;
         // Signals wait until the renames are done (or not started).
         let _quiet = signals::hold();
         let staging = self.staging().to_path_buf();
