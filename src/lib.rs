@@ -4,6 +4,8 @@
 //! power sources) → [`grid`] (geometry) → [`assemble`] (Quad-Diag system) →
 //! [`linalg`] (PCG and preconditioners over a [`backend`]) → [`thermal`]
 //! (drivers, summary) → [`output`] (PNG, CSV, JSON, table).
+//! Beside it: [`input`] (reading input files within limits) and [`error`]
+//! (which errors are bad input, for the exit code).
 
 pub mod assemble;
 pub mod backend;

@@ -5,14 +5,17 @@
 //!
 //! CONTRACT:
 //! - `write_steady(dir, &SteadyView, &OutputOptions) -> Result<Vec<PathBuf>, OutputError>`
-//!   renders everything in memory first and writes into `dir` (creating it);
-//!   on error nothing half-written is left behind.
+//!   renders everything in memory first and commits it into `dir` through a
+//!   [`Transaction`]; on error `dir` is left as it was.
 //! - `print_table(&Summary, TempUnit)` prints the readable summary to stdout.
 //!
 //! Files: `colormap` (palette), `text` (bitmap labels), `png`, `csv`,
 //! `blocks`, `json`, `table`, and `write` (render-then-commit of a steady result);
 //! for transient runs `timeseries`, `plot` (line plot) and `transient`
-//! (staging directory for snapshots, committed at the end).
+//! (snapshots staged during the run, committed at the end); `transaction`
+//! (the one output transaction every command writes through: private
+//! staging, lock, renames, stale files) and `signals` (its cleanup on
+//! SIGINT/SIGTERM/SIGHUP).
 
 use crate::grid::Grid;
 use crate::power::LayerPower;
