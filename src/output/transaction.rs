@@ -5,7 +5,7 @@
 //! commits under an advisory lock on `<out>`:
 //!
 //! 1. every destination is checked: a file may only replace a regular file,
-//!    a directory only a directory (devices, FIFOs, sockets and symlinks are
+//!    a directory only a directory (devices, FIFOs and sockets are
 //!    refused, and nothing has been moved yet);
 //! 2. the staged entries are renamed into place (a directory replaces the old
 //!    one of the same name);
@@ -107,9 +107,11 @@ fn refused(path: &Path, what: &str) -> OutputError {
     }
 }
 
-/// What is at `path` (not following a final symlink), or `None`.
+/// What is at `path`, following symlinks (an `--out` linked to a scratch
+/// disk is a directory), or `None` (also for a dangling link, which a
+/// rename simply replaces).
 fn file_type(path: &Path) -> Result<Option<fs::FileType>, OutputError> {
-    match fs::symlink_metadata(path) {
+    match fs::metadata(path) {
         Ok(m) => Ok(Some(m.file_type())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io(path, e)),
@@ -259,7 +261,7 @@ impl Transaction {
     pub fn commit_waiting(mut self, wait: Duration) -> Result<Vec<PathBuf>, OutputError> {
         let _lock = DirLock::acquire(&self.out, wait)?;
         // Signals wait until the renames are done (or not started).
-        let _quiet = signals::hold();
+        let mut registered = signals::hold();
         let staging = self.staging().to_path_buf();
         let mut entries: Vec<(String, bool)> = Vec::new();
         for e in fs::read_dir(&staging).map_err(|e| io(&staging, e))? {
@@ -295,7 +297,9 @@ impl Transaction {
         }
         // 2. Rename: external files first (a failure there leaves <out> as it was).
         for x in std::mem::take(&mut self.external) {
+            let tmp = x.tmp.to_path_buf();
             x.tmp.persist(&x.dest).map_err(|e| io(&x.dest, e.error))?;
+            registered.retain(|p| *p != tmp);
         }
         let mut written = Vec::with_capacity(entries.len());
         for (name, is_dir) in &entries {
@@ -323,12 +327,12 @@ impl Transaction {
     }
 }
 
+/// Removes a stale entry; a symlink is removed, never what it points to.
 fn remove_any(path: &Path) -> Result<(), OutputError> {
-    let t = file_type(path)?;
-    let r = match t {
-        Some(t) if t.is_dir() => fs::remove_dir_all(path),
-        Some(_) => fs::remove_file(path),
-        None => Ok(()),
+    let r = match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(_) => Ok(()),
     };
     r.map_err(|e| io(path, e))
 }

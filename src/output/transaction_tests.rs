@@ -131,3 +131,16 @@ fn a_file_where_the_folder_should_be_is_refused() {
         .unwrap();
     assert!(err.to_string().contains("a device"), "{err}");
 }
+
+#[test]
+fn an_out_linked_to_a_directory_is_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real = tmp.path().join("scratch");
+    std::fs::create_dir(&real).unwrap();
+    let link = tmp.path().join("o");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let txn = Transaction::begin(&link, Owned::Thermal).unwrap();
+    txn.write(Path::new("summary.json"), b"{}").unwrap();
+    txn.commit().unwrap();
+    assert_eq!(names(&real), ["summary.json"]);
+}
