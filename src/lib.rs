@@ -4,11 +4,15 @@
 //! power sources) → [`grid`] (geometry) → [`assemble`] (Quad-Diag system, [`matrix`]) →
 //! [`linalg`] (PCG and preconditioners over a [`backend`]) → [`thermal`]
 //! (drivers, summary) → [`output`] (PNG, CSV, JSON, table).
+//! Beside it: [`input`] (reading input files within limits) and [`error`]
+//! (which errors are bad input, for the exit code).
 
 pub mod assemble;
 pub mod backend;
+pub mod error;
 pub mod grid;
 pub mod import;
+pub mod input;
 pub mod linalg;
 pub mod matrix;
 pub mod output;

@@ -1,8 +1,7 @@
 //! Options that `solve` and `transient` share (flattened into both), so the
 //! two commands spell, document and resolve them the same way.
 
-use super::device::DeviceChoice;
-use super::solve::parse_grid;
+use super::plan::{parse_device, parse_grid, DeviceChoice};
 use cuth::linalg::PrecondKind;
 use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
@@ -13,8 +12,8 @@ pub struct RunArgs {
     /// In-plane grid NXxNY, overriding the file's [grid] (e.g. 256x256).
     #[arg(long, value_parser = parse_grid, value_name = "NXxNY")]
     pub grid: Option<(usize, usize)>,
-    /// Where to solve.
-    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    /// Where to solve: auto, cpu, cuda or cuda:N (GPU ordinal N; cuda = cuda:0).
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
     pub device: DeviceChoice,
     /// Preconditioner [default: the stack's [solver] precond, else mg].
     #[arg(long, value_enum)]

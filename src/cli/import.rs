@@ -3,9 +3,10 @@
 //! transients, a CSV trace beside it), never over an existing file unless
 //! `--force`; prints the approximations and the transient command to stderr.
 
-use super::solve::UsageError;
 use anyhow::Context;
+use cuth::error::InputError as UsageError;
 use cuth::import::{self, hotspot::HotspotInput, Imported};
+use cuth::output::{Owned, Transaction};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -113,13 +114,19 @@ fn write(imp: &Imported, path: &Path, opts: &OutArgs) -> anyhow::Result<()> {
             .into());
         }
     }
-    if !dir.as_os_str().is_empty() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+    // One output transaction, as every command writes: each file staged
+    // beside its destination and renamed into place only when all are staged.
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut txn = Transaction::begin(dir, Owned::Nothing)?;
     for (p, text) in &files {
-        super::transient::write_atomic(p, text.as_bytes())
+        txn.stage_external(p, text.as_bytes())
             .with_context(|| format!("writing {}", p.display()))?;
     }
+    txn.commit()?;
     if !opts.quiet {
         for (p, _) in &files {
             eprintln!("cuth: wrote {}", p.display());

@@ -1,11 +1,13 @@
 //! Command-line arguments (what the user typed, clap derive) and dispatch to
 //! the subcommands. Each subcommand resolves its arguments into a plan
-//! (stack loaded, device chosen) before any work starts.
+//! (`plan.rs`: stack loaded, device chosen, outputs checked) before any work
+//! starts.
 
 mod bench;
 mod common;
 mod device;
 mod import;
+mod plan;
 mod solve;
 mod topopt;
 mod transient;
@@ -58,25 +60,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// 2 for bad input, 1 for everything else (see `main.rs`).
+/// 2 for bad input, 1 for everything else (see `main.rs`): the kind of the
+/// first error in the chain that the library classifies.
 pub fn exit_code(err: &anyhow::Error) -> u8 {
-    use cuth::power::PowerError;
-    use cuth::stack::StackError;
-    use cuth::thermal::steady::SteadyError;
-    use cuth::thermal::transient::state::StateError;
-    for cause in err.chain() {
-        if cause.is::<StackError>()
-            || cause.is::<PowerError>()
-            || cause.is::<solve::UsageError>()
-            || cause.is::<StateError>()
-            || cause.is::<cuth::topopt::problem::ProblemError>()
-            || cause.is::<cuth::import::ImportError>()
-        {
-            return 2;
-        }
-        if let Some(SteadyError::Power(_)) = cause.downcast_ref::<SteadyError>() {
-            return 2;
-        }
-    }
-    1
+    err.chain()
+        .find_map(cuth::error::kind_of)
+        .unwrap_or(cuth::error::ErrorKind::Failure)
+        .exit_code()
 }

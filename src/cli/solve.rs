@@ -1,11 +1,11 @@
 //! `cuth solve STACK`: steady state from a stack file to maps and a summary.
 
 use super::common::RunArgs;
-use super::device::{self, Resolved};
+use super::plan::{Device, RunPlan, Typed};
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::linalg::PrecisionMode;
-use cuth::output::{self, OutputOptions, SteadyView, TempUnit};
+use cuth::output::{self, OutputOptions, Owned, SteadyView, Transaction};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions, SteadyOutcome};
 use std::path::{Path, PathBuf};
@@ -33,89 +33,54 @@ pub struct SolveArgs {
     pub run: RunArgs,
 }
 
-/// A command-line value that is wrong (exit code 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
-/// Chosen by measurement on the H200 (BENCHMARKS.md, issue #6).
-const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
-
-pub(super) fn parse_grid(s: &str) -> Result<(usize, usize), String> {
-    let (a, b) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("`{s}` is not NXxNY (e.g. 256x256)"))?;
-    let p = |v: &str| {
-        v.trim()
-            .parse::<usize>()
-            .map_err(|_| format!("`{s}` is not NXxNY (e.g. 256x256)"))
-    };
-    Ok((p(a)?, p(b)?))
-}
-
-fn check_args(args: &SolveArgs) -> Result<(), UsageError> {
-    if let Some(r) = args.rtol {
-        if !(r > 0.0 && r < 1.0) {
-            return Err(UsageError(format!("--rtol must be in (0, 1), got {r}")));
-        }
-    }
-    if args.run.max_iter == Some(0) {
-        return Err(UsageError("--max-iter must be at least 1".into()));
-    }
-    if let Some(d) = args.run.degree {
-        if d == 0 || d > 64 {
-            return Err(UsageError(format!("--degree must be 1..=64, got {d}")));
-        }
-    }
-    Ok(())
-}
-
 pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    check_args(args)?;
-    let stack = args.run.load_stack(&args.stack)?;
-    let mut opts = args.run.solver_options(&stack, args.rtol);
-    let quiet = args.run.quiet;
-    let device = device::resolve(args.run.device, &mut |line| {
-        if !quiet {
-            eprintln!("{line}");
-        }
-    })?;
-    opts.precond_opts.precision = args.precision.unwrap_or(match device {
-        Resolved::Cuda => DEFAULT_GPU_PRECISION,
-        Resolved::Cpu => PrecisionMode::F64,
-    });
+    let plan = RunPlan::resolve(
+        &args.run,
+        Typed {
+            stack: &args.stack,
+            rtol: args.rtol,
+            precision: args.precision,
+            out: args.out.clone(),
+            default_out: default_out(&args.stack),
+            save_state: args.save_state.clone(),
+        },
+    )?;
+    let (stack, opts) = (&plan.stack, &plan.solver);
     let read_s = t0.elapsed().as_secs_f64();
-    let mut outcome = match device {
-        Resolved::Cpu => solve_on(&CpuBackend::new(), &stack, &opts)?,
-        Resolved::Cuda => solve_on(&CudaBackend::new(0)?, &stack, &opts)?,
+    let mut outcome = match plan.device {
+        Device::Cpu => solve_on(&CpuBackend::new(), stack, opts)?,
+        Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, stack, opts)?,
     };
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
 
-    let out_dir = args.out.clone().unwrap_or_else(|| default_out(&args.stack));
-    let unit = if args.run.kelvin {
-        TempUnit::Kelvin
-    } else {
-        TempUnit::Celsius
-    };
+    let out_dir = &plan.out.dir;
+    let unit = plan.unit;
     let view = SteadyView {
-        stack: &stack,
+        stack,
         grid: &outcome.grid,
         temperature_k: &outcome.temperature_k,
         power: &outcome.power,
         summary: &outcome.summary,
     };
-    output::write_steady(&out_dir, &view, &OutputOptions { unit })
+    // One transaction: the maps and the state file land together or not at all.
+    let files = output::render_steady(out_dir, &view, &OutputOptions { unit })?;
+    let mut txn = Transaction::begin(out_dir, Owned::Thermal)
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
-    if let Some(path) = &args.save_state {
+    for f in &files {
+        txn.write(Path::new(&f.name), &f.bytes)?;
+    }
+    if let Some(path) = &plan.out.save_state {
         let bytes =
             cuth::thermal::transient::state::encode_state(&outcome.grid, &outcome.temperature_k);
-        super::transient::write_atomic(path, &bytes)
+        txn.stage_external(path, &bytes)
             .with_context(|| format!("writing the state file {}", path.display()))?;
     }
-    if args.run.json {
+    txn.commit()
+        .with_context(|| format!("writing results under {}", out_dir.display()))?;
+    if plan.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
-    } else if !quiet {
+    } else if !plan.quiet {
         output::print_table(&outcome.summary, unit);
         println!("results: {}", out_dir.display());
     }

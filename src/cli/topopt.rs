@@ -2,10 +2,10 @@
 //! and parameter overrides), pick the device, run the SIMP loop with a
 //! progress bar on stderr, write the outputs and the summary.
 
-use super::device::{self, DeviceChoice, Resolved};
-use super::solve::UsageError;
+use super::plan::{self, parse_device, Device, DeviceChoice, Outputs};
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
+use cuth::error::InputError as UsageError;
 use cuth::linalg::{CgParams, PrecondKind, PrecondOptions, RefineMode, Stop};
 use cuth::topopt::continuation::Schedule;
 use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome, SolveOptions};
@@ -46,8 +46,8 @@ pub struct TopoptArgs {
     /// there [default: patch].
     #[arg(long, value_enum)]
     pub load: Option<LoadKind>,
-    /// Where to solve.
-    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    /// Where to solve: auto, cpu, cuda or cuda:N (GPU ordinal N; cuda = cuda:0).
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
     pub device: DeviceChoice,
     /// GPU operator schedule (the CPU runs its one node-centred operator).
     #[arg(long, value_enum, default_value_t = OperatorKind::Fused)]
@@ -141,21 +141,19 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
     check_args(args)?;
     let problem = resolve_problem(args)?;
     let quiet = args.quiet;
-    let device = device::resolve(args.device, &mut |line| {
-        if !quiet {
-            eprintln!("{line}");
-        }
-    })?;
+    let out = Outputs::resolve(
+        args.out
+            .clone()
+            .unwrap_or_else(|| Path::new("out").join(format!("topopt_{}", problem.name))),
+        None,
+    )?;
+    let device = plan::resolve_device(args.device, quiet)?;
     let result = match device {
-        Resolved::Cpu => run_on(&CpuBackend::new(), &problem, args),
-        Resolved::Cuda => cuda_topopt(&problem, args),
+        Device::Cpu => run_on(&CpuBackend::new(), &problem, args),
+        Device::Cuda(n) => cuda_topopt(n, &problem, args),
     }?;
     let (outcome, report, solve_s) = result;
-
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("out").join(format!("topopt_{}", problem.name)));
+    let out_dir = out.dir;
     let summary = summary(&problem, args, &outcome, &report, solve_s, t0);
     let t_out = Instant::now();
     write_results(&out_dir, &problem, &outcome, &summary)
@@ -196,8 +194,8 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
 
 /// `--device cuda`: the same loop on the CUDA `ElasticBackend`
 /// (`src/topopt/cuda`, merged from the topogpu branch).
-fn cuda_topopt(problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
-    run_on(&CudaBackend::new(0)?, problem, args)
+fn cuda_topopt(ordinal: usize, problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
+    run_on(&CudaBackend::new(ordinal)?, problem, args)
 }
 
 type RunResult = (Outcome, cuth::backend::DeviceReport, f64);

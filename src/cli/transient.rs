@@ -3,10 +3,10 @@
 //! plot, final maps (as `solve`), optional snapshots and a summary.
 
 use super::common::RunArgs;
-use super::device::{self, Resolved};
-use super::solve::UsageError;
+use super::plan::{check_host_memory, Device, RunPlan, Typed};
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
+use cuth::error::InputError;
 use cuth::grid::Grid;
 use cuth::output::{OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;
@@ -67,40 +67,50 @@ pub struct TransientArgs {
 }
 
 fn usage(msg: String) -> anyhow::Error {
-    UsageError(msg).into()
+    InputError(msg).into()
 }
 
-/// Number of steps from --steps or --t-end.
-fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
-    if !(args.dt.is_finite() && args.dt > 0.0) {
+/// Accepted `--dt`, `--t-end` and `--sample-interval`, seconds: outside,
+/// C/Δt over- or underflows against the conductances (README: limits).
+const TIME_RANGE: (f64, f64) = (1e-12, 1e9);
+/// Most steps of one run (`--steps`, or `--t-end / --dt`).
+pub const MAX_STEPS: usize = 100_000_000;
+
+fn check_time(flag: &str, v: f64) -> anyhow::Result<()> {
+    if !(v.is_finite() && v >= TIME_RANGE.0 && v <= TIME_RANGE.1) {
         return Err(usage(format!(
-            "--dt must be a positive number of seconds, got {}",
-            args.dt
+            "{flag} must be between {:e} and {:e} s, got {v:e}",
+            TIME_RANGE.0, TIME_RANGE.1
         )));
     }
+    Ok(())
+}
+
+/// Number of steps from --steps or --t-end, in checked arithmetic.
+fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
+    check_time("--dt", args.dt)?;
     let steps = match (args.steps, args.t_end) {
         (Some(n), None) => n,
-        (None, Some(t)) if t.is_finite() && t > 0.0 => {
-            (t / args.dt * (1.0 - 1e-12)).ceil() as usize
+        (None, Some(t)) => {
+            check_time("--t-end", t)?;
+            let n = (t / args.dt * (1.0 - 1e-12)).ceil();
+            if n > MAX_STEPS as f64 {
+                return Err(usage(format!(
+                    "--t-end {t:e} s / --dt {:e} s is {n:e} steps, more than {MAX_STEPS}",
+                    args.dt
+                )));
+            }
+            n as usize
         }
-        (None, Some(t)) => return Err(usage(format!("--t-end must be > 0 s, got {t}"))),
         _ => return Err(usage("give exactly one of --steps and --t-end".into())),
     };
-    if steps == 0 {
-        return Err(usage("--steps must be at least 1".into()));
+    if steps == 0 || steps > MAX_STEPS {
+        return Err(usage(format!(
+            "--steps must be between 1 and {MAX_STEPS}, got {steps}"
+        )));
     }
-    if let Some(r) = args.rtol {
-        if !(r > 0.0 && r < 1.0) {
-            return Err(usage(format!("--rtol must be in (0, 1), got {r}")));
-        }
-    }
-    if args.run.max_iter == Some(0) {
-        return Err(usage("--max-iter must be at least 1".into()));
-    }
-    if let Some(d) = args.run.degree {
-        if d == 0 || d > 64 {
-            return Err(usage(format!("--degree must be 1..=64, got {d}")));
-        }
+    if let Some(s) = args.sample_interval {
+        check_time("--sample-interval", s)?;
     }
     if args.snapshot_every == Some(0) {
         return Err(usage("--snapshot-every must be at least 1".into()));
@@ -113,18 +123,31 @@ fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
 
 pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let steps = step_count(args)?;
-    let stack = args.run.load_stack(&args.stack)?;
-    let solver = args.run.solver_options(&stack, args.rtol);
+    let plan = RunPlan::resolve(
+        &args.run,
+        Typed {
+            stack: &args.stack,
+            rtol: args.rtol,
+            precision: None,
+            out: args.out.clone(),
+            default_out: default_out(&args.stack),
+            save_state: args.save_state.clone(),
+        },
+    )?;
+    let stack = &plan.stack;
+    // One record per step: per-layer max and mean, per-block max, ~200 bytes.
+    let per_step = 2 * stack.layers.len() as u64 + 32;
+    check_host_memory(steps, per_step, "use fewer --steps or a larger --dt")?;
     // Inputs first (all exit 2 on error), before any device work.
-    let grid = Grid::from_stack(&stack);
+    let grid = Grid::from_stack(stack);
     let base = (0..stack.layers.len())
-        .map(|l| layer_power(&stack, &grid, l))
+        .map(|l| layer_power(stack, &grid, l))
         .collect::<Result<Vec<LayerPower>, _>>()?;
     let schedule = match &args.trace {
         None => PowerSchedule::constant(base),
         Some(path) => {
             let trace = read_time_trace(path, args.sample_interval, args.dt)?;
-            PowerSchedule::with_trace(&stack, &grid, base, trace)?
+            PowerSchedule::with_trace(stack, &grid, base, trace)?
         }
     };
     let init = match args.init.as_str() {
@@ -133,34 +156,25 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         file => InitState::Field(read_state(Path::new(file), &grid)?),
     };
     let opts = TransientOptions {
-        solver,
+        solver: plan.solver.clone(),
         dt: args.dt,
         steps,
         init,
         snapshot_every: args.snapshot_every,
     };
 
-    let quiet = args.run.quiet;
-    let device = device::resolve(args.run.device, &mut |line| {
-        if !quiet {
-            eprintln!("{line}");
-        }
-    })?;
-    let out_dir = args.out.clone().unwrap_or_else(|| default_out(&args.stack));
-    let unit = if args.run.kelvin {
-        TempUnit::Kelvin
-    } else {
-        TempUnit::Celsius
-    };
+    let quiet = plan.quiet;
+    let out_dir = &plan.out.dir;
+    let unit = plan.unit;
     let out_opts = OutputOptions { unit };
-    let writer = TransientWriter::new(&out_dir)
+    let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;
     let bar = progress(steps, quiet);
     let mut observer = |v: &StepView| -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         bar.inc(1);
         if let Some((summary, power)) = &v.snapshot {
             let view = SteadyView {
-                stack: &stack,
+                stack,
                 grid: &grid,
                 temperature_k: v.temperature_k,
                 power,
@@ -170,11 +184,11 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         }
         Ok(())
     };
-    let outcome = match device {
-        Resolved::Cpu => run_on(&CpuBackend::new(), &stack, &schedule, &opts, &mut observer),
-        Resolved::Cuda => run_on(
-            &CudaBackend::new(0)?,
-            &stack,
+    let outcome = match plan.device {
+        Device::Cpu => run_on(&CpuBackend::new(), stack, &schedule, &opts, &mut observer),
+        Device::Cuda(n) => run_on(
+            &CudaBackend::new(n)?,
+            stack,
             &schedule,
             &opts,
             &mut observer,
@@ -184,14 +198,15 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let outcome = outcome?;
 
     let view = SteadyView {
-        stack: &stack,
+        stack,
         grid: &outcome.grid,
         temperature_k: &outcome.temperature_k,
         power: &outcome.power,
         summary: &outcome.final_summary,
     };
-    if let Some(path) = &args.save_state {
-        write_atomic(path, &encode_state(&outcome.grid, &outcome.temperature_k))
+    if let Some(path) = &plan.out.save_state {
+        writer
+            .stage_external(path, &encode_state(&outcome.grid, &outcome.temperature_k))
             .with_context(|| format!("writing the state file {}", path.display()))?;
     }
     writer
@@ -204,7 +219,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             !args.no_maps,
         )
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
-    if args.run.json {
+    if plan.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
     } else if !quiet {
         print_summary(&outcome, unit);
@@ -235,19 +250,6 @@ fn progress(steps: usize, quiet: bool) -> ProgressBar {
         bar.set_style(style);
     }
     bar
-}
-
-/// Writes `path` through a temporary next to it, so it is never half-written.
-pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "state".into());
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
-    std::fs::rename(&tmp, path)
 }
 
 fn print_summary(o: &TransientOutcome, unit: TempUnit) {

@@ -232,7 +232,7 @@ mod tests {
             ny: 3,
             ambient: 318.15,
             h_top: 63201.537061381336,
-            h_bottom: Some(1e-7),
+            h_bottom: Some(1e-5),
             materials: vec![MaterialDoc {
                 name: "si licon".into(),
                 k: Conductivity::Aniso([1.0, 2.0, 3.5]),
@@ -262,7 +262,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(stack.title.as_deref(), Some("t \"q\""));
         assert_eq!(stack.h_top, 63201.537061381336);
-        assert_eq!(stack.h_bottom, Some(1e-7));
+        assert_eq!(stack.h_bottom, Some(1e-5));
         assert_eq!(stack.layers[0].material.k, [1.0, 2.0, 3.5]);
         assert_eq!(stack.layers[0].thickness_m, 0.00015);
         assert_eq!(stack.layers[0].cells, 2);

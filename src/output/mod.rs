@@ -5,14 +5,17 @@
 //!
 //! CONTRACT:
 //! - `write_steady(dir, &SteadyView, &OutputOptions) -> Result<Vec<PathBuf>, OutputError>`
-//!   renders everything in memory first and writes into `dir` (creating it);
-//!   on error nothing half-written is left behind.
+//!   renders everything in memory first and commits it into `dir` through a
+//!   [`Transaction`]; on error `dir` is left as it was.
 //! - `print_table(&Summary, TempUnit)` prints the readable summary to stdout.
 //!
 //! Files: `colormap` (palette), `text` (bitmap labels), `png`, `csv`,
 //! `blocks`, `json`, `table`, and `write` (render-then-commit of a steady result);
 //! for transient runs `timeseries`, `plot` (line plot) and `transient`
-//! (staging directory for snapshots, committed at the end).
+//! (snapshots staged during the run, committed at the end); `transaction`
+//! (the one output transaction every command writes through: private
+//! staging, lock, renames, stale files) and `signals` (its cleanup on
+//! SIGINT/SIGTERM/SIGHUP).
 
 use crate::grid::Grid;
 use crate::power::LayerPower;
@@ -44,7 +47,7 @@ pub struct OutputOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: std::path::PathBuf,
         #[source]
@@ -54,6 +57,19 @@ pub enum OutputError {
     Image {
         path: std::path::PathBuf,
         message: String,
+    },
+    /// An output path that exists and is not what would be written there
+    /// (a device, FIFO or directory where a file is meant).
+    #[error("{path}: refusing to replace it: it is {what}")]
+    NotRegular {
+        path: std::path::PathBuf,
+        what: String,
+    },
+    /// Another run held the output folder's lock for too long.
+    #[error("{path}: locked by another cuth run (waited {waited_s} s)")]
+    Locked {
+        path: std::path::PathBuf,
+        waited_s: u64,
     },
 }
 
@@ -90,15 +106,20 @@ pub mod csv;
 pub mod json;
 pub mod plot;
 pub mod png;
+pub mod signals;
 mod table;
 pub(crate) mod text;
 pub mod timeseries;
+pub mod transaction;
 mod transient;
 pub(crate) mod write;
 
 pub use table::{format_table, print_table};
+pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;
-pub use write::write_steady;
+pub use write::{render_steady, write_steady};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transaction_tests;

@@ -4,6 +4,9 @@
 //! can be tested and is written in one piece; `summary.json` holds the same
 //! facts for machines.
 
+/// Widest padded column of the table (longer names overflow it).
+const MAX_COL: usize = 48;
+
 use super::TempUnit;
 use crate::thermal::summary::Summary;
 use std::fmt::Write as _;
@@ -138,14 +141,20 @@ pub fn format_table(s: &Summary, unit: TempUnit) -> String {
         .map(|l| l.name.chars().count())
         .chain([5])
         .max()
-        .unwrap_or(5);
+        .unwrap_or(5)
+        // Column widths are capped: a longer name overflows its column,
+        // and a width beyond u16 would panic in `format!`.
+        .min(MAX_COL);
     let mat_w = s
         .layers
         .iter()
         .map(|l| l.material.chars().count())
         .chain([8])
         .max()
-        .unwrap_or(8);
+        .unwrap_or(8)
+        // Column widths are capped: a longer name overflows its column,
+        // and a width beyond u16 would panic in `format!`.
+        .min(MAX_COL);
     let (tmin, tavg, tmax) = (
         format!("min {sym}"),
         format!("avg {sym}"),
@@ -197,7 +206,8 @@ pub fn format_table(s: &Summary, unit: TempUnit) -> String {
             .iter()
             .map(|(p, _)| p.chars().count())
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .min(MAX_COL);
         put!(o, "timings");
         for (phase, secs) in &s.timings_s {
             put!(o, "{:<10} {phase:<phase_w$}  {secs:>9.3} s", "");

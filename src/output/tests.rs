@@ -313,22 +313,22 @@ fn failed_write_leaves_nothing() {
 }
 
 #[test]
-fn failure_while_staging_removes_the_temporaries() {
-    // The last file's temporary name is taken by a directory, so every
-    // earlier temporary is written before the failure.
+fn a_destination_of_the_wrong_type_is_refused_before_anything_moves() {
+    // `summary.json` is taken by a directory: the commit refuses it after
+    // staging everything, and neither a map nor the staging is left behind.
     let tmp = tempfile::tempdir().unwrap();
-    let blocker = tmp.path().join(".summary.json.tmp");
+    let blocker = tmp.path().join("summary.json");
     std::fs::create_dir(&blocker).unwrap();
     let err = write(tmp.path(), TempUnit::Celsius).unwrap_err();
     assert!(
-        matches!(&err, OutputError::Io { path, .. } if path == &blocker),
+        matches!(&err, OutputError::NotRegular { path, .. } if path == &blocker),
         "{err}"
     );
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(left, [".summary.json.tmp"]);
+    assert_eq!(left, ["summary.json"]);
 }
 
 #[test]

@@ -1,25 +1,22 @@
-//! Outputs of a transient run, staged: snapshots are written during the run
-//! (they cannot all wait in memory) into `<out>/.transient.tmp/`; at the end
-//! the final maps go there too, and only then is everything moved into
-//! place: `final/` and `snapshots/` replace any earlier ones, and
-//! `summary.json`, `timeseries.csv` and `temperature.png` are staged and
-//! renamed like the steady outputs. A failed run removes the staging
-//! directory (also when dropped without [`TransientWriter::commit`]), so
-//! `<out>` holds either the previous results or the complete new ones.
+//! Outputs of a transient run, through one output [`Transaction`]: snapshots
+//! are written during the run (they cannot all wait in memory) into the
+//! run's private staging directory; at the end the final maps, the time
+//! series, the plot and the summary go there too, and only then is
+//! everything committed: `final/` and `snapshots/` replace any earlier ones,
+//! stale files are removed. A failed run (or one ended by a signal) removes
+//! the staging directory, so `<out>` holds either the previous results or
+//! the complete new ones.
 
 use super::plot::{self, LinePlot, Series};
 use super::timeseries::timeseries_csv;
-use super::write::{commit, write_steady, Rendered};
+use super::transaction::{Owned, Transaction};
+use super::write::{render_steady, stage, Rendered};
 use super::{OutputError, OutputOptions, SteadyView};
 use crate::thermal::transient::{StepRecord, TransientSummary};
-use std::fs;
 use std::path::{Path, PathBuf};
 
 pub struct TransientWriter {
-    out: PathBuf,
-    staging: PathBuf,
-    created_out: bool,
-    done: bool,
+    txn: Transaction,
 }
 
 fn io(path: &Path, source: std::io::Error) -> OutputError {
@@ -30,20 +27,17 @@ fn io(path: &Path, source: std::io::Error) -> OutputError {
 }
 
 impl TransientWriter {
-    /// Prepares `<out>/.transient.tmp/` (emptied if a crashed run left one).
+    /// Begins the run's output transaction in `out`.
     pub fn new(out: &Path) -> Result<TransientWriter, OutputError> {
-        let created_out = !out.is_dir();
-        let staging = out.join(".transient.tmp");
-        if staging.exists() {
-            fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
-        }
-        fs::create_dir_all(&staging).map_err(|e| io(&staging, e))?;
         Ok(TransientWriter {
-            out: out.to_path_buf(),
-            staging,
-            created_out,
-            done: false,
+            txn: Transaction::begin(out, Owned::Thermal)?,
         })
+    }
+
+    /// Stages `bytes` for a file outside `out` (`--save-state`), moved into
+    /// place by the commit.
+    pub fn stage_external(&mut self, dest: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+        self.txn.stage_external(dest, bytes)
     }
 
     /// The maps of step `step` under `snapshots/step_NNNNN/` (staged).
@@ -53,17 +47,15 @@ impl TransientWriter {
         view: &SteadyView,
         opts: &OutputOptions,
     ) -> Result<(), OutputError> {
-        let dir = self
-            .staging
-            .join("snapshots")
-            .join(format!("step_{step:05}"));
-        write_steady(&dir, view, opts).map(|_| ())
+        let dir = Path::new("snapshots").join(format!("step_{step:05}"));
+        let files = render_steady(&self.txn.out().join(&dir), view, opts)?;
+        stage(&self.txn, &dir, &files)
     }
 
     /// Writes the final maps (unless `final_maps` is false), the time series,
     /// the plot and the summary and moves everything into place.
     pub fn commit(
-        mut self,
+        self,
         final_view: &SteadyView,
         records: &[StepRecord],
         block_names: &[String],
@@ -101,11 +93,11 @@ impl TransientWriter {
             series,
         });
         let png = super::png::encode(&img).map_err(|e| OutputError::Image {
-            path: self.out.join("temperature.png"),
+            path: self.txn.out().join("temperature.png"),
             message: e.to_string(),
         })?;
         let json = serde_json::to_string_pretty(summary)
-            .map_err(|e| io(&self.out.join("summary.json"), e.into()))?;
+            .map_err(|e| io(&self.txn.out().join("summary.json"), e.into()))?;
         let files = vec![
             Rendered {
                 name: "timeseries.csv".into(),
@@ -121,36 +113,11 @@ impl TransientWriter {
             },
         ];
         if final_maps {
-            write_steady(&self.staging.join("final"), final_view, opts)?;
+            let dir = Path::new("final");
+            let maps = render_steady(&self.txn.out().join(dir), final_view, opts)?;
+            stage(&self.txn, dir, &maps)?;
         }
-
-        // Move the staged directories into place, replacing old ones.
-        let mut written = Vec::new();
-        for name in ["final", "snapshots"] {
-            let (src, dst) = (self.staging.join(name), self.out.join(name));
-            if dst.exists() {
-                fs::remove_dir_all(&dst).map_err(|e| io(&dst, e))?;
-            }
-            if src.exists() {
-                fs::rename(&src, &dst).map_err(|e| io(&dst, e))?;
-                written.push(dst);
-            }
-        }
-        written.extend(commit(&self.out, &files)?);
-        fs::remove_dir_all(&self.staging).map_err(|e| io(&self.staging, e))?;
-        self.done = true;
-        Ok(written)
-    }
-}
-
-impl Drop for TransientWriter {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = fs::remove_dir_all(&self.staging);
-            if self.created_out {
-                // Only succeeds when empty: removes nothing but our own dir.
-                let _ = fs::remove_dir(&self.out);
-            }
-        }
+        stage(&self.txn, Path::new(""), &files)?;
+        self.txn.commit()
     }
 }

@@ -1,22 +1,22 @@
 //! Render-then-commit for a steady result: every file is produced in memory
 //! first (PNG bytes, CSV and JSON text), so a rendering or encoding failure
-//! happens before the disk is touched. Only then is `dir` created and each
-//! file written to `<dir>/.<name>.tmp`; when all temporaries are written they
-//! are renamed into place. A failed write removes the temporaries (and `dir`
-//! if this call created it and it is empty), so no truncated PNG or CSV is
-//! ever left under its real name.
+//! happens before the disk is touched. Only then are the files staged and
+//! committed through one output [`Transaction`] (private staging directory,
+//! lock, rename, stale layers removed), so no truncated PNG or CSV is ever
+//! left under its real name.
 
 use super::blocks::{blocks_csv, blocks_steady, layer_block_stats};
 use super::png::{self, HeatMap};
+use super::transaction::{Owned, Transaction};
 use super::{csv, json, OutputError, OutputOptions, SteadyView};
-use std::fs;
+use rayon::prelude::*;
 use std::io;
 use std::path::{Path, PathBuf};
 
 /// One output file, rendered (also used by `topopt::output`).
-pub(crate) struct Rendered {
-    pub(crate) name: String,
-    pub(crate) bytes: Vec<u8>,
+pub struct Rendered {
+    pub name: String,
+    pub bytes: Vec<u8>,
 }
 
 /// Writes the steady outputs into `dir` and returns their paths:
@@ -30,8 +30,8 @@ pub fn write_steady(
     view: &SteadyView,
     opts: &OutputOptions,
 ) -> Result<Vec<PathBuf>, OutputError> {
-    let files = render(dir, view, opts)?;
-    commit(dir, &files)
+    let files = render_steady(dir, view, opts)?;
+    commit(dir, &files, Owned::Thermal)
 }
 
 /// A file name stem from a layer name: ASCII letters, digits, `_` and `-`
@@ -64,8 +64,9 @@ fn invalid(dir: &Path, message: String) -> OutputError {
     }
 }
 
-/// Every output file in memory, in the order they will be written.
-fn render(
+/// Every output file in memory, in the order they will be written (`dir`
+/// only names the files in error messages).
+pub fn render_steady(
     dir: &Path,
     view: &SteadyView,
     opts: &OutputOptions,
@@ -102,40 +103,53 @@ fn render(
         .len()
         .max(2);
     let unit_label = png::unit_label(unit);
-    let mut files = Vec::new();
+    // Layers are rendered in parallel (a PNG takes milliseconds even for a
+    // tiny grid: a stack of 10 000 layers spent most of its time here).
+    let per_layer = stack
+        .layers
+        .par_iter()
+        .enumerate()
+        .map(|(l, layer)| {
+            let map_k = grid.layer_map(view.temperature_k, l);
+            let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
+            let stem = format!("{l:0digits$}_{}", sanitize(&layer.name));
+            let title = format!("layer {l}: {} ({unit_label})", layer.name);
+            let image = png::render(&HeatMap {
+                values: &shown,
+                nx: grid.nx,
+                ny: grid.ny,
+                dx: grid.dx,
+                dy: grid.dy,
+                title: &title,
+                unit: unit_label,
+            });
+            let png_name = format!("{stem}.png");
+            let bytes = png::encode(&image).map_err(|e| OutputError::Image {
+                path: dir.join(&png_name),
+                message: e.to_string(),
+            })?;
+            let files = [
+                Rendered {
+                    name: png_name,
+                    bytes,
+                },
+                Rendered {
+                    name: format!("{stem}.csv"),
+                    bytes: csv::layer_csv(&shown, grid.nx, grid.ny).into_bytes(),
+                },
+            ];
+            let stats = match view.power.get(l) {
+                Some(power) => layer_block_stats(&layer.name, &map_k, &power.blocks, grid),
+                None => Vec::new(),
+            };
+            Ok((files, stats))
+        })
+        .collect::<Result<Vec<_>, OutputError>>()?;
+    let mut files = Vec::with_capacity(2 * per_layer.len() + 3);
     let mut stats = Vec::new();
-    for (l, layer) in stack.layers.iter().enumerate() {
-        let map_k = grid.layer_map(view.temperature_k, l);
-        let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
-        let stem = format!("{l:0digits$}_{}", sanitize(&layer.name));
-
-        let title = format!("layer {l}: {} ({unit_label})", layer.name);
-        let image = png::render(&HeatMap {
-            values: &shown,
-            nx: grid.nx,
-            ny: grid.ny,
-            dx: grid.dx,
-            dy: grid.dy,
-            title: &title,
-            unit: unit_label,
-        });
-        let png_name = format!("{stem}.png");
-        let bytes = png::encode(&image).map_err(|e| OutputError::Image {
-            path: dir.join(&png_name),
-            message: e.to_string(),
-        })?;
-        files.push(Rendered {
-            name: png_name,
-            bytes,
-        });
-        files.push(Rendered {
-            name: format!("{stem}.csv"),
-            bytes: csv::layer_csv(&shown, grid.nx, grid.ny).into_bytes(),
-        });
-
-        if let Some(power) = view.power.get(l) {
-            stats.extend(layer_block_stats(&layer.name, &map_k, &power.blocks, grid));
-        }
+    for (f, s) in per_layer {
+        files.extend(f);
+        stats.extend(s);
     }
 
     let blocks = blocks_csv(&stats, unit).map_err(|source| OutputError::Io {
@@ -161,44 +175,21 @@ fn render(
     Ok(files)
 }
 
-/// Removes what a failed [`commit`] staged; errors are ignored because the
-/// original error is the one worth reporting.
-fn clean_up(dir: &Path, staged: &[PathBuf], created_dir: bool) {
-    for tmp in staged {
-        let _ = fs::remove_file(tmp);
-    }
-    if created_dir {
-        // Only succeeds when empty: never removes anything but our own dir.
-        let _ = fs::remove_dir(dir);
-    }
+/// Writes `files` into `dir` through one [`Transaction`] that owns `owned`.
+pub(crate) fn commit(
+    dir: &Path,
+    files: &[Rendered],
+    owned: Owned,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let txn = Transaction::begin(dir, owned)?;
+    stage(&txn, Path::new(""), files)?;
+    txn.commit()
 }
 
-/// Writes all temporaries, then renames them into place.
-pub(crate) fn commit(dir: &Path, files: &[Rendered]) -> Result<Vec<PathBuf>, OutputError> {
-    let created_dir = !dir.is_dir();
-    fs::create_dir_all(dir).map_err(|source| OutputError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut staged = Vec::with_capacity(files.len());
+/// Writes `files` under `sub` of the transaction's staging directory.
+pub(crate) fn stage(txn: &Transaction, sub: &Path, files: &[Rendered]) -> Result<(), OutputError> {
     for f in files {
-        let tmp = dir.join(format!(".{}.tmp", f.name));
-        // Staged before writing: a failed write may still leave a partial file.
-        staged.push(tmp.clone());
-        if let Err(source) = fs::write(&tmp, &f.bytes) {
-            clean_up(dir, &staged, created_dir);
-            return Err(OutputError::Io { path: tmp, source });
-        }
+        txn.write(&sub.join(&f.name), &f.bytes)?;
     }
-    let mut written = Vec::with_capacity(files.len());
-    for (tmp, f) in staged.iter().zip(files) {
-        let path = dir.join(&f.name);
-        if let Err(source) = fs::rename(tmp, &path) {
-            // Files renamed so far are complete; only temporaries are removed.
-            clean_up(dir, &staged, false);
-            return Err(OutputError::Io { path, source });
-        }
-        written.push(path);
-    }
-    Ok(written)
+    Ok(())
 }

@@ -56,8 +56,9 @@ fn io_error(path: &Path, source: std::io::Error) -> PowerError {
 /// trimmed, blank lines and lines starting with `#` skipped. Every row must
 /// have the same number of values, each finite and ≥ 0.
 pub fn read_csv_raster(path: &Path) -> Result<Raster, PowerError> {
-    let f = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
-    parse_csv_raster(std::io::BufReader::new(f), path)
+    let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
+        .map_err(|e| io_error(path, e))?;
+    parse_csv_raster(bytes.as_slice(), path)
 }
 
 /// Parses CSV raster text from any reader; `file` is used in messages.
@@ -104,12 +105,12 @@ pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Rast
         }
         for (c, s) in record.iter().enumerate() {
             match s.parse::<f64>() {
-                Ok(p) if p.is_finite() && p >= 0.0 => values.push(p),
+                Ok(p) if (0.0..=super::MAX_POWER_W).contains(&p) => values.push(p),
                 _ => {
                     return Err(invalid(
                         file,
                         format!("row {rows} (line {line}), column {}", c + 1),
-                        format!("`{s}` is not a power (a finite number ≥ 0, W)"),
+                        format!("`{s}` is not a power (a number from 0 to 1e9 W)"),
                     ))
                 }
             }
@@ -129,8 +130,14 @@ pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Rast
 /// Reads a PNG as relative power: 8- or 16-bit gray, or colour converted to
 /// luma; alpha is ignored.
 pub fn read_png_raster(path: &Path) -> Result<Raster, PowerError> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
-    let img = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
+    let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
+        .map_err(|e| io_error(path, e))?;
+    parse_png_raster(&bytes, path)
+}
+
+/// Decodes PNG bytes as [`read_png_raster`] does; `path` is used in messages.
+pub fn parse_png_raster(bytes: &[u8], path: &Path) -> Result<Raster, PowerError> {
+    let img = image::load_from_memory_with_format(bytes, image::ImageFormat::Png)
         .map_err(|e| invalid(path, "png", format!("cannot decode: {e}")))?
         .to_luma16();
     let (cols, rows) = (img.width() as usize, img.height() as usize);

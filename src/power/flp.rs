@@ -26,9 +26,11 @@ pub struct FlpUnit {
 
 /// Reads and parses a floorplan file.
 pub fn read_flp(path: &Path) -> Result<Vec<FlpUnit>, PowerError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PowerError::Io {
-        file: path.to_path_buf(),
-        source,
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+        PowerError::Io {
+            file: path.to_path_buf(),
+            source,
+        }
     })?;
     parse_flp(&text, path)
 }
@@ -94,6 +96,26 @@ pub fn parse_flp(text: &str, file: &Path) -> Result<Vec<FlpUnit>, PowerError> {
                     file,
                     at,
                     format!("unit `{name}`: {} must be positive, got {}", WHAT[j], v[j]),
+                ));
+            }
+        }
+        // Ranges (README: limits): beyond them the unit's material or size
+        // would overflow or make the system singular.
+        for j in 1..cols.len() {
+            let (lo, hi, unit) = match j {
+                1 | 2 => (1e-12, 10.0, "m"),
+                5 => (1.0, 1e9, "J/(m^3 K)"),
+                6 => (1e-6, 1e6, "m K/W"),
+                _ => (-10.0, 10.0, "m"),
+            };
+            if !(v[j] >= lo && v[j] <= hi) {
+                return Err(invalid(
+                    file,
+                    at,
+                    format!(
+                        "unit `{name}`: {} must be between {lo:e} and {hi:e} {unit}, got {:e}",
+                        WHAT[j], v[j]
+                    ),
                 ));
             }
         }

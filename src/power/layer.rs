@@ -48,6 +48,41 @@ impl Footprint {
     }
 }
 
+/// Units with their own material must not overlap: the overlap would be
+/// counted twice. Sweep over units sorted by left edge; touching edges are
+/// not an overlap (relative tolerance 1e-9 of the smaller unit's area).
+fn check_material_overlaps(
+    file: &std::path::Path,
+    units: &[super::flp::FlpUnit],
+) -> Result<(), PowerError> {
+    let mut own: Vec<&super::flp::FlpUnit> =
+        units.iter().filter(|u| u.material.is_some()).collect();
+    own.sort_by(|a, b| a.rect.x0.total_cmp(&b.rect.x0));
+    for (i, a) in own.iter().enumerate() {
+        for b in &own[i + 1..] {
+            if b.rect.x0 >= a.rect.x1 {
+                break;
+            }
+            let w = a.rect.x1.min(b.rect.x1) - a.rect.x0.max(b.rect.x0);
+            let h = a.rect.y1.min(b.rect.y1) - a.rect.y0.max(b.rect.y0);
+            let tol = 1e-9 * a.rect.area().min(b.rect.area());
+            if w > 0.0 && h > 0.0 && w * h > tol {
+                let (first, second) = if a.line < b.line { (a, b) } else { (b, a) };
+                return Err(invalid(
+                    file,
+                    format!("line {} ({})", second.line, second.name),
+                    format!(
+                        "unit `{}` overlaps unit `{}` (line {}) and both have their own \
+                         material: the overlap would be counted twice",
+                        second.name, first.name, first.line
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The power map, blocks and material patches of layer `l`.
 ///
 /// `blocks` lists the floorplan's units (power from the trace, else 0)
@@ -70,7 +105,9 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
     let mut blocks = Vec::new();
     let mut patches = Vec::new();
     if let Some(flp) = &layer.floorplan {
-        for unit in read_flp(flp)? {
+        let units = read_flp(flp)?;
+        check_material_overlaps(flp, &units)?;
+        for unit in units {
             let at = format!("line {} ({})", unit.line, unit.name);
             let rect = fp.fit(unit.rect).ok_or_else(|| {
                 invalid(

@@ -57,9 +57,13 @@ pub struct LayerPower {
     pub patches: Vec<MaterialPatch>,
 }
 
+/// Largest power of one value of a trace or raster, W (README: limits):
+/// beyond it sums overflow and the solve breaks down with no field named.
+pub const MAX_POWER_W: f64 = 1e9;
+
 #[derive(Debug, thiserror::Error)]
 pub enum PowerError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read")]
     Io {
         file: PathBuf,
         #[source]

@@ -22,9 +22,11 @@ pub struct PowerTrace {
 
 /// Reads and parses a power trace file.
 pub fn read_ptrace(path: &Path) -> Result<PowerTrace, PowerError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PowerError::Io {
-        file: path.to_path_buf(),
-        source,
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+        PowerError::Io {
+            file: path.to_path_buf(),
+            source,
+        }
     })?;
     parse_ptrace(&text, path)
 }
@@ -67,12 +69,12 @@ pub fn parse_ptrace(text: &str, file: &Path) -> Result<PowerTrace, PowerError> {
             .split_whitespace()
             .enumerate()
             .map(|(j, s)| match s.parse::<f64>() {
-                Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+                Ok(p) if (0.0..=super::MAX_POWER_W).contains(&p) => Ok(p),
                 _ => Err(invalid(
                     file,
                     &at,
                     format!(
-                        "column {} ({}): `{s}` is not a power (a finite number ≥ 0, W)",
+                        "column {} ({}): `{s}` is not a power (a number from 0 to 1e9 W)",
                         j + 1,
                         names.get(j).map_or("beyond the header", String::as_str)
                     ),

@@ -61,7 +61,11 @@ impl PowerSchedule {
                     format!("header, column `{name}`"),
                     format!(
                         "column {} names no block of any layer (floorplan unit or inline block)",
-                        j + 1
+                        // A CSV trace's first column is `time`; a .ptrace has none.
+                        match trace.times {
+                            crate::power::trace::RowTimes::Listed(_) => j + 2,
+                            crate::power::trace::RowTimes::Interval(_) => j + 1,
+                        }
                     ),
                 ));
             }

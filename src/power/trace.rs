@@ -47,9 +47,11 @@ pub fn read_time_trace(
     sample_interval: Option<f64>,
     default_interval: f64,
 ) -> Result<TimeTrace, PowerError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PowerError::Io {
-        file: path.to_path_buf(),
-        source,
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+        PowerError::Io {
+            file: path.to_path_buf(),
+            source,
+        }
     })?;
     let is_csv = path
         .extension()
@@ -172,11 +174,11 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError>
             .iter()
             .enumerate()
             .map(|(j, s)| match s.parse::<f64>() {
-                Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+                Ok(p) if (0.0..=super::MAX_POWER_W).contains(&p) => Ok(p),
                 _ => Err(invalid(
                     file,
                     format!("{at}, column {} ({})", j + 2, names[j]),
-                    format!("`{s}` is not a power (a finite number ≥ 0, W)"),
+                    format!("`{s}` is not a power (a number from 0 to 1e9 W)"),
                 )),
             })
             .collect::<Result<Vec<f64>, _>>()?;

@@ -53,9 +53,13 @@ pub struct Layer {
     pub power: Option<PowerSpec>,
 }
 
+/// Most cells of one grid (2^36: a 550 GB f64 vector), so every size and
+/// memory estimate computed from it fits a u64.
+pub const MAX_CELLS: usize = 1 << 36;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StackError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read")]
     Io {
         file: PathBuf,
         #[source]
@@ -74,10 +78,13 @@ pub enum StackError {
 impl Stack {
     /// Reads and validates a stack file.
     pub fn load(path: &std::path::Path) -> Result<Stack, StackError> {
-        let text = std::fs::read_to_string(path).map_err(|source| StackError::Io {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+                StackError::Io {
+                    file: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::from_toml(&text, path)
     }
 
@@ -101,5 +108,30 @@ impl Stack {
     /// Total number of z cells.
     pub fn nz(&self) -> usize {
         self.layers.iter().map(|l| l.cells).sum()
+    }
+
+    /// Cells of the grid, nx·ny·nz, in checked arithmetic and at most
+    /// [`MAX_CELLS`]; anything larger is a stack error naming the sizes.
+    pub fn cells(&self) -> Result<usize, StackError> {
+        let nz = self
+            .layers
+            .iter()
+            .try_fold(0usize, |acc, l| acc.checked_add(l.cells));
+        let total = nz
+            .and_then(|nz| nz.checked_mul(self.nx))
+            .and_then(|c| c.checked_mul(self.ny));
+        match total {
+            Some(c) if c <= MAX_CELLS => Ok(c),
+            _ => Err(StackError::Invalid {
+                file: self.source.clone(),
+                field: "grid".into(),
+                message: format!(
+                    "{} x {} in-plane cells times {} z cells is more than the limit of {MAX_CELLS} cells",
+                    self.nx,
+                    self.ny,
+                    nz.map_or("too many".into(), |n| n.to_string())
+                ),
+            }),
+        }
     }
 }

@@ -17,28 +17,47 @@ fn invalid(file: &Path, field: impl Into<String>, message: impl Into<String>) ->
     }
 }
 
-fn positive(file: &Path, field: &str, v: f64) -> Result<f64, StackError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(invalid(
-            file,
-            field,
-            format!("must be a positive number, got {v}"),
-        ))
+/// Accepted range of a field, from its name: beyond it a number is a typo or
+/// a unit slip, and would make the system singular or overflow long before
+/// the solver could say which field was at fault (README: limits).
+fn range_of(field: &str) -> (f64, f64, &'static str) {
+    let last = field.rsplit('.').next().unwrap_or(field);
+    match last {
+        "k" | "kx" | "ky" | "kz" => (1e-6, 1e6, "W/(m K)"),
+        "heat_capacity" => (1.0, 1e9, "J/(m^3 K)"),
+        "power" | "total" => (0.0, 1e9, "W"),
+        "thickness" => (1e-12, 10.0, "m"),
+        "width" | "length" | "height" | "x" | "y" => (1e-12, 10.0, "m"),
+        "ambient" => (1.0, 1e4, "K"),
+        "h_top" | "h_bottom" => (1e-6, 1e12, "W/(m^2 K)"),
+        _ => (0.0, f64::MAX, ""),
     }
 }
 
-fn non_negative(file: &Path, field: &str, v: f64) -> Result<f64, StackError> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(v)
-    } else {
-        Err(invalid(
-            file,
-            field,
-            format!("must be zero or positive, got {v}"),
-        ))
+fn in_range(file: &Path, field: &str, v: f64, lo: f64) -> Result<f64, StackError> {
+    let (min, hi, unit) = range_of(field);
+    let lo = if lo > 0.0 { lo.max(min) } else { lo };
+    if v.is_finite() && v >= lo && v <= hi && (lo > 0.0 || v >= 0.0) {
+        return Ok(v);
     }
+    let what = if lo > 0.0 {
+        "a positive number"
+    } else {
+        "zero or positive"
+    };
+    Err(invalid(
+        file,
+        field,
+        format!("must be {what} between {lo:e} and {hi:e} {unit}, got {v:e}"),
+    ))
+}
+
+fn positive(file: &Path, field: &str, v: f64) -> Result<f64, StackError> {
+    in_range(file, field, v, f64::MIN_POSITIVE)
+}
+
+fn non_negative(file: &Path, field: &str, v: f64) -> Result<f64, StackError> {
+    in_range(file, field, v, 0.0)
 }
 
 pub(super) fn check_grid(nx: usize, ny: usize, file: &Path, field: &str) -> Result<(), StackError> {
@@ -99,6 +118,17 @@ fn resolve_power(
         PowerSpec::Blocks { blocks } => {
             for (i, b) in blocks.iter().enumerate() {
                 let f = format!("{field}.blocks[{i}] ({})", b.name);
+                if let Some(j) = blocks[..i].iter().position(|o| o.name == b.name) {
+                    return Err(invalid(
+                        file,
+                        format!("{f}.name"),
+                        format!(
+                            "block `{}` is already defined as blocks[{j}]; names must be unique \
+                             (a trace column names one block)",
+                            b.name
+                        ),
+                    ));
+                }
                 non_negative(file, &format!("{f}.power"), b.power)?;
                 positive(file, &format!("{f}.width"), b.width.0)?;
                 positive(file, &format!("{f}.height"), b.height.0)?;

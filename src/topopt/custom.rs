@@ -102,9 +102,11 @@ struct PassiveBox {
 /// ratio kept as for presets).
 pub fn load(path: &Path, mesh: &MeshRequest) -> Result<Problem, ProblemError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ProblemError::File {
-        origin: origin.clone(),
-        message: format!("cannot read: {e}"),
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|e| {
+        ProblemError::File {
+            origin: origin.clone(),
+            message: format!("cannot read: {e}"),
+        }
     })?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     from_toml(&text, &origin, stem.as_deref().unwrap_or("custom"), mesh)
@@ -271,8 +273,16 @@ fn selection(p: &Problem, s: &Selector, origin: &str, field: &str) -> Result<Reg
             }
             Ok(r)
         }
-        (None, Some(pt), None) => Ok(Region::point(*pt)),
+        (None, Some(pt), None) => {
+            if let Some(v) = pt.iter().find(|v| !v.is_finite()) {
+                return Err(err(format!("point: {v} is not a finite coordinate")));
+            }
+            Ok(Region::point(*pt))
+        }
         (None, None, Some(b)) => {
+            if let Some(v) = b.min.iter().chain(&b.max).find(|v| !v.is_finite()) {
+                return Err(err(format!("box: {v} is not a finite coordinate")));
+            }
             if (0..3).any(|a| b.min[a] > b.max[a]) {
                 return Err(err("box: min exceeds max".into()));
             }

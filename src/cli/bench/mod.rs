@@ -15,12 +15,12 @@ mod report;
 mod system;
 mod topopt;
 
+use anyhow::{Context, Result};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::CudaBackend;
 use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::{Offset, PrecisionMode, PrecondKind};
 use cuth::stack::Stack;
-use anyhow::{Context, Result};
 use measure::{PcgPlan, SPMV_BYTES_PER_ROW};
 use report::{BenchReport, PcgRecord};
 use std::collections::BTreeSet;

@@ -5,12 +5,12 @@
 //! goes (the preconditioner's share, timed alone, and bytes per iteration).
 
 use super::system::BenchSystem;
+use anyhow::{Context, Result};
 use cuth::backend::ChebyshevBackend;
 use cuth::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, Offset, PrecisionMode, PrecondKind,
     PrecondOptions, QuadDiagOperator, SolveError, Stop,
 };
-use anyhow::{Context, Result};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::time::Instant;

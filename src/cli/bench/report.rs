@@ -193,15 +193,20 @@ impl BenchReport {
 
     /// `bench.json`, `spmv.csv`, `pcg.csv` (sweep rows included) in `dir`.
     pub fn write(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let json = dir.join("bench.json");
-        std::fs::write(&json, serde_json::to_string_pretty(self)? + "\n")
-            .with_context(|| format!("writing {}", json.display()))?;
-        write_csv(&dir.join("spmv.csv"), &self.spmv)?;
+        // One output transaction (staged, locked, renamed into place).
+        let txn = cuth::output::Transaction::begin(dir, cuth::output::Owned::Nothing)?;
+        let stage = txn.staging().to_path_buf();
+        std::fs::write(
+            stage.join("bench.json"),
+            serde_json::to_string_pretty(self)? + "\n",
+        )
+        .with_context(|| format!("writing {}", dir.join("bench.json").display()))?;
+        write_csv(&stage.join("spmv.csv"), &self.spmv)?;
         let all: Vec<&PcgRecord> = self.pcg.iter().chain(&self.degree_sweep).collect();
-        write_csv(&dir.join("pcg.csv"), &all)?;
-        std::fs::write(dir.join("bench.md"), self.markdown())
+        write_csv(&stage.join("pcg.csv"), &all)?;
+        std::fs::write(stage.join("bench.md"), self.markdown())
             .with_context(|| format!("writing {}", dir.join("bench.md").display()))?;
+        txn.commit()?;
         Ok(())
     }
 }

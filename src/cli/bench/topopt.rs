@@ -18,11 +18,11 @@
 //! y is compared with the fused F64 one (relative 2-norm difference).
 
 use super::BenchArgs;
+use anyhow::{Context, Result};
 use cuth::backend::cuda::{timing::median, CudaBackend};
 use cuth::backend::{Backend, BackendError};
 use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
-use anyhow::{Context, Result};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -263,8 +263,8 @@ fn size(
 }
 
 fn kernel_attrs(g: &CudaBackend) -> Result<Vec<KernelAttrs>> {
-    use cuth::topopt::cuda::TOPOPT;
     use cudarc::driver::sys::CUfunction_attribute as A;
+    use cuth::topopt::cuda::TOPOPT;
     TOPOPT
         .entry_points
         .iter()
@@ -383,11 +383,17 @@ impl TopoReport {
     }
 
     pub fn write(&self, dir: &std::path::Path) -> Result<()> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let json = dir.join("topopt.json");
-        std::fs::write(&json, serde_json::to_string_pretty(self)? + "\n")
-            .with_context(|| format!("writing {}", json.display()))?;
-        let md = dir.join("topopt.md");
-        std::fs::write(&md, self.markdown()).with_context(|| format!("writing {}", md.display()))
+        // One output transaction (staged, locked, renamed into place).
+        let txn = cuth::output::Transaction::begin(dir, cuth::output::Owned::Nothing)?;
+        txn.write(
+            std::path::Path::new("topopt.json"),
+            (serde_json::to_string_pretty(self)? + "\n").as_bytes(),
+        )?;
+        txn.write(
+            std::path::Path::new("topopt.md"),
+            self.markdown().as_bytes(),
+        )?;
+        txn.commit()?;
+        Ok(())
     }
 }

@@ -82,8 +82,8 @@ pub enum TransientError {
     #[error(transparent)]
     Backend(#[from] BackendError),
     /// The observer (outputs written during the run) failed.
-    #[error("{0}")]
-    Observer(Box<dyn std::error::Error + Send + Sync>),
+    #[error("writing outputs during the run")]
+    Observer(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// What the observer sees after each step.

@@ -16,7 +16,7 @@ const MAGIC: &str = "cuth-state 1";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read")]
     Io {
         file: PathBuf,
         #[source]
@@ -38,7 +38,9 @@ pub fn encode_state(grid: &Grid, t_k: &[f64]) -> Vec<u8> {
 
 /// Reads a field saved for a grid of the same dimensions as `grid`.
 pub fn read_state(path: &Path, grid: &Grid) -> Result<Vec<f64>, StateError> {
-    let bytes = std::fs::read(path).map_err(|source| StateError::Io {
+    // Header line (< 100 bytes) plus one f64 per cell.
+    let limit = 128 + 8 * grid.len() as u64;
+    let bytes = crate::input::read_limited(path, limit).map_err(|source| StateError::Io {
         file: path.to_path_buf(),
         source,
     })?;

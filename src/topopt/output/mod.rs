@@ -7,8 +7,9 @@
 //! CONTRACT:
 //! - `write_outputs(dir, &DensityField, &[HistoryRow], &summary) -> anyhow::Result<Vec<PathBuf>>`
 //!   checks the field, renders every file in memory, then commits them with
-//!   the staged writer of `crate::output` (temporaries, then renames), so an
-//!   error leaves no half-written file; it returns the written paths.
+//!   the output transaction of `crate::output` (private staging, lock,
+//!   renames, stale files removed), so an error leaves no half-written file;
+//!   it returns the written paths.
 //! - Each file is also available as bytes or text on its own:
 //!   [`vtk_image`], [`view_pngs`], [`isosurface`] + [`stl_binary`],
 //!   [`history_csv`], [`summary_json`]. They expect a field that passed
@@ -200,7 +201,7 @@ pub fn write_outputs(
             .with_context(|| format!("{}", dir.join("summary.json").display()))?
             .into_bytes(),
     });
-    Ok(commit(dir, &files)?)
+    Ok(commit(dir, &files, crate::output::Owned::Topopt)?)
 }
 
 #[cfg(test)]

@@ -457,12 +457,12 @@ fn write_outputs_writes_every_file_or_nothing() {
     let stl = std::fs::read(&paths[4]).unwrap();
     assert_eq!(stl.len(), 84 + 50 * isosurface(&f, 0.5).triangles.len());
 
-    // A write that fails half-way (a directory squats on the STL's
-    // temporary) removes what was staged and leaves no real file.
+    // A commit that cannot complete (a directory squats on the STL's
+    // name) removes what was staged and leaves no real file.
     let blocked = tmp.path().join("blocked");
-    std::fs::create_dir_all(blocked.join(".design.stl.tmp")).unwrap();
+    std::fs::create_dir_all(blocked.join("design.stl")).unwrap();
     assert!(write_outputs(&blocked, &f, &rows(), &summary).is_err());
-    assert_eq!(listing(&blocked), [".design.stl.tmp"]);
+    assert_eq!(listing(&blocked), ["design.stl"]);
 
     // A directory that cannot be created: under a regular file.
     let file = tmp.path().join("file");

@@ -1,0 +1,224 @@
+//! The resolve step (ripgrep's low args → high args): what the user typed is
+//! turned once, before any work, into a [`RunPlan`]: the stack with its grid,
+//! the solver options with the precision, the device with its ordinal, the
+//! temperature unit and the output paths, each validated here. A command then
+//! only executes its plan. Input faults found here are [`InputError`]s
+//! (exit code 2).
+
+use super::common::RunArgs;
+use cuth::backend::cuda;
+use cuth::error::InputError;
+use cuth::linalg::PrecisionMode;
+use cuth::output::{transaction, TempUnit};
+use cuth::stack::Stack;
+use cuth::thermal::steady::SteadyOptions;
+use std::path::{Path, PathBuf};
+
+/// `--device auto|cpu|cuda|cuda:N` as typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// The GPU (ordinal 0) when CUDA is usable, else the CPU (with a notice).
+    Auto,
+    Cpu,
+    /// `cuda` is `cuda:0`.
+    Cuda(usize),
+}
+
+/// clap value parser for `--device`.
+pub fn parse_device(s: &str) -> Result<DeviceChoice, String> {
+    match s {
+        "auto" => Ok(DeviceChoice::Auto),
+        "cpu" => Ok(DeviceChoice::Cpu),
+        "cuda" => Ok(DeviceChoice::Cuda(0)),
+        _ => s
+            .strip_prefix("cuda:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .map(DeviceChoice::Cuda)
+            .ok_or_else(|| format!("`{s}` is not auto, cpu, cuda or cuda:N (N = GPU ordinal)")),
+    }
+}
+
+/// The device a run uses, decided before any work starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    Cpu,
+    Cuda(usize),
+}
+
+/// Picks the device; the one line printed when `auto` falls back to the CPU
+/// goes to stderr unless `quiet`. A missing ordinal is a failure (exit 1),
+/// like a missing GPU.
+pub fn resolve_device(choice: DeviceChoice, quiet: bool) -> anyhow::Result<Device> {
+    Ok(match choice {
+        DeviceChoice::Cpu => Device::Cpu,
+        DeviceChoice::Cuda(n) => {
+            let count = cuda::device::device_count()?;
+            anyhow::ensure!(
+                n < count,
+                "--device cuda:{n}: this machine has {count} CUDA device(s) (ordinals 0..{count})"
+            );
+            Device::Cuda(n)
+        }
+        DeviceChoice::Auto => match cuda::available() {
+            Ok(()) => Device::Cuda(0),
+            Err(e) => {
+                if !quiet {
+                    eprintln!("cuth: note: {e}; solving on the CPU");
+                }
+                Device::Cpu
+            }
+        },
+    })
+}
+
+/// `NXxNY` for `--grid`.
+pub fn parse_grid(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`{s}` is not NXxNY (e.g. 256x256)");
+    let (a, b) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let p = |v: &str| v.trim().parse::<usize>().map_err(|_| bad());
+    Ok((p(a)?, p(b)?))
+}
+
+/// Where a run writes: the output folder and an optional state file.
+#[derive(Clone, Debug)]
+pub struct Outputs {
+    pub dir: PathBuf,
+    pub save_state: Option<PathBuf>,
+}
+
+impl Outputs {
+    /// Checks the paths: `dir` absent or a directory, `save_state` absent or
+    /// a regular file in an existing directory.
+    pub fn resolve(dir: PathBuf, save_state: Option<PathBuf>) -> Result<Outputs, InputError> {
+        let bad = |e: cuth::output::OutputError| InputError(format!("--out: {e}"));
+        transaction::check_dir_target(&dir).map_err(bad)?;
+        if let Some(p) = &save_state {
+            transaction::check_file_target(p)
+                .map_err(|e| InputError(format!("--save-state: {e}")))?;
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+            if parent.is_some_and(|d| !d.is_dir()) {
+                return Err(InputError(format!(
+                    "--save-state: {}: its directory does not exist",
+                    p.display()
+                )));
+            }
+        }
+        Ok(Outputs { dir, save_state })
+    }
+}
+
+/// Everything a `solve` or `transient` run needs, resolved and validated.
+pub struct RunPlan {
+    pub stack: Stack,
+    pub solver: SteadyOptions,
+    pub device: Device,
+    pub unit: TempUnit,
+    pub out: Outputs,
+    pub quiet: bool,
+    pub json: bool,
+}
+
+/// The options of `solve` and `transient` beside [`RunArgs`].
+pub struct Typed<'a> {
+    pub stack: &'a Path,
+    pub rtol: Option<f64>,
+    pub precision: Option<PrecisionMode>,
+    pub out: Option<PathBuf>,
+    pub default_out: PathBuf,
+    pub save_state: Option<PathBuf>,
+}
+
+/// Chosen by measurement on the H200 (BENCHMARKS.md, issue #6).
+const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
+
+/// Host f64 values per cell a run keeps besides the solver's own vectors
+/// (assembly, power maps, temperatures, outputs), checked before any of
+/// them is allocated, whatever the device.
+const HOST_VALUES_PER_CELL: u64 = 12;
+
+impl RunPlan {
+    pub fn resolve(run: &RunArgs, typed: Typed) -> anyhow::Result<RunPlan> {
+        check_solver_flags(run, typed.rtol)?;
+        let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
+        let stack = run.load_stack(typed.stack)?;
+        let cells = stack.cells()?;
+        check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
+        let mut solver = run.solver_options(&stack, typed.rtol);
+        let device = resolve_device(run.device, run.quiet)?;
+        solver.precond_opts.precision = typed.precision.unwrap_or(match device {
+            Device::Cuda(_) => DEFAULT_GPU_PRECISION,
+            Device::Cpu => PrecisionMode::F64,
+        });
+        Ok(RunPlan {
+            stack,
+            solver,
+            device,
+            unit: if run.kelvin {
+                TempUnit::Kelvin
+            } else {
+                TempUnit::Celsius
+            },
+            out,
+            quiet: run.quiet,
+            json: run.json,
+        })
+    }
+}
+
+/// `--rtol`, `--max-iter`, `--degree`.
+fn check_solver_flags(run: &RunArgs, rtol: Option<f64>) -> Result<(), InputError> {
+    if let Some(r) = rtol {
+        if !(r > 0.0 && r < 1.0) {
+            return Err(InputError(format!("--rtol must be in (0, 1), got {r}")));
+        }
+    }
+    if run.max_iter == Some(0) {
+        return Err(InputError("--max-iter must be at least 1".into()));
+    }
+    if let Some(d) = run.degree {
+        if d == 0 || d > 64 {
+            return Err(InputError(format!("--degree must be 1..=64, got {d}")));
+        }
+    }
+    Ok(())
+}
+
+/// Fails (exit 1) when `values_per_item` f64 for each of `items` do not fit
+/// in the free host memory; the product is checked, never wrapped.
+pub fn check_host_memory(items: usize, values_per_item: u64, advice: &str) -> anyhow::Result<()> {
+    let needed = (items as u64)
+        .checked_mul(values_per_item)
+        .and_then(|v| v.checked_mul(8));
+    let free = cuth::backend::cpu::available_memory();
+    match (needed, free) {
+        (None, _) => anyhow::bail!(
+            "the run needs more than 2^64 bytes of host memory ({items} items); {advice}"
+        ),
+        (Some(n), Some(f)) if n > f => anyhow::bail!(
+            "the run needs {n} bytes of host memory but only {f} are free ({items} items); {advice}"
+        ),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_and_grid_values() {
+        assert_eq!(parse_device("cuda"), Ok(DeviceChoice::Cuda(0)));
+        assert_eq!(parse_device("cuda:3"), Ok(DeviceChoice::Cuda(3)));
+        assert_eq!(parse_device("cpu"), Ok(DeviceChoice::Cpu));
+        assert!(parse_device("cuda:x").is_err());
+        assert!(parse_device("gpu").is_err());
+        assert_eq!(parse_grid("32x16"), Ok((32, 16)));
+        assert!(parse_grid("32").is_err());
+    }
+
+    #[test]
+    fn memory_check_never_wraps() {
+        assert!(check_host_memory(usize::MAX, 20, "x").is_err());
+        assert!(check_host_memory(1, 1, "x").is_ok());
+    }
+}

@@ -1,0 +1,63 @@
+//! Helpers of the issue-12 CLI tests (`reliability_outputs.rs`,
+//! `reliability_inputs.rs`): run the binary, list a folder, write a stack.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn cuth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cuth"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cuth runs")
+}
+
+pub fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Names in `dir`, sorted (empty when it does not exist).
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A 2 x 2 mm stack with one silicon layer `die` and the extra lines `rest`.
+pub fn die(rest: &str) -> String {
+    format!(
+        "[chip]\nwidth = \"2 mm\"\nlength = \"2 mm\"\n[grid]\nnx = 8\nny = 8\n\
+         [boundary]\nambient = 300\nh_top = 1e4\n[materials.si]\nk = 130\nheat_capacity = 1.6e6\n\
+         [[layers]]\nname=\"die\"\nmaterial=\"si\"\nthickness=1e-4\n{rest}"
+    )
+}
+
+pub fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+/// Exit 2, stderr contains every needle, `out` not created.
+pub fn input_error(args: &[&str], out: &Path, needles: &[&str]) {
+    let o = cuth(args);
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    for n in needles {
+        assert!(e.contains(n), "{args:?}: `{n}` missing from: {e}");
+    }
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(!out.exists(), "{args:?} wrote {:?}", names(out));
+}
+
+pub const SMALL: [&str; 4] = ["--grid", "8x8", "--device", "cpu"];
