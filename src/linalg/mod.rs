@@ -7,6 +7,7 @@
 pub mod eigen;
 pub mod offset;
 pub mod operator;
+pub mod params;
 pub mod pcg;
 pub mod precond;
 pub mod refine;
