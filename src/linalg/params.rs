@@ -132,4 +132,3 @@ pub enum SolveError {
     #[error(transparent)]
     Backend(#[from] BackendError),
 }
-
