@@ -15,7 +15,9 @@ mod common;
 
 use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::cuda::{kernels, KernelFamily, QdSchedule, BLAS1, CHEBYSHEV, MIXED, QUAD_DIAG};
+use cuth::backend::cuda::{
+    kernels, KernelFamily, QdSchedule, BLAS1, CHEBYSHEV, MIXED, MULTIGRID, QUAD_DIAG,
+};
 use cuth::backend::{Backend, ChebWork, ChebyshevBackend, QuadDiagOps, Ratio};
 use cuth::linalg::{
     build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag, QuadDiagOperator, Stop,
@@ -147,7 +149,8 @@ fn kernels_compile_with_nvrtc() {
         Ok((a, b)) => println!("NVRTC {a}.{b}"),
         Err(e) => panic!("{e} (install NVRTC or point LD_LIBRARY_PATH at it)"),
     }
-    let families: [&KernelFamily; 5] = [&QUAD_DIAG, &BLAS1, &CHEBYSHEV, &TOPOPT, &MIXED];
+    let families: [&KernelFamily; 6] =
+        [&QUAD_DIAG, &BLAS1, &CHEBYSHEV, &TOPOPT, &MIXED, &MULTIGRID];
     for file in families {
         let ptx = kernels::compile(file, "sm_90").unwrap_or_else(|e| panic!("{e}"));
         let text = ptx.to_src();

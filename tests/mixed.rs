@@ -251,6 +251,7 @@ impl Preconditioner<CpuBackend> for FlushingJacobi {
         PrecondReport {
             name: "flushing-jacobi".into(),
             params: BTreeMap::new(),
+            multigrid: None,
         }
     }
     fn raise_precision(

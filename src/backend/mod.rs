@@ -13,7 +13,8 @@
 //! Jacobi-scaled Â, generic over the arithmetic's element type) and
 //! `topopt::ElasticBackend` (the matrix-free elasticity operator). A new
 //! family (grid transfers for multigrid, say) is one more such trait.
-//! [`ChebyshevBackend`] names the set the thermal solvers need.
+//! [`ChebyshevBackend`] names the set the thermal solvers need (with
+//! [`mg::MultigridOps`], the multigrid preconditioner's grid operations).
 //!
 //! Scalars produced by reductions stay on the device in a [`Backend::Scalars`]
 //! buffer of numbered slots; kernels that need a coefficient read it from there
@@ -22,6 +23,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod mg;
 
 use crate::matrix::precision::ScaledQuadDiag;
 use crate::matrix::QuadDiag;
@@ -56,6 +58,8 @@ pub enum BackendError {
         /// What the user can do, e.g. "use a coarser --grid or --device cpu".
         advice: &'static str,
     },
+    #[error("{0}")]
+    Unsupported(&'static str),
     #[error("vector lengths differ: {0} vs {1}")]
     Length(usize, usize),
 }
@@ -188,8 +192,9 @@ pub trait Backend {
 
 /// The thermal Quad-Diag matrix (`matrix::QuadDiag`) on a device.
 pub trait QuadDiagOps: Backend {
-    /// A Quad-Diag matrix living on this device.
-    type Matrix;
+    /// A Quad-Diag matrix living on this device ('static: multigrid finds
+    /// it behind a `LinearOperator` by downcasting).
+    type Matrix: 'static;
 
     /// Readies the kernels of this capability (compiles them, on a GPU) so
     /// that their first launch is not timed with the compiler. A solve's
@@ -356,6 +361,12 @@ pub trait ScaledChebyshevOps<T>: Backend {
 /// A backend with everything the thermal solvers use: the Quad-Diag matrix
 /// and the Chebyshev preconditioner in every precision `--precision` can ask
 /// for.
-pub trait ChebyshevBackend: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> {}
+pub trait ChebyshevBackend:
+    QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps
+{
+}
 
-impl<B: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32>> ChebyshevBackend for B {}
+impl<B: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps> ChebyshevBackend
+    for B
+{
+}

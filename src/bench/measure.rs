@@ -14,8 +14,8 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
 use crate::backend::{Backend, BackendError, ChebyshevBackend, QuadDiagOps};
 use crate::linalg::{
-    build_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions, QuadDiag,
-    QuadDiagOperator, SolveError, Stop,
+    build_thermal_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions,
+    QuadDiag, QuadDiagOperator, SolveError, Stop,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -30,6 +30,10 @@ pub fn pcg_bytes_per_row(kind: PrecondKind, degree: usize) -> f64 {
         PrecondKind::None => 16.0,
         PrecondKind::Jacobi => 24.0,
         PrecondKind::Chebyshev => 40.0 + 80.0 * degree.saturating_sub(1) as f64,
+        // V(1,1) on the fine level (linalg::mg::cycle): two zebra sweeps
+        // ~2 × 88 B, residual-restriction ~50 B, prolongation ~18 B; the
+        // coarse levels add a third.
+        PrecondKind::Multigrid => 4.0 / 3.0 * 244.0,
     }
 }
 
@@ -38,6 +42,8 @@ fn launches_per_iter(kind: PrecondKind, degree: usize) -> f64 {
     4.0 + match kind {
         PrecondKind::None | PrecondKind::Jacobi => 1.0,
         PrecondKind::Chebyshev => degree.max(1) as f64,
+        // Six per level, about eight levels.
+        PrecondKind::Multigrid => 48.0,
     }
 }
 
@@ -212,7 +218,7 @@ pub fn pcg_run<B: ChebyshevBackend + 'static>(
     be.synchronize()?;
     let t0 = Instant::now();
     let mut op = QuadDiagOperator::new(be, a, n);
-    let mut m = build_precond(plan.kind, be, &mut op, Some(host), &opts)?;
+    let mut m = build_thermal_precond(plan.kind, be, &mut op, host, &opts)?;
     be.synchronize()?;
     let setup_s = t0.elapsed().as_secs_f64();
     let params = CgParams {

@@ -16,7 +16,7 @@ pub struct RunArgs {
     /// Where to solve.
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
-    /// Preconditioner [default: the stack's [solver] precond, else chebyshev].
+    /// Preconditioner [default: the stack's [solver] precond, else mg].
     #[arg(long, value_enum)]
     pub precond: Option<PrecondKind>,
     /// Iteration cap (per step for `transient`); reaching it is an error
@@ -48,9 +48,9 @@ impl RunArgs {
     }
 
     /// Solver settings: the command line over the stack's `[solver]` table
-    /// over the defaults (Chebyshev; `rtol` is the command's own option).
+    /// over the defaults (multigrid; `rtol` is the command's own option).
     pub fn solver_options(&self, stack: &Stack, rtol: Option<f64>) -> SteadyOptions {
-        let mut opts = SteadyOptions::from_stack(stack, PrecondKind::Chebyshev);
+        let mut opts = SteadyOptions::from_stack(stack, PrecondKind::Multigrid);
         if let Some(p) = self.precond {
             opts.precond = p;
         }

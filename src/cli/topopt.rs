@@ -57,7 +57,7 @@ pub struct TopoptArgs {
     #[arg(long, value_enum, default_value_t = RefineMode::Mixed)]
     pub precision: RefineMode,
     /// Preconditioner of the elastic PCG: Jacobi, or Jacobi-scaled Chebyshev
-    /// (degree 6, λmax by Lanczos on each design's operator).
+    /// (degree 6, λmax by Lanczos on each design's operator); not mg.
     #[arg(long, value_enum, default_value_t = PrecondKind::Jacobi)]
     pub precond: PrecondKind,
     /// Relative true residual ‖f − Ku‖/‖f‖ each solve must reach.
@@ -114,6 +114,13 @@ pub fn resolve_problem(args: &TopoptArgs) -> anyhow::Result<Problem> {
 }
 
 fn check_args(args: &TopoptArgs) -> Result<(), UsageError> {
+    if args.precond == PrecondKind::Multigrid {
+        return Err(UsageError(
+            "--precond mg needs the thermal Quad-Diag matrix; topopt takes jacobi, \
+             chebyshev or none"
+                .into(),
+        ));
+    }
     if args.iterations == 0 {
         return Err(UsageError("--iterations must be at least 1".into()));
     }

@@ -5,6 +5,7 @@
 //! both operators.
 
 pub mod eigen;
+pub mod mg;
 pub mod offset;
 pub mod operator;
 pub mod params;
@@ -23,6 +24,7 @@ pub use pcg::{
 };
 pub use precision::PrecisionMode;
 pub use precond::{
-    build_precond, PrecisionReport, PrecondKind, PrecondOptions, PrecondReport, Preconditioner,
+    build_precond, build_thermal_precond, PrecisionReport, PrecondKind, PrecondOptions,
+    PrecondReport, Preconditioner,
 };
 pub use refine::{refine, RefineMode, RefineWork};

@@ -60,6 +60,12 @@ pub trait LinearOperator<B: Backend> {
     /// The operator as a host Quad-Diag matrix, when it is one: the
     /// Gershgorin bound and the scaled low-precision Chebyshev levels are
     /// built from it. `None` for a matrix-free operator.
+    /// The operator's own device matrix, when it is a Quad-Diag one
+    /// ([`QuadDiagOps::Matrix`], as `Any` because the core [`Backend`] has
+    /// no matrix type): the multigrid preconditioner smooths with it.
+    fn quad_diag_matrix(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
     fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {
         let _ = be;
         Ok(None)
@@ -126,6 +132,9 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
         be.cheb_step(self.a, alpha, beta, w, z) // one kernel: A read once
+    }
+    fn quad_diag_matrix(&self) -> Option<&dyn std::any::Any> {
+        Some(self.a)
     }
     fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {
         Ok(Some(be.host_matrix(self.a)?))

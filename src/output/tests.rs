@@ -131,6 +131,7 @@ pub(super) fn summary() -> Summary {
             precond: PrecondReport {
                 name: "chebyshev".into(),
                 params: [("degree".to_string(), 4.0)].into_iter().collect(),
+                multigrid: None,
             },
             rtol: 1e-8,
             max_iter: 1000,

@@ -9,8 +9,8 @@ use crate::assemble::{assemble, System};
 use crate::backend::{Backend, BackendError, ChebyshevBackend};
 use crate::grid::Grid;
 use crate::linalg::{
-    build_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind, PrecondOptions,
-    QuadDiagOperator, SolveError, Stop,
+    build_thermal_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind,
+    PrecondOptions, Preconditioner, QuadDiagOperator, SolveError, Stop,
 };
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
@@ -44,12 +44,14 @@ impl SteadyOptions {
     }
 
     /// PCG's parameters for these options on `be`, stopping at `stop`.
-    pub fn cg_params<B: Backend>(&self, be: &B, stop: Stop) -> CgParams {
+    /// PCG's parameters; the residual is read back every `check_every`
+    /// iterations, by default as often as `m` (then `be`) prefers.
+    pub fn cg_params<B: Backend>(&self, be: &B, m: &dyn Preconditioner<B>, stop: Stop) -> CgParams {
         CgParams {
             stop,
             max_iter: self.max_iter,
             check_every: match self.check_every {
-                0 => be.check_interval(),
+                0 => m.check_interval().unwrap_or(be.check_interval()),
                 k => k,
             },
             ..CgParams::default()
@@ -108,12 +110,12 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
     lap("upload", &mut timings);
 
     let mut op = QuadDiagOperator::new(be, &a, n);
-    let mut m = build_precond(opts.precond, be, &mut op, Some(&sys.a), &opts.precond_opts)?;
+    let mut m = build_thermal_precond(opts.precond, be, &mut op, &sys.a, &opts.precond_opts)?;
     lap("precond_setup", &mut timings);
 
     // The shifted system has the same residual as the user's; the stop, and
     // a failure's report, are relative to the user's ‖b‖.
-    let params = opts.cg_params(be, Stop::against(opts.rtol, offset.b_norm));
+    let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
     let info = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params)?;
     lap("solve", &mut timings);
 

@@ -6,6 +6,7 @@
 //! thread count or on scheduling.
 
 mod kernels;
+mod mg;
 mod mixed;
 
 use super::{Backend, BackendError, DeviceReport, Ratio};

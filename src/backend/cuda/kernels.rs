@@ -26,7 +26,7 @@ pub const BLOCK: u32 = 256;
 /// One `kernels/*.cu` file: a family of `extern "C"` kernels named
 /// `family_op_type`, declared (as a `static`) by the module that launches it:
 /// `cuda::blas1::BLAS1`, `cuda::quad_diag::QUAD_DIAG`,
-/// `cuda::chebyshev::CHEBYSHEV`, `cuda::mixed::MIXED`,
+/// `cuda::chebyshev::CHEBYSHEV`, `cuda::mixed::MIXED`, `cuda::mg::MULTIGRID`,
 /// `topopt::cuda::TOPOPT`. A family is compiled and loaded the first time
 /// one of its kernels is launched, so a run compiles only what it uses.
 #[derive(Debug)]

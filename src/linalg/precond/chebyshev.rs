@@ -255,6 +255,7 @@ impl<B: ChebyshevLevels> Preconditioner<B> for Chebyshev<B> {
         PrecondReport {
             name: "chebyshev".into(),
             params,
+            multigrid: None,
         }
     }
 }

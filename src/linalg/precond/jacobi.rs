@@ -22,6 +22,7 @@ impl<B: Backend> Preconditioner<B> for Jacobi {
         PrecondReport {
             name: "jacobi".into(),
             params: BTreeMap::new(),
+            multigrid: None,
         }
     }
 }

@@ -6,10 +6,12 @@
 pub mod chebyshev;
 pub mod jacobi;
 
+use super::mg::{MgOptions, MgReport, Multigrid};
 use super::operator::LinearOperator;
 use super::pcg::SolveError;
 use super::precision::{ArrayChoice, PrecisionMode};
 use super::QuadDiag;
+use crate::backend::mg::MultigridOps;
 use crate::backend::{Backend, BackendError};
 use chebyshev::ChebyshevLevels;
 use serde::Serialize;
@@ -21,6 +23,10 @@ pub enum PrecondKind {
     None,
     Jacobi,
     Chebyshev,
+    /// Geometric multigrid (`linalg::mg`), thermal Quad-Diag matrices only.
+    #[value(name = "mg")]
+    #[serde(rename = "mg")]
+    Multigrid,
 }
 
 impl PrecondKind {
@@ -32,6 +38,8 @@ impl PrecondKind {
         match self {
             PrecondKind::None | PrecondKind::Jacobi => 0,
             PrecondKind::Chebyshev => 6,
+            // Not counted here: only topopt's plan asks, and topopt refuses mg.
+            PrecondKind::Multigrid => 0,
         }
     }
 
@@ -40,6 +48,7 @@ impl PrecondKind {
             PrecondKind::None => "none",
             PrecondKind::Jacobi => "jacobi",
             PrecondKind::Chebyshev => "chebyshev",
+            PrecondKind::Multigrid => "mg",
         }
     }
 }
@@ -49,6 +58,9 @@ impl PrecondKind {
 pub struct PrecondReport {
     pub name: String,
     pub params: BTreeMap<String, f64>,
+    /// Levels, cycle and memory of `mg`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multigrid: Option<MgReport>,
 }
 
 #[derive(Clone, Debug)]
@@ -63,6 +75,8 @@ pub struct PrecondOptions {
     pub lambda_safety: f64,
     /// Precision of the preconditioner (Chebyshev only; the others are f64).
     pub precision: PrecisionMode,
+    /// Cycle and smoother of `mg`.
+    pub mg: MgOptions,
 }
 
 impl Default for PrecondOptions {
@@ -73,6 +87,7 @@ impl Default for PrecondOptions {
             lanczos_steps: 20,
             lambda_safety: 1.1,
             precision: PrecisionMode::F64,
+            mg: MgOptions::default(),
         }
     }
 }
@@ -98,6 +113,12 @@ pub trait Preconditioner<B: Backend> {
     ) -> Result<Option<String>, BackendError> {
         let _ = (be, a);
         Ok(None)
+    }
+    /// How often PCG should read the residual back, when this preconditioner
+    /// has a preference over [`Backend::check_interval`]: one whose
+    /// application costs far more than a read-back wants every iteration.
+    fn check_interval(&self) -> Option<usize> {
+        None
     }
     /// Precision in use, for preconditioners that have several.
     fn precision(&self) -> Option<PrecisionReport> {
@@ -135,6 +156,7 @@ impl<B: Backend> Preconditioner<B> for Identity {
         PrecondReport {
             name: "none".into(),
             params: BTreeMap::new(),
+            multigrid: None,
         }
     }
 }
@@ -154,5 +176,28 @@ pub fn build_precond<B: ChebyshevLevels + 'static>(
         PrecondKind::None => Box::new(Identity),
         PrecondKind::Jacobi => Box::new(jacobi::Jacobi),
         PrecondKind::Chebyshev => Box::new(chebyshev::Chebyshev::new(be, a, host, opts)?),
+        PrecondKind::Multigrid => {
+            return Err(SolveError::Breakdown {
+                iters: 0,
+                what: "the mg preconditioner needs a thermal Quad-Diag matrix \
+                       (build_thermal_precond); use jacobi or chebyshev here"
+                    .into(),
+            })
+        }
     })
+}
+
+/// [`build_precond`] for the thermal solvers, whose operator is the
+/// Quad-Diag matrix `host` (on `be`): also builds `mg`.
+pub fn build_thermal_precond<B: ChebyshevLevels + MultigridOps + 'static>(
+    kind: PrecondKind,
+    be: &B,
+    a: &mut dyn LinearOperator<B>,
+    host: &QuadDiag,
+    opts: &PrecondOptions,
+) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
+    match kind {
+        PrecondKind::Multigrid => Ok(Box::new(Multigrid::new(be, host, &opts.mg)?)),
+        _ => build_precond(kind, be, a, Some(host), opts),
+    }
 }

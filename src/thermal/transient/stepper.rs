@@ -26,8 +26,8 @@
 
 use crate::backend::ChebyshevBackend;
 use crate::linalg::{
-    build_precond, pcg_with, CgInfo, CgParams, PcgWork, PrecondReport, Preconditioner, QuadDiag,
-    QuadDiagOperator, SolveError, Stop,
+    build_thermal_precond, pcg_with, CgInfo, CgParams, PcgWork, PrecondReport, Preconditioner,
+    QuadDiag, QuadDiagOperator, SolveError, Stop,
 };
 use crate::thermal::steady::SteadyOptions;
 
@@ -85,13 +85,8 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         }
         let a_dev = be.upload_matrix(&shifted)?;
         let mut op = QuadDiagOperator::new(be, &a_dev, n);
-        let m = build_precond(
-            opts.precond,
-            be,
-            &mut op,
-            Some(&shifted),
-            &opts.precond_opts,
-        )?;
+        let m = build_thermal_precond(opts.precond, be, &mut op, &shifted, &opts.precond_opts)?;
+        let params = opts.cg_params(be, m.as_ref(), Stop::relative(opts.rtol));
         let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
         Ok(Stepper {
             be,
@@ -102,7 +97,7 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
             a: a_dev,
             m,
             work: PcgWork::new(be, n)?,
-            params: opts.cg_params(be, Stop::relative(opts.rtol)),
+            params,
             amb: a.amb.clone(),
             c,
             p_norm: 0.0,

@@ -1,0 +1,149 @@
+// Multigrid family: the operations of the geometric multigrid cycle
+// (src/linalg/mg/cycle.rs) beyond the Quad-Diag kernels: the zebra z-column
+// smoother, the fused residual-restriction, the prolongation and the dense
+// coarsest solve. Needs common.cu (prepended). f64 throughout.
+//
+// Grids: level sizes nx, ny, nz; cell i = x + nx*(y + ny*z); a coarse cell is
+// an rx x ry block of fine columns (rx, ry in {1, 2}; the last block of an
+// odd size holds one column).
+
+// b_i plus the in-plane couplings to the (held) neighbours of cell i at
+// (x, y); none when `zero` == 2 (x taken as 0). Neighbours are of the other
+// colour, which the current launch never writes.
+__device__ __forceinline__ double mg_rhs(const double* __restrict__ gx,
+                                         const double* __restrict__ gy,
+                                         const double* __restrict__ b,
+                                         const double* x, long long i,
+                                         long long xx, long long y,
+                                         long long nx, long long ny, int zero)
+{
+    double r = __ldg(b + i);
+    if (zero != 2) {
+        if (xx + 1 < nx) r += __ldg(gx + i) * x[i + 1];
+        if (xx > 0) r += __ldg(gx + i - 1) * x[i - 1];
+        if (y + 1 < ny) r += __ldg(gy + i) * x[i + nx];
+        if (y > 0) r += __ldg(gy + i - nx) * x[i - nx];
+    }
+    return r;
+}
+
+// One colour of the zebra smoother: for every column (x, y) with
+// (x + y) % 2 == colour, one thread (consecutive threads take consecutive
+// columns of a row, so loads coalesce across x) solves the column's rows of
+// A x = b with the in-plane neighbours held:
+//   mode 0 (line): Thomas with the precomputed inverse pivots ip:
+//     forward y_k = (r_k + gz_{k-1} y_{k-1}) ip_k, backward
+//     x_k = y_k + gz_k ip_k x_{k+1};
+//   mode 1 / 2 (point, up / down): one Gauss-Seidel pass along the column,
+//     x_k = (r_k + gz_{k-1} x_{k-1} + gz_k x_{k+1}) / d_k, cells of the
+//     column not yet visited taken as 0 when `zero` >= 1.
+// zero: 0 = x holds the iterate, 1 = this colour's cells are 0, 2 = all 0.
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
+              const double* __restrict__ gy, const double* __restrict__ gz,
+              const double* __restrict__ ip, const double* __restrict__ b,
+              double* x, long long nx, long long ny, long long nz, int colour,
+              int mode, int zero)
+{
+    const long long hx = (nx + 1) / 2;
+    const long long plane = nx * ny;
+    for (long long t = CUTH_ROW0; t < hx * ny; t += CUTH_STRIDE) {
+        const long long y = t / hx;
+        const long long xx = 2 * (t - y * hx) + ((colour + y) & 1);
+        if (xx >= nx) {
+            continue;
+        }
+        const long long j = xx + nx * y;
+        if (mode == 0) {
+            double prev = 0.0;
+            for (long long k = 0; k < nz; ++k) {
+                const long long i = j + k * plane;
+                double r = mg_rhs(gx, gy, b, x, i, xx, y, nx, ny, zero);
+                if (k > 0) r += __ldg(gz + i - plane) * prev;
+                prev = r * __ldg(ip + i);
+                x[i] = prev;
+            }
+            for (long long k = nz - 2; k >= 0; --k) {
+                const long long i = j + k * plane;
+                prev = x[i] + __ldg(gz + i) * __ldg(ip + i) * prev;
+                x[i] = prev;
+            }
+        } else {
+            const bool up = mode == 1;
+            for (long long s = 0; s < nz; ++s) {
+                const long long k = up ? s : nz - 1 - s;
+                const long long i = j + k * plane;
+                double r = mg_rhs(gx, gy, b, x, i, xx, y, nx, ny, zero);
+                if (k > 0 && (up || zero == 0)) r += __ldg(gz + i - plane) * x[i - plane];
+                if (k + 1 < nz && (!up || zero == 0)) r += __ldg(gz + i) * x[i + plane];
+                x[i] = r / __ldg(diag + i);
+            }
+        }
+    }
+}
+
+// bc = P^T (b - A x): one thread per coarse cell sums the residual of its
+// children (A x in row_apply's diagonal form).
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+mg_restrict_f64(const double* __restrict__ diag, const double* __restrict__ gx,
+                const double* __restrict__ gy, const double* __restrict__ gz,
+                const double* __restrict__ b, const double* __restrict__ x,
+                double* __restrict__ bc, long long nx, long long ny, long long nz,
+                long long nxc, long long nyc, int rx, int ry)
+{
+    const long long plane = nx * ny;
+    const long long n = plane * nz;
+    const long long cplane = nxc * nyc;
+    for (long long ic = CUTH_ROW0; ic < cplane * nz; ic += CUTH_STRIDE) {
+        const long long xc = ic % nxc;
+        const long long yc = (ic % cplane) / nxc;
+        const long long z = ic / cplane;
+        const long long x1 = min((xc + 1) * rx, nx);
+        const long long y1 = min((yc + 1) * ry, ny);
+        double s = 0.0;
+        for (long long y = yc * ry; y < y1; ++y) {
+            for (long long xx = xc * rx; xx < x1; ++xx) {
+                const long long i = xx + nx * y + plane * z;
+                double ax = qd_inplane(diag, gx, gy, x, __ldg(x + i), i, n, nx);
+                if (i + plane < n) ax -= __ldg(gz + i) * __ldg(x + i + plane);
+                if (i >= plane) ax -= __ldg(gz + i - plane) * __ldg(x + i - plane);
+                s += __ldg(b + i) - ax;
+            }
+        }
+        bc[ic] = s;
+    }
+}
+
+// x += P xc: every fine cell adds its coarse parent.
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+mg_prolong_f64(const double* __restrict__ xc, double* __restrict__ x,
+               long long nx, long long ny, long long nz, long long nxc,
+               long long nyc, int rx, int ry)
+{
+    const long long plane = nx * ny;
+    for (long long i = CUTH_ROW0; i < plane * nz; i += CUTH_STRIDE) {
+        const long long xx = i % nx;
+        const long long y = (i % plane) / nx;
+        const long long z = i / plane;
+        x[i] += __ldg(xc + xx / rx + nxc * (y / ry + nyc * z));
+    }
+}
+
+// x = M b, M dense row-major n x n: one warp per row, fixed-order sum.
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+mg_dense_f64(const double* __restrict__ m, const double* __restrict__ b,
+             double* __restrict__ x, long long n)
+{
+    const long long warps = (long long)gridDim.x * (CUTH_BLOCK / 32);
+    const int lane = threadIdx.x & 31;
+    for (long long row = CUTH_ROW0 / 32; row < n; row += warps) {
+        double s = 0.0;
+        for (long long j = lane; j < n; j += 32) {
+            s += __ldg(m + row * n + j) * __ldg(b + j);
+        }
+        s = cuth_warp_sum(s);
+        if (lane == 0) {
+            x[row] = s;
+        }
+    }
+}

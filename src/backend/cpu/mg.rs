@@ -1,0 +1,207 @@
+//! [`MultigridOps`] on the CPU: rayon over rows of columns for the zebra
+//! smoother (one task per y row, its columns of one colour, every z plane in
+//! turn, so each pass reads contiguous row segments), over coarse cells for
+//! the restriction and over fine cells for the prolongation.
+
+use super::{same_len, CpuBackend};
+use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
+use crate::backend::BackendError;
+use crate::linalg::mg::Coarsening;
+use crate::linalg::QuadDiag;
+use rayon::prelude::*;
+
+/// `x` shared by the tasks of one smoother colour. Each task writes only
+/// the cells of its own y row and colour and reads, besides those, only
+/// cells of the other colour, which no task writes in this pass; so no cell
+/// is written by one task and touched by another.
+#[derive(Clone, Copy)]
+struct Shared(*mut f64);
+// SAFETY: see the type's doc; every access goes through raw pointers.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// A method, so that closures capture the whole `Shared` (Sync), not
+    /// its raw-pointer field.
+    fn at(&self, i: usize) -> *mut f64 {
+        // SAFETY (of the callers' accesses): indices are < n, see `Shared`.
+        self.0.wrapping_add(i)
+    }
+}
+
+impl MultigridOps for CpuBackend {
+    fn mg_smooth(
+        &self,
+        a: &QuadDiag,
+        inv_pivots: &Vec<f64>,
+        colour: u32,
+        update: ColumnUpdate,
+        guess: Guess,
+        b: &Vec<f64>,
+        x: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        for len in [inv_pivots.len(), b.len(), x.len()] {
+            same_len(a.len(), len)?;
+        }
+        let (nx, ny, nz) = (a.nx, a.ny, a.nz);
+        let plane = nx * ny;
+        let xs = Shared(x.as_mut_ptr());
+        let zero_inplane = guess == Guess::Zero;
+        let zero_column = guess != Guess::Full;
+        (0..ny).into_par_iter().for_each(|y| {
+            // SAFETY: indices below are < n (checked lengths); see `Shared`.
+            let get = |i: usize| unsafe { *xs.at(i) };
+            let set = |i: usize, v: f64| unsafe { *xs.at(i) = v };
+            let x0 = (colour as usize + y) % 2;
+            // b + the in-plane couplings to the (held) neighbours.
+            let rhs = |i: usize, xx: usize| {
+                let mut r = b[i];
+                if !zero_inplane {
+                    if xx + 1 < nx {
+                        r += a.gx[i] * get(i + 1);
+                    }
+                    if xx > 0 {
+                        r += a.gx[i - 1] * get(i - 1);
+                    }
+                    if y + 1 < ny {
+                        r += a.gy[i] * get(i + nx);
+                    }
+                    if y > 0 {
+                        r += a.gy[i - nx] * get(i - nx);
+                    }
+                }
+                r
+            };
+            match update {
+                ColumnUpdate::Line => {
+                    for z in 0..nz {
+                        for xx in (x0..nx).step_by(2) {
+                            let i = xx + nx * y + plane * z;
+                            let mut r = rhs(i, xx);
+                            if z > 0 {
+                                r += a.gz[i - plane] * get(i - plane);
+                            }
+                            set(i, r * inv_pivots[i]);
+                        }
+                    }
+                    for z in (0..nz.saturating_sub(1)).rev() {
+                        for xx in (x0..nx).step_by(2) {
+                            let i = xx + nx * y + plane * z;
+                            let v = get(i) + a.gz[i] * inv_pivots[i] * get(i + plane);
+                            set(i, v);
+                        }
+                    }
+                }
+                ColumnUpdate::PointUp | ColumnUpdate::PointDown => {
+                    let up = update == ColumnUpdate::PointUp;
+                    for step in 0..nz {
+                        let z = if up { step } else { nz - 1 - step };
+                        for xx in (x0..nx).step_by(2) {
+                            let i = xx + nx * y + plane * z;
+                            let mut r = rhs(i, xx);
+                            // Cells of the column not yet visited may be 0.
+                            if z > 0 && (up || !zero_column) {
+                                r += a.gz[i - plane] * get(i - plane);
+                            }
+                            if z + 1 < nz && (!up || !zero_column) {
+                                r += a.gz[i] * get(i + plane);
+                            }
+                            set(i, r / a.d[i]);
+                        }
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn mg_restrict_residual(
+        &self,
+        a: &QuadDiag,
+        c: &Coarsening,
+        b: &Vec<f64>,
+        x: &Vec<f64>,
+        bc: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), b.len())?;
+        same_len(a.len(), x.len())?;
+        same_len(c.coarse_len(), bc.len())?;
+        same_len(a.len(), c.nx * c.ny * c.nz)?;
+        let (nx, ny, plane) = (a.nx, a.ny, a.nx * a.ny);
+        let shift = c.rx / 2; // x / rx
+                              // One task per coarse row (yc, z): the residual of each child row,
+                              // formed row-wise (as `QuadDiag::row_apply`), summed into it.
+        bc.par_chunks_mut(c.nxc).enumerate().for_each(|(row, out)| {
+            let (yc, z) = (row % c.nyc, row / c.nyc);
+            out.fill(0.0);
+            for y in c.ys(yc) {
+                let i0 = nx * y + plane * z;
+                for xx in 0..nx {
+                    let i = i0 + xx;
+                    let mut ax = a.d[i] * x[i];
+                    if xx + 1 < nx {
+                        ax -= a.gx[i] * x[i + 1];
+                    }
+                    if xx > 0 {
+                        ax -= a.gx[i - 1] * x[i - 1];
+                    }
+                    if y + 1 < ny {
+                        ax -= a.gy[i] * x[i + nx];
+                    }
+                    if y > 0 {
+                        ax -= a.gy[i - nx] * x[i - nx];
+                    }
+                    if z + 1 < c.nz {
+                        ax -= a.gz[i] * x[i + plane];
+                    }
+                    if z > 0 {
+                        ax -= a.gz[i - plane] * x[i - plane];
+                    }
+                    out[xx >> shift] += b[i] - ax;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn mg_prolong_add(
+        &self,
+        c: &Coarsening,
+        xc: &Vec<f64>,
+        x: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(c.coarse_len(), xc.len())?;
+        same_len(c.nx * c.ny * c.nz, x.len())?;
+        let shift = c.rx / 2; // x / rx
+                              // One task per fine row (y, z), reading its coarse row.
+        x.par_chunks_mut(c.nx).enumerate().for_each(|(row, xr)| {
+            let (y, z) = (row % c.ny, row / c.ny);
+            let crow = (y / c.ry + c.nyc * z) * c.nxc;
+            let xcr = &xc[crow..crow + c.nxc];
+            for (xx, v) in xr.iter_mut().enumerate() {
+                *v += xcr[xx >> shift];
+            }
+        });
+        Ok(())
+    }
+
+    fn mg_dense_apply(
+        &self,
+        m: &Vec<f64>,
+        n: usize,
+        b: &Vec<f64>,
+        x: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(n * n, m.len())?;
+        same_len(n, b.len())?;
+        same_len(n, x.len())?;
+        x.par_iter_mut().enumerate().for_each(|(i, xi)| {
+            *xi = m[i * n..(i + 1) * n]
+                .iter()
+                .zip(b)
+                .map(|(mij, bj)| mij * bj)
+                .sum();
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,138 @@
+//! [`MultigridOps`] on CUDA: launchers of `kernels/mg.cu`. Lengths are
+//! checked here, on the host, because the kernels trust the sizes.
+
+use super::kernels::KernelFamily;
+use super::launch::rows_config;
+use super::{same_len, CudaBackend, CudaMatrix};
+use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
+use crate::backend::BackendError;
+use crate::linalg::mg::Coarsening;
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+/// `kernels/mg.cu`.
+pub static MULTIGRID: KernelFamily = KernelFamily {
+    file: "mg.cu",
+    source: include_str!("../../../kernels/mg.cu"),
+    entry_points: &[
+        "mg_smooth_f64",
+        "mg_restrict_f64",
+        "mg_prolong_f64",
+        "mg_dense_f64",
+    ],
+};
+
+impl MultigridOps for CudaBackend {
+    fn prepare_multigrid(&self) -> Result<(), BackendError> {
+        self.load(&MULTIGRID)
+    }
+
+    fn mg_smooth(
+        &self,
+        a: &CudaMatrix,
+        inv_pivots: &CudaSlice<f64>,
+        colour: u32,
+        update: ColumnUpdate,
+        guess: Guess,
+        b: &CudaSlice<f64>,
+        x: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        for len in [inv_pivots.len(), b.len(), x.len()] {
+            same_len(a.len(), len)?;
+        }
+        const NAME: &str = "mg_smooth_f64";
+        let f = self.kernel(&MULTIGRID, NAME)?;
+        let (nx, ny, nz) = (a.nx as i64, a.ny as i64, a.nz as i64);
+        let colour = (colour & 1) as i32;
+        let mode: i32 = match update {
+            ColumnUpdate::Line => 0,
+            ColumnUpdate::PointUp => 1,
+            ColumnUpdate::PointDown => 2,
+        };
+        let zero: i32 = match guess {
+            Guess::Full => 0,
+            Guess::ColourZero => 1,
+            Guess::Zero => 2,
+        };
+        let columns = a.nx.div_ceil(2) * a.ny;
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(inv_pivots).arg(b).arg(x);
+        args.arg(&nx)
+            .arg(&ny)
+            .arg(&nz)
+            .arg(&colour)
+            .arg(&mode)
+            .arg(&zero);
+        // SAFETY: arguments in the kernel's order and types; lengths checked.
+        unsafe { self.run(NAME, &mut args, rows_config(columns)) }
+    }
+
+    fn mg_restrict_residual(
+        &self,
+        a: &CudaMatrix,
+        c: &Coarsening,
+        b: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        bc: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(a.len(), b.len())?;
+        same_len(a.len(), x.len())?;
+        same_len(a.len(), c.nx * c.ny * c.nz)?;
+        same_len(c.coarse_len(), bc.len())?;
+        const NAME: &str = "mg_restrict_f64";
+        let f = self.kernel(&MULTIGRID, NAME)?;
+        let dims = [c.nx, c.ny, c.nz, c.nxc, c.nyc].map(|v| v as i64);
+        let (rx, ry) = (c.rx as i32, c.ry as i32);
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(b).arg(x).arg(bc);
+        for d in &dims {
+            args.arg(d);
+        }
+        args.arg(&rx).arg(&ry);
+        // SAFETY: as above.
+        unsafe { self.run(NAME, &mut args, rows_config(c.coarse_len())) }
+    }
+
+    fn mg_prolong_add(
+        &self,
+        c: &Coarsening,
+        xc: &CudaSlice<f64>,
+        x: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(c.coarse_len(), xc.len())?;
+        same_len(c.nx * c.ny * c.nz, x.len())?;
+        const NAME: &str = "mg_prolong_f64";
+        let f = self.kernel(&MULTIGRID, NAME)?;
+        let dims = [c.nx, c.ny, c.nz, c.nxc, c.nyc].map(|v| v as i64);
+        let (rx, ry) = (c.rx as i32, c.ry as i32);
+        let n = x.len();
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(xc).arg(x);
+        for d in &dims {
+            args.arg(d);
+        }
+        args.arg(&rx).arg(&ry);
+        // SAFETY: as above.
+        unsafe { self.run(NAME, &mut args, rows_config(n)) }
+    }
+
+    fn mg_dense_apply(
+        &self,
+        m: &CudaSlice<f64>,
+        n: usize,
+        b: &CudaSlice<f64>,
+        x: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(n * n, m.len())?;
+        same_len(n, b.len())?;
+        same_len(n, x.len())?;
+        const NAME: &str = "mg_dense_f64";
+        let f = self.kernel(&MULTIGRID, NAME)?;
+        let nn = n as i64;
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(m).arg(b).arg(x).arg(&nn);
+        // SAFETY: as above; one warp per row.
+        unsafe { self.run(NAME, &mut args, rows_config(32 * n)) }
+    }
+}

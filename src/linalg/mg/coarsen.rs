@@ -1,0 +1,168 @@
+//! One coarsening step of the geometric multigrid, on the host: the x-y
+//! aggregation (nz never changes) and the coarse operator, rediscretised by
+//! finite volumes from the fine face conductances.
+//!
+//! A coarse cell is an `rx × ry` block of fine columns (r = 2 where the fine
+//! size is above 1, else 1); when nx is odd the last coarse column holds the
+//! last fine column alone (a 1-wide aggregate), likewise in y. Its operator:
+//! - z faces and the coupling to ambient (`amb`, which also carries a
+//!   transient's C/Δt): the sum over the children, as Galerkin gives;
+//! - x faces: the sum of the fine faces crossing the coarse face, times
+//!   2/(wₗ + wᵣ), where w is the width in fine cells of the two coarse cells.
+//!   For 2-wide cells this halves the Galerkin sum (Galerkin aggregation is
+//!   exactly 2× too stiff in-plane, issue 11) and equals the stack assembled
+//!   on the half grid; the factor is the fine-to-coarse ratio of the
+//!   centre-to-centre distances, so 1-wide cells get the distance they have;
+//! - y faces likewise; the diagonal is `amb` plus the row's conductances.
+//!
+//! Every face is coarsened on its own, so material patches are carried face
+//! by face; nothing assumes a per-layer constant. The result is again a
+//! symmetric, diagonally dominant 7-point Quad-Diag matrix (SPD whenever the
+//! fine one is: positive conductances, amb ≥ 0 and > 0 somewhere per
+//! connected box).
+
+use crate::linalg::QuadDiag;
+use rayon::prelude::*;
+
+/// Sizes of a fine level and of the coarse level made from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coarsening {
+    pub nx: usize,
+    pub ny: usize,
+    pub nz: usize,
+    /// Fine cells per coarse cell in x (1 or 2), likewise in y.
+    pub rx: usize,
+    pub ry: usize,
+    pub nxc: usize,
+    pub nyc: usize,
+}
+
+impl Coarsening {
+    /// Halves each in-plane direction whose size is above 1.
+    pub fn halve(nx: usize, ny: usize, nz: usize) -> Coarsening {
+        let rx = if nx > 1 { 2 } else { 1 };
+        let ry = if ny > 1 { 2 } else { 1 };
+        Coarsening {
+            nx,
+            ny,
+            nz,
+            rx,
+            ry,
+            nxc: nx.div_ceil(rx),
+            nyc: ny.div_ceil(ry),
+        }
+    }
+
+    /// Coarse cells.
+    pub fn coarse_len(&self) -> usize {
+        self.nxc * self.nyc * self.nz
+    }
+
+    /// Fine x indices of coarse column `xc`.
+    pub fn xs(&self, xc: usize) -> std::ops::Range<usize> {
+        xc * self.rx..((xc + 1) * self.rx).min(self.nx)
+    }
+
+    /// Fine y indices of coarse row `yc`.
+    pub fn ys(&self, yc: usize) -> std::ops::Range<usize> {
+        yc * self.ry..((yc + 1) * self.ry).min(self.ny)
+    }
+
+    /// Coarse cell of fine cell `i` (the aggregation map; P is its 0/1 matrix).
+    pub fn parent(&self, i: usize) -> usize {
+        let plane = self.nx * self.ny;
+        let (x, y, z) = (i % self.nx, (i % plane) / self.nx, i / plane);
+        x / self.rx + self.nxc * (y / self.ry + self.nyc * z)
+    }
+}
+
+/// The rediscretised coarse operator of `a` (see the module doc).
+pub fn coarsen(a: &QuadDiag, c: &Coarsening) -> QuadDiag {
+    let (nx, ny) = (a.nx, a.ny);
+    let plane = nx * ny;
+    let (nxc, nyc) = (c.nxc, c.nyc);
+    let cplane = nxc * nyc;
+    let mut ac = QuadDiag::zeros(nxc, nyc, a.nz);
+    let w = |r: std::ops::Range<usize>| r.len() as f64;
+    ac.gx
+        .par_chunks_mut(cplane)
+        .zip(ac.gy.par_chunks_mut(cplane))
+        .zip(ac.gz.par_chunks_mut(cplane))
+        .zip(ac.amb.par_chunks_mut(cplane))
+        .enumerate()
+        .for_each(|(z, (((gx, gy), gz), amb))| {
+            let f = |x: usize, y: usize| x + nx * y + plane * z;
+            for yc in 0..nyc {
+                for xc in 0..nxc {
+                    let j = xc + nxc * yc;
+                    let (xs, ys) = (c.xs(xc), c.ys(yc));
+                    for y in ys.clone() {
+                        for x in xs.clone() {
+                            gz[j] += a.gz[f(x, y)];
+                            amb[j] += a.amb[f(x, y)];
+                        }
+                    }
+                    if xc + 1 < nxc {
+                        let last = xs.end - 1;
+                        let sum: f64 = ys.clone().map(|y| a.gx[f(last, y)]).sum();
+                        gx[j] = sum * 2.0 / (w(xs.clone()) + w(c.xs(xc + 1)));
+                    }
+                    if yc + 1 < nyc {
+                        let last = ys.end - 1;
+                        let sum: f64 = xs.clone().map(|x| a.gy[f(x, last)]).sum();
+                        gy[j] = sum * 2.0 / (w(ys.clone()) + w(c.ys(yc + 1)));
+                    }
+                }
+            }
+        });
+    fill_diagonal(&mut ac);
+    ac
+}
+
+/// d = amb + the row's six conductances.
+pub fn fill_diagonal(a: &mut QuadDiag) {
+    let (nx, plane) = (a.nx, a.nx * a.ny);
+    let (gx, gy, gz, amb) = (&a.gx, &a.gy, &a.gz, &a.amb);
+    a.d.par_iter_mut().enumerate().for_each(|(i, d)| {
+        let mut s = amb[i] + gx[i] + gy[i] + gz[i];
+        if i % nx > 0 {
+            s += gx[i - 1];
+        }
+        if i % plane >= nx {
+            s += gy[i - nx];
+        }
+        if i >= plane {
+            s += gz[i - plane];
+        }
+        *d = s;
+    });
+}
+
+/// 1/pₖ of the LU factorisation of each z column's tridiagonal block
+/// `tridiag(−gz[k−1], d[k], −gz[k])`: p₀ = d₀, pₖ = dₖ − gz²ₖ₋₁/pₖ₋₁. The
+/// z-line smoother solves a column with it (Thomas: forward
+/// yₖ = (rₖ + gzₖ₋₁ yₖ₋₁)/pₖ, backward xₖ = yₖ + (gzₖ/pₖ) xₖ₊₁).
+pub fn line_pivots(a: &QuadDiag) -> Vec<f64> {
+    let plane = a.nx * a.ny;
+    let mut inv = vec![0.0; a.len()];
+    // Plane by plane: each plane's pivots depend only on the one below.
+    for z in 0..a.nz {
+        let (below, cur) = inv.split_at_mut(z * plane);
+        let cur = &mut cur[..plane];
+        let below = if z > 0 {
+            Some(&below[(z - 1) * plane..])
+        } else {
+            None
+        };
+        cur.par_iter_mut().enumerate().for_each(|(j, out)| {
+            let i = z * plane + j;
+            let mut p = a.d[i];
+            if let Some(b) = below {
+                let g = a.gz[i - plane];
+                p -= g * g * b[j];
+            }
+            *out = 1.0 / p;
+        });
+    }
+    inv
+}

@@ -1,0 +1,152 @@
+//! The shape of the multigrid hierarchy and the exact solve of its coarsest
+//! level, on the host. [`plan`] decides how many times to halve the in-plane
+//! grid; [`CoarsestInverse`] is the dense inverse of the coarsest operator
+//! (from a banded Cholesky factorisation; the band is one z plane wide),
+//! applied on the device as one small dense product per cycle.
+
+use super::coarsen::Coarsening;
+use crate::linalg::QuadDiag;
+use rayon::prelude::*;
+
+/// Coarsen until a level has at most this many cells (or a 1 × 1 plane):
+/// its dense inverse is then ≤ 8 MiB and costs well under a fine SpMV.
+pub const COARSEST_MAX_CELLS: usize = 1024;
+
+/// The coarsening steps from an `nx × ny × nz` grid down to the coarsest
+/// level (empty when the grid is already small enough).
+pub fn plan(nx: usize, ny: usize, nz: usize) -> Vec<Coarsening> {
+    let mut steps = Vec::new();
+    let (mut x, mut y) = (nx, ny);
+    while x * y * nz > COARSEST_MAX_CELLS && (x > 1 || y > 1) {
+        let c = Coarsening::halve(x, y, nz);
+        (x, y) = (c.nxc, c.nyc);
+        steps.push(c);
+    }
+    steps
+}
+
+/// A⁻¹ of a small SPD Quad-Diag matrix, dense and row-major, made exactly
+/// symmetric (so that the cycle's M stays symmetric to rounding).
+#[derive(Clone, Debug)]
+pub struct CoarsestInverse {
+    pub n: usize,
+    pub values: Vec<f64>,
+}
+
+/// The coarsest operator is not positive definite (a pivot ≤ 0 at `row`).
+#[derive(Clone, Copy, Debug)]
+pub struct NotPositiveDefinite {
+    pub row: usize,
+}
+
+impl CoarsestInverse {
+    pub fn new(a: &QuadDiag) -> Result<CoarsestInverse, NotPositiveDefinite> {
+        let n = a.len();
+        let bw = (a.nx * a.ny).min(n.saturating_sub(1)); // half-bandwidth
+                                                         // Banded lower factor: l[i][k] for i − bw ≤ k ≤ i, stored at [i][k − i + bw].
+        let w = bw + 1;
+        let mut l = vec![0.0; n * w];
+        let at = |i: usize, j: usize| -> f64 {
+            // A[i][j] for j ≤ i.
+            if i == j {
+                a.d[i]
+            } else if j + 1 == i && !i.is_multiple_of(a.nx) {
+                -a.gx[j]
+            } else if j + a.nx == i && i % (a.nx * a.ny) >= a.nx {
+                -a.gy[j]
+            } else if j + a.nx * a.ny == i {
+                -a.gz[j]
+            } else {
+                0.0
+            }
+        };
+        for i in 0..n {
+            let lo = i.saturating_sub(bw);
+            for j in lo..=i {
+                let jlo = j.saturating_sub(bw).max(lo);
+                let mut s = at(i, j);
+                for k in jlo..j {
+                    s -= l[i * w + k + bw - i] * l[j * w + k + bw - j];
+                }
+                if j == i {
+                    if s <= 0.0 {
+                        return Err(NotPositiveDefinite { row: i });
+                    }
+                    l[i * w + bw] = s.sqrt();
+                } else {
+                    l[i * w + j + bw - i] = s / l[j * w + bw];
+                }
+            }
+        }
+        // Column c of A⁻¹: L y = e_c (y is zero above c), then Lᵀ x = y.
+        let mut cols = vec![0.0; n * n];
+        cols.par_chunks_mut(n).enumerate().for_each(|(c, x)| {
+            for i in c..n {
+                let lo = i.saturating_sub(bw).max(c);
+                let mut s = if i == c { 1.0 } else { 0.0 };
+                for k in lo..i {
+                    s -= l[i * w + k + bw - i] * x[k];
+                }
+                x[i] = s / l[i * w + bw];
+            }
+            for i in (0..n).rev() {
+                let mut s = x[i];
+                for k in i + 1..(i + bw + 1).min(n) {
+                    s -= l[k * w + i + bw - k] * x[k];
+                }
+                x[i] = s / l[i * w + bw];
+            }
+        });
+        let mut values = vec![0.0; n * n];
+        values.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = 0.5 * (cols[i * n + j] + cols[j * n + i]);
+            }
+        });
+        Ok(CoarsestInverse { n, values })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::mg::coarsen::fill_diagonal;
+
+    #[test]
+    fn plan_stops_at_the_coarsest_size() {
+        let steps = plan(512, 512, 18);
+        let last = steps.last().unwrap();
+        assert!(last.nxc * last.nyc * 18 <= COARSEST_MAX_CELLS);
+        assert!(steps.len() == 7, "{steps:?}");
+        let odd = plan(100, 37, 4);
+        assert_eq!(odd[0].nxc, 50);
+        assert_eq!(odd[0].nyc, 19);
+        assert!(plan(8, 8, 10).is_empty());
+        // A 1-wide strip only coarsens along its length.
+        let strip = plan(1, 5000, 1);
+        assert!(strip.iter().all(|c| c.rx == 1 && c.ry == 2));
+    }
+
+    #[test]
+    fn inverse_times_matrix_is_identity() {
+        let mut a = QuadDiag::zeros(3, 4, 5);
+        for i in 0..a.len() {
+            let (x, y, z) = (i % 3, (i / 3) % 4, i / 12);
+            a.gx[i] = if x < 2 { 1.0 + 0.1 * i as f64 } else { 0.0 };
+            a.gy[i] = if y < 3 { 0.5 + 0.01 * i as f64 } else { 0.0 };
+            a.gz[i] = if z < 4 { 100.0 } else { 0.0 };
+            a.amb[i] = if z == 4 { 0.3 } else { 0.0 };
+        }
+        fill_diagonal(&mut a);
+        let inv = CoarsestInverse::new(&a).unwrap();
+        let n = a.len();
+        for c in 0..n {
+            let col: Vec<f64> = (0..n).map(|i| inv.values[i * n + c]).collect();
+            for i in 0..n {
+                let v = a.row_apply(&col, i);
+                let e = if i == c { 1.0 } else { 0.0 };
+                assert!((v - e).abs() < 1e-9, "({i},{c}): {v}");
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The multigrid preconditioner on the CUDA backend against the CPU
+//! reference (issue 11). `#[ignore]`d: run on a GPU machine with
+//!
+//! ```text
+//! cargo test --release --test gpu_mg -- --ignored --nocapture --test-threads=1
+//! ```
+//!
+//! (a) each kernel of `kernels/mg.cu` against the CPU's on random matrices
+//! whose sizes are not multiples of the block size (odd, 1-wide), outputs
+//! poisoned with NaN where the operation must write them; (b) one whole
+//! cycle z = M⁻¹ r on a multi-level hierarchy; (c) steady solves of mol_f2f
+//! and the stress stack at 256² on both backends: same iterations (±1) and
+//! temperatures within 1e-6 K.
+
+mod common;
+
+use common::{gpu, max_rel_diff, mol_f2f, random_matrix, Rng};
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::mg::{ColumnUpdate, Guess, MultigridOps};
+use cuth::backend::{Backend, QuadDiagOps};
+use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
+use cuth::linalg::{PrecondKind, Preconditioner, QuadDiagOperator};
+use cuth::stack::Stack;
+use cuth::thermal::steady::{solve_steady, SteadyOptions};
+use std::path::Path;
+
+/// Every multigrid operation on `be`, in a fixed sequence; the outputs.
+fn mg_ops<B: MultigridOps>(be: &B, a: &cuth::linalg::QuadDiag, seed: u64) -> Vec<Vec<f64>> {
+    let n = a.len();
+    let mut rng = Rng::new(seed);
+    let pivots = be.upload(&cuth::linalg::mg::line_pivots(a)).unwrap();
+    let ad = be.upload_matrix(a).unwrap();
+    let b = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
+    let mut outs = Vec::new();
+    let updates = [
+        ColumnUpdate::Line,
+        ColumnUpdate::PointUp,
+        ColumnUpdate::PointDown,
+    ];
+    for update in updates {
+        // From x = 0 (x poisoned: the first two half-sweeps must not read it).
+        let mut x = be.upload(&vec![f64::NAN; n]).unwrap();
+        be.mg_smooth(&ad, &pivots, 0, update, Guess::Zero, &b, &mut x)
+            .unwrap();
+        be.mg_smooth(&ad, &pivots, 1, update, Guess::ColourZero, &b, &mut x)
+            .unwrap();
+        for colour in [1, 0] {
+            be.mg_smooth(&ad, &pivots, colour, update, Guess::Full, &b, &mut x)
+                .unwrap();
+        }
+        outs.push(be.download(&x).unwrap());
+    }
+    let x = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
+    let c = Coarsening::halve(a.nx, a.ny, a.nz);
+    let mut bc = be.upload(&vec![f64::NAN; c.coarse_len()]).unwrap();
+    be.mg_restrict_residual(&ad, &c, &b, &x, &mut bc).unwrap();
+    outs.push(be.download(&bc).unwrap());
+    let mut xf = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
+    be.mg_prolong_add(&c, &bc, &mut xf).unwrap();
+    outs.push(be.download(&xf).unwrap());
+    let m = 37;
+    let dense = be.upload(&rng.vec(m * m, -1.0, 1.0)).unwrap();
+    let v = be.upload(&rng.vec(m, -1.0, 1.0)).unwrap();
+    let mut out = be.upload(&vec![f64::NAN; m]).unwrap();
+    be.mg_dense_apply(&dense, m, &v, &mut out).unwrap();
+    outs.push(be.download(&out).unwrap());
+    outs
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mg_kernels_match_cpu() {
+    let mut rng = Rng::new(31);
+    for dims in [(7, 5, 3), (1, 9, 4), (33, 17, 5), (257, 255, 11)] {
+        let a = random_matrix(
+            &mut rng,
+            dims,
+            |r| r.uniform(1.0, 1e4),
+            |r, i| if i % 5 == 0 { r.uniform(0.1, 1.0) } else { 0.0 },
+        );
+        let cpu = mg_ops(&CpuBackend::new(), &a, 7);
+        let gpu_out = mg_ops(gpu(), &a, 7);
+        let names = [
+            "line",
+            "point up",
+            "point down",
+            "restrict",
+            "prolong",
+            "dense",
+        ];
+        for ((name, c), g) in names.iter().zip(&cpu).zip(&gpu_out) {
+            assert!(
+                g.iter().all(|v| v.is_finite()),
+                "{dims:?} {name}: not finite"
+            );
+            let d = max_rel_diff(g, c);
+            println!("{dims:?} {name}: max rel diff {d:.2e}");
+            assert!(d < 1e-12, "{dims:?} {name}: {d}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mg_cycle_matches_cpu() {
+    let mut rng = Rng::new(41);
+    let a = random_matrix(
+        &mut rng,
+        (131, 67, 6),
+        |r| r.uniform(1.0, 1e4),
+        |r, i| {
+            if i >= 131 * 67 * 5 {
+                r.uniform(0.1, 1.0)
+            } else {
+                0.0
+            }
+        },
+    );
+    let n = a.len();
+    let r = rng.vec(n, -1.0, 1.0);
+    for cycle in [MgCycle::V, MgCycle::W] {
+        let opts = MgOptions {
+            cycle,
+            sweeps: 1,
+            smoother: MgSmoother::ZLine,
+        };
+        let cpu = CpuBackend::new();
+        let mut mc = Multigrid::new(&cpu, &a, &opts).unwrap();
+        let mut zc = vec![0.0; n];
+        mc.apply(&cpu, &mut QuadDiagOperator::new(&cpu, &a, n), &r, &mut zc)
+            .unwrap();
+        let g = gpu();
+        let ad = g.upload_matrix(&a).unwrap();
+        let mut mg = Multigrid::new(g, &a, &opts).unwrap();
+        let rd = g.upload(&r).unwrap();
+        let mut zd = g.upload(&vec![f64::NAN; n]).unwrap();
+        mg.apply(g, &mut QuadDiagOperator::new(g, &ad, n), &rd, &mut zd)
+            .unwrap();
+        let zg = g.download(&zd).unwrap();
+        let d = max_rel_diff(&zg, &zc);
+        println!(
+            "{cycle:?} cycle, {} levels: max rel diff {d:.2e}",
+            mc.mg_report().levels.len()
+        );
+        assert!(d < 1e-10, "{cycle:?}: {d}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mg_solves_match_cpu() {
+    let stress = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stress_mg/stress.toml");
+    let stress = if stress.exists() {
+        stress
+    } else {
+        "tests/data/stress_mg/stress.toml".into()
+    };
+    for path in [mol_f2f(), stress] {
+        let s = Stack::load(&path).unwrap().with_grid(256, 256).unwrap();
+        let mut o = SteadyOptions::from_stack(&s, PrecondKind::Multigrid);
+        o.precond = PrecondKind::Multigrid;
+        o.rtol = 1e-10;
+        let c = solve_steady(&CpuBackend::new(), &s, &o).unwrap();
+        let g = solve_steady(gpu(), &s, &o).unwrap();
+        let (ic, ig) = (c.summary.solver.iterations, g.summary.solver.iterations);
+        let dt = c
+            .temperature_k
+            .iter()
+            .zip(&g.temperature_k)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        println!(
+            "{}: cpu {ic} it, cuda {ig} it, max |dT| {dt:.2e} K",
+            path.display()
+        );
+        assert!(ic.abs_diff(ig) <= 1, "iterations {ic} vs {ig}");
+        assert!(dt < 1e-6, "{dt} K");
+    }
+}
