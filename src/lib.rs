@@ -7,8 +7,8 @@
 
 pub mod assemble;
 pub mod backend;
-pub mod bench;
 pub mod grid;
+pub mod import;
 pub mod linalg;
 pub mod matrix;
 pub mod output;

@@ -40,6 +40,7 @@ pub struct RunArgs {
 impl RunArgs {
     /// The stack file, with `--grid` applied.
     pub fn load_stack(&self, path: &Path) -> anyhow::Result<Stack> {
+        super::import::refuse_foreign(path)?;
         let stack = Stack::load(path)?;
         Ok(match self.grid {
             Some((nx, ny)) => stack.with_grid(nx, ny)?,

@@ -2,8 +2,10 @@
 //! the subcommands. Each subcommand resolves its arguments into a plan
 //! (stack loaded, device chosen) before any work starts.
 
+mod bench;
 mod common;
 mod device;
+mod import;
 mod solve;
 mod topopt;
 mod transient;
@@ -33,10 +35,13 @@ enum Command {
     Info,
     /// Benchmark SpMV and PCG against the memory-bandwidth floor (GPU and CPU)
     /// on mol_f2f at several grid sizes.
-    Bench(cuth::bench::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Minimum-compliance 3D topology optimization (SIMP, matrix-free):
     /// densities (VTK, PNG views, STL), history.csv and summary.json under --out.
     Topopt(topopt::TopoptArgs),
+    /// Convert a HotSpot (.config + .lcf/.flp + .ptrace) or 3D-ICE (.stk)
+    /// model into a cuth stack TOML; approximations are commented in it.
+    Import(import::ImportArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -47,8 +52,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", device::info_text());
             Ok(())
         }
-        Command::Bench(args) => cuth::bench::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Topopt(args) => topopt::run(&args),
+        Command::Import(args) => import::run(&args),
     }
 }
 
@@ -64,6 +70,7 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || cause.is::<solve::UsageError>()
             || cause.is::<StateError>()
             || cause.is::<cuth::topopt::problem::ProblemError>()
+            || cause.is::<cuth::import::ImportError>()
         {
             return 2;
         }

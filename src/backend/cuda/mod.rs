@@ -202,7 +202,7 @@ impl CudaBackend {
     /// The function `name` of family `file` (also for operators defined
     /// outside this module, such as `crate::topopt::cuda`), compiled and
     /// loaded on first use.
-    pub(crate) fn kernel(
+    pub fn kernel(
         &self,
         file: &KernelFamily,
         name: &'static str,

@@ -84,7 +84,7 @@ impl CudaBackend {
     /// schedule, without the fix-up and dot (the benchmark's kernel-only
     /// time). Returns false, doing nothing, for the node-centred schedule,
     /// which is one kernel.
-    pub(crate) fn topo_element_pass(
+    pub fn topo_element_pass(
         &self,
         op: &mut CudaElastic,
         prec: OpPrecision,

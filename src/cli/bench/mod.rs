@@ -1,0 +1,398 @@
+//! `cuth bench`: how close the solver runs to the memory-bandwidth floor.
+//! For a stack (mol_f2f by default, every layer one z cell, so nz = 10) at
+//! several N × N grids it measures, in one run and on the same device, the
+//! device-to-device copy bandwidth, the Quad-Diag SpMV (time, effective
+//! bandwidth at 48 B/row, fraction of copy), and PCG to rtol with Jacobi and
+//! Chebyshev (iterations, time per iteration next to its traffic floor), on
+//! the GPU and, up to `--cpu-max`, on the CPU; then a Chebyshev degree sweep
+//! at one size to pick the default degree by measurement. `--export` writes
+//! the systems for `scripts/bench_cupy.py`. Prints markdown; `--out` adds
+//! JSON and CSV. Speed targets belong here, never in timed unit tests.
+
+mod measure;
+mod precision;
+mod report;
+mod system;
+mod topopt;
+
+use anyhow::{Context, Result};
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::cuda::CudaBackend;
+use cuth::backend::{Backend, QuadDiagOps};
+use cuth::linalg::{Offset, PrecisionMode, PrecondKind};
+use cuth::stack::Stack;
+use measure::{PcgPlan, SPMV_BYTES_PER_ROW};
+use report::{BenchReport, PcgRecord};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use system::BenchSystem;
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Stack file; every layer is forced to one z cell.
+    #[arg(long, default_value = "configs/mol_f2f.toml")]
+    pub stack: PathBuf,
+    /// In-plane sizes N (grids N×N), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [128, 256, 512, 1024, 2048, 4096])]
+    pub sizes: Vec<usize>,
+    /// Largest N also solved on the CPU backend.
+    #[arg(long, default_value_t = 512)]
+    pub cpu_max: usize,
+    /// Chebyshev degree of the size table (cuth's default, chosen by this sweep).
+    #[arg(long, default_value_t = 6)]
+    pub degree: usize,
+    /// Chebyshev degrees of the sweep, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [2, 3, 4, 6, 8])]
+    pub degrees: Vec<usize>,
+    /// N of the degree sweep (GPU; 0 skips it).
+    #[arg(long, default_value_t = 1024)]
+    pub degree_size: usize,
+    /// Relative residual each PCG solve stops at.
+    #[arg(long, default_value_t = 1e-8)]
+    pub rtol: f64,
+    /// Iteration cap of each PCG solve.
+    #[arg(long, default_value_t = 20_000)]
+    pub max_iter: usize,
+    /// GPU: read the residual back every this many iterations.
+    #[arg(long, default_value_t = 10)]
+    pub check_every: usize,
+    /// Wall-clock budget per GPU PCG solve, s: the iteration cap is lowered
+    /// to fit it, and a solve that hits it is reported as capped.
+    #[arg(long, default_value_t = 15.0)]
+    pub solve_budget_s: f64,
+    /// The same for CPU solves.
+    #[arg(long, default_value_t = 10.0)]
+    pub cpu_budget_s: f64,
+    /// SpMV launches per timed batch (GPU) or timed calls (CPU).
+    #[arg(long, default_value_t = 50)]
+    pub reps: usize,
+    /// Run only the CPU backend.
+    #[arg(long)]
+    pub cpu_only: bool,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Write bench.json, bench.md, spmv.csv and pcg.csv into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Export the Quad-Diag systems (raw f64 + meta.json) into DIR/<N>x<N>/
+    /// for scripts/bench_cupy.py.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
+    /// Sizes N to export, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1024, 2048])]
+    pub export_sizes: Vec<usize>,
+    /// Benchmark the matrix-free elasticity operator of `cuth topopt`
+    /// instead (GPU only): every schedule and precision on n×n×n meshes.
+    #[arg(long)]
+    pub topopt: bool,
+    /// Edges n of the n×n×n meshes of `--topopt`, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [40, 60, 80, 100, 170])]
+    pub topopt_sizes: Vec<usize>,
+    /// Threads per block of the fused kernel swept by `--topopt`.
+    #[arg(long, value_delimiter = ',', default_values_t = [64, 128, 256, 512])]
+    pub topopt_blocks: Vec<u32>,
+    /// Mixed-precision ablation: preconditioner precisions to compare
+    /// (f64 always runs first, as the reference), comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub precisions: Vec<PrecisionMode>,
+    /// In-plane sizes N of the ablation (GPU; CPU too up to --cpu-max).
+    #[arg(long, value_delimiter = ',', default_values_t = [512, 2048])]
+    pub precision_sizes: Vec<usize>,
+    /// Run only the ablation (no SpMV, PCG or degree tables).
+    #[arg(long)]
+    pub precision_only: bool,
+}
+
+/// Runs the benchmark; see the module documentation.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.topopt {
+        return topopt::run(args);
+    }
+    let base =
+        Stack::load(&args.stack).with_context(|| "loading the benchmark stack".to_string())?;
+    let cpu = CpuBackend::new();
+    let mut rep = BenchReport {
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        cuth_version: env!("CARGO_PKG_VERSION").into(),
+        stack: args.stack.display().to_string(),
+        cpu: format!("{} ({})", cpu.report().name, cpu.report().detail),
+        rtol: args.rtol,
+        ..Default::default()
+    };
+    let gpu = if args.cpu_only {
+        None
+    } else {
+        match CudaBackend::new(args.gpu) {
+            Ok(be) => Some(be),
+            Err(e) => {
+                let note = format!("CUDA unavailable ({e}); CPU only");
+                eprintln!("bench: {note}");
+                rep.notes.push(note);
+                None
+            }
+        }
+    };
+    if let Some(g) = &gpu {
+        let r = g.report();
+        rep.gpu = Some(format!("{} ({})", r.name, r.detail));
+        // Two 1 GiB buffers: far beyond L2, so this is DRAM bandwidth.
+        let bw = g.copy_bandwidth(1 << 30, 20)?;
+        eprintln!("bench: GPU copy {:.0} GB/s", bw.gb_per_s);
+        rep.bandwidth.gpu_copy_gb_per_s = Some(bw.gb_per_s);
+    }
+    let cpu_sizes: Vec<usize> = args
+        .sizes
+        .iter()
+        .copied()
+        .filter(|&n| n <= args.cpu_max)
+        .collect();
+    if !cpu_sizes.is_empty() {
+        let bw = measure::cpu_copy_gb_per_s();
+        eprintln!("bench: CPU copy {bw:.1} GB/s");
+        rep.bandwidth.cpu_copy_gb_per_s = Some(bw);
+    }
+
+    // Every size any part needs, each assembled once, smallest first.
+    let mut all: BTreeSet<usize> = args.sizes.iter().copied().collect();
+    if gpu.is_some() && args.degree_size > 0 {
+        all.insert(args.degree_size);
+    }
+    if args.export.is_some() {
+        all.extend(&args.export_sizes);
+    }
+    if args.precision_only {
+        all.clear();
+    }
+    if !args.precisions.is_empty() {
+        ablation(gpu.as_ref(), &cpu, &base, args, &mut rep)?;
+    }
+    for &n in &all {
+        let in_table = args.sizes.contains(&n);
+        let on_gpu = gpu.is_some() && (in_table || n == args.degree_size);
+        let on_cpu = in_table && n <= args.cpu_max;
+        let export = args.export.is_some() && args.export_sizes.contains(&n);
+        if !(on_gpu || on_cpu || export) {
+            continue;
+        }
+        let s = system::build(&base, n)?;
+        eprintln!("bench: {} assembled in {:.2} s", s.label(), s.assemble_s);
+        if s.synthetic_rhs {
+            rep.notes.push(format!(
+                "{}: no power in the stack, rhs = 1 W per cell",
+                s.label()
+            ));
+        }
+        if let (Some(g), true) = (&gpu, on_gpu) {
+            gpu_size(g, &s, args, in_table, &mut rep)?;
+        }
+        if on_cpu {
+            cpu_size(&cpu, &s, args, &mut rep)?;
+        }
+        if let (Some(dir), true) = (&args.export, export) {
+            let path = system::export(dir, &s, &args.stack)?;
+            eprintln!("bench: exported {}", path.display());
+        }
+        // Keep what is measured so far, should a later size be cut short.
+        if let Some(dir) = &args.out {
+            rep.write(dir)?;
+        }
+    }
+    rep.best_degree = rep
+        .degree_sweep
+        .iter()
+        .filter(|r| r.converged)
+        .min_by(|a, b| a.solve_s.total_cmp(&b.solve_s))
+        .and_then(|r| r.degree);
+    println!("{}", rep.markdown());
+    if let Some(dir) = &args.out {
+        rep.write(dir)?;
+        eprintln!("bench: wrote {}", dir.display());
+    }
+    Ok(())
+}
+
+/// The mixed-precision ablation at every `--precision-sizes`.
+fn ablation(
+    gpu: Option<&CudaBackend>,
+    cpu: &CpuBackend,
+    base: &Stack,
+    args: &BenchArgs,
+    rep: &mut BenchReport,
+) -> Result<()> {
+    for &n in &args.precision_sizes {
+        let s = system::build(base, n)?;
+        eprintln!("bench: {} assembled in {:.2} s", s.label(), s.assemble_s);
+        if let Some(g) = gpu {
+            let copy = rep.bandwidth.gpu_copy_gb_per_s.unwrap_or(f64::NAN);
+            let rows = precision::ablation(
+                g,
+                "cuda",
+                &s,
+                &args.precisions,
+                args.degree,
+                args.rtol,
+                args.max_iter,
+                args.check_every,
+                copy,
+            )
+            .with_context(|| format!("GPU precision ablation at {}", s.label()))?;
+            rep.precision.extend(rows);
+        }
+        if n <= args.cpu_max {
+            let copy = rep.bandwidth.cpu_copy_gb_per_s.unwrap_or(f64::NAN);
+            let rows = precision::ablation(
+                cpu,
+                "cpu",
+                &s,
+                &args.precisions,
+                args.degree,
+                args.rtol,
+                args.max_iter,
+                1,
+                copy,
+            )
+            .with_context(|| format!("CPU precision ablation at {}", s.label()))?;
+            rep.precision.extend(rows);
+        }
+        if let Some(dir) = &args.out {
+            rep.write(dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// GPU work at one size: SpMV in both schedules and PCG (size table), and
+/// the degree sweep when this is its size.
+fn gpu_size(
+    g: &CudaBackend,
+    s: &BenchSystem,
+    args: &BenchArgs,
+    in_table: bool,
+    rep: &mut BenchReport,
+) -> Result<()> {
+    use cuth::backend::cuda::QdSchedule;
+    let copy = rep.bandwidth.gpu_copy_gb_per_s.unwrap_or(f64::NAN);
+    g.check_capacity(s.sys.a.len())?;
+    g.prepare_quad_diag()?;
+    let a = g.upload_matrix(&s.sys.a)?;
+    let offset = Offset::new(&s.sys.a, &s.sys.rhs);
+    let b = g.upload(&offset.rhs)?;
+    if in_table {
+        for sched in [QdSchedule::Rows, QdSchedule::Columns] {
+            g.set_schedule(sched);
+            let r = measure::gpu_spmv(g, &s.sys.a, &a, args.reps, copy)?;
+            eprintln!(
+                "bench: cuda spmv {} {:<7} {:.1} µs ({:.0} GB/s)",
+                s.label(),
+                r.schedule,
+                r.graph_us.unwrap_or(r.batch_us),
+                r.gb_per_s
+            );
+            rep.spmv.push(r);
+        }
+        g.set_schedule(QdSchedule::Auto);
+    }
+    // Per-launch host cost seen at small sizes; 5 µs is typical of cudarc.
+    let launch_s = 5e-6;
+    let plan = |kind, degree| PcgPlan {
+        kind,
+        degree,
+        rtol: args.rtol,
+        max_iter: args.max_iter,
+        check_every: args.check_every,
+        budget_s: args.solve_budget_s,
+        est_iter_s: PcgPlan::estimate(kind, degree, s.cells(), copy, launch_s),
+    };
+    let solve = |kind, degree| -> Result<PcgRecord> {
+        let r = measure::pcg_run(
+            g,
+            "cuda",
+            &s.sys.a,
+            &a,
+            &b,
+            offset.rtol_scale,
+            &plan(kind, degree),
+            copy,
+        )
+        .with_context(|| format!("GPU PCG ({}) at {}", kind.name(), s.label()))?;
+        log_pcg(&r);
+        Ok(r)
+    };
+    if in_table {
+        rep.pcg.push(solve(PrecondKind::Jacobi, 0)?);
+        rep.pcg.push(solve(PrecondKind::Chebyshev, args.degree)?);
+    }
+    if s.nx == args.degree_size {
+        for &d in &args.degrees {
+            rep.degree_sweep.push(solve(PrecondKind::Chebyshev, d)?);
+        }
+    }
+    Ok(())
+}
+
+/// CPU work at one size: SpMV and PCG with Jacobi and Chebyshev.
+fn cpu_size(
+    cpu: &CpuBackend,
+    s: &BenchSystem,
+    args: &BenchArgs,
+    rep: &mut BenchReport,
+) -> Result<()> {
+    let copy = rep.bandwidth.cpu_copy_gb_per_s.unwrap_or(f64::NAN);
+    let r = measure::cpu_spmv(cpu, &s.sys.a, args.reps, copy);
+    eprintln!(
+        "bench: cpu spmv {} {:.1} µs ({:.1} GB/s)",
+        s.label(),
+        r.batch_us,
+        r.gb_per_s
+    );
+    // Effective CPU bandwidth from the SpMV, to turn the budget into a cap.
+    let eff = SPMV_BYTES_PER_ROW * s.cells() as f64 / (r.batch_us * 1e-6) / 1e9;
+    rep.spmv.push(r);
+    let offset = Offset::new(&s.sys.a, &s.sys.rhs);
+    for (kind, degree) in [
+        (PrecondKind::Jacobi, 0),
+        (PrecondKind::Chebyshev, args.degree),
+    ] {
+        let plan = PcgPlan {
+            kind,
+            degree,
+            rtol: args.rtol,
+            max_iter: args.max_iter,
+            check_every: 1,
+            budget_s: args.cpu_budget_s,
+            est_iter_s: PcgPlan::estimate(kind, degree, s.cells(), eff, 0.0),
+        };
+        let r = measure::pcg_run(
+            cpu,
+            "cpu",
+            &s.sys.a,
+            &s.sys.a,
+            &offset.rhs,
+            offset.rtol_scale,
+            &plan,
+            copy,
+        )
+        .with_context(|| format!("CPU PCG ({}) at {}", kind.name(), s.label()))?;
+        log_pcg(&r);
+        rep.pcg.push(r);
+    }
+    Ok(())
+}
+
+fn log_pcg(r: &PcgRecord) {
+    eprintln!(
+        "bench: {} pcg {}x{}x{} {:<9} {:?}: {} iterations{} in {:.3} s ({:.1} µs/iter, floor {:.1})",
+        r.device,
+        r.nx,
+        r.ny,
+        r.nz,
+        r.precond,
+        r.degree,
+        r.iterations,
+        if r.converged { "" } else { " (capped)" },
+        r.solve_s,
+        r.us_per_iter,
+        r.floor_us_per_iter
+    );
+}

@@ -1,0 +1,393 @@
+//! `cuth bench --topopt`: the matrix-free elasticity operator of `cuth
+//! topopt` on the GPU, every schedule, precision and place of Kₑ (shared memory or kernel
+//! parameter), on n×n×n meshes, next to
+//! the same run's device copy bandwidth. Each figure is the time of one
+//! `elastic_apply_dot` (y = K x and x·y, as CG calls it: accumulator zeroing,
+//! element kernel(s), fix-up of fixed DOFs with the dot), replayed from a
+//! CUDA graph of `--reps` applies; "kernel" is the element pass alone
+//! (zeroing + element kernels, no fix-up/dot; atomic schedules only).
+//!
+//! Byte counts, per apply, w = 8 (F64) or 4 (F32) bytes:
+//! - paper: every element gathers 24 values, scatters 24 and reads Eₑ,
+//!   nel · 49 · w (the count of arXiv 2604.18020; no reuse between elements);
+//! - unique: the interface vectors once, x read and y written in f64, the
+//!   fixed mask (1 B/DOF) and Eₑ: dofs · 17 + nel · w.
+//!
+//! The problem: a cube clamped on the face x = 0, moduli random in
+//! [1e-3, 1] with 10 % at Emin = 1e-9, x random in [−1, 1]. Every variant's
+//! y is compared with the fused F64 one (relative 2-norm difference).
+
+use super::BenchArgs;
+use anyhow::{Context, Result};
+use cuth::backend::cuda::{timing::median, CudaBackend};
+use cuth::backend::{Backend, BackendError};
+use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
+use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TopoRecord {
+    pub n: usize,
+    pub elements: usize,
+    pub dofs: usize,
+    pub variant: String,
+    pub kind: OperatorKind,
+    pub precision: OpPrecision,
+    pub f32_atomics: Option<F32Atomics>,
+    pub block: Option<u32>,
+    /// Where Kₑ lives (fused, node-centred; the three-stage baseline: shared).
+    pub ke: KeSource,
+    /// One apply_dot, µs.
+    pub apply_us: f64,
+    /// The element pass alone, µs.
+    pub kernel_us: Option<f64>,
+    pub paper_bytes: u64,
+    pub unique_bytes: u64,
+    pub paper_gb_per_s: f64,
+    pub paper_fraction_of_copy: f64,
+    pub unique_gb_per_s: f64,
+    pub unique_fraction_of_copy: f64,
+    /// ‖y − y_fused_f64‖₂ / ‖y_fused_f64‖₂.
+    pub rel_diff_vs_fused_f64: f64,
+}
+
+/// What the driver reports of a compiled kernel (spills show as local bytes).
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelAttrs {
+    pub name: String,
+    pub registers: i32,
+    pub local_bytes: i32,
+    pub shared_bytes: i32,
+    pub max_threads_per_block: i32,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct TopoReport {
+    pub command: String,
+    pub gpu: String,
+    pub kernels: Vec<KernelAttrs>,
+    pub copy_gb_per_s: f64,
+    pub reps: usize,
+    pub records: Vec<TopoRecord>,
+}
+
+/// One operator variant to time.
+#[derive(Clone, Copy)]
+struct Variant {
+    kind: OperatorKind,
+    prec: OpPrecision,
+    atomics: F32Atomics,
+    block: u32,
+    ke: KeSource,
+}
+
+impl Variant {
+    fn name(&self) -> String {
+        let k = match self.kind {
+            OperatorKind::ThreeStage => "three-stage",
+            OperatorKind::Fused => "fused",
+            OperatorKind::NodeCentred => "node-centred",
+        };
+        let p = match (self.prec, self.kind, self.atomics) {
+            (OpPrecision::F64, _, _) => "f64",
+            (OpPrecision::F32, OperatorKind::Fused, F32Atomics::F64) => "f32 (f64 atomics)",
+            (OpPrecision::F32, OperatorKind::Fused, F32Atomics::F32) => "f32 (f32 atomics)",
+            (OpPrecision::F32, OperatorKind::ThreeStage, _) => "f32 (f64 atomics)",
+            (OpPrecision::F32, _, _) => "f32",
+        };
+        let ke = match (self.kind, self.ke) {
+            (OperatorKind::ThreeStage, _) => "",
+            (_, KeSource::Shared) => ", Ke smem",
+            (_, KeSource::Param) => ", Ke param",
+            (OperatorKind::Fused, KeSource::ParamMerged) => ", Ke param, merged atomics",
+            (_, KeSource::ParamMerged) => ", Ke param",
+        };
+        match self.kind {
+            OperatorKind::Fused => format!("{k} {p}{ke}, {} thr/block", self.block),
+            _ => format!("{k} {p}{ke}"),
+        }
+    }
+}
+
+fn variants(blocks: &[u32]) -> Vec<Variant> {
+    let v = |kind, prec, atomics, block, ke| Variant {
+        kind,
+        prec,
+        atomics,
+        block,
+        ke,
+    };
+    use OpPrecision::{F32, F64};
+    use OperatorKind::{Fused, NodeCentred, ThreeStage};
+    let mut all = vec![
+        v(ThreeStage, F64, F32Atomics::F64, 0, KeSource::Shared),
+        v(ThreeStage, F32, F32Atomics::F64, 0, KeSource::Shared),
+    ];
+    for ke in [KeSource::Shared, KeSource::Param, KeSource::ParamMerged] {
+        for &b in blocks {
+            all.push(v(Fused, F64, F32Atomics::F64, b, ke));
+            all.push(v(Fused, F32, F32Atomics::F64, b, ke));
+            all.push(v(Fused, F32, F32Atomics::F32, b, ke));
+        }
+        if ke != KeSource::ParamMerged {
+            all.push(v(NodeCentred, F64, F32Atomics::F64, 0, ke));
+            all.push(v(NodeCentred, F32, F32Atomics::F64, 0, ke));
+        }
+    }
+    all
+}
+
+/// GPU time of one call of `f`, µs: `reps` calls captured in a CUDA graph,
+/// median of 3 replays (events around a plain batch if capture fails).
+fn time_us(
+    g: &CudaBackend,
+    reps: usize,
+    mut f: impl FnMut() -> Result<(), BackendError>,
+) -> Result<f64> {
+    for _ in 0..3 {
+        f()?;
+    }
+    g.synchronize()?;
+    let reps = reps.max(1);
+    let batch = g.capture(|| (0..reps).try_for_each(|_| f()));
+    let ms = match batch {
+        Ok(graph) => {
+            let mut t = Vec::new();
+            for _ in 0..3 {
+                t.push(g.time_graph_ms(&graph)?);
+            }
+            median(t)
+        }
+        Err(e) => {
+            eprintln!("bench: graph capture failed ({e}); timing a batch of launches");
+            g.time_ms(|| (0..reps).try_for_each(|_| f()))?
+        }
+    };
+    Ok(ms * 1e3 / reps as f64)
+}
+
+/// Runs the operator benchmark; see the module documentation.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    let g = CudaBackend::new(args.gpu).context("the topopt benchmark needs a CUDA GPU")?;
+    let r = g.report();
+    let copy = g.copy_bandwidth(1 << 30, 20)?.gb_per_s;
+    eprintln!("bench: {} ({}); copy {copy:.0} GB/s", r.name, r.detail);
+    let mut rep = TopoReport {
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        gpu: format!("{} ({})", r.name, r.detail),
+        copy_gb_per_s: copy,
+        reps: args.reps,
+        records: vec![],
+        kernels: kernel_attrs(&g)?,
+    };
+    for &n in &args.topopt_sizes {
+        size(&g, n, args, copy, &mut rep).with_context(|| format!("topopt bench at {n}^3"))?;
+        if let Some(dir) = &args.out {
+            rep.write(dir)?;
+        }
+    }
+    println!("{}", rep.markdown());
+    if let Some(dir) = &args.out {
+        rep.write(dir)?;
+        eprintln!("bench: wrote {}", dir.display());
+    }
+    Ok(())
+}
+
+fn size(
+    g: &CudaBackend,
+    n: usize,
+    args: &BenchArgs,
+    copy: f64,
+    rep: &mut TopoReport,
+) -> Result<()> {
+    let mesh = Mesh::new(n, n, n);
+    let (nel, dofs) = (mesh.elements(), mesh.dofs());
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut uniform = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let e: Vec<f64> = (0..nel)
+        .map(|_| match uniform() {
+            u if u < 0.1 => 1e-9,
+            u => 1e-3 + u,
+        })
+        .map(|v| v.min(1.0))
+        .collect();
+    let x_host: Vec<f64> = (0..dofs).map(|_| 2.0 * uniform() - 1.0).collect();
+    let fixed: Vec<bool> = (0..dofs).map(|d| mesh.node_coords(d / 3)[0] == 0).collect();
+    let mut op = g.elastic_new(&mesh, &hex8_stiffness(0.3), &fixed, OperatorKind::Fused)?;
+    op.set_ke_source(KeSource::Shared);
+    g.elastic_set_moduli(&mut op, &e)?;
+    let x = g.upload(&x_host)?;
+    let mut y = g.zeros(dofs)?;
+    let mut s = g.scalars(1)?;
+    // Reference for the agreement column.
+    g.elastic_apply_dot(&mut op, OpPrecision::F64, &x, &mut y, &mut s, 0)?;
+    let y_ref = g.download(&y)?;
+    for v in variants(&args.topopt_blocks) {
+        op.set_kind(v.kind);
+        op.set_f32_atomics(v.atomics);
+        op.set_ke_source(v.ke);
+        if v.kind == OperatorKind::Fused {
+            op.set_block(v.block)?;
+        }
+        let apply_us = time_us(g, args.reps, || {
+            g.elastic_apply_dot(&mut op, v.prec, &x, &mut y, &mut s, 0)
+        })?;
+        let kernel_us = match v.kind {
+            OperatorKind::NodeCentred => None,
+            _ => Some(time_us(g, args.reps, || {
+                g.topo_element_pass(&mut op, v.prec, &x, &mut y).map(|_| ())
+            })?),
+        };
+        g.elastic_apply_dot(&mut op, v.prec, &x, &mut y, &mut s, 0)?;
+        let diff = rel_diff(&g.download(&y)?, &y_ref);
+        rep.records
+            .push(record(&mesh, n, v, &op, apply_us, kernel_us, copy, diff));
+        let r = rep.records.last().expect("pushed");
+        eprintln!(
+            "bench: topopt {n}^3 {:<36} {:>9.1} µs ({:>5.1} % of copy by paper bytes, {:>5.1} % unique), diff {:.1e}",
+            r.variant,
+            r.apply_us,
+            100.0 * r.paper_fraction_of_copy,
+            100.0 * r.unique_fraction_of_copy,
+            diff
+        );
+    }
+    Ok(())
+}
+
+fn kernel_attrs(g: &CudaBackend) -> Result<Vec<KernelAttrs>> {
+    use cudarc::driver::sys::CUfunction_attribute as A;
+    use cuth::topopt::cuda::TOPOPT;
+    TOPOPT
+        .entry_points
+        .iter()
+        .map(|&name| {
+            let f = g.kernel(&TOPOPT, name)?;
+            let get = |a| {
+                f.get_attribute(a)
+                    .map_err(|e| anyhow::anyhow!("{name}: {e}"))
+            };
+            Ok(KernelAttrs {
+                name: name.into(),
+                registers: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+                local_bytes: get(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+                shared_bytes: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+                max_threads_per_block: get(A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            })
+        })
+        .collect()
+}
+
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let (mut d, mut r) = (0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        d += (x - y) * (x - y);
+        r += y * y;
+    }
+    (d / r).sqrt()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    mesh: &Mesh,
+    n: usize,
+    v: Variant,
+    op: &CudaElastic,
+    apply_us: f64,
+    kernel_us: Option<f64>,
+    copy: f64,
+    diff: f64,
+) -> TopoRecord {
+    let (nel, dofs) = (mesh.elements() as u64, mesh.dofs() as u64);
+    let w = match v.prec {
+        OpPrecision::F64 => 8,
+        OpPrecision::F32 => 4,
+    };
+    let paper_bytes = nel * 49 * w;
+    let unique_bytes = dofs * 17 + nel * w;
+    let gbs = |b: u64| b as f64 / (apply_us * 1e-6) / 1e9;
+    TopoRecord {
+        n,
+        elements: mesh.elements(),
+        dofs: mesh.dofs(),
+        variant: v.name(),
+        kind: v.kind,
+        precision: v.prec,
+        f32_atomics: (v.kind == OperatorKind::Fused && v.prec == OpPrecision::F32)
+            .then_some(v.atomics),
+        block: (v.kind == OperatorKind::Fused).then_some(op.block()),
+        ke: v.ke,
+        apply_us,
+        kernel_us,
+        paper_bytes,
+        unique_bytes,
+        paper_gb_per_s: gbs(paper_bytes),
+        paper_fraction_of_copy: gbs(paper_bytes) / copy,
+        unique_gb_per_s: gbs(unique_bytes),
+        unique_fraction_of_copy: gbs(unique_bytes) / copy,
+        rel_diff_vs_fused_f64: diff,
+    }
+}
+
+impl TopoReport {
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "GPU: {}  ", self.gpu);
+        let _ = writeln!(
+            s,
+            "Device copy bandwidth (same run): {:.0} GB/s; {} applies per CUDA graph, median of 3 replays.\n",
+            self.copy_gb_per_s, self.reps
+        );
+        let _ = writeln!(
+            s,
+            "| kernel | registers | local B (spills) | shared B | max threads/block |"
+        );
+        let _ = writeln!(s, "|---|---:|---:|---:|---:|");
+        for k in &self.kernels {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                k.name, k.registers, k.local_bytes, k.shared_bytes, k.max_threads_per_block
+            );
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "| mesh | elements | variant | apply µs | kernel µs | paper GB/s | % copy | unique GB/s | % copy | rel diff vs fused f64 |"
+        );
+        let _ = writeln!(s, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+        for r in &self.records {
+            let _ = writeln!(
+                s,
+                "| {n}³ | {} | {} | {:.1} | {} | {:.0} | {:.1} | {:.0} | {:.1} | {:.1e} |",
+                r.elements,
+                r.variant,
+                r.apply_us,
+                r.kernel_us.map_or("—".into(), |k| format!("{k:.1}")),
+                r.paper_gb_per_s,
+                100.0 * r.paper_fraction_of_copy,
+                r.unique_gb_per_s,
+                100.0 * r.unique_fraction_of_copy,
+                r.rel_diff_vs_fused_f64,
+                n = r.n,
+            );
+        }
+        s
+    }
+
+    pub fn write(&self, dir: &std::path::Path) -> Result<()> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let json = dir.join("topopt.json");
+        std::fs::write(&json, serde_json::to_string_pretty(self)? + "\n")
+            .with_context(|| format!("writing {}", json.display()))?;
+        let md = dir.join("topopt.md");
+        std::fs::write(&md, self.markdown()).with_context(|| format!("writing {}", md.display()))
+    }
+}

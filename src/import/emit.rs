@@ -1,0 +1,271 @@
+//! The cuth stack TOML written by an import: a small document model
+//! ([`StackDoc`]) rendered as text with comments where the importers put
+//! them (serde's TOML writer drops comments, and the comments are the point:
+//! each approximation is stated where it applies).
+//!
+//! Numbers are written in Rust's shortest round-trip form (`{:?}`), so the
+//! stack loads the very doubles the importer computed.
+
+use std::fmt::Write;
+
+/// Thermal conductivity of a material, W/(m·K).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Conductivity {
+    Iso(f64),
+    /// x, y, z.
+    Aniso([f64; 3]),
+}
+
+#[derive(Clone, Debug)]
+pub struct MaterialDoc {
+    pub name: String,
+    pub k: Conductivity,
+    /// J/(m³·K).
+    pub heat_capacity: f64,
+    pub comment: Vec<String>,
+}
+
+/// An inline power rectangle, metres and watts.
+#[derive(Clone, Debug)]
+pub struct BlockDoc {
+    pub name: String,
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+    pub power: f64,
+}
+
+#[derive(Clone, Debug)]
+pub enum PowerDoc {
+    /// HotSpot trace for the layer's floorplan; `file` as written in the TOML.
+    Ptrace {
+        file: String,
+    },
+    Blocks(Vec<BlockDoc>),
+}
+
+#[derive(Clone, Debug)]
+pub struct LayerDoc {
+    pub name: String,
+    pub material: String,
+    /// Metres.
+    pub thickness: f64,
+    pub cells: usize,
+    /// HotSpot `.flp`, as written in the TOML (relative to it).
+    pub floorplan: Option<String>,
+    pub power: Option<PowerDoc>,
+    pub comment: Vec<String>,
+}
+
+/// A whole stack file. Layers bottom to top, as cuth reads them.
+#[derive(Clone, Debug, Default)]
+pub struct StackDoc {
+    pub header: Vec<String>,
+    pub title: String,
+    /// x and y extent, metres.
+    pub width: f64,
+    pub length: f64,
+    pub chip_comment: Vec<String>,
+    pub nx: usize,
+    pub ny: usize,
+    pub grid_comment: Vec<String>,
+    pub ambient: f64,
+    pub h_top: f64,
+    pub h_bottom: Option<f64>,
+    pub boundary_comment: Vec<String>,
+    pub materials: Vec<MaterialDoc>,
+    pub layers: Vec<LayerDoc>,
+    /// Comment lines at the end (settings with no counterpart, hints).
+    pub footer: Vec<String>,
+}
+
+/// A float as TOML: shortest round-trip text (`0.00015`, `1e-7`, `100.0`).
+pub fn num(x: f64) -> String {
+    format!("{x:?}")
+}
+
+/// A TOML basic string.
+pub fn string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// A TOML key: bare when it can be, else quoted.
+pub fn key(s: &str) -> String {
+    let bare = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        s.to_string()
+    } else {
+        string(s)
+    }
+}
+
+fn comments(out: &mut String, lines: &[String]) {
+    for l in lines {
+        if l.is_empty() {
+            out.push_str("#\n");
+        } else {
+            let _ = writeln!(out, "# {l}");
+        }
+    }
+}
+
+impl StackDoc {
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        comments(&mut o, &self.header);
+        let _ = writeln!(o, "title = {}\n", string(&self.title));
+
+        comments(&mut o, &self.chip_comment);
+        let _ = writeln!(
+            o,
+            "[chip]\nwidth = {}     # x extent, m\nlength = {}    # y extent, m\n",
+            num(self.width),
+            num(self.length)
+        );
+        comments(&mut o, &self.grid_comment);
+        let _ = writeln!(o, "[grid]\nnx = {}\nny = {}\n", self.nx, self.ny);
+
+        comments(&mut o, &self.boundary_comment);
+        let _ = writeln!(
+            o,
+            "[boundary]\nambient = {}    # K\nh_top = {}    # W/(m^2 K)",
+            num(self.ambient),
+            num(self.h_top)
+        );
+        match self.h_bottom {
+            Some(h) => {
+                let _ = writeln!(o, "h_bottom = {}    # W/(m^2 K)\n", num(h));
+            }
+            None => o.push_str("# no h_bottom: adiabatic bottom\n\n"),
+        }
+
+        for m in &self.materials {
+            comments(&mut o, &m.comment);
+            let _ = writeln!(o, "[materials.{}]", key(&m.name));
+            match m.k {
+                Conductivity::Iso(k) => {
+                    let _ = writeln!(o, "k = {}    # W/(m K)", num(k));
+                }
+                Conductivity::Aniso([x, y, z]) => {
+                    let _ = writeln!(
+                        o,
+                        "kx = {}    # W/(m K)\nky = {}\nkz = {}",
+                        num(x),
+                        num(y),
+                        num(z)
+                    );
+                }
+            }
+            let _ = writeln!(
+                o,
+                "heat_capacity = {}    # J/(m^3 K)\n",
+                num(m.heat_capacity)
+            );
+        }
+
+        o.push_str("# Layers, bottom to top.\n");
+        for l in &self.layers {
+            o.push('\n');
+            comments(&mut o, &l.comment);
+            let _ = writeln!(
+                o,
+                "[[layers]]\nname = {}\nmaterial = {}\nthickness = {}    # m",
+                string(&l.name),
+                string(&l.material),
+                num(l.thickness)
+            );
+            if l.cells != 1 {
+                let _ = writeln!(o, "cells = {}", l.cells);
+            }
+            if let Some(f) = &l.floorplan {
+                let _ = writeln!(o, "floorplan = {}", string(f));
+            }
+            match &l.power {
+                None => {}
+                Some(PowerDoc::Ptrace { file }) => {
+                    let _ = writeln!(
+                        o,
+                        "power = {{ type = \"ptrace\", file = {} }}    # mean of the rows",
+                        string(file)
+                    );
+                }
+                Some(PowerDoc::Blocks(blocks)) => {
+                    o.push_str("[layers.power]\ntype = \"blocks\"\n");
+                    for b in blocks {
+                        let _ = writeln!(
+                            o,
+                            "[[layers.power.blocks]]\nname = {}\nx = {}\ny = {}\nwidth = {}\nheight = {}\npower = {}    # W",
+                            string(&b.name),
+                            num(b.x),
+                            num(b.y),
+                            num(b.width),
+                            num(b.height),
+                            num(b.power)
+                        );
+                    }
+                }
+            }
+        }
+        if !self.footer.is_empty() {
+            o.push('\n');
+            comments(&mut o, &self.footer);
+        }
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_a_loadable_stack() {
+        let doc = StackDoc {
+            header: vec!["imported".into()],
+            title: "t \"q\"".into(),
+            width: 0.0124,
+            length: 1e-2,
+            nx: 4,
+            ny: 3,
+            ambient: 318.15,
+            h_top: 63201.537061381336,
+            h_bottom: Some(1e-7),
+            materials: vec![MaterialDoc {
+                name: "si licon".into(),
+                k: Conductivity::Aniso([1.0, 2.0, 3.5]),
+                heat_capacity: 1.75e6,
+                comment: vec!["c".into(), String::new()],
+            }],
+            layers: vec![LayerDoc {
+                name: "die".into(),
+                material: "si licon".into(),
+                thickness: 0.00015,
+                cells: 2,
+                floorplan: None,
+                power: Some(PowerDoc::Blocks(vec![BlockDoc {
+                    name: "b".into(),
+                    x: 0.0,
+                    y: 0.0,
+                    width: 1e-3,
+                    height: 2e-3,
+                    power: 1.5,
+                }])),
+                comment: vec![],
+            }],
+            ..Default::default()
+        };
+        let text = doc.render();
+        let stack = crate::stack::Stack::from_toml(&text, std::path::Path::new("x.toml"))
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(stack.title.as_deref(), Some("t \"q\""));
+        assert_eq!(stack.h_top, 63201.537061381336);
+        assert_eq!(stack.h_bottom, Some(1e-7));
+        assert_eq!(stack.layers[0].material.k, [1.0, 2.0, 3.5]);
+        assert_eq!(stack.layers[0].thickness_m, 0.00015);
+        assert_eq!(stack.layers[0].cells, 2);
+        assert_eq!((stack.nx, stack.ny), (4, 3));
+    }
+}

@@ -1,0 +1,301 @@
+//! HotSpot → cuth. Layers come from the `.lcf` (layer 0 is the farthest from
+//! the heat sink, so it is cuth's bottom layer) or, without one, from
+//! HotSpot's default chip + interface layers on a single `.flp`; HotSpot's
+//! package (spreader, sink, convection resistance) goes on top. Floorplans
+//! and the power trace are referenced by relative paths, not copied, so the
+//! stack and HotSpot read the same files.
+//!
+//! Approximation (stated in the TOML): HotSpot's spreader and sink are wider
+//! than the die, cuth's layers share the die footprint, so they become
+//! chip-size layers and `r_convec` an `h_top` over the footprint. Refusing
+//! instead would make every HotSpot model unimportable; the comment gives the
+//! extra conduction resistance this adds. The secondary path, leakage loop,
+//! detailed package model, microfluidics and layers without lateral flow are
+//! errors.
+
+use super::emit::{Conductivity, LayerDoc, MaterialDoc, PowerDoc, StackDoc};
+use super::hotspot_files::parse_config;
+use super::hotspot_keys::{self as keys, default as d};
+use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials, Pending};
+use super::{beside, read_text, relative_to, ImportError, Imported};
+use crate::power::ptrace::read_ptrace;
+use std::path::{Path, PathBuf};
+
+/// What `cuth import hotspot` was given.
+#[derive(Clone, Debug)]
+pub struct HotspotInput {
+    pub config: PathBuf,
+    /// Layer configuration file (else the config's `-grid_layer_file`).
+    pub lcf: Option<PathBuf>,
+    /// Single floorplan for HotSpot's default layers (else the config's `-f`).
+    pub flp: Option<PathBuf>,
+    /// Power trace (else the config's `-p`).
+    pub ptrace: Option<PathBuf>,
+    /// HotSpot 7 materials file (else the config's `-materials_file`).
+    pub materials: Option<PathBuf>,
+    /// Where the TOML will be written (relative paths are taken from its directory).
+    pub out: PathBuf,
+}
+
+pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
+    let cfg = parse_config(&read_text(&inp.config)?, &inp.config)?;
+    let cf = &inp.config;
+    let mut footer = vec![String::from(
+        "HotSpot settings with no effect on this model:",
+    )];
+    let mut names: Vec<_> = cfg.settings.keys().cloned().collect();
+    names.sort_by_key(|n| cfg.line(n));
+    for n in &names {
+        if let Some(why) = keys::no_effect(n) {
+            footer.push(format!("  -{n} {} ({why})", cfg.settings[n].value));
+        } else if !keys::is_used(n) {
+            return Err(ImportError::Syntax {
+                file: cf.clone(),
+                line: cfg.line(n),
+                message: format!("unknown HotSpot setting `-{n}`"),
+            });
+        }
+    }
+    let flag = |n: &str| -> Result<bool, ImportError> { Ok(cfg.num(n, 0.0)? != 0.0) };
+    if flag("model_secondary")? {
+        return Err(unsupported(cf, cfg.line("model_secondary"),
+            "HotSpot's secondary heat path (-model_secondary 1: C4/underfill, substrate, solder, PCB)",
+            "its package layers are wider than the die and it needs a second convection path; \
+             set -model_secondary 0, or model the path as layers under the die with h_bottom"));
+    }
+    if flag("leakage_used")? {
+        return Err(unsupported(
+            cf,
+            cfg.line("leakage_used"),
+            "the temperature-leakage loop (-leakage_used 1)",
+            "cuth's power does not depend on temperature",
+        ));
+    }
+    if flag("package_model_used")? {
+        return Err(unsupported(
+            cf,
+            cfg.line("package_model_used"),
+            "HotSpot's detailed package model (-package_model_used 1)",
+            "cuth has no fin/fan convection model; give the r_convec it computes instead",
+        ));
+    }
+    if flag("use_microfluidic_cooling")? {
+        return Err(unsupported(
+            cf,
+            cfg.line("use_microfluidic_cooling"),
+            "microfluidic cooling (-use_microfluidic_cooling 1)",
+            "cuth has no fluid cells",
+        ));
+    }
+
+    let mats = Materials::new(&cfg, inp.materials.clone())?;
+    let mut notes = Vec::new();
+    let (mut layers, source) = chip_layers(inp, &cfg, &mats, &names, &mut footer)?;
+    let (width, length) = footprint(&layers, cf)?;
+    let area = width * length;
+
+    // Package: spreader and sink at the die's footprint.
+    let (s_sp, s_hs) = (
+        cfg.num("s_spreader", d::S_SPREADER)?,
+        cfg.num("s_sink", d::S_SINK)?,
+    );
+    let (k_sp, c_sp, n_sp) = mats.prop("spreader", d::K_SPREADER, d::P_SPREADER)?;
+    let (k_hs, c_hs, n_hs) = mats.prop("sink", d::K_SINK, d::P_SINK)?;
+    let (t_sp, t_hs) = (
+        cfg.num("t_spreader", d::T_SPREADER)?,
+        cfg.num("t_sink", d::T_SINK)?,
+    );
+    let r_convec = cfg.num("r_convec", d::R_CONVEC)?;
+    let extra_r = t_sp / (k_sp * area) + t_hs / (k_hs * area);
+    let pkg = vec![
+        format!("HotSpot package at chip size (approximation): the spreader ({s_sp} m square) and sink ({s_hs} m square)"),
+        format!("are wider than the die ({width} x {length} m), cuth's layers share its footprint. Their conduction"),
+        format!("resistance at chip size, t_sp/(k_sp A) + t_sink/(k_sink A) = {extra_r:.4} K/W, replaces HotSpot's"),
+        "wide-package spreading, so temperatures come out higher than HotSpot's. 2 and 3 z cells refine the".into(),
+        "transient only (HotSpot uses one node layer each; configs/hotspot_ev6_3d.toml makes the same choice).".into(),
+    ];
+    layers.push(Pending {
+        name: "spreader".into(),
+        k: k_sp,
+        c: c_sp,
+        material_name: n_sp,
+        thickness: t_sp,
+        cells: 2,
+        floorplan: None,
+        power: false,
+        comment: pkg,
+    });
+    layers.push(Pending {
+        name: "sink".into(),
+        k: k_hs,
+        c: c_hs,
+        material_name: n_hs,
+        thickness: t_hs,
+        cells: 3,
+        floorplan: None,
+        power: false,
+        comment: vec!["HotSpot heat sink base at chip size (see the spreader)".into()],
+    });
+
+    // Power: the trace must cover every unit of every powered layer.
+    let ptrace = inp
+        .ptrace
+        .clone()
+        .or_else(|| cfg.text("p").map(|s| beside(cf, &s.value)));
+    let trace = match &ptrace {
+        Some(p) => Some(read_ptrace(p)?),
+        None => None,
+    };
+    for l in layers.iter().filter(|l| l.power) {
+        let Some(t) = &trace else {
+            return Err(ImportError::Invalid {
+                file: cf.clone(),
+                message: format!(
+                    "{} dissipates power but no power trace was given: pass --ptrace POWER.ptrace",
+                    l.name
+                ),
+            });
+        };
+        let (fp, units) = l
+            .floorplan
+            .as_ref()
+            .expect("powered layers have floorplans");
+        let missing: Vec<&str> = units
+            .iter()
+            .filter(|u| t.column(&u.name).is_none())
+            .map(|u| u.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(ImportError::Invalid {
+                file: t.file.clone(),
+                message: format!(
+                    "no column for unit(s) {} of {} ({})",
+                    missing.join(", "),
+                    fp.display(),
+                    l.name
+                ),
+            });
+        }
+    }
+
+    let out_dir = inp.out.parent().unwrap_or(Path::new("")).to_path_buf();
+    let rel = |p: &Path| {
+        relative_to(p, &out_dir)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let mut doc = StackDoc {
+        header: vec![
+            format!("Imported by `cuth import hotspot` from {} and {}.", source, cf.display()),
+            "Floorplans and the power trace are referenced (paths relative to this file), not copied.".into(),
+            "Units: HotSpot's are SI already (m, W/(m K) = 1/resistivity, J/(m^3 K)).".into(),
+        ],
+        title: format!("HotSpot import: {}", Path::new(&source).file_name().map_or(source.clone(), |f| f.to_string_lossy().into_owned())),
+        width, length,
+        chip_comment: vec!["Footprint: the floorplans' extent (max right-x, max top-y), 12 significant digits.".into()],
+        nx: cfg.count("grid_cols", d::GRID)?,
+        ny: cfg.count("grid_rows", d::GRID)?,
+        grid_comment: vec!["-grid_cols x -grid_rows".into()],
+        ambient: cfg.num("ambient", d::AMBIENT)?,
+        h_top: 1.0 / (r_convec * area),
+        h_bottom: None,
+        boundary_comment: vec![
+            format!("h_top = 1/(r_convec A) = 1/({r_convec} K/W x {area:e} m^2): the convection resistance over the footprint."),
+            format!("-c_convec {} J/K (lumped sink capacitance) has no counterpart: transients differ from HotSpot's.",
+                cfg.num("c_convec", d::C_CONVEC)?),
+            "Adiabatic bottom: HotSpot's primary path only (-model_secondary 0).".into(),
+        ],
+        ..Default::default()
+    };
+    for l in &layers {
+        let name = l
+            .material_name
+            .clone()
+            .unwrap_or_else(|| format!("k{}_c{:e}", l.k, l.c));
+        if !doc.materials.iter().any(|m| m.name == name) {
+            doc.materials.push(MaterialDoc {
+                name: name.clone(),
+                k: Conductivity::Iso(l.k),
+                heat_capacity: l.c,
+                comment: vec![match &l.material_name {
+                    Some(n) => format!("material `{n}` of the materials file"),
+                    None => format!(
+                        "k {} W/(m K), heat capacity {:e} J/(m^3 K); used by {}",
+                        l.k,
+                        l.c,
+                        layers
+                            .iter()
+                            .filter(|o| o.material_name.is_none() && o.k == l.k && o.c == l.c)
+                            .map(|o| o.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }],
+            });
+        }
+        let mut comment = l.comment.clone();
+        if let Some((_, units)) = &l.floorplan {
+            let n = units.iter().filter(|u| u.material.is_some()).count();
+            if n > 0 {
+                comment.push(format!("{n} of {} units carry specific-heat/resistivity columns: cuth mixes them into each cell", units.len()));
+                comment.push("by area fraction; HotSpot applies them with -detailed_3D on (per cell, above an occupancy threshold).".into());
+            }
+        }
+        doc.layers.push(LayerDoc {
+            name: l.name.clone(),
+            material: name,
+            thickness: l.thickness,
+            cells: l.cells,
+            floorplan: l.floorplan.as_ref().map(|(p, _)| rel(p)),
+            power: (l.power).then(|| PowerDoc::Ptrace {
+                file: rel(ptrace.as_ref().expect("checked above")),
+            }),
+            comment,
+        });
+    }
+
+    let intvl = cfg.num("sampling_intvl", d::SAMPLING_INTVL)?;
+    let model = cfg
+        .text("model_type")
+        .map_or("block".to_string(), |s| s.value.clone());
+    let map_mode = cfg
+        .text("grid_map_mode")
+        .map_or("center".to_string(), |s| s.value.clone());
+    let init = cfg.num("init_temp", d::INIT_TEMP)?;
+    footer.push(String::new());
+    footer.push(format!("-model_type {model}: cuth is a grid model (as -model_type grid); the block model lumps each unit."));
+    footer.push(format!("-grid_map_mode {map_mode}: cuth's blocks.steady reports each block's max, blocks.csv min/avg/max."));
+    if let Some(s) = cfg.text("detailed_3D") {
+        footer.push(format!("-detailed_3D {}: cuth always applies floorplan units' own materials (by area fraction).", s.value));
+    }
+    if let Some(s) = cfg.text("init_file") {
+        footer.push(format!("-init_file {}: HotSpot's temperature file is not a cuth state; use --init steady or a --save-state file.", s.value));
+    } else if init != doc.ambient {
+        footer.push(format!("-init_temp {init} K: cuth transients start at ambient or --init steady/FILE, not a uniform {init} K."));
+    }
+    if let (Some(p), Some(rows)) = (&ptrace, trace.as_ref().map(|t| t.rows.len())) {
+        let hint = format!(
+            "cuth transient {} --trace {} --sample-interval {:?} --dt {:?} --t-end {:?}",
+            inp.out.display(),
+            p.display(),
+            intvl,
+            intvl,
+            super::round12(rows as f64 * intvl)
+        );
+        footer.push(String::new());
+        footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it:"));
+        footer.push(format!("  {hint}"));
+        notes.push(format!(
+            "transient: pass the sampling interval yourself: {hint}"
+        ));
+    }
+    notes.push(format!("package approximated at chip size: +{extra_r:.4} K/W of spreader/sink conduction (see the spreader layer's comment)"));
+    doc.footer = footer;
+    let toml = doc.render();
+    super::check_loads(&toml, &inp.out)?;
+    Ok(Imported {
+        toml,
+        extra: Vec::new(),
+        notes,
+    })
+}

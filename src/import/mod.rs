@@ -1,0 +1,249 @@
+//! Imports from other thermal simulators: a HotSpot model (`.config` plus an
+//! `.lcf` layer file or a single `.flp`, with `.ptrace` power) or a 3D-ICE
+//! stack description (`.stk` plus its floorplans) becomes a cuth stack TOML.
+//!
+//! Everything cuth can represent is carried over with units converted; each
+//! approximation gets a TOML comment where it applies; anything cuth cannot
+//! represent (3D-ICE microchannels and pin fins, HotSpot's secondary heat
+//! path, lateral-flow-free layers, leakage loops, ...) is an
+//! [`ImportError::Unsupported`] that names it and where it was written, never
+//! silently dropped. The result is checked by loading it as a [`Stack`] and
+//! rasterizing every layer's power before anything is written.
+//!
+//! - [`hotspot`]: `.config` / `.lcf` / materials readers and the conversion;
+//!   floorplans and power traces go through [`crate::power::flp`] and
+//!   [`crate::power::ptrace`], and are *referenced* (relative paths), not copied.
+//! - [`threedice`]: a tokenizer and recursive-descent parser for `.stk` and
+//!   3D-ICE floorplans; power goes inline (`blocks`), transients to a CSV trace.
+//! - [`emit`]: the TOML writer shared by both.
+
+pub mod emit;
+pub mod hotspot;
+mod hotspot_files;
+mod hotspot_keys;
+mod hotspot_layers;
+pub mod threedice;
+
+use crate::grid::Grid;
+use crate::stack::Stack;
+use std::path::{Component, Path, PathBuf};
+
+/// Why an import failed. All are input faults (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file does not follow its format's grammar.
+    #[error("{file}:{line}: {message}")]
+    Syntax {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
+    /// Valid input that cuth's model cannot represent; `what` names the feature.
+    #[error("{file}:{line}: {what} cannot be represented in cuth: {why}")]
+    Unsupported {
+        file: PathBuf,
+        line: usize,
+        what: String,
+        why: String,
+    },
+    /// A value or a combination of files that is wrong (no line to point at).
+    #[error("{file}: {message}")]
+    Invalid { file: PathBuf, message: String },
+    /// A floorplan or power trace read through [`crate::power`].
+    #[error(transparent)]
+    Power(#[from] crate::power::PowerError),
+    /// The generated stack does not load: a bug of the importer or input
+    /// the stack checks reject (e.g. a unit outside the footprint).
+    #[error("the imported stack does not load: {0}")]
+    Check(String),
+}
+
+/// A file the import writes besides the stack TOML (e.g. a CSV power trace).
+#[derive(Clone, Debug)]
+pub struct ExtraFile {
+    /// File name, written next to the stack TOML.
+    pub name: String,
+    pub contents: String,
+}
+
+/// The result of an import: the stack text, extra files, and notes for the
+/// user (approximations and how to run a transient), also present as TOML
+/// comments.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    pub toml: String,
+    pub extra: Vec<ExtraFile>,
+    pub notes: Vec<String>,
+}
+
+/// Reads a file into a string with an [`ImportError::Io`] naming it.
+pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
+    std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+        file: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A file named inside `owner` (an `.lcf`, `.config` or `.stk`), resolved
+/// relative to `owner`'s directory unless absolute.
+pub(crate) fn beside(owner: &Path, name: &str) -> PathBuf {
+    let p = Path::new(name);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        owner.parent().unwrap_or(Path::new("")).join(p)
+    }
+}
+
+/// `x` rounded to 12 significant digits: drops binary noise from sums and
+/// products of decimal inputs (`3 × 0.05` → `0.15`).
+pub fn round12(x: f64) -> f64 {
+    format!("{x:.11e}").parse().unwrap_or(x)
+}
+
+/// `path` as written from `dir` (both made absolute first): a relative path
+/// when they share a root, else `path` absolute. Used to reference input files
+/// from the generated TOML, whose relative paths are taken from its directory.
+pub fn relative_to(path: &Path, dir: &Path) -> PathBuf {
+    let abs = |p: &Path| -> PathBuf {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        };
+        // Lexical normalisation (no symlink resolution: the files may not exist yet).
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    out.pop();
+                }
+                other => out.push(other.as_os_str()),
+            }
+        }
+        out
+    };
+    let (p, d) = (abs(path), abs(dir));
+    let pc: Vec<_> = p.components().collect();
+    let dc: Vec<_> = d.components().collect();
+    let common = pc.iter().zip(&dc).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return p;
+    }
+    let mut rel = PathBuf::new();
+    for _ in common..dc.len() {
+        rel.push("..");
+    }
+    for c in &pc[common..] {
+        rel.push(c.as_os_str());
+    }
+    rel
+}
+
+/// Loads `toml` as if it were written at `out_path`, and rasterizes every
+/// layer's power on its grid: the import never writes a stack that
+/// `cuth solve` would reject.
+pub fn check_loads(toml: &str, out_path: &Path) -> Result<Stack, ImportError> {
+    let stack = Stack::from_toml(toml, out_path).map_err(|e| ImportError::Check(e.to_string()))?;
+    let grid = Grid::from_stack(&stack);
+    for l in 0..stack.layers.len() {
+        crate::power::layer_power(&stack, &grid, l)
+            .map_err(|e| ImportError::Check(e.to_string()))?;
+    }
+    Ok(stack)
+}
+
+/// `literal × 10^shift` without binary rounding of the scale factor: the
+/// decimal exponent of the literal is shifted and the result parsed once,
+/// so `1.30e-4` W/(µm·K) becomes exactly the double nearest 130 W/(m·K).
+pub fn shift_decimal(literal: &str, shift: i32) -> Option<f64> {
+    let lit = literal.trim();
+    let (mantissa, exp) = match lit.find(['e', 'E']) {
+        Some(i) => (&lit[..i], lit[i + 1..].parse::<i32>().ok()?),
+        None => (lit, 0),
+    };
+    mantissa.parse::<f64>().ok()?;
+    let v = format!("{mantissa}e{}", exp.checked_add(shift)?)
+        .parse::<f64>()
+        .ok()?;
+    v.is_finite().then_some(v)
+}
+
+/// What `cuth solve FILE` should say when FILE is another tool's input.
+pub fn suggest_import(path: &Path) -> Option<String> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    let p = path.display();
+    Some(match ext.as_str() {
+        "lcf" => format!(
+            "{p} is a HotSpot layer configuration file, not a cuth stack: convert it with \
+             `cuth import hotspot --lcf {p} --config HOTSPOT.config [--ptrace POWER.ptrace] \
+             --out STACK.toml`, then solve STACK.toml"
+        ),
+        "config" => format!(
+            "{p} is a HotSpot configuration file, not a cuth stack: convert it with \
+             `cuth import hotspot --config {p} --lcf LAYERS.lcf (or --flp FLOORPLAN.flp) \
+             [--ptrace POWER.ptrace] --out STACK.toml`, then solve STACK.toml"
+        ),
+        "flp" => format!(
+            "{p} is a floorplan, not a cuth stack: reference it from a stack's `floorplan` key, \
+             or convert a HotSpot model with `cuth import hotspot --flp {p} --config \
+             HOTSPOT.config --ptrace POWER.ptrace --out STACK.toml`"
+        ),
+        "stk" => format!(
+            "{p} is a 3D-ICE stack description, not a cuth stack: convert it with \
+             `cuth import 3dice {p} --out STACK.toml`, then solve STACK.toml"
+        ),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shift_decimal_is_exact_in_decimal() {
+        assert_eq!(shift_decimal("1.30e-4", 6), Some(130.0));
+        assert_eq!(shift_decimal("1.628e-12", 18), Some(1.628e6));
+        assert_eq!(shift_decimal("100", -6), Some(1e-4));
+        assert_eq!(shift_decimal("2.25e-6", 6), Some(2.25));
+        assert_eq!(shift_decimal("-3.5", 1), Some(-35.0));
+        assert_eq!(shift_decimal("abc", 1), None);
+        assert_eq!(shift_decimal("1e400", 0), None);
+        assert_eq!(shift_decimal("4.172e-12", 18), Some(4.172e6));
+        // The naive product rounds twice (4172000.0000000005).
+        assert_ne!(4.172e-12 * 1e18, 4.172e6);
+    }
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative_to(Path::new("/a/b/c.flp"), Path::new("/a/d")),
+            PathBuf::from("../b/c.flp")
+        );
+        assert_eq!(
+            relative_to(Path::new("/a/b/c.flp"), Path::new("/a/b")),
+            PathBuf::from("c.flp")
+        );
+        assert_eq!(
+            relative_to(Path::new("/a/./b/../b/c.flp"), Path::new("/a/b/")),
+            PathBuf::from("c.flp")
+        );
+    }
+
+    #[test]
+    fn suggestions_name_the_import() {
+        let s = suggest_import(Path::new("x/ev6.lcf")).unwrap();
+        assert!(s.contains("cuth import hotspot --lcf x/ev6.lcf"), "{s}");
+        let s = suggest_import(Path::new("a.stk")).unwrap();
+        assert!(s.contains("cuth import 3dice a.stk"), "{s}");
+        assert!(suggest_import(Path::new("a.toml")).is_none());
+    }
+}

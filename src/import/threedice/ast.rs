@@ -1,0 +1,84 @@
+//! The parsed `.stk`: what `stk.rs` hands to the conversion. Numbers stay
+//! as written, in 3D-ICE's units (µm, W/(µm·K), J/(µm³·K), W/(µm²·K)).
+
+#[derive(Clone, Debug)]
+pub struct StkMaterial {
+    pub name: String,
+    pub line: usize,
+    /// One value (isotropic) or three (x, y, z), W/(µm·K).
+    pub k: Vec<String>,
+    /// J/(µm³·K).
+    pub c: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Sink {
+    /// W/(µm²·K).
+    pub htc: String,
+    /// K.
+    pub temperature: String,
+    pub line: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct Dimensions {
+    /// x extent, µm ("chip length").
+    pub chip_length: String,
+    /// y extent, µm ("chip width").
+    pub chip_width: String,
+    pub cell_length: String,
+    pub cell_width: String,
+    pub line: usize,
+    pub non_uniform: bool,
+}
+
+/// A layer: height in µm and material name.
+#[derive(Clone, Debug)]
+pub struct LayerSpec {
+    pub height: String,
+    pub material: String,
+    pub line: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct Die {
+    pub name: String,
+    pub line: usize,
+    /// Top to bottom, as written; `source` marks the one source layer.
+    pub layers: Vec<(LayerSpec, bool)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Element {
+    Layer(LayerSpec),
+    Die {
+        die: String,
+        floorplan: String,
+        discretization: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct StackElement {
+    pub name: String,
+    pub line: usize,
+    pub element: Element,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Stk {
+    pub materials: Vec<StkMaterial>,
+    pub top_sink: Option<Sink>,
+    pub bottom_sink: Option<Sink>,
+    pub dimensions: Option<Dimensions>,
+    pub layer_defs: Vec<(String, LayerSpec)>,
+    pub dies: Vec<Die>,
+    /// Top to bottom, as written.
+    pub stack: Vec<StackElement>,
+    /// (step, slot) in seconds for a transient solver.
+    pub transient: Option<(String, String)>,
+    /// K, and its line.
+    pub initial_temperature: Option<(String, usize)>,
+    /// Statements carried as comments only (outputs, solver extras).
+    pub ignored: Vec<String>,
+}
