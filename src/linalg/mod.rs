@@ -8,6 +8,7 @@ pub mod eigen;
 pub mod mg;
 pub mod offset;
 pub mod operator;
+pub mod params;
 pub mod pcg;
 pub mod precond;
 pub mod refine;

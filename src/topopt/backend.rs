@@ -46,8 +46,9 @@ pub enum OpPrecision {
 /// operator runs, ten f64 DOF vectors of PCG and the displacement, the f32
 /// operand/accumulator of the f32 operator, the mask, Eₑ in f64 and f32 and the
 /// element energies, plus the three-stage schedule's 24 gathered and 24
-/// multiplied values per element).
-pub fn memory_estimate(mesh: &Mesh, kind: OperatorKind) -> (u64, u64) {
+/// multiplied values per element, plus `extra_vectors` DOF vectors of the
+/// preconditioner, `PrecondKind::extra_vectors`).
+pub fn memory_estimate(mesh: &Mesh, kind: OperatorKind, extra_vectors: usize) -> (u64, u64) {
     let (nel, dofs) = (mesh.elements() as u64, mesh.dofs() as u64);
     let host = 128 * nel + 9 * dofs;
     let staged = if kind == OperatorKind::ThreeStage {
@@ -55,7 +56,8 @@ pub fn memory_estimate(mesh: &Mesh, kind: OperatorKind) -> (u64, u64) {
     } else {
         0
     };
-    let solver = (10 * 8 + 2 * 4 + 1) * dofs + (8 + 4 + 8) * nel + staged;
+    let vectors = 10 + extra_vectors as u64;
+    let solver = (vectors * 8 + 2 * 4 + 1) * dofs + (8 + 4 + 8) * nel + staged;
     (host, solver)
 }
 
@@ -87,8 +89,14 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
     type Elastic;
 
     /// Fails early, before the optimizer allocates anything, when a run on
-    /// `mesh` cannot fit this device (see [`memory_estimate`]).
-    fn check_elastic_capacity(&self, mesh: &Mesh, kind: OperatorKind) -> Result<(), BackendError>;
+    /// `mesh`, whose preconditioner keeps `extra_vectors` DOF vectors, cannot
+    /// fit this device (see [`memory_estimate`]).
+    fn check_elastic_capacity(
+        &self,
+        mesh: &Mesh,
+        kind: OperatorKind,
+        extra_vectors: usize,
+    ) -> Result<(), BackendError>;
 
     /// `fixed[d]` marks DOF d as fixed; `fixed.len() == mesh.dofs()`.
     fn elastic_new(
@@ -141,4 +149,18 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
         op: &mut Self::Elastic,
         u: &Self::Vector,
     ) -> Result<Vec<f64>, BackendError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preconditioner_vectors_add_eight_bytes_per_dof_each() {
+        let mesh = Mesh::new(10, 6, 4);
+        let (h0, s0) = memory_estimate(&mesh, OperatorKind::Fused, 0);
+        let (h6, s6) = memory_estimate(&mesh, OperatorKind::Fused, 6);
+        assert_eq!(h0, h6);
+        assert_eq!(s6 - s0, 6 * 8 * mesh.dofs() as u64);
+    }
 }

@@ -228,8 +228,13 @@ fn to_f32(v: &[f64]) -> Vec<f32> {
 }
 
 impl ElasticBackend for CudaBackend {
-    fn check_elastic_capacity(&self, mesh: &Mesh, kind: OperatorKind) -> Result<(), BackendError> {
-        let (host, solver) = super::backend::memory_estimate(mesh, kind);
+    fn check_elastic_capacity(
+        &self,
+        mesh: &Mesh,
+        kind: OperatorKind,
+        extra_vectors: usize,
+    ) -> Result<(), BackendError> {
+        let (host, solver) = super::backend::memory_estimate(mesh, kind, extra_vectors);
         let (free, _) = self.memory_info()?;
         if solver > free {
             return Err(BackendError::OutOfMemory {
