@@ -55,7 +55,12 @@ pub fn resolve_device(choice: DeviceChoice, quiet: bool) -> anyhow::Result<Devic
             let count = cuda::device::device_count()?;
             anyhow::ensure!(
                 n < count,
-                "--device cuda:{n}: this machine has {count} CUDA device(s) (ordinals 0..{count})"
+                "--device cuda:{n}: this machine has {count} CUDA device(s){}",
+                match count {
+                    0 => String::new(),
+                    1 => " (use cuda:0)".to_string(),
+                    _ => format!(" (use cuda:0 to cuda:{})", count - 1),
+                }
             );
             Device::Cuda(n)
         }
