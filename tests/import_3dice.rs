@@ -3,8 +3,8 @@
 //! a 1D series-resistance check, the flip for a bottom-only sink, and the
 //! features cuth cannot represent (exit 2, file and line named).
 
-mod import_util;
-use import_util::*;
+mod cli_util;
+use cli_util::*;
 use std::path::Path;
 use std::process::Output;
 
@@ -158,22 +158,22 @@ fn threedice_unsupported_and_malformed_inputs() {
         ("plug.stk", base.replace("top heat sink :", "top pluggable heat sink :"), "pluggable heat sink"),
     ];
     for (name, text, needle) in cases {
-        let p = put(d, name, &text);
+        let p = write(d, name, &text);
         fails_with(&import_3dice(s(&p), &out), 2, &[needle]);
         assert!(!out.exists());
     }
-    let flp = put(d, "mat.flp", "All :\n position 0, 0 ;\n dimension 4000, 2000 ;\n material SILICON ;\n power values 1 ;\n");
-    let p = put(d, "mat.stk", &base.replace("./uniform.flp", s(&flp)));
+    let flp = write(d, "mat.flp", "All :\n position 0, 0 ;\n dimension 4000, 2000 ;\n material SILICON ;\n power values 1 ;\n");
+    let p = write(d, "mat.stk", &base.replace("./uniform.flp", s(&flp)));
     fails_with(
         &import_3dice(s(&p), &out),
         2,
         &["mat.flp:4:", "heterogeneous floorplan"],
     );
-    let flp = put(
+    let flp = write(
         d,
         "out.flp",
         "All :\n position 3000, 0 ;\n dimension 4000, 2000 ;\n power values 1 ;\n",
     );
-    let p = put(d, "outside.stk", &base.replace("./uniform.flp", s(&flp)));
+    let p = write(d, "outside.stk", &base.replace("./uniform.flp", s(&flp)));
     fails_with(&import_3dice(s(&p), &out), 2, &["All"]);
 }

@@ -3,8 +3,8 @@
 //! HotSpot's default layers and materials files, and the features cuth
 //! cannot represent (exit 2, file and line named, nothing written).
 
-mod import_util;
-use import_util::*;
+mod cli_util;
+use cli_util::*;
 use std::path::Path;
 use std::process::Output;
 
@@ -179,7 +179,7 @@ fn hotspot_features_cuth_cannot_represent_are_errors() {
     ] {
         std::fs::copy(root.join(f), d.join(f)).unwrap();
     }
-    let lcf_ok = put(d, "ok.lcf", &lcf);
+    let lcf_ok = write(d, "ok.lcf", &lcf);
     let run = |config: &Path, lcf: &Path| {
         cuth(&[
             "import",
@@ -194,7 +194,7 @@ fn hotspot_features_cuth_cannot_represent_are_errors() {
             s(&d.join("x.toml")),
         ])
     };
-    let secondary = put(
+    let secondary = write(
         d,
         "sec.config",
         &cfg.replace("-model_secondary\t0", "-model_secondary\t1"),
@@ -209,27 +209,27 @@ fn hotspot_features_cuth_cannot_represent_are_errors() {
         2,
         &[&format!("sec.config:{line}:"), "secondary heat path"],
     );
-    let leak = put(
+    let leak = write(
         d,
         "leak.config",
         &cfg.replace("-leakage_used 0", "-leakage_used 1"),
     );
     fails_with(&run(&leak, &lcf_ok), 2, &["leak.config:", "leakage"]);
-    let unknown = put(d, "unk.config", &format!("{cfg}\n-k_chipp 3\n"));
+    let unknown = write(d, "unk.config", &format!("{cfg}\n-k_chipp 3\n"));
     fails_with(
         &run(&unknown, &lcf_ok),
         2,
         &["unk.config:", "unknown HotSpot setting `-k_chipp`"],
     );
-    let cfg_ok = put(d, "ok.config", &cfg);
+    let cfg_ok = write(d, "ok.config", &cfg);
     // Layer 1 without lateral heat flow (its second field).
-    let no_lat = put(d, "nolat.lcf", &lcf.replacen("1\nY\nN\n", "1\nN\nN\n", 1));
+    let no_lat = write(d, "nolat.lcf", &lcf.replacen("1\nY\nN\n", "1\nN\nN\n", 1));
     fails_with(
         &run(&cfg_ok, &no_lat),
         2,
         &["nolat.lcf:25:", "without lateral heat flow"],
     );
-    let bad = put(d, "bad.lcf", &lcf.replacen("0.00015", "thick", 1));
+    let bad = write(d, "bad.lcf", &lcf.replacen("0.00015", "thick", 1));
     fails_with(&run(&cfg_ok, &bad), 2, &["bad.lcf:20:", "thickness"]);
     // No trace for powered layers.
     let o = cuth(&[

@@ -1,5 +1,6 @@
-//! Helpers of the issue-12 CLI tests (`reliability_outputs.rs`,
-//! `reliability_inputs.rs`): run the binary, list a folder, write a stack.
+//! Helpers of the CLI tests (`reliability_*.rs`, `import_*.rs`): run the
+//! binary, check exit codes and messages, list a folder, write a stack, read
+//! `--save-state` files.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,18 @@ pub fn cuth(args: &[&str]) -> Output {
 
 pub fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn ok(o: &Output) {
+    assert!(o.status.success(), "stderr: {}", err(o));
+}
+
+pub fn fails_with(o: &Output, code: i32, needles: &[&str]) {
+    let e = err(o);
+    assert_eq!(o.status.code(), Some(code), "stderr: {e}");
+    for n in needles {
+        assert!(e.contains(n), "`{n}` missing from: {e}");
+    }
 }
 
 pub fn s(p: &Path) -> &str {
@@ -61,3 +74,31 @@ pub fn input_error(args: &[&str], out: &Path, needles: &[&str]) {
 }
 
 pub const SMALL: [&str; 4] = ["--grid", "8x8", "--device", "cpu"];
+
+/// Reads a `--save-state` file: dimensions and temperatures (K).
+pub fn state(p: &Path) -> (String, Vec<f64>) {
+    let b = std::fs::read(p).unwrap();
+    let nl = b.iter().position(|&c| c == b'\n').unwrap();
+    let t = b[nl + 1..]
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    (String::from_utf8(b[..nl].to_vec()).unwrap(), t)
+}
+
+pub fn solve_state(stack: &Path, dir: &Path, tag: &str) -> (String, Vec<f64>) {
+    let st = dir.join(format!("{tag}.state"));
+    let out = dir.join(format!("out_{tag}"));
+    ok(&cuth(&[
+        "solve",
+        s(stack),
+        "--device",
+        "cpu",
+        "--quiet",
+        "--out",
+        s(&out),
+        "--save-state",
+        s(&st),
+    ]));
+    state(&st)
+}
