@@ -111,14 +111,31 @@ pub fn run_worker<B: ChebyshevBackend + 'static>(
             be.copy(&zero, &mut x).map_err(|e| e.to_string())?;
             let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
             let mut info = CgInfo::default();
-            pcg_with(be, &mut op, m.as_mut(), &b, &mut x, &mut work, &params, &mut info)
-                .map_err(|e| e.to_string())?;
+            pcg_with(
+                be,
+                &mut op,
+                m.as_mut(),
+                &b,
+                &mut x,
+                &mut work,
+                &params,
+                &mut info,
+            )
+            .map_err(|e| e.to_string())?;
             let true_res = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)
                 .map_err(|e| e.to_string())?;
             let mut theta = be.download(&x).map_err(|e| e.to_string())?;
             offset.restore(&mut theta);
             let t: Vec<f64> = theta.iter().map(|v| v + stack.ambient_k).collect();
-            Ok(stats(stack, &base.grid, t, power, &info, true_res, keep_fields))
+            Ok(stats(
+                stack,
+                &base.grid,
+                t,
+                power,
+                &info,
+                true_res,
+                keep_fields,
+            ))
         })();
         done(CaseResult {
             index: i,
@@ -183,10 +200,7 @@ fn stats(
         if !power[l].blocks.is_empty() {
             let map_k = grid.layer_map(&t, l);
             for s in layer_block_stats(&layer.name, &map_k, &power[l].blocks, grid) {
-                blocks.push((
-                    format!("{}.{}", s.layer, s.block),
-                    s.temp.map(|t| t.max_k),
-                ));
+                blocks.push((format!("{}.{}", s.layer, s.block), s.temp.map(|t| t.max_k)));
             }
         }
     }

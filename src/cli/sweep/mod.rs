@@ -48,7 +48,8 @@ pub struct SweepArgs {
     /// The layer a directory's rasters power [default: the first powered layer].
     #[arg(long, value_name = "NAME")]
     pub layer: Option<String>,
-    /// Cases solved at once on the CPU, each on threads/jobs threads [default: 1].
+    /// Cases solved at once on the CPU, each solve on threads/jobs threads
+    /// [default: all threads, one per case: measured faster, BENCHMARKS.md].
     #[arg(long)]
     pub jobs: Option<usize>,
     #[command(flatten)]
@@ -101,7 +102,10 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         results.lock().unwrap().push(r);
     };
     let t_solve = Instant::now();
-    let jobs = args.jobs.unwrap_or(1).max(1);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(rayon::current_num_threads)
+        .clamp(1, mine.len().max(1));
     let device = match plan.device {
         Device::Cpu => {
             let threads = rayon::current_num_threads();
@@ -110,7 +114,8 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
                 let handles: Vec<_> = (0..jobs)
                     .map(|_| {
                         s.spawn(|| -> anyhow::Result<()> {
-                            let pool = rayon::ThreadPoolBuilder::new().num_threads(inner).build()?;
+                            let pool =
+                                rayon::ThreadPoolBuilder::new().num_threads(inner).build()?;
                             pool.install(|| {
                                 let be = CpuBackend::new();
                                 worker(&be, &plan, &base, &all, args.maps, &next, &done)
@@ -119,7 +124,8 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
                     })
                     .collect();
                 for h in handles {
-                    h.join().map_err(|_| anyhow::anyhow!("a sweep worker panicked"))??;
+                    h.join()
+                        .map_err(|_| anyhow::anyhow!("a sweep worker panicked"))??;
                 }
                 Ok(())
             })?;
@@ -199,11 +205,7 @@ fn stage_maps(
         return Ok(());
     };
     let g = &base.grid;
-    let dir = format!(
-        "cases/{:05}_{}",
-        r.index,
-        sanitize(&r.name)
-    );
+    let dir = format!("cases/{:05}_{}", r.index, sanitize(&r.name));
     for (l, layer) in stack.layers.iter().enumerate() {
         let map = g.layer_map(&t, l);
         let name = format!("{dir}/{l:02}_{}.csv", sanitize(&layer.name));
@@ -280,9 +282,9 @@ fn progress(cases: usize, quiet: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(cases as u64), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} cases  {per_sec}  {elapsed} (eta {eta})",
-    ) {
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} cases  {per_sec}  {elapsed} (eta {eta})")
+    {
         bar.set_style(style);
     }
     bar
