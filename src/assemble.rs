@@ -165,17 +165,12 @@ pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
         a.amb[top + j] += g_top[j];
     }
 
-    // Power: each layer's map split evenly over its z cells.
-    let mut rhs = vec![0.0; n];
+    let rhs = power_rhs(grid, power);
     let mut capacity = vec![0.0; n];
     for (l, zr) in grid.layer_z.iter().enumerate() {
-        let share = 1.0 / zr.len() as f64;
         for z in zr.clone() {
             let vol = area_z * grid.dz[z];
             for j in 0..plane {
-                if let Some(p) = power[l].map_w.get(j) {
-                    rhs[z * plane + j] = p * share;
-                }
                 capacity[z * plane + j] = mats[l].at(j).heat_capacity * vol;
             }
         }
@@ -187,4 +182,23 @@ pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
         g_top,
         g_bottom,
     }
+}
+
+/// The right-hand side (W per cell) of the power maps: each layer's map split
+/// evenly over its z cells. The matrix does not depend on the power, so a
+/// sweep (`thermal::sweep`) reassembles only this per case.
+pub fn power_rhs(grid: &Grid, power: &[LayerPower]) -> Vec<f64> {
+    let plane = grid.plane();
+    let mut rhs = vec![0.0; grid.len()];
+    for (l, zr) in grid.layer_z.iter().enumerate() {
+        let share = 1.0 / zr.len() as f64;
+        for z in zr.clone() {
+            for j in 0..plane {
+                if let Some(p) = power[l].map_w.get(j) {
+                    rhs[z * plane + j] = p * share;
+                }
+            }
+        }
+    }
+    rhs
 }

@@ -9,6 +9,7 @@ mod device;
 mod import;
 mod plan;
 mod solve;
+mod sweep;
 mod topopt;
 mod transient;
 
@@ -30,6 +31,9 @@ enum Command {
     /// Steady-state temperatures of a layer stack: PNG and CSV maps, per-block
     /// results and summary.json under --out.
     Solve(solve::SolveArgs),
+    /// Many power maps on one stack: the stack assembled and preconditioned
+    /// once, each case solved steady; sweep.csv and summary.json under --out.
+    Sweep(sweep::SweepArgs),
     /// Temperatures over time (backward Euler) under constant power or a
     /// power trace: time series, plot, final maps and summary.json under --out.
     Transient(transient::TransientArgs),
@@ -49,6 +53,7 @@ enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Solve(args) => solve::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
         Command::Transient(args) => transient::run(&args),
         Command::Info => {
             print!("{}", device::info_text());

@@ -39,6 +39,8 @@ pub enum Owned {
     /// `topopt`: `density.vti`, `view_[xyz].png`, `design.stl`, `history.csv`,
     /// `summary.json`.
     Topopt,
+    /// `sweep`: `sweep.csv`, `summary.json`, `cases/` (maps with `--maps`).
+    Sweep,
     /// Nothing (benchmark reports: a fixed set of names, overwritten).
     Nothing,
 }
@@ -69,6 +71,7 @@ impl Owned {
                     | "history.csv"
                     | "summary.json"
             ),
+            Owned::Sweep => matches!(name, "sweep.csv" | "summary.json" | "cases"),
             Owned::Nothing => false,
         }
     }

@@ -3,4 +3,5 @@
 
 pub mod steady;
 pub mod summary;
+pub mod sweep;
 pub mod transient;

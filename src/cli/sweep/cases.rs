@@ -1,0 +1,185 @@
+//! The cases of a sweep, read before any work: a directory of power rasters
+//! (one case per `.csv`/`.png` file, sorted by name, each replacing the power
+//! of one layer) or a TOML manifest:
+//!
+//! ```toml
+//! [[case]]
+//! name = "idle"
+//! power.logic_feol = { type = "raster", file = "maps/idle.csv" }
+//! power.memory_feol = { type = "ptrace", file = "mem.ptrace", row = 3 }
+//!
+//! [[case]]
+//! name = "burst"
+//! power.logic_feol = { type = "blocks", blocks = [
+//!     { name = "core0", x = "1 mm", y = "1 mm", width = "2 mm", height = "2 mm", power = 4.0 } ] }
+//! ```
+//!
+//! Each `power.<layer>` has the syntax of a stack layer's `power` (paths
+//! relative to the manifest); layers a case does not name keep the stack's
+//! own power. A manifest that cannot be parsed, or names a layer the stack
+//! lacks, is bad input (exit 2); a case whose map is bad fails on its own.
+
+use cuth::error::InputError;
+use cuth::stack::{PowerSpec, Stack};
+use cuth::thermal::sweep::SweepCase;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    #[serde(default)]
+    case: Vec<CaseEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseEntry {
+    name: String,
+    #[serde(default)]
+    power: BTreeMap<String, PowerSpec>,
+}
+
+/// Reads `path` (a directory or a `.toml` manifest) into cases; `layer`
+/// names the layer a directory's rasters power (default: the first layer
+/// of the stack with power).
+pub fn load_cases(
+    path: &Path,
+    stack: &Stack,
+    layer: Option<&str>,
+) -> Result<Vec<SweepCase>, InputError> {
+    let cases = if path.is_dir() {
+        from_dir(path, stack, layer)?
+    } else {
+        from_manifest(path, stack)?
+    };
+    if cases.is_empty() {
+        return Err(InputError(format!("{}: no cases", path.display())));
+    }
+    Ok(cases)
+}
+
+fn layer_index(stack: &Stack, name: &str, at: &Path) -> Result<usize, InputError> {
+    stack
+        .layers
+        .iter()
+        .position(|l| l.name == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = stack.layers.iter().map(|l| l.name.as_str()).collect();
+            InputError(format!(
+                "{}: no layer `{name}` in the stack (layers: {})",
+                at.display(),
+                names.join(", ")
+            ))
+        })
+}
+
+fn from_dir(dir: &Path, stack: &Stack, layer: Option<&str>) -> Result<Vec<SweepCase>, InputError> {
+    let l = match layer {
+        Some(name) => layer_index(stack, name, dir)?,
+        None => stack
+            .layers
+            .iter()
+            .position(|l| l.power.is_some())
+            .ok_or_else(|| {
+                InputError(format!(
+                    "{}: the stack has no powered layer; name one with --layer",
+                    dir.display()
+                ))
+            })?,
+    };
+    let read = std::fs::read_dir(dir)
+        .map_err(|e| InputError(format!("{}: cannot read: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = read
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            p.is_file() && (ext.eq_ignore_ascii_case("csv") || ext.eq_ignore_ascii_case("png"))
+        })
+        .collect();
+    files.sort();
+    Ok(files
+        .into_iter()
+        .map(|file| SweepCase {
+            name: file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            power: vec![(l, PowerSpec::Raster { file, total: None })],
+        })
+        .collect())
+}
+
+fn from_manifest(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputError> {
+    let text = cuth::input::read_text(path, cuth::input::MAX_TEXT_BYTES)
+        .map_err(|e| InputError(format!("{}: {e}", path.display())))?;
+    let m: Manifest =
+        toml::from_str(&text).map_err(|e| InputError(format!("{}: {e}", path.display())))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut seen = std::collections::HashSet::new();
+    let mut cases = Vec::with_capacity(m.case.len());
+    for (i, c) in m.case.into_iter().enumerate() {
+        if !seen.insert(c.name.clone()) {
+            return Err(InputError(format!(
+                "{}: case[{i}]: the name `{}` is used twice",
+                path.display(),
+                c.name
+            )));
+        }
+        let mut power = Vec::new();
+        for (layer, spec) in c.power {
+            let l = layer_index(stack, &layer, path)?;
+            power.push((l, resolve(base, spec)));
+        }
+        cases.push(SweepCase {
+            name: c.name,
+            power,
+        });
+    }
+    Ok(cases)
+}
+
+/// Paths relative to the manifest's directory.
+fn resolve(base: &Path, spec: PowerSpec) -> PowerSpec {
+    let abs = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
+    match spec {
+        PowerSpec::Raster { file, total } => PowerSpec::Raster {
+            file: abs(file),
+            total,
+        },
+        PowerSpec::Ptrace { file, row } => PowerSpec::Ptrace {
+            file: abs(file),
+            row,
+        },
+        other => other,
+    }
+}
+
+/// `I/N` for `--shard` (0 ≤ I < N).
+pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`{s}` is not I/N with 0 <= I < N (e.g. 0/4)");
+    let (a, b) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n) = (
+        a.trim().parse::<usize>().map_err(|_| bad())?,
+        b.trim().parse::<usize>().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_shard;
+
+    #[test]
+    fn shard_values() {
+        assert_eq!(parse_shard("0/4"), Ok((0, 4)));
+        assert_eq!(parse_shard("3/4"), Ok((3, 4)));
+        assert!(parse_shard("4/4").is_err());
+        assert!(parse_shard("1/0").is_err());
+        assert!(parse_shard("1").is_err());
+    }
+}

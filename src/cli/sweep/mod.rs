@@ -1,0 +1,293 @@
+//! `cuth sweep STACK CASES`: many power maps on one stack (issue 16). The
+//! stack is read and assembled once; each worker uploads the matrix and
+//! builds the preconditioner once and solves its cases back to back
+//! (`thermal::sweep`). On the CPU `--jobs` workers run cases in parallel,
+//! each solve on `threads / jobs` threads. `--shard I/N` keeps every N-th
+//! case from I; `cuth sweep --merge A.csv B.csv --out DIR` joins shard tables.
+
+mod cases;
+mod table;
+
+use super::common::RunArgs;
+use super::plan::{Device, RunPlan, Typed};
+use anyhow::Context;
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
+use cuth::error::InputError;
+use cuth::output::{Owned, Transaction};
+use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Stack file (TOML).
+    #[arg(required_unless_present = "merge")]
+    pub stack: Option<PathBuf>,
+    /// A directory of power rasters (one case per .csv/.png) or a TOML manifest.
+    #[arg(required_unless_present = "merge")]
+    pub cases: Option<PathBuf>,
+    /// Join these shard tables (sweep.csv of `--shard` runs) into --out.
+    #[arg(long, num_args = 1.., value_name = "CSV", conflicts_with_all = ["stack", "cases"])]
+    pub merge: Vec<PathBuf>,
+    /// Output directory [default: out/<stack name>-sweep, out/sweep-merged].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Relative residual to stop each case at [default: 1e-8, as `solve`].
+    #[arg(long)]
+    pub rtol: Option<f64>,
+    /// Solve only cases I, I+N, I+2N, ... (0-based).
+    #[arg(long, value_parser = cases::parse_shard, value_name = "I/N")]
+    pub shard: Option<(usize, usize)>,
+    /// Also write each case's per-layer temperature maps (CSV, K) under cases/.
+    #[arg(long)]
+    pub maps: bool,
+    /// The layer a directory's rasters power [default: the first powered layer].
+    #[arg(long, value_name = "NAME")]
+    pub layer: Option<String>,
+    /// Cases solved at once on the CPU, each solve on threads/jobs threads
+    /// [default: 1; on 2 cores 1 and 2 measured equal within noise, BENCHMARKS.md].
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
+    if !args.merge.is_empty() {
+        return merge(args);
+    }
+    let t0 = Instant::now();
+    let (stack_path, cases_path) = match (&args.stack, &args.cases) {
+        (Some(s), Some(c)) => (s, c),
+        _ => return Err(InputError("sweep needs STACK and CASES, or --merge".into()).into()),
+    };
+    let plan = RunPlan::resolve(
+        &args.run,
+        Typed {
+            stack: stack_path,
+            rtol: args.rtol,
+            precision: None,
+            out: args.out.clone(),
+            default_out: default_out(stack_path),
+            save_state: None,
+        },
+    )?;
+    let stack = &plan.stack;
+    let all = cases::load_cases(cases_path, stack, args.layer.as_deref())?;
+    let (shard_i, shard_n) = args.shard.unwrap_or((0, 1));
+    let mine: Vec<usize> = (shard_i..all.len()).step_by(shard_n).collect();
+    let base = SweepBase::new(stack)?;
+    let setup_s = t0.elapsed().as_secs_f64();
+
+    let txn = Mutex::new(
+        Transaction::begin(&plan.out.dir, Owned::Sweep)
+            .with_context(|| format!("writing results under {}", plan.out.dir.display()))?,
+    );
+    let bar = progress(mine.len(), plan.quiet || plan.json);
+    let results = Mutex::new(Vec::with_capacity(mine.len()));
+    let map_err = Mutex::new(None::<anyhow::Error>);
+    let cursor = AtomicUsize::new(0);
+    let next = || mine.get(cursor.fetch_add(1, Ordering::Relaxed)).copied();
+    let done = |mut r: CaseResult| {
+        if args.maps {
+            if let Err(e) = stage_maps(&txn.lock().unwrap(), stack, &base, &mut r) {
+                map_err.lock().unwrap().get_or_insert(e);
+            }
+        }
+        bar.inc(1);
+        results.lock().unwrap().push(r);
+    };
+    let t_solve = Instant::now();
+    let jobs = args.jobs.unwrap_or(1).clamp(1, mine.len().max(1));
+    let device = match plan.device {
+        Device::Cpu => {
+            let threads = rayon::current_num_threads();
+            let inner = (threads / jobs).max(1);
+            std::thread::scope(|s| -> anyhow::Result<()> {
+                let handles: Vec<_> = (0..jobs)
+                    .map(|_| {
+                        s.spawn(|| -> anyhow::Result<()> {
+                            let pool =
+                                rayon::ThreadPoolBuilder::new().num_threads(inner).build()?;
+                            pool.install(|| {
+                                let be = CpuBackend::new();
+                                worker(&be, &plan, &base, &all, args.maps, &next, &done)
+                            })
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join()
+                        .map_err(|_| anyhow::anyhow!("a sweep worker panicked"))??;
+                }
+                Ok(())
+            })?;
+            format!("cpu ({jobs} job(s) x {inner} thread(s))")
+        }
+        Device::Cuda(n) => {
+            let be = CudaBackend::new(n)?;
+            worker(&be, &plan, &base, &all, args.maps, &next, &done)?;
+            format!("cuda:{n}")
+        }
+    };
+    bar.finish_and_clear();
+    let solve_s = t_solve.elapsed().as_secs_f64();
+    if let Some(e) = map_err.into_inner().unwrap() {
+        return Err(e);
+    }
+    let results = results.into_inner().unwrap();
+    let table = table::from_results(stack, &results);
+    let mut summary = table::summary_counts(&table);
+    let extra = serde_json::json!({
+        "cuth_version": env!("CARGO_PKG_VERSION"),
+        "stack": stack.source.display().to_string(),
+        "cases_source": cases_path.display().to_string(),
+        "cases_total": all.len(),
+        "shard": [shard_i, shard_n],
+        "grid": {"nx": base.grid.nx, "ny": base.grid.ny, "nz": base.grid.nz},
+        "device": device,
+        "precond": plan.solver.precond.name(),
+        "rtol": plan.solver.rtol,
+        "setup_s": setup_s,
+        "solve_s": solve_s,
+        "cases_per_s": mine.len() as f64 / solve_s.max(1e-9),
+    });
+    if let (Some(s), Some(e)) = (summary.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    let txn = txn.into_inner().unwrap();
+    table::stage(&txn, &table, &summary)?;
+    txn.commit()
+        .with_context(|| format!("writing results under {}", plan.out.dir.display()))?;
+    report(&summary, &plan.out.dir, plan.quiet, plan.json)?;
+    finish(&table)
+}
+
+fn worker<B: ChebyshevBackend + 'static>(
+    be: &B,
+    plan: &RunPlan,
+    base: &SweepBase,
+    cases: &[SweepCase],
+    maps: bool,
+    next: &(dyn Fn() -> Option<usize> + Sync),
+    done: &(dyn Fn(CaseResult) + Sync),
+) -> anyhow::Result<()> {
+    Ok(run_worker(
+        be,
+        &plan.stack,
+        base,
+        &plan.solver,
+        cases,
+        maps,
+        next,
+        done,
+    )?)
+}
+
+/// `cases/<index>_<name>/NN_<layer>.csv` (K), then drops the field.
+fn stage_maps(
+    txn: &Transaction,
+    stack: &cuth::stack::Stack,
+    base: &SweepBase,
+    r: &mut CaseResult,
+) -> anyhow::Result<()> {
+    let Ok(stats) = &mut r.outcome else {
+        return Ok(());
+    };
+    let Some((t, _)) = stats.field.take() else {
+        return Ok(());
+    };
+    let g = &base.grid;
+    let dir = format!("cases/{:05}_{}", r.index, sanitize(&r.name));
+    for (l, layer) in stack.layers.iter().enumerate() {
+        let map = g.layer_map(&t, l);
+        let name = format!("{dir}/{l:02}_{}.csv", sanitize(&layer.name));
+        txn.write(
+            Path::new(&name),
+            cuth::output::csv::layer_csv(&map, g.nx, g.ny).as_bytes(),
+        )?;
+    }
+    Ok(())
+}
+
+/// A name safe as a file name: letters, digits, `-`, `_`, `.`; others `_`.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn merge(args: &SweepArgs) -> anyhow::Result<()> {
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join("sweep-merged"));
+    cuth::output::transaction::check_dir_target(&dir)
+        .map_err(|e| InputError(format!("--out: {e}")))?;
+    let table = table::merge(&args.merge)?;
+    let mut summary = table::summary_counts(&table);
+    if let Some(s) = summary.as_object_mut() {
+        let files: Vec<String> = args.merge.iter().map(|p| p.display().to_string()).collect();
+        s.insert("merged_from".into(), files.into());
+    }
+    let txn = Transaction::begin(&dir, Owned::Sweep)?;
+    table::stage(&txn, &table, &summary)?;
+    txn.commit()
+        .with_context(|| format!("writing results under {}", dir.display()))?;
+    report(&summary, &dir, args.run.quiet, args.run.json)?;
+    finish(&table)
+}
+
+fn report(summary: &serde_json::Value, dir: &Path, quiet: bool, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(summary)?);
+    } else if !quiet {
+        let rate = summary["cases_per_s"]
+            .as_f64()
+            .map(|r| format!(", {r:.1} cases/s"))
+            .unwrap_or_default();
+        println!(
+            "{} cases: {} solved, {} failed{rate}",
+            summary["cases"], summary["solved"], summary["failed"]
+        );
+        println!("results: {}", dir.display());
+    }
+    Ok(())
+}
+
+/// Exit 1 when any case failed (the table is written first).
+fn finish(t: &table::Table) -> anyhow::Result<()> {
+    match t.failed() {
+        0 => Ok(()),
+        n => anyhow::bail!("{n} of {} cases failed (see sweep.csv)", t.rows.len()),
+    }
+}
+
+/// Cases done, cases/s and ETA on stderr; hidden with --quiet or off a terminal.
+fn progress(cases: usize, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(cases as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} cases  {per_sec}  {elapsed} (eta {eta})")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn default_out(stack: &Path) -> PathBuf {
+    let stem = stack.file_stem().map(|s| s.to_string_lossy().into_owned());
+    Path::new("out").join(format!("{}-sweep", stem.unwrap_or_else(|| "cuth".into())))
+}

@@ -1,0 +1,215 @@
+//! Sweeps: many power maps on one stack (issue 16). The matrix depends only
+//! on the stack's geometry and materials, so a worker assembles and uploads it
+//! once, builds the preconditioner once, and then per case only rasterizes
+//! the case's power, forms the right-hand side, uploads it and runs PCG from
+//! zero (the same arithmetic as `cuth solve`, so each case equals its own
+//! solve to rounding). A case whose power cannot be read, or whose solve does
+//! not converge, is reported with its reason; the others go on.
+
+use super::steady::SteadyOptions;
+use crate::assemble::{assemble, power_rhs, System};
+use crate::backend::ChebyshevBackend;
+use crate::grid::Grid;
+use crate::linalg::{
+    build_thermal_precond, pcg_with, true_relative_residual, CgInfo, Offset, PcgWork,
+    QuadDiagOperator, Stop,
+};
+use crate::output::blocks::layer_block_stats;
+use crate::power::{layer_power, LayerPower};
+use crate::stack::{PowerSpec, Stack};
+
+/// One case: the power of some layers (by index) replaced; every other layer
+/// keeps the stack's own power.
+#[derive(Clone, Debug)]
+pub struct SweepCase {
+    pub name: String,
+    pub power: Vec<(usize, PowerSpec)>,
+}
+
+/// What a solved case reports.
+#[derive(Clone, Debug)]
+pub struct CaseStats {
+    pub iterations: usize,
+    /// ‖b − A x‖/‖b‖ recomputed after the solve.
+    pub true_residual: f64,
+    /// Total power in, W.
+    pub power_w: f64,
+    /// Per layer of the stack: (max, mean) temperature, K.
+    pub layers: Vec<(f64, f64)>,
+    /// Per block (`layer.block`): max temperature, K (None: outside the grid).
+    pub blocks: Vec<(String, Option<f64>)>,
+    /// The field and the power maps, only when asked (`keep_fields`).
+    pub field: Option<(Vec<f64>, Vec<LayerPower>)>,
+}
+
+/// A case's index in the sweep, its name and its result or failure reason.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    pub index: usize,
+    pub name: String,
+    pub outcome: Result<CaseStats, String>,
+}
+
+/// What every worker shares: the grid, the assembled system (its right-hand
+/// side that of the stack's own power) and the stack's own power per layer.
+pub struct SweepBase {
+    pub grid: Grid,
+    pub sys: System,
+    pub power: Vec<LayerPower>,
+}
+
+impl SweepBase {
+    /// Rasterizes the stack's own power and assembles the matrix, once.
+    pub fn new(stack: &Stack) -> Result<SweepBase, crate::power::PowerError> {
+        let grid = Grid::from_stack(stack);
+        let power = (0..stack.layers.len())
+            .map(|l| layer_power(stack, &grid, l))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sys = assemble(stack, &grid, &power);
+        Ok(SweepBase { grid, sys, power })
+    }
+}
+
+/// One worker: uploads the matrix and builds the preconditioner on `be`,
+/// then solves the cases `next()` hands out until it returns `None`, handing
+/// each result to `done`. Fails only when the set-up fails (the device);
+/// a case's own failure goes into its result.
+#[allow(clippy::too_many_arguments)]
+pub fn run_worker<B: ChebyshevBackend + 'static>(
+    be: &B,
+    stack: &Stack,
+    base: &SweepBase,
+    opts: &SteadyOptions,
+    cases: &[SweepCase],
+    keep_fields: bool,
+    next: &(dyn Fn() -> Option<usize> + Sync),
+    done: &(dyn Fn(CaseResult) + Sync),
+) -> Result<(), super::steady::SteadyError> {
+    let n = base.grid.len();
+    be.check_capacity(n)?;
+    be.prepare_quad_diag()?;
+    let a = be.upload_matrix(&base.sys.a)?;
+    let mut op = QuadDiagOperator::new(be, &a, n);
+    let mut m = build_thermal_precond(opts.precond, be, &mut op, &base.sys.a, &opts.precond_opts)?;
+    let mut work = PcgWork::new(be, n)?;
+    let mut x = be.zeros(n)?;
+    let zero = be.zeros(n)?;
+    let mut own = stack.clone();
+    while let Some(i) = next() {
+        let case = &cases[i];
+        let power = match case_power(&mut own, stack, base, case) {
+            Ok(p) => p,
+            Err(e) => {
+                done(failed(i, case, e));
+                continue;
+            }
+        };
+        let rhs = power_rhs(&base.grid, &power);
+        let offset = Offset::new(&base.sys.a, &rhs);
+        let solved = (|| -> Result<CaseStats, String> {
+            let b = be.upload(&offset.rhs).map_err(|e| e.to_string())?;
+            be.copy(&zero, &mut x).map_err(|e| e.to_string())?;
+            let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
+            let mut info = CgInfo::default();
+            pcg_with(
+                be,
+                &mut op,
+                m.as_mut(),
+                &b,
+                &mut x,
+                &mut work,
+                &params,
+                &mut info,
+            )
+            .map_err(|e| e.to_string())?;
+            let true_res = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)
+                .map_err(|e| e.to_string())?;
+            let mut theta = be.download(&x).map_err(|e| e.to_string())?;
+            offset.restore(&mut theta);
+            let t: Vec<f64> = theta.iter().map(|v| v + stack.ambient_k).collect();
+            Ok(stats(
+                stack,
+                &base.grid,
+                t,
+                power,
+                &info,
+                true_res,
+                keep_fields,
+            ))
+        })();
+        done(CaseResult {
+            index: i,
+            name: case.name.clone(),
+            outcome: solved,
+        });
+    }
+    Ok(())
+}
+
+fn failed(i: usize, case: &SweepCase, reason: String) -> CaseResult {
+    CaseResult {
+        index: i,
+        name: case.name.clone(),
+        outcome: Err(reason),
+    }
+}
+
+/// The case's power per layer: the stack's own where the case names none.
+/// `own` is a scratch copy of `stack` whose overridden layers are restored.
+fn case_power(
+    own: &mut Stack,
+    stack: &Stack,
+    base: &SweepBase,
+    case: &SweepCase,
+) -> Result<Vec<LayerPower>, String> {
+    let mut power = base.power.clone();
+    for (l, spec) in &case.power {
+        own.layers[*l].power = Some(spec.clone());
+        let p = layer_power(own, &base.grid, *l);
+        own.layers[*l].power = stack.layers[*l].power.clone();
+        power[*l] = p.map_err(|e| e.to_string())?;
+        let bad = power[*l].map_w.iter().any(|v| !v.is_finite() || *v < 0.0);
+        if bad {
+            return Err(format!(
+                "layer {}: the power map has negative or non-finite values",
+                stack.layers[*l].name
+            ));
+        }
+    }
+    Ok(power)
+}
+
+fn stats(
+    stack: &Stack,
+    grid: &Grid,
+    t: Vec<f64>,
+    power: Vec<LayerPower>,
+    info: &CgInfo,
+    true_residual: f64,
+    keep_fields: bool,
+) -> CaseStats {
+    let plane = grid.plane();
+    let mut layers = Vec::with_capacity(stack.layers.len());
+    let mut blocks = Vec::new();
+    for (l, layer) in stack.layers.iter().enumerate() {
+        let zr = &grid.layer_z[l];
+        let cells = &t[zr.start * plane..zr.end * plane];
+        let max = cells.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let avg = cells.iter().sum::<f64>() / cells.len() as f64;
+        layers.push((max, avg));
+        if !power[l].blocks.is_empty() {
+            let map_k = grid.layer_map(&t, l);
+            for s in layer_block_stats(&layer.name, &map_k, &power[l].blocks, grid) {
+                blocks.push((format!("{}.{}", s.layer, s.block), s.temp.map(|t| t.max_k)));
+            }
+        }
+    }
+    CaseStats {
+        iterations: info.iterations,
+        true_residual,
+        power_w: power.iter().map(|p| p.map_w.iter().sum::<f64>()).sum(),
+        layers,
+        blocks,
+        field: keep_fields.then_some((t, power)),
+    }
+}
