@@ -56,8 +56,9 @@ pub struct TopoptArgs {
     /// residual correction (`mixed`, alias `f32`).
     #[arg(long, value_enum, default_value_t = RefineMode::Mixed)]
     pub precision: RefineMode,
-    /// Preconditioner of the elastic PCG: Jacobi, or Jacobi-scaled Chebyshev
-    /// (degree 6, λmax by Lanczos on each design's operator); not mg.
+    /// Preconditioner of the elastic PCG: Jacobi, Jacobi-scaled Chebyshev
+    /// (degree 6, λmax by Lanczos on each design's operator), or mg (a
+    /// geometric multigrid V-cycle, `topopt::mg`).
     #[arg(long, value_enum, default_value_t = PrecondKind::Jacobi)]
     pub precond: PrecondKind,
     /// Relative true residual ‖f − Ku‖/‖f‖ each solve must reach.
@@ -114,13 +115,6 @@ pub fn resolve_problem(args: &TopoptArgs) -> anyhow::Result<Problem> {
 }
 
 fn check_args(args: &TopoptArgs) -> Result<(), UsageError> {
-    if args.precond == PrecondKind::Multigrid {
-        return Err(UsageError(
-            "--precond mg needs the thermal Quad-Diag matrix; topopt takes jacobi, \
-             chebyshev or none"
-                .into(),
-        ));
-    }
     if args.iterations == 0 {
         return Err(UsageError("--iterations must be at least 1".into()));
     }
@@ -287,6 +281,14 @@ fn summary(
         "cg": {
             "precision": args.precision,
             "precond": args.precond,
+            // The levels mg builds (finest first), from the mesh alone.
+            "mg_levels": (args.precond == PrecondKind::Multigrid).then(|| {
+                cuth::topopt::mg::plan(p.mesh, cuth::topopt::mg::MAX_LEVELS)
+                    .iter()
+                    .map(|(m, size)| json!({"nelx": m.nelx, "nely": m.nely, "nelz": m.nelz,
+                        "element_size": size}))
+                    .collect::<Vec<_>>()
+            }),
             "rtol": args.rtol,
             "max_iter_per_solve": args.cg_max_iter,
             "total_iterations": o.cg_iterations,

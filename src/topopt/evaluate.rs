@@ -11,6 +11,7 @@
 use super::backend::{ElasticBackend, OperatorKind};
 use super::element::hex8_stiffness;
 use super::filter::DensityFilter;
+use super::mg::ElasticMg;
 use super::operator::ElasticOperator;
 use super::problem::{Passive, Problem, E0, E_MIN};
 use super::projection;
@@ -19,6 +20,7 @@ use crate::linalg::{
     build_precond, refine, CgInfo, CgParams, PrecondKind, PrecondOptions, RefineMode, RefineWork,
     SolveError, Stop,
 };
+use crate::linalg::precond::Preconditioner;
 use rayon::prelude::*;
 
 /// How each elastic solve runs (`cuth topopt --precision --precond --rtol
@@ -277,8 +279,15 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             source,
         };
         let opts = &self.solve;
-        let mut m = build_precond(opts.precond, be, &mut self.op, None, &opts.precond_opts)
-            .map_err(failed)?;
+        let mut m: Box<dyn Preconditioner<B>> = match opts.precond {
+            PrecondKind::Multigrid => {
+                let p = self.problem;
+                let mg = ElasticMg::new(be, &mut self.op, p.mesh, &e, &p.fixed, p.nu);
+                Box::new(mg.map_err(failed)?)
+            }
+            kind => build_precond(kind, be, &mut self.op, None, &opts.precond_opts)
+                .map_err(failed)?,
+        };
         let mut info = CgInfo::default();
         let solved = refine(
             be,
