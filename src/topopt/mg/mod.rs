@@ -22,7 +22,7 @@
 
 pub mod transfer;
 
-pub use transfer::{plan, Transfer, COARSEST_DOFS};
+pub use transfer::{plan, plan_to, Transfer, COARSEST_DOFS};
 
 use super::backend::{ElasticBackend, OperatorKind};
 use super::element::hex8_box_stiffness;

@@ -37,10 +37,15 @@ pub struct Transfer {
 /// Element edge lengths of each level (mesh units of the finest) and the
 /// fine → coarse factors of each step.
 pub fn plan(mesh: Mesh, max_levels: usize) -> Vec<(Mesh, [f64; 3])> {
+    plan_to(mesh, max_levels, COARSEST_DOFS)
+}
+
+/// [`plan`] stopping at or below `coarsest_dofs` (tests use tiny meshes).
+pub fn plan_to(mesh: Mesh, max_levels: usize, coarsest_dofs: usize) -> Vec<(Mesh, [f64; 3])> {
     let mut out = vec![(mesh, [1.0; 3])];
     while out.len() < max_levels.max(1) {
         let (m, size) = out[out.len() - 1];
-        if m.dofs() <= COARSEST_DOFS {
+        if m.dofs() <= coarsest_dofs {
             break;
         }
         let n = [m.nelx, m.nely, m.nelz];
