@@ -32,7 +32,9 @@ fn dense(mesh: Mesh, ke: &cuth::topopt::ElementMatrix, e: &[f64], fixed: &[bool]
         cols.push(y);
     }
     // cols[j][i] = K[i][j]; K symmetric up to the fixed rows checked below.
-    (0..n).map(|i| (0..n).map(|j| cols[j][i]).collect()).collect()
+    (0..n)
+        .map(|i| (0..n).map(|j| cols[j][i]).collect())
+        .collect()
 }
 
 /// PᵀKP with P built column by column from the transfer, identity on the
@@ -50,7 +52,11 @@ fn galerkin(t: &Transfer, kf: &[Vec<f64>]) -> Vec<Vec<f64>> {
         .collect(); // p[j] = column j of P
     let kp: Vec<Vec<f64>> = p
         .iter()
-        .map(|col| (0..nf).map(|i| (0..nf).map(|k| kf[i][k] * col[k]).sum()).collect())
+        .map(|col| {
+            (0..nf)
+                .map(|i| (0..nf).map(|k| kf[i][k] * col[k]).sum())
+                .collect()
+        })
         .collect(); // kp[j] = K P e_j
     (0..nc)
         .map(|i| {
@@ -179,9 +185,24 @@ fn options(rtol: f64, precond: PrecondKind, mode: RefineMode) -> SolveOptions {
 fn mg_and_jacobi_give_the_same_compliance() {
     let be = CpuBackend::new();
     let p = shear_cantilever(24);
-    let (cj, ij) = uniform_compliance(&be, &p, 0.5, &options(1e-10, PrecondKind::Jacobi, RefineMode::F64)).unwrap();
-    let (cm, im) = uniform_compliance(&be, &p, 0.5, &options(1e-10, PrecondKind::Multigrid, RefineMode::F64)).unwrap();
-    println!("jacobi {cj} ({} its), mg {cm} ({} its)", ij.iterations, im.iterations);
+    let (cj, ij) = uniform_compliance(
+        &be,
+        &p,
+        0.5,
+        &options(1e-10, PrecondKind::Jacobi, RefineMode::F64),
+    )
+    .unwrap();
+    let (cm, im) = uniform_compliance(
+        &be,
+        &p,
+        0.5,
+        &options(1e-10, PrecondKind::Multigrid, RefineMode::F64),
+    )
+    .unwrap();
+    println!(
+        "jacobi {cj} ({} its), mg {cm} ({} its)",
+        ij.iterations, im.iterations
+    );
     assert!(((cm - cj) / cj).abs() < 1e-6, "{cm} vs {cj}");
     assert!(im.iterations * 5 < ij.iterations);
 }
@@ -195,7 +216,11 @@ fn mg_iterations_stay_flat_under_refinement() {
             let p = shear_cantilever(n);
             let o = options(1e-6, PrecondKind::Multigrid, RefineMode::Mixed);
             let (_, info) = uniform_compliance(&be, &p, 0.5, &o).unwrap();
-            println!("nelx {n} ({} elements): {} CG iterations", p.mesh.elements(), info.iterations);
+            println!(
+                "nelx {n} ({} elements): {} CG iterations",
+                p.mesh.elements(),
+                info.iterations
+            );
             info.iterations
         })
         .collect();

@@ -64,6 +64,9 @@ pub struct TopoptArgs {
     /// Relative true residual ‖f − Ku‖/‖f‖ each solve must reach.
     #[arg(long, default_value_t = 1e-5)]
     pub rtol: f64,
+    /// mg: relative residual of the coarsest level's inner Jacobi-PCG.
+    #[arg(long, default_value_t = cuth::topopt::mg::COARSE_RTOL)]
+    pub mg_coarse_rtol: f64,
     /// CG iteration cap per solve; hitting it is reported, not fatal.
     #[arg(long, default_value_t = 1000)]
     pub cg_max_iter: usize,
@@ -115,6 +118,12 @@ pub fn resolve_problem(args: &TopoptArgs) -> anyhow::Result<Problem> {
 }
 
 fn check_args(args: &TopoptArgs) -> Result<(), UsageError> {
+    if !(args.mg_coarse_rtol > 0.0 && args.mg_coarse_rtol < 1.0) {
+        return Err(UsageError(format!(
+            "--mg-coarse-rtol must be in (0, 1), got {}",
+            args.mg_coarse_rtol
+        )));
+    }
     if args.iterations == 0 {
         return Err(UsageError("--iterations must be at least 1".into()));
     }
@@ -214,6 +223,7 @@ fn run_on<B: ElasticBackend>(
             mode: args.precision,
             precond: args.precond,
             precond_opts: PrecondOptions::default(),
+            mg_coarse_rtol: args.mg_coarse_rtol,
         },
         schedule: Schedule::standard(problem.penal, problem.rmin),
     };

@@ -73,7 +73,12 @@ impl CudaBackend {
     ) -> Result<(), BackendError> {
         let (nx, ny, threads, name) = match restrict {
             true => (t.fine_dofs, t.coarse_dofs, t.coarse_nodes, "topmg_restrict"),
-            false => (t.coarse_dofs, t.fine_dofs, t.fine_nodes, "topmg_prolong_add"),
+            false => (
+                t.coarse_dofs,
+                t.fine_dofs,
+                t.fine_nodes,
+                "topmg_prolong_add",
+            ),
         };
         same_len(nx, x.len())?;
         same_len(ny, y.len())?;

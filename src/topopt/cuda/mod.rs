@@ -397,6 +397,8 @@ mod tests {
     #[test]
     fn every_entry_point_is_in_its_source() {
         assert!(super::TOPOPT.missing_entry_points(|_| None).is_empty());
-        assert!(super::mg::TOPOPT_MG.missing_entry_points(|_| None).is_empty());
+        assert!(super::mg::TOPOPT_MG
+            .missing_entry_points(|_| None)
+            .is_empty());
     }
 }

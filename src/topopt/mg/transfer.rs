@@ -50,8 +50,9 @@ pub fn plan_to(mesh: Mesh, max_levels: usize, coarsest_dofs: usize) -> Vec<(Mesh
         }
         let n = [m.nelx, m.nely, m.nelz];
         let min = size.iter().cloned().fold(f64::INFINITY, f64::min);
-        let halve: [bool; 3] =
-            std::array::from_fn(|d| n[d] % 2 == 0 && n[d] >= 2 && 2.0 * size[d] <= MAX_ASPECT * min);
+        let halve: [bool; 3] = std::array::from_fn(|d| {
+            n[d] % 2 == 0 && n[d] >= 2 && 2.0 * size[d] <= MAX_ASPECT * min
+        });
         // Keep the aspect bound for the result too (min may grow).
         if !halve.iter().any(|&h| h) {
             break;
@@ -213,7 +214,10 @@ mod tests {
         assert_eq!(dims[1], [100, 50, 25]);
         assert_eq!(dims[2], [50, 25, 25]);
         for (_, s) in &p {
-            let (lo, hi) = (s.iter().cloned().fold(9e9, f64::min), s.iter().cloned().fold(0.0, f64::max));
+            let (lo, hi) = (
+                s.iter().cloned().fold(9e9, f64::min),
+                s.iter().cloned().fold(0.0, f64::max),
+            );
             assert!(hi / lo <= MAX_ASPECT);
         }
         // Odd everywhere: one level, no crash.
@@ -226,7 +230,9 @@ mod tests {
         let coarse = Mesh::new(2, 1, 3);
         let fixed: Vec<bool> = (0..fine.dofs()).map(|d| d % 7 == 0).collect();
         let t = Transfer::new(fine, coarse, &fixed);
-        let xc: Vec<f64> = (0..coarse.dofs()).map(|i| (i as f64 * 0.37).sin()).collect();
+        let xc: Vec<f64> = (0..coarse.dofs())
+            .map(|i| (i as f64 * 0.37).sin())
+            .collect();
         let rf: Vec<f64> = (0..fine.dofs()).map(|i| (i as f64 * 0.91).cos()).collect();
         let mut pxc = vec![0.0; fine.dofs()];
         t.prolong_add(&xc, &mut pxc);
