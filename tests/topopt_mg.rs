@@ -126,9 +126,9 @@ fn rediscretised_coarse_operator_is_spd_and_matches_galerkin_at_uniform_density(
     println!("uniform density: max |PᵀKP − K_c| / max|K_c| = {uniform:.2e}");
     assert!(uniform < 1e-12);
     assert!(cholesky_ok(&r) && cholesky_ok(&g));
-    for i in 0..r.len() {
-        for j in 0..r.len() {
-            assert!((r[i][j] - r[j][i]).abs() < 1e-13);
+    for (i, row) in r.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            assert!((v - r[j][i]).abs() < 1e-13);
         }
     }
     // High-contrast density: mean moduli are not the Galerkin operator (it

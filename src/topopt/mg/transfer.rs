@@ -51,7 +51,7 @@ pub fn plan_to(mesh: Mesh, max_levels: usize, coarsest_dofs: usize) -> Vec<(Mesh
         let n = [m.nelx, m.nely, m.nelz];
         let min = size.iter().cloned().fold(f64::INFINITY, f64::min);
         let halve: [bool; 3] = std::array::from_fn(|d| {
-            n[d] % 2 == 0 && n[d] >= 2 && 2.0 * size[d] <= MAX_ASPECT * min
+            n[d].is_multiple_of(2) && n[d] >= 2 && 2.0 * size[d] <= MAX_ASPECT * min
         });
         // Keep the aspect bound for the result too (min may grow).
         if !halve.iter().any(|&h| h) {
@@ -66,7 +66,7 @@ pub fn plan_to(mesh: Mesh, max_levels: usize, coarsest_dofs: usize) -> Vec<(Mesh
 
 /// (coarse index, weight) pairs of fine node index `i` along a direction.
 fn up(i: usize, f: usize) -> ([(usize, f64); 2], usize) {
-    if f == 1 || i % 2 == 0 {
+    if f == 1 || i.is_multiple_of(2) {
         ([(i / f, 1.0), (0, 0.0)], 1)
     } else {
         ([((i - 1) / 2, 0.5), (i.div_ceil(2), 0.5)], 2)
