@@ -56,13 +56,17 @@ pub struct TopoptArgs {
     /// residual correction (`mixed`, alias `f32`).
     #[arg(long, value_enum, default_value_t = RefineMode::Mixed)]
     pub precision: RefineMode,
-    /// Preconditioner of the elastic PCG: Jacobi, or Jacobi-scaled Chebyshev
-    /// (degree 6, λmax by Lanczos on each design's operator); not mg.
+    /// Preconditioner of the elastic PCG: Jacobi, Jacobi-scaled Chebyshev
+    /// (degree 6, λmax by Lanczos on each design's operator), or mg (a
+    /// geometric multigrid V-cycle, `topopt::mg`).
     #[arg(long, value_enum, default_value_t = PrecondKind::Jacobi)]
     pub precond: PrecondKind,
     /// Relative true residual ‖f − Ku‖/‖f‖ each solve must reach.
     #[arg(long, default_value_t = 1e-5)]
     pub rtol: f64,
+    /// mg: relative residual of the coarsest level's inner Jacobi-PCG.
+    #[arg(long, default_value_t = cuth::topopt::mg::COARSE_RTOL)]
+    pub mg_coarse_rtol: f64,
     /// CG iteration cap per solve; hitting it is reported, not fatal.
     #[arg(long, default_value_t = 1000)]
     pub cg_max_iter: usize,
@@ -114,12 +118,11 @@ pub fn resolve_problem(args: &TopoptArgs) -> anyhow::Result<Problem> {
 }
 
 fn check_args(args: &TopoptArgs) -> Result<(), UsageError> {
-    if args.precond == PrecondKind::Multigrid {
-        return Err(UsageError(
-            "--precond mg needs the thermal Quad-Diag matrix; topopt takes jacobi, \
-             chebyshev or none"
-                .into(),
-        ));
+    if !(args.mg_coarse_rtol > 0.0 && args.mg_coarse_rtol < 1.0) {
+        return Err(UsageError(format!(
+            "--mg-coarse-rtol must be in (0, 1), got {}",
+            args.mg_coarse_rtol
+        )));
     }
     if args.iterations == 0 {
         return Err(UsageError("--iterations must be at least 1".into()));
@@ -220,6 +223,7 @@ fn run_on<B: ElasticBackend>(
             mode: args.precision,
             precond: args.precond,
             precond_opts: PrecondOptions::default(),
+            mg_coarse_rtol: args.mg_coarse_rtol,
         },
         schedule: Schedule::standard(problem.penal, problem.rmin),
     };
@@ -287,6 +291,14 @@ fn summary(
         "cg": {
             "precision": args.precision,
             "precond": args.precond,
+            // The levels mg builds (finest first), from the mesh alone.
+            "mg_levels": (args.precond == PrecondKind::Multigrid).then(|| {
+                cuth::topopt::mg::plan(p.mesh, cuth::topopt::mg::MAX_LEVELS)
+                    .iter()
+                    .map(|(m, size)| json!({"nelx": m.nelx, "nely": m.nely, "nelz": m.nelz,
+                        "element_size": size}))
+                    .collect::<Vec<_>>()
+            }),
             "rtol": args.rtol,
             "max_iter_per_solve": args.cg_max_iter,
             "total_iterations": o.cg_iterations,

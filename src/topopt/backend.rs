@@ -11,6 +11,7 @@
 
 use super::element::ElementMatrix;
 use super::mesh::Mesh;
+use super::mg::Transfer;
 use crate::backend::BackendError;
 use crate::linalg::precond::chebyshev::ChebyshevLevels;
 
@@ -139,6 +140,28 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
         &self,
         op: &mut Self::Elastic,
         diag: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    /// A multigrid transfer ([`Transfer`]) where the operator lives.
+    type ElasticTransfer;
+
+    /// Uploads the transfer `t` (its fixed masks and dimensions).
+    fn elastic_transfer_new(&self, t: &Transfer) -> Result<Self::ElasticTransfer, BackendError>;
+
+    /// rc = Pᵀ rf (fine residual to the coarse right-hand side).
+    fn elastic_restrict(
+        &self,
+        t: &Self::ElasticTransfer,
+        rf: &Self::Vector,
+        rc: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    /// xf += P xc (coarse correction added to the fine iterate).
+    fn elastic_prolong_add(
+        &self,
+        t: &Self::ElasticTransfer,
+        xc: &Self::Vector,
+        xf: &mut Self::Vector,
     ) -> Result<(), BackendError>;
 
     /// Element strain energies with the unit modulus, cₑ = uₑᵀ Kₑ uₑ, copied

@@ -13,6 +13,7 @@
 use super::backend::{ElasticBackend, OpPrecision, OperatorKind};
 use super::element::ElementMatrix;
 use super::mesh::{Mesh, LOCAL_NODES};
+use super::mg::Transfer;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::BackendError;
 use rayon::prelude::*;
@@ -274,6 +275,36 @@ impl ElasticBackend for CpuBackend {
                 *d = if op.fixed[3 * n + c] { 1.0 } else { acc[c] };
             }
         });
+        Ok(())
+    }
+
+    type ElasticTransfer = Transfer;
+
+    fn elastic_transfer_new(&self, t: &Transfer) -> Result<Transfer, BackendError> {
+        Ok(t.clone())
+    }
+
+    fn elastic_restrict(
+        &self,
+        t: &Transfer,
+        rf: &Vec<f64>,
+        rc: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        check(t.fine.dofs(), &[rf.len()])?;
+        check(t.coarse.dofs(), &[rc.len()])?;
+        t.restrict(rf, rc);
+        Ok(())
+    }
+
+    fn elastic_prolong_add(
+        &self,
+        t: &Transfer,
+        xc: &Vec<f64>,
+        xf: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        check(t.fine.dofs(), &[xf.len()])?;
+        check(t.coarse.dofs(), &[xc.len()])?;
+        t.prolong_add(xc, xf);
         Ok(())
     }
 

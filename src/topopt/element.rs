@@ -117,6 +117,64 @@ pub fn hex8_stiffness_with(order: usize, e: f64, nu: f64) -> ElementMatrix {
     ElementMatrix(k)
 }
 
+/// Kₑ of a box element of edges `size` (mesh units), E = 1, exact 2-point
+/// rule: the multigrid's rediscretised coarse element. With the map
+/// x_d = (ξ_d + 1)·size_d/2, ∂N/∂x_d = (2/size_d) ∂N/∂ξ_d and det J =
+/// Π size_d / 8; `size = [1, 1, 1]` is [`hex8_stiffness`], and a cube of
+/// edge h gives h times it (3D elasticity scales linearly with h).
+pub fn hex8_box_stiffness(nu: f64, size: [f64; 3]) -> ElementMatrix {
+    let d = elasticity_matrix(1.0, nu);
+    let rule = gauss_rule(2);
+    let det_j = size[0] * size[1] * size[2] / 8.0;
+    let mut k = [[0.0; 24]; 24];
+    for &(xi, wx) in &rule {
+        for &(eta, wy) in &rule {
+            for &(zeta, wz) in &rule {
+                let b = box_strain_displacement(xi, eta, zeta, size);
+                let w = wx * wy * wz * det_j;
+                for r in 0..24 {
+                    for c in 0..24 {
+                        let mut v = 0.0;
+                        for m in 0..6 {
+                            let db: f64 = (0..6).map(|q| d[m][q] * b[q][c]).sum();
+                            v += b[m][r] * db;
+                        }
+                        k[r][c] += w * v;
+                    }
+                }
+            }
+        }
+    }
+    ElementMatrix(k)
+}
+
+/// B of a box element of edges `size`: [`strain_displacement`] of the unit
+/// cube with each ∂/∂x_d column scaled by 1/size_d.
+fn box_strain_displacement(xi: f64, eta: f64, zeta: f64, size: [f64; 3]) -> [[f64; 24]; 6] {
+    let unit = strain_displacement(xi, eta, zeta);
+    let mut b = [[0.0; 24]; 6];
+    // Row m's entry for DOF column c is ∂N/∂x_d with d the derivative
+    // direction; derive d from (row, component).
+    for (m, row) in unit.iter().enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            let comp = c % 3;
+            let dir = match (m, comp) {
+                (0, _) => 0,
+                (1, _) => 1,
+                (2, _) => 2,
+                (3, 0) => 1,
+                (3, _) => 0,
+                (4, 1) => 2,
+                (4, _) => 1,
+                (5, 0) => 2,
+                (_, _) => 0,
+            };
+            b[m][c] = v / size[dir];
+        }
+    }
+    b
+}
+
 /// The element matrix every operator uses: E = 1, unit cube, exact 2-point
 /// Gauss rule.
 pub fn hex8_stiffness(nu: f64) -> ElementMatrix {
@@ -125,6 +183,30 @@ pub fn hex8_stiffness(nu: f64) -> ElementMatrix {
 
 #[cfg(test)]
 mod smoke {
+    #[test]
+    fn box_element_scales_with_size() {
+        let unit = super::hex8_stiffness(0.3).0;
+        let same = super::hex8_box_stiffness(0.3, [1.0; 3]).0;
+        let two = super::hex8_box_stiffness(0.3, [2.0; 3]).0;
+        for r in 0..24 {
+            for c in 0..24 {
+                assert!((same[r][c] - unit[r][c]).abs() < 1e-14);
+                assert!((two[r][c] - 2.0 * unit[r][c]).abs() < 1e-13);
+            }
+        }
+        // An anisotropic box: still symmetric, rigid translations in its kernel.
+        let k = super::hex8_box_stiffness(0.3, [2.0, 1.0, 4.0]).0;
+        for (r, row) in k.iter().enumerate() {
+            for c in 0..3 {
+                let s: f64 = (0..8).map(|a| row[3 * a + c]).sum();
+                assert!(s.abs() < 1e-12);
+            }
+            for (c, v) in row.iter().enumerate() {
+                assert!((v - k[c][r]).abs() < 1e-13);
+            }
+        }
+    }
+
     #[test]
     fn rows_sum_to_zero_and_diagonal_matches_top3d() {
         let k = super::hex8_stiffness(0.3).0;

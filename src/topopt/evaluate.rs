@@ -11,10 +11,12 @@
 use super::backend::{ElasticBackend, OperatorKind};
 use super::element::hex8_stiffness;
 use super::filter::DensityFilter;
+use super::mg::ElasticMg;
 use super::operator::ElasticOperator;
 use super::problem::{Passive, Problem, E0, E_MIN};
 use super::projection;
 use crate::backend::BackendError;
+use crate::linalg::precond::Preconditioner;
 use crate::linalg::{
     build_precond, refine, CgInfo, CgParams, PrecondKind, PrecondOptions, RefineMode, RefineWork,
     SolveError, Stop,
@@ -30,6 +32,8 @@ pub struct SolveOptions {
     pub mode: RefineMode,
     pub precond: PrecondKind,
     pub precond_opts: PrecondOptions,
+    /// `mg`: relative residual of the coarsest level's inner CG.
+    pub mg_coarse_rtol: f64,
 }
 
 impl Default for SolveOptions {
@@ -44,6 +48,7 @@ impl Default for SolveOptions {
             mode: RefineMode::Mixed,
             precond: PrecondKind::Jacobi,
             precond_opts: PrecondOptions::default(),
+            mg_coarse_rtol: super::mg::COARSE_RTOL,
         }
     }
 }
@@ -277,8 +282,17 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             source,
         };
         let opts = &self.solve;
-        let mut m = build_precond(opts.precond, be, &mut self.op, None, &opts.precond_opts)
-            .map_err(failed)?;
+        let mut m: Box<dyn Preconditioner<B>> = match opts.precond {
+            PrecondKind::Multigrid => {
+                let p = self.problem;
+                let mg = ElasticMg::new(be, &mut self.op, p.mesh, &e, &p.fixed, p.nu)
+                    .map(|m| m.with_coarse_rtol(opts.mg_coarse_rtol));
+                Box::new(mg.map_err(failed)?)
+            }
+            kind => {
+                build_precond(kind, be, &mut self.op, None, &opts.precond_opts).map_err(failed)?
+            }
+        };
         let mut info = CgInfo::default();
         let solved = refine(
             be,

@@ -17,6 +17,7 @@ pub mod element;
 pub mod evaluate;
 pub mod filter;
 pub mod mesh;
+pub mod mg;
 pub mod oc;
 pub mod operator;
 pub mod optimize;

@@ -23,7 +23,8 @@ pub enum PrecondKind {
     None,
     Jacobi,
     Chebyshev,
-    /// Geometric multigrid (`linalg::mg`), thermal Quad-Diag matrices only.
+    /// Geometric multigrid: `linalg::mg` for thermal Quad-Diag matrices,
+    /// `topopt::mg` for the elastic operator.
     #[value(name = "mg")]
     #[serde(rename = "mg")]
     Multigrid,
@@ -38,8 +39,9 @@ impl PrecondKind {
         match self {
             PrecondKind::None | PrecondKind::Jacobi => 0,
             PrecondKind::Chebyshev => 6,
-            // Not counted here: only topopt's plan asks, and topopt refuses mg.
-            PrecondKind::Multigrid => 0,
+            // Only topopt's plan asks: the fine level's two cycle vectors
+            // and Chebyshev's four, plus the coarse levels (≤ 1/2 of that).
+            PrecondKind::Multigrid => 9,
         }
     }
 

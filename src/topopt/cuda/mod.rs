@@ -22,10 +22,12 @@
 //! the operator's state and the trait's dispatch.
 
 mod launch;
+pub mod mg;
 
 use super::backend::{ElasticBackend, OpPrecision, OperatorKind};
 use super::element::ElementMatrix;
 use super::mesh::Mesh;
+use super::mg::Transfer;
 use crate::backend::cuda::launch::driver_err;
 use crate::backend::cuda::{same_len, CudaBackend, KernelFamily};
 use crate::backend::BackendError;
@@ -356,6 +358,30 @@ impl ElasticBackend for CudaBackend {
         self.topo_diag(op, diag)
     }
 
+    type ElasticTransfer = mg::CudaTransfer;
+
+    fn elastic_transfer_new(&self, t: &Transfer) -> Result<mg::CudaTransfer, BackendError> {
+        self.topmg_transfer(t)
+    }
+
+    fn elastic_restrict(
+        &self,
+        t: &mg::CudaTransfer,
+        rf: &CudaSlice<f64>,
+        rc: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.topmg_apply(t, true, rf, rc)
+    }
+
+    fn elastic_prolong_add(
+        &self,
+        t: &mg::CudaTransfer,
+        xc: &CudaSlice<f64>,
+        xf: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.topmg_apply(t, false, xc, xf)
+    }
+
     fn element_energies(
         &self,
         op: &mut CudaElastic,
@@ -371,5 +397,8 @@ mod tests {
     #[test]
     fn every_entry_point_is_in_its_source() {
         assert!(super::TOPOPT.missing_entry_points(|_| None).is_empty());
+        assert!(super::mg::TOPOPT_MG
+            .missing_entry_points(|_| None)
+            .is_empty());
     }
 }

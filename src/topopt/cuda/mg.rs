@@ -1,0 +1,94 @@
+//! The multigrid transfers of `topopt::mg` on the GPU: launchers of
+//! `kernels/topopt_mg.cu` (one thread per node, every launch checked), and
+//! the transfer's device data (fixed masks, dimensions).
+
+use crate::backend::cuda::launch::{driver_err, rows_config};
+use crate::backend::cuda::{same_len, CudaBackend, KernelFamily};
+use crate::backend::BackendError;
+use crate::topopt::mg::Transfer;
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+/// `kernels/topopt_mg.cu`, compiled when the first transfer is made.
+pub static TOPOPT_MG: KernelFamily = KernelFamily {
+    file: "topopt_mg.cu",
+    source: include_str!("../../../kernels/topopt_mg.cu"),
+    entry_points: &["topmg_prolong_add", "topmg_restrict"],
+};
+
+/// A transfer on the device.
+pub struct CudaTransfer {
+    fine_dofs: usize,
+    coarse_dofs: usize,
+    ffix: CudaSlice<u8>,
+    cfix: CudaSlice<u8>,
+    /// fx, fy, fz, cx, cy, cz (node dims), r0, r1, r2.
+    dims: [i32; 9],
+    fine_nodes: usize,
+    coarse_nodes: usize,
+}
+
+fn mask(be: &CudaBackend, m: &[bool]) -> Result<CudaSlice<u8>, BackendError> {
+    let bytes: Vec<u8> = m.iter().map(|&f| u8::from(f)).collect();
+    be.stream()
+        .clone_htod(&bytes)
+        .map_err(|e| driver_err("uploading a multigrid fixed mask", e))
+}
+
+impl CudaBackend {
+    pub(super) fn topmg_transfer(&self, t: &Transfer) -> Result<CudaTransfer, BackendError> {
+        self.load(&TOPOPT_MG)?;
+        let (f, c) = (t.fine.node_dims(), t.coarse.node_dims());
+        if t.fine.dofs() >= i32::MAX as usize {
+            return Err(BackendError::Driver("multigrid level too large".into()));
+        }
+        let i = |v: usize| v as i32;
+        Ok(CudaTransfer {
+            fine_dofs: t.fine.dofs(),
+            coarse_dofs: t.coarse.dofs(),
+            ffix: mask(self, &t.fine_fixed)?,
+            cfix: mask(self, &t.coarse_fixed)?,
+            dims: [
+                i(f[0]),
+                i(f[1]),
+                i(f[2]),
+                i(c[0]),
+                i(c[1]),
+                i(c[2]),
+                i(t.factor[0]),
+                i(t.factor[1]),
+                i(t.factor[2]),
+            ],
+            fine_nodes: t.fine.nodes(),
+            coarse_nodes: t.coarse.nodes(),
+        })
+    }
+
+    /// `restrict`: y (coarse) = Pᵀ x (fine); else y (fine) += P x (coarse).
+    pub(super) fn topmg_apply(
+        &self,
+        t: &CudaTransfer,
+        restrict: bool,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        let (nx, ny, threads, name) = match restrict {
+            true => (t.fine_dofs, t.coarse_dofs, t.coarse_nodes, "topmg_restrict"),
+            false => (
+                t.coarse_dofs,
+                t.fine_dofs,
+                t.fine_nodes,
+                "topmg_prolong_add",
+            ),
+        };
+        same_len(nx, x.len())?;
+        same_len(ny, y.len())?;
+        let f = self.kernel(&TOPOPT_MG, name)?;
+        let mut args = self.stream().launch_builder(&f);
+        args.arg(x).arg(y).arg(&t.ffix).arg(&t.cfix);
+        for d in &t.dims {
+            args.arg(d);
+        }
+        // SAFETY: x, y sized above; masks of the fine/coarse DOFs.
+        unsafe { self.run(name, &mut args, rows_config(threads)) }
+    }
+}

@@ -1,0 +1,113 @@
+//! topopt's multigrid (`--precond mg`) on CUDA against the CPU backend: the
+//! transfer kernels against the host reference (`topopt::mg::Transfer`),
+//! then the whole mg-preconditioned solve. `#[ignore]`d (CI has no GPU):
+//!
+//! ```text
+//! cargo test --release --test gpu_topopt_mg -- --ignored --nocapture --test-threads=1
+//! ```
+
+mod common;
+
+use common::{gpu, Rng};
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::Backend;
+use cuth::linalg::{CgParams, PrecondKind, RefineMode, Stop};
+use cuth::topopt::evaluate::uniform_compliance;
+use cuth::topopt::mg::{plan_to, Transfer};
+use cuth::topopt::optimize::SolveOptions;
+use cuth::topopt::problem::{Problem, Region};
+use cuth::topopt::{ElasticBackend, Mesh};
+
+#[test]
+#[ignore]
+fn transfer_kernels_equal_the_host_reference() {
+    let g = gpu();
+    let mut rng = Rng::new(7);
+    // Even, odd and semi-coarsened directions; random fixed DOFs.
+    for fine in [
+        Mesh::new(20, 10, 6),
+        Mesh::new(18, 7, 12),
+        Mesh::new(64, 32, 30),
+    ] {
+        let levels = plan_to(fine, 2, 0);
+        let coarse = levels[1].0;
+        let fixed: Vec<bool> = (0..fine.dofs())
+            .map(|_| rng.uniform(0.0, 1.0) < 0.1)
+            .collect();
+        let t = Transfer::new(fine, coarse, &fixed);
+        let gt = g.elastic_transfer_new(&t).unwrap();
+        let rf: Vec<f64> = (0..fine.dofs()).map(|_| rng.uniform(-1.0, 1.0)).collect();
+        let xc: Vec<f64> = (0..coarse.dofs()).map(|_| rng.uniform(-1.0, 1.0)).collect();
+        let mut rc = vec![0.0; coarse.dofs()];
+        t.restrict(&rf, &mut rc);
+        let mut xf = rf.clone();
+        t.prolong_add(&xc, &mut xf);
+        let (drf, dxc) = (g.upload(&rf).unwrap(), g.upload(&xc).unwrap());
+        let mut drc = g.zeros(coarse.dofs()).unwrap();
+        g.elastic_restrict(&gt, &drf, &mut drc).unwrap();
+        let mut dxf = g.upload(&rf).unwrap();
+        g.elastic_prolong_add(&gt, &dxc, &mut dxf).unwrap();
+        let err = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        };
+        let (e1, e2) = (
+            err(&g.download(&drc).unwrap(), &rc),
+            err(&g.download(&dxf).unwrap(), &xf),
+        );
+        println!("{fine:?} -> {coarse:?}: restrict {e1:.1e}, prolong {e2:.1e}");
+        assert!(e1 < 1e-13 && e2 < 1e-13);
+    }
+}
+
+fn shear_cantilever(nelx: usize) -> Problem {
+    let mesh = Mesh::new(nelx, nelx / 2, nelx / 4);
+    let mut p = Problem::new("beam", mesh, 2.0 / nelx as f64);
+    let [lx, ly, lz] = p.extent();
+    p.fix(
+        &Region {
+            lo: [0.0; 3],
+            hi: [0.0, ly, lz],
+        },
+        [true; 3],
+    );
+    p.add_force(
+        &Region {
+            lo: [lx, 0.0, 0.0],
+            hi: [lx, ly, lz],
+        },
+        [0.0, -1.0, 0.0],
+    );
+    p.penal = 3.0;
+    p
+}
+
+#[test]
+#[ignore]
+fn cuda_mg_solve_equals_cpu() {
+    let opts = |precond| SolveOptions {
+        cg: CgParams {
+            stop: Stop::relative(1e-9),
+            max_iter: 20000,
+            check_every: 1,
+            ..CgParams::default()
+        },
+        mode: RefineMode::Mixed,
+        precond,
+        ..SolveOptions::default()
+    };
+    for n in [48, 96] {
+        let p = shear_cantilever(n);
+        let (cc, ic) =
+            uniform_compliance(&CpuBackend::new(), &p, 0.5, &opts(PrecondKind::Multigrid)).unwrap();
+        let (cg, ig) = uniform_compliance(gpu(), &p, 0.5, &opts(PrecondKind::Multigrid)).unwrap();
+        let (cj, ij) = uniform_compliance(gpu(), &p, 0.5, &opts(PrecondKind::Jacobi)).unwrap();
+        println!(
+            "nelx {n}: mg cpu {cc} ({} its), mg cuda {cg} ({} its), jacobi cuda {cj} ({} its)",
+            ic.iterations, ig.iterations, ij.iterations
+        );
+        assert!(((cg - cc) / cc).abs() < 1e-7 && ((cj - cc) / cc).abs() < 1e-7);
+        assert!(ig.iterations <= ic.iterations + 3);
+    }
+}

@@ -1,0 +1,228 @@
+//! topopt's multigrid preconditioner (`--precond mg`, `topopt::mg`) on the
+//! CPU: the rediscretised coarse operator against an independent Galerkin
+//! PᵀKP, its SPD-ness, CG iterations under refinement, and the compliance
+//! against Jacobi-PCG.
+
+use cuth::backend::cpu::CpuBackend;
+use cuth::linalg::{CgParams, PrecondKind, RefineMode, Stop};
+use cuth::topopt::element::hex8_box_stiffness;
+use cuth::topopt::evaluate::uniform_compliance;
+use cuth::topopt::mg::{plan_to, Transfer};
+use cuth::topopt::optimize::SolveOptions;
+use cuth::topopt::problem::{Problem, Region};
+use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
+
+/// The dense matrix of the matrix-free operator on `mesh` with element
+/// matrix `ke`, moduli `e` and fixed mask `fixed`, column by column.
+fn dense(mesh: Mesh, ke: &cuth::topopt::ElementMatrix, e: &[f64], fixed: &[bool]) -> Vec<Vec<f64>> {
+    let be = CpuBackend::new();
+    let mut op = be
+        .elastic_new(&mesh, ke, fixed, OperatorKind::NodeCentred)
+        .unwrap();
+    be.elastic_set_moduli(&mut op, e).unwrap();
+    let n = mesh.dofs();
+    let mut cols = Vec::with_capacity(n);
+    let mut s = vec![0.0; 1];
+    for j in 0..n {
+        let mut x = vec![0.0; n];
+        x[j] = 1.0;
+        let mut y = vec![0.0; n];
+        be.elastic_apply_dot(&mut op, OpPrecision::F64, &x, &mut y, &mut s, 0)
+            .unwrap();
+        cols.push(y);
+    }
+    // cols[j][i] = K[i][j]; K symmetric up to the fixed rows checked below.
+    (0..n)
+        .map(|i| (0..n).map(|j| cols[j][i]).collect())
+        .collect()
+}
+
+/// PᵀKP with P built column by column from the transfer, identity on the
+/// coarse fixed DOFs (as the coarse operator acts there).
+fn galerkin(t: &Transfer, kf: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let (nf, nc) = (t.fine.dofs(), t.coarse.dofs());
+    let p: Vec<Vec<f64>> = (0..nc)
+        .map(|j| {
+            let mut xc = vec![0.0; nc];
+            xc[j] = 1.0;
+            let mut xf = vec![0.0; nf];
+            t.prolong_add(&xc, &mut xf);
+            xf
+        })
+        .collect(); // p[j] = column j of P
+    let kp: Vec<Vec<f64>> = p
+        .iter()
+        .map(|col| {
+            (0..nf)
+                .map(|i| (0..nf).map(|k| kf[i][k] * col[k]).sum())
+                .collect()
+        })
+        .collect(); // kp[j] = K P e_j
+    (0..nc)
+        .map(|i| {
+            (0..nc)
+                .map(|j| {
+                    if t.coarse_fixed[i] || t.coarse_fixed[j] {
+                        f64::from(u8::from(i == j))
+                    } else {
+                        (0..nf).map(|k| p[i][k] * kp[j][k]).sum()
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Dense Cholesky: Ok when the matrix is (numerically) positive definite.
+fn cholesky_ok(a: &[Vec<f64>]) -> bool {
+    let n = a.len();
+    let mut l = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..=i {
+            let s: f64 = a[i][j] - (0..j).map(|k| l[i][k] * l[j][k]).sum::<f64>();
+            if i == j {
+                if s <= 0.0 {
+                    return false;
+                }
+                l[i][i] = s.sqrt();
+            } else {
+                l[i][j] = s / l[j][j];
+            }
+        }
+    }
+    true
+}
+
+fn max_rel_diff(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
+    let scale = a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+    let d = a
+        .iter()
+        .flatten()
+        .zip(b.iter().flatten())
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    d / scale
+}
+
+#[test]
+fn rediscretised_coarse_operator_is_spd_and_matches_galerkin_at_uniform_density() {
+    let (nu, fine) = (0.3, Mesh::new(4, 2, 2));
+    let levels = plan_to(fine, 2, 0);
+    let (coarse, size) = levels[1];
+    assert_eq!([coarse.nelx, coarse.nely, coarse.nelz], [2, 1, 1]);
+    // Clamped at x = 0 (fixed nodes coincide with coarse nodes).
+    let fixed: Vec<bool> = (0..fine.dofs())
+        .map(|d| fine.node_coords(d / 3)[0] == 0)
+        .collect();
+    let t = Transfer::new(fine, coarse, &fixed);
+    let ke_c = hex8_box_stiffness(nu, size);
+    let ke = hex8_stiffness(nu);
+    // Uniform density: the coarse Q1 space is a subspace of the fine one and
+    // 2-point Gauss is exact, so PᵀKP equals the rediscretisation.
+    let e = vec![0.7; fine.elements()];
+    let kf = dense(fine, &ke, &e, &fixed);
+    let g = galerkin(&t, &kf);
+    let r = dense(coarse, &ke_c, &t.coarse_moduli(&e), &t.coarse_fixed);
+    let uniform = max_rel_diff(&g, &r);
+    println!("uniform density: max |PᵀKP − K_c| / max|K_c| = {uniform:.2e}");
+    assert!(uniform < 1e-12);
+    assert!(cholesky_ok(&r) && cholesky_ok(&g));
+    for (i, row) in r.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            assert!((v - r[j][i]).abs() < 1e-13);
+        }
+    }
+    // High-contrast density: mean moduli are not the Galerkin operator (it
+    // keeps the sub-element layout); still SPD, and the two differ.
+    let e: Vec<f64> = (0..fine.elements())
+        .map(|k| if (k * 7) % 3 == 0 { 1.0 } else { 1e-9 })
+        .collect();
+    let g = galerkin(&t, &dense(fine, &ke, &e, &fixed));
+    let r = dense(coarse, &ke_c, &t.coarse_moduli(&e), &t.coarse_fixed);
+    let contrast = max_rel_diff(&g, &r);
+    println!("contrast 1e9: max |PᵀKP − K_c| / max|K_c| = {contrast:.2e}");
+    assert!(contrast > 1e-3, "{contrast}");
+    assert!(cholesky_ok(&r) && cholesky_ok(&g));
+}
+
+/// Cantilever 2 × 1 × 0.5 clamped at x = 0, unit shear on the end face.
+fn shear_cantilever(nelx: usize) -> Problem {
+    let mesh = Mesh::new(nelx, nelx / 2, nelx / 4);
+    let mut p = Problem::new("beam", mesh, 2.0 / nelx as f64);
+    let [lx, ly, lz] = p.extent();
+    p.fix(
+        &Region {
+            lo: [0.0; 3],
+            hi: [0.0, ly, lz],
+        },
+        [true; 3],
+    );
+    p.add_force(
+        &Region {
+            lo: [lx, 0.0, 0.0],
+            hi: [lx, ly, lz],
+        },
+        [0.0, -1.0, 0.0],
+    );
+    p.penal = 3.0;
+    p
+}
+
+fn options(rtol: f64, precond: PrecondKind, mode: RefineMode) -> SolveOptions {
+    SolveOptions {
+        cg: CgParams {
+            stop: Stop::relative(rtol),
+            max_iter: 20000,
+            check_every: 1,
+            ..CgParams::default()
+        },
+        mode,
+        precond,
+        ..SolveOptions::default()
+    }
+}
+
+#[test]
+fn mg_and_jacobi_give_the_same_compliance() {
+    let be = CpuBackend::new();
+    let p = shear_cantilever(24);
+    let (cj, ij) = uniform_compliance(
+        &be,
+        &p,
+        0.5,
+        &options(1e-10, PrecondKind::Jacobi, RefineMode::F64),
+    )
+    .unwrap();
+    let (cm, im) = uniform_compliance(
+        &be,
+        &p,
+        0.5,
+        &options(1e-10, PrecondKind::Multigrid, RefineMode::F64),
+    )
+    .unwrap();
+    println!(
+        "jacobi {cj} ({} its), mg {cm} ({} its)",
+        ij.iterations, im.iterations
+    );
+    assert!(((cm - cj) / cj).abs() < 1e-6, "{cm} vs {cj}");
+    assert!(im.iterations * 5 < ij.iterations);
+}
+
+#[test]
+fn mg_iterations_stay_flat_under_refinement() {
+    let be = CpuBackend::new();
+    let its: Vec<usize> = [48, 96]
+        .iter()
+        .map(|&n| {
+            let p = shear_cantilever(n);
+            let o = options(1e-6, PrecondKind::Multigrid, RefineMode::Mixed);
+            let (_, info) = uniform_compliance(&be, &p, 0.5, &o).unwrap();
+            println!(
+                "nelx {n} ({} elements): {} CG iterations",
+                p.mesh.elements(),
+                info.iterations
+            );
+            info.iterations
+        })
+        .collect();
+    assert!(its[1] as f64 <= 1.5 * its[0] as f64, "{its:?}");
+}
