@@ -199,3 +199,44 @@ fn per_cell_assembly_of_constant_properties_is_bit_identical() {
         assert_eq!(bits(&a.rhs), bits(&b.rhs), "{name}");
     }
 }
+
+#[test]
+fn transient_leakage_is_semi_implicit() {
+    use cuth::power::schedule::PowerSchedule;
+    use cuth::thermal::transient::{run_transient, InitState, StepView, TransientOptions};
+    let (p_ref, beta) = (0.01, 0.02);
+    let s = stack(&lumped(p_ref, beta));
+    let grid = Grid::from_stack(&s);
+    let base: Vec<_> = (0..s.layers.len())
+        .map(|l| layer_power(&s, &grid, l).unwrap())
+        .collect();
+    let (dt, steps) = (2e-3, 40);
+    let opts = TransientOptions {
+        solver: tight(&s, PrecondKind::Jacobi),
+        dt,
+        steps,
+        init: InitState::Ambient,
+        snapshot_every: None,
+    };
+    let mut observe = |_: &StepView| Ok(());
+    let out = run_transient(
+        &CpuBackend::new(),
+        &s,
+        &PowerSchedule::constant(base),
+        &opts,
+        &mut observe,
+    )
+    .unwrap();
+    // Lumped backward Euler with the leakage at the previous step:
+    // (C/Δt + G) Tⁿ⁺¹ = C/Δt Tⁿ + G T_amb + P + p_ref e^{β(Tⁿ − t_ref)}.
+    let g = 1e-6 / (1e-4 / (2.0 * 1000.0) + 1.0 / 1e4);
+    let c = 1e6 * 1e-6 * 1e-4;
+    let mut t = 300.0;
+    for (k, r) in out.records.iter().enumerate().skip(1) {
+        let leak = p_ref * (beta * (t - 300.0)).exp();
+        t = (c / dt * t + g * 300.0 + 0.02 + leak) / (c / dt + g);
+        assert!((r.layer_max_k[0] - t).abs() < 1e-8, "step {k}: {} vs {t}", r.layer_max_k[0]);
+        // The step's leakage is the one it used, at Tⁿ.
+        assert!((r.leakage_w.unwrap() - leak).abs() < 1e-12);
+    }
+}

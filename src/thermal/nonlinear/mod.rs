@@ -86,6 +86,8 @@ pub enum NonlinearError {
         hottest: String,
         t_k: f64,
     },
+    #[error("not supported yet: {what}")]
+    Unsupported { what: String },
     #[error("material of layer `{layer}` is not positive at {t_k:.2} K (a law outside its range)")]
     BadProperty { layer: String, t_k: f64 },
 }

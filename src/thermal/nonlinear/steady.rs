@@ -63,7 +63,7 @@ fn hottest(t: &[f64]) -> (usize, f64) {
 }
 
 /// Properties at `t`: the assembled system (rhs = dynamic power).
-fn system_at(
+pub fn system_at(
     stack: &Stack,
     grid: &Grid,
     power: &[LayerPower],
