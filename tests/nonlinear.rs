@@ -240,3 +240,34 @@ fn transient_leakage_is_semi_implicit() {
         assert!((r.leakage_w.unwrap() - leak).abs() < 1e-12);
     }
 }
+
+#[test]
+fn cli_runaway_exits_1_and_writes_nothing_and_converged_summary_reports_leakage() {
+    let dir = tempfile::tempdir().unwrap();
+    let cuth = env!("CARGO_BIN_EXE_cuth");
+    let run = |p_ref: f64, beta: f64, out: &str| {
+        let file = dir.path().join(format!("{out}.toml"));
+        std::fs::write(&file, lumped(p_ref, beta)).unwrap();
+        std::process::Command::new(cuth)
+            .args(["solve", "--device", "cpu", "--json", "--precond", "jacobi", "--out"])
+            .arg(dir.path().join(out))
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
+    let bad = run(1.0, 0.1, "hot");
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("thermal runaway") && err.contains("die"), "{err}");
+    assert!(!dir.path().join("hot").exists());
+
+    let good = run(0.01, 0.02, "ok");
+    assert_eq!(good.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&good.stdout).unwrap();
+    let nl = &json["nonlinear"];
+    assert!(nl["outer_iterations"].as_u64().unwrap() >= 2);
+    assert!(nl["final_change_k"].as_f64().unwrap() <= 1e-4);
+    assert!(nl["leakage_total_w"].as_f64().unwrap() > 0.01);
+    assert_eq!(nl["leakage_w"][0][0], "die");
+    assert!(dir.path().join("ok").join("summary.json").exists());
+}
