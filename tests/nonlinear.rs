@@ -181,7 +181,10 @@ fn per_cell_assembly_of_constant_properties_is_bit_identical() {
     // mol_f2f has floorplan-free layers; hotspot_ev6_3d has material patches.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     for name in ["mol_f2f.toml", "hotspot_ev6_3d.toml"] {
-        let s = Stack::load(&root.join(name)).unwrap().with_grid(24, 20).unwrap();
+        let s = Stack::load(&root.join(name))
+            .unwrap()
+            .with_grid(24, 20)
+            .unwrap();
         assert!(!s.is_nonlinear());
         let grid = Grid::from_stack(&s);
         let power: Vec<_> = (0..s.layers.len())
@@ -189,7 +192,12 @@ fn per_cell_assembly_of_constant_properties_is_bit_identical() {
             .collect();
         let t: Vec<f64> = (0..grid.len()).map(|i| 300.0 + (i % 97) as f64).collect();
         let a = assemble(&s, &grid, &power);
-        let b = assemble_cells(&s, &grid, &power, &cell_materials(&s, &grid, &power, &t).unwrap());
+        let b = assemble_cells(
+            &s,
+            &grid,
+            &power,
+            &cell_materials(&s, &grid, &power, &t).unwrap(),
+        );
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a.a.d), bits(&b.a.d), "{name}");
         assert_eq!(bits(&a.a.gx), bits(&b.a.gx), "{name}");
@@ -235,7 +243,11 @@ fn transient_leakage_is_semi_implicit() {
     for (k, r) in out.records.iter().enumerate().skip(1) {
         let leak = p_ref * (beta * (t - 300.0)).exp();
         t = (c / dt * t + g * 300.0 + 0.02 + leak) / (c / dt + g);
-        assert!((r.layer_max_k[0] - t).abs() < 1e-8, "step {k}: {} vs {t}", r.layer_max_k[0]);
+        assert!(
+            (r.layer_max_k[0] - t).abs() < 1e-8,
+            "step {k}: {} vs {t}",
+            r.layer_max_k[0]
+        );
         // The step's leakage is the one it used, at Tⁿ.
         assert!((r.leakage_w.unwrap() - leak).abs() < 1e-12);
     }
@@ -249,7 +261,15 @@ fn cli_runaway_exits_1_and_writes_nothing_and_converged_summary_reports_leakage(
         let file = dir.path().join(format!("{out}.toml"));
         std::fs::write(&file, lumped(p_ref, beta)).unwrap();
         std::process::Command::new(cuth)
-            .args(["solve", "--device", "cpu", "--json", "--precond", "jacobi", "--out"])
+            .args([
+                "solve",
+                "--device",
+                "cpu",
+                "--json",
+                "--precond",
+                "jacobi",
+                "--out",
+            ])
             .arg(dir.path().join(out))
             .arg(&file)
             .output()
@@ -258,7 +278,10 @@ fn cli_runaway_exits_1_and_writes_nothing_and_converged_summary_reports_leakage(
     let bad = run(1.0, 0.1, "hot");
     assert_eq!(bad.status.code(), Some(1));
     let err = String::from_utf8_lossy(&bad.stderr);
-    assert!(err.contains("thermal runaway") && err.contains("die"), "{err}");
+    assert!(
+        err.contains("thermal runaway") && err.contains("die"),
+        "{err}"
+    );
     assert!(!dir.path().join("hot").exists());
 
     let good = run(0.01, 0.02, "ok");

@@ -189,7 +189,9 @@ fn check_solver_flags(run: &RunArgs, rtol: Option<f64>) -> Result<(), InputError
     }
     if let Some(t) = run.t_max {
         if !(t.is_finite() && t > 0.0) {
-            return Err(InputError(format!("--t-max must be a positive temperature in K, got {t}")));
+            return Err(InputError(format!(
+                "--t-max must be a positive temperature in K, got {t}"
+            )));
         }
     }
     Ok(())

@@ -31,7 +31,10 @@ pub enum PropertySpec {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Law {
     Constant(f64),
-    PowerLaw { v300: f64, exponent: f64 },
+    PowerLaw {
+        v300: f64,
+        exponent: f64,
+    },
     Polynomial(Vec<f64>),
     /// Points sorted by strictly increasing T.
     Table(Vec<[f64; 2]>),

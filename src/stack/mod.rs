@@ -123,7 +123,9 @@ impl Stack {
 
     /// Whether any material law or leakage makes the problem nonlinear in T.
     pub fn is_nonlinear(&self) -> bool {
-        self.layers.iter().any(|l| l.law.is_some() || l.has_leakage())
+        self.layers
+            .iter()
+            .any(|l| l.law.is_some() || l.has_leakage())
     }
 
     /// Whether some conductivity depends on temperature.

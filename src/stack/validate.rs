@@ -80,8 +80,24 @@ fn material(
     m: &schema::MaterialSpec,
 ) -> Result<(Material, Option<MaterialLaw>), StackError> {
     let field = |k: &str| format!("materials.{name}.{k}");
-    let law = |key: &str, spec: &PropertySpec| {
-        Law::from_spec(spec).map_err(|msg| invalid(file, field(key), msg))
+    // The law's shape, then its values against the key's physical range
+    // (as a plain number is checked).
+    let law = |key: &str, spec: &PropertySpec| -> Result<Law, StackError> {
+        let l = Law::from_spec(spec).map_err(|msg| invalid(file, field(key), msg))?;
+        match &l {
+            Law::Constant(v) | Law::PowerLaw { v300: v, .. } => {
+                positive(file, &field(key), *v)?;
+            }
+            Law::Polynomial(_) => {
+                positive(file, &field(key), l.eval(300.0))?;
+            }
+            Law::Table(points) => {
+                for p in points {
+                    positive(file, &field(key), p[1])?;
+                }
+            }
+        }
+        Ok(l)
     };
     let k = match (&m.k, &m.kx, &m.ky, &m.kz) {
         (Some(k), None, None, None) => {
@@ -110,16 +126,32 @@ fn material(
     Ok((at300, (!constant).then_some(laws)))
 }
 
-fn leakage(file: &Path, field: &str, l: Option<LeakageSpec>) -> Result<Option<LeakageSpec>, StackError> {
+fn leakage(
+    file: &Path,
+    field: &str,
+    l: Option<LeakageSpec>,
+) -> Result<Option<LeakageSpec>, StackError> {
     let Some(l) = l else { return Ok(None) };
     if !(l.p_ref.is_finite() && l.p_ref >= 0.0 && l.p_ref <= crate::power::MAX_POWER_W) {
-        return Err(invalid(file, format!("{field}.p_ref"), format!("must be in [0, 1e9] W, got {}", l.p_ref)));
+        return Err(invalid(
+            file,
+            format!("{field}.p_ref"),
+            format!("must be in [0, 1e9] W, got {}", l.p_ref),
+        ));
     }
     if !(l.t_ref.is_finite() && l.t_ref > 0.0) {
-        return Err(invalid(file, format!("{field}.t_ref"), format!("must be a positive temperature in K, got {}", l.t_ref)));
+        return Err(invalid(
+            file,
+            format!("{field}.t_ref"),
+            format!("must be a positive temperature in K, got {}", l.t_ref),
+        ));
     }
     if !(l.beta.is_finite() && l.beta.abs() <= 1.0) {
-        return Err(invalid(file, format!("{field}.beta"), format!("must be in [-1, 1] 1/K, got {}", l.beta)));
+        return Err(invalid(
+            file,
+            format!("{field}.beta"),
+            format!("must be in [-1, 1] 1/K, got {}", l.beta),
+        ));
     }
     Ok(Some(l))
 }
@@ -224,7 +256,11 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
         let layer_leakage = leakage(file, &format!("{field}.leakage"), l.leakage)?;
         if let Some(PowerSpec::Blocks { blocks }) = &l.power {
             for (j, b) in blocks.iter().enumerate() {
-                leakage(file, &format!("{field}.power.blocks[{j}].leakage"), b.leakage)?;
+                leakage(
+                    file,
+                    &format!("{field}.power.blocks[{j}].leakage"),
+                    b.leakage,
+                )?;
             }
         }
         let thickness_m = positive(file, &format!("{field}.thickness"), l.thickness.0)?;

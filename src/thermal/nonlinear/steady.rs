@@ -184,9 +184,14 @@ pub fn solve<B: ChebyshevBackend + 'static>(
         let runaway = if !tmax.is_finite() || !change.is_finite() {
             Some("the temperature is no longer finite".to_string())
         } else if tmax > nl.t_max_k {
-            Some(format!("the temperature passed the limit of {} K (--t-max)", nl.t_max_k))
+            Some(format!(
+                "the temperature passed the limit of {} K (--t-max)",
+                nl.t_max_k
+            ))
         } else if growing >= GROWING {
-            Some(format!("max |ΔT| grew {GROWING} iterations in a row (to {change:.3e} K)"))
+            Some(format!(
+                "max |ΔT| grew {GROWING} iterations in a row (to {change:.3e} K)"
+            ))
         } else {
             None
         };

@@ -24,15 +24,15 @@ pub use stepper::Stepper;
 use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};
 use crate::assemble::assemble;
-use crate::thermal::nonlinear::leakage::LeakageModel;
-use crate::thermal::nonlinear::steady::system_at;
-use crate::thermal::nonlinear::NonlinearError;
 use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
 use crate::linalg::{build_thermal_precond, pcg, Offset, QuadDiagOperator, SolveError, Stop};
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::nonlinear::leakage::LeakageModel;
+use crate::thermal::nonlinear::steady::system_at;
+use crate::thermal::nonlinear::NonlinearError;
 use std::time::Instant;
 
 /// Where the run starts.
@@ -203,7 +203,9 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         layer_max_k: fs.layer_max_k,
         layer_avg_k: fs.layer_avg_k,
         block_max_k: probe::block_max(&grid, &probes, &temperature_k),
-        leakage_w: leak.as_ref().map(|l| l.eval(&grid, &temperature_k).total_w()),
+        leakage_w: leak
+            .as_ref()
+            .map(|l| l.eval(&grid, &temperature_k).total_w()),
     });
     let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
     for k in 0..opts.steps {
