@@ -28,50 +28,99 @@ pub struct System {
 /// A layer's material: uniform, or per plane cell where floorplan blocks
 /// override it (mixed by area fraction: exact in z, the parallel bound in-plane).
 enum LayerMaterial {
-    Uniform(Material),
-    Map(Vec<Material>),
+    Uniform,
+    /// Per plane cell: the fraction covered by patches and the patches'
+    /// area-weighted k and c; the layer's own material fills the rest.
+    Mixed(Vec<(f64, [f64; 3], f64)>),
 }
 
 impl LayerMaterial {
-    fn at(&self, plane_idx: usize) -> Material {
+    /// The cell's material when the layer's own is `base`.
+    #[inline]
+    fn mix(&self, plane_idx: usize, base: Material) -> Material {
         match self {
-            LayerMaterial::Uniform(m) => *m,
-            LayerMaterial::Map(v) => v[plane_idx],
+            LayerMaterial::Uniform => base,
+            LayerMaterial::Mixed(v) => {
+                let (frac, acc_k, acc_c) = v[plane_idx];
+                let rest = (1.0 - frac).max(0.0);
+                let mut k = [0.0; 3];
+                for (d, kd) in k.iter_mut().enumerate() {
+                    *kd = acc_k[d] + rest * base.k[d];
+                }
+                Material {
+                    k,
+                    heat_capacity: acc_c + rest * base.heat_capacity,
+                }
+            }
         }
     }
 }
 
-fn layer_material(grid: &Grid, base: Material, power: &LayerPower) -> LayerMaterial {
+fn layer_material(grid: &Grid, power: &LayerPower) -> LayerMaterial {
     if power.patches.is_empty() {
-        return LayerMaterial::Uniform(base);
+        return LayerMaterial::Uniform;
     }
     let area = grid.cell_area();
-    let mut frac = vec![0.0; grid.plane()];
-    let mut acc = vec![([0.0; 3], 0.0); grid.plane()];
+    let mut acc = vec![(0.0, [0.0; 3], 0.0); grid.plane()];
     for patch in &power.patches {
         for (i, a) in coverage(&patch.rect, grid) {
             let f = a / area;
-            frac[i] += f;
+            acc[i].0 += f;
             for d in 0..3 {
-                acc[i].0[d] += f * patch.material.k[d];
+                acc[i].1[d] += f * patch.material.k[d];
             }
-            acc[i].1 += f * patch.material.heat_capacity;
+            acc[i].2 += f * patch.material.heat_capacity;
         }
     }
-    let map = (0..grid.plane())
-        .map(|i| {
-            let rest = (1.0 - frac[i]).max(0.0);
-            let mut k = [0.0; 3];
-            for (d, kd) in k.iter_mut().enumerate() {
-                *kd = acc[i].0[d] + rest * base.k[d];
-            }
-            Material {
-                k,
-                heat_capacity: acc[i].1 + rest * base.heat_capacity,
-            }
+    LayerMaterial::Mixed(acc)
+}
+
+/// Each layer's material per plane cell, floorplan patches mixed in.
+fn constant_materials(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> Vec<Vec<Material>> {
+    stack
+        .layers
+        .iter()
+        .zip(power)
+        .map(|(l, p)| {
+            let m = layer_material(grid, p);
+            (0..grid.plane()).map(|j| m.mix(j, l.material)).collect()
         })
-        .collect();
-    LayerMaterial::Map(map)
+        .collect()
+}
+
+/// The material of every cell with the layers' laws evaluated at the cell's
+/// temperature `t_k` (floorplan patches keep their constant properties).
+/// Fails with the cell index when a law is not positive there.
+pub fn cell_materials(
+    stack: &Stack,
+    grid: &Grid,
+    power: &[LayerPower],
+    t_k: &[f64],
+) -> Result<Vec<Material>, usize> {
+    let plane = grid.plane();
+    let mixes: Vec<LayerMaterial> = power.iter().map(|p| layer_material(grid, p)).collect();
+    let mut out = vec![
+        Material {
+            k: [0.0; 3],
+            heat_capacity: 0.0
+        };
+        grid.len()
+    ];
+    out.par_chunks_mut(plane)
+        .enumerate()
+        .try_for_each(|(z, cells)| {
+            let l = grid.layer_of_z[z];
+            let layer = &stack.layers[l];
+            for (j, c) in cells.iter_mut().enumerate() {
+                let base = match &layer.law {
+                    Some(law) => law.at(t_k[z * plane + j]).ok_or(z * plane + j)?,
+                    None => layer.material,
+                };
+                *c = mixes[l].mix(j, base);
+            }
+            Ok::<(), usize>(())
+        })?;
+    Ok(out)
 }
 
 /// Two half-cells in series: 1 / (d1/(2 k1) + d2/(2 k2)), per unit face area.
@@ -80,18 +129,32 @@ fn series(d1: f64, k1: f64, d2: f64, k2: f64) -> f64 {
     1.0 / (d1 / (2.0 * k1) + d2 / (2.0 * k2))
 }
 
+/// The system with constant properties (each layer's `material`).
 pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
+    let mats = constant_materials(stack, grid, power);
+    assemble_with(stack, grid, power, |z, j| mats[grid.layer_of_z[z]][j])
+}
+
+/// The system with the properties of every cell given (`cell_materials`),
+/// for the temperature-dependent solvers.
+pub fn assemble_cells(
+    stack: &Stack,
+    grid: &Grid,
+    power: &[LayerPower],
+    cells: &[Material],
+) -> System {
+    let plane = grid.plane();
+    assemble_with(stack, grid, power, |z, j| cells[z * plane + j])
+}
+
+fn assemble_with<F>(stack: &Stack, grid: &Grid, power: &[LayerPower], mat: F) -> System
+where
+    F: Fn(usize, usize) -> Material + Sync,
+{
     let (nx, ny, nz) = (grid.nx, grid.ny, grid.nz);
     let plane = grid.plane();
     let (dx, dy) = (grid.dx, grid.dy);
     let area_z = dx * dy;
-    let mats: Vec<LayerMaterial> = stack
-        .layers
-        .iter()
-        .zip(power)
-        .map(|(l, p)| layer_material(grid, l.material, p))
-        .collect();
-    let mat = |z: usize, j: usize| mats[grid.layer_of_z[z]].at(j);
 
     let mut a = QuadDiag::zeros(nx, ny, nz);
     // Off-diagonals, one z plane per task.
@@ -167,12 +230,10 @@ pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
 
     let rhs = power_rhs(grid, power);
     let mut capacity = vec![0.0; n];
-    for (l, zr) in grid.layer_z.iter().enumerate() {
-        for z in zr.clone() {
-            let vol = area_z * grid.dz[z];
-            for j in 0..plane {
-                capacity[z * plane + j] = mats[l].at(j).heat_capacity * vol;
-            }
+    for z in 0..nz {
+        let vol = area_z * grid.dz[z];
+        for j in 0..plane {
+            capacity[z * plane + j] = mat(z, j).heat_capacity * vol;
         }
     }
     System {

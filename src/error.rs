@@ -110,6 +110,10 @@ impl Classify for crate::thermal::transient::TransientError {
     fn kind(&self) -> ErrorKind {
         match self {
             crate::thermal::transient::TransientError::Observer(e) => chain_kind(e.as_ref()),
+            // A combination of options the run cannot do: the user's to change.
+            crate::thermal::transient::TransientError::Nonlinear(
+                crate::thermal::nonlinear::NonlinearError::Unsupported { .. },
+            ) => ErrorKind::Input,
             _ => ErrorKind::Failure,
         }
     }

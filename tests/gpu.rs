@@ -437,6 +437,7 @@ fn steady_mol_f2f_256_matches_cpu() {
         max_iter: 20_000,
         precond_opts: PrecondOptions::default(),
         check_every,
+        nonlinear: Default::default(),
     };
     let t0 = std::time::Instant::now();
     let g = solve_steady(gpu(), &stack, &opts(10)).unwrap();

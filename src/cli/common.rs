@@ -25,6 +25,14 @@ pub struct RunArgs {
     /// Chebyshev polynomial degree.
     #[arg(long)]
     pub degree: Option<usize>,
+    /// Temperature-dependent stacks: converged when max |ΔT| between two
+    /// outer iterates is at most this, in K [default: 1e-4].
+    #[arg(long, value_name = "K")]
+    pub nonlinear_tol: Option<f64>,
+    /// Temperature-dependent stacks: any temperature above this, in K, is
+    /// thermal runaway (error, nothing written) [default: 500].
+    #[arg(long, value_name = "K")]
+    pub t_max: Option<f64>,
     /// Temperatures in kelvin in maps, CSV, tables and plots (default °C).
     #[arg(long)]
     pub kelvin: bool,
@@ -62,6 +70,12 @@ impl RunArgs {
         }
         if let Some(d) = self.degree {
             opts.precond_opts.chebyshev_degree = d;
+        }
+        if let Some(t) = self.nonlinear_tol {
+            opts.nonlinear.tol_k = t;
+        }
+        if let Some(t) = self.t_max {
+            opts.nonlinear.t_max_k = t;
         }
         opts
     }

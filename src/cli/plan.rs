@@ -185,6 +185,20 @@ fn check_solver_flags(run: &RunArgs, rtol: Option<f64>) -> Result<(), InputError
             return Err(InputError(format!("--degree must be 1..=64, got {d}")));
         }
     }
+    if let Some(t) = run.nonlinear_tol {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(InputError(format!(
+                "--nonlinear-tol must be a positive number of K, got {t}"
+            )));
+        }
+    }
+    if let Some(t) = run.t_max {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(InputError(format!(
+                "--t-max must be a positive temperature in K, got {t}"
+            )));
+        }
+    }
     Ok(())
 }
 

@@ -16,6 +16,7 @@ fn field(s: &str) -> String {
 }
 
 /// Header: `step,time_s,trace_row,iterations,power_w,heat_out_w,stored_j,`
+/// (then `leakage_w` when the stack leaks: total leakage, W, in power_w)
 /// then `<layer>_max_<u>,<layer>_avg_<u>` per layer and `<layer>.<block>_max_<u>`
 /// per block (`<u>` = `c` or `k`).
 pub fn timeseries_csv(
@@ -26,6 +27,10 @@ pub fn timeseries_csv(
 ) -> String {
     let u = unit.suffix();
     let mut out = String::from("step,time_s,trace_row,iterations,power_w,heat_out_w,stored_j");
+    let leaks = records.first().is_some_and(|r| r.leakage_w.is_some());
+    if leaks {
+        out.push_str(",leakage_w");
+    }
     for l in layers {
         let _ = write!(
             out,
@@ -47,6 +52,9 @@ pub fn timeseries_csv(
             "{},{:e},{row},{},{:e},{:e},{:e}",
             r.step, r.time_s, r.iterations, e.power_w, e.heat_out_w, e.stored_j
         );
+        if leaks {
+            let _ = write!(out, ",{:e}", r.leakage_w.unwrap_or(0.0));
+        }
         for (m, a) in r.layer_max_k.iter().zip(&r.layer_avg_k) {
             let _ = write!(out, ",{:.6},{:.6}", t(*m), t(*a));
         }

@@ -2,11 +2,13 @@
 //! [`Stack`] (SI units, absolute paths, materials looked up) to the power and
 //! assembly stages. Every error names the file and the field at fault.
 
+pub mod law;
 pub mod schema;
 pub mod units;
 mod validate;
 
-pub use schema::{BlockSpec, PowerSpec};
+pub use law::{Law, MaterialLaw};
+pub use schema::{BlockSpec, LeakageSpec, PowerSpec};
 use std::path::PathBuf;
 
 /// A fully checked stack, SI units throughout.
@@ -51,6 +53,20 @@ pub struct Layer {
     pub floorplan: Option<PathBuf>,
     /// Power source with paths made absolute.
     pub power: Option<PowerSpec>,
+    /// Temperature laws of the material, when any property is not constant
+    /// (`material` then holds its values at 300 K).
+    pub law: Option<MaterialLaw>,
+    /// Leakage of the layer's source as a whole (blocks carry their own).
+    pub leakage: Option<LeakageSpec>,
+}
+
+impl Layer {
+    /// Whether the layer or one of its blocks leaks.
+    pub fn has_leakage(&self) -> bool {
+        self.leakage.is_some()
+            || matches!(&self.power, Some(PowerSpec::Blocks { blocks })
+                if blocks.iter().any(|b| b.leakage.is_some()))
+    }
 }
 
 /// Most cells of one grid (2^36: a 550 GB f64 vector), so every size and
@@ -103,6 +119,20 @@ impl Stack {
         self.nx = nx;
         self.ny = ny;
         Ok(self)
+    }
+
+    /// Whether any material law or leakage makes the problem nonlinear in T.
+    pub fn is_nonlinear(&self) -> bool {
+        self.layers
+            .iter()
+            .any(|l| l.law.is_some() || l.has_leakage())
+    }
+
+    /// Whether some conductivity depends on temperature.
+    pub fn k_varies(&self) -> bool {
+        self.layers
+            .iter()
+            .any(|l| l.law.as_ref().is_some_and(|m| m.k_varies()))
     }
 
     /// Total number of z cells.

@@ -3,6 +3,7 @@
 //! Validation and unit resolution happen in `stack::validate`, which turns this
 //! into a [`crate::stack::Stack`].
 
+use super::law::PropertySpec;
 use super::units::Length;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -48,16 +49,27 @@ pub struct BoundarySpec {
     pub h_bottom: Option<f64>,
 }
 
-/// Either an isotropic `k` or all three of `kx`, `ky`, `kz` (W/(m·K)).
+/// Either an isotropic `k` or all three of `kx`, `ky`, `kz` (W/(m·K)); each
+/// a number or a temperature law (`stack::law`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MaterialSpec {
-    pub k: Option<f64>,
-    pub kx: Option<f64>,
-    pub ky: Option<f64>,
-    pub kz: Option<f64>,
-    /// Volumetric heat capacity, J/(m³·K).
-    pub heat_capacity: f64,
+    pub k: Option<PropertySpec>,
+    pub kx: Option<PropertySpec>,
+    pub ky: Option<PropertySpec>,
+    pub kz: Option<PropertySpec>,
+    /// Volumetric heat capacity, J/(m³·K), a number or a law.
+    pub heat_capacity: PropertySpec,
+}
+
+/// Leakage power growing with temperature:
+/// P = p_ref·exp(beta·(T − t_ref)), W, T in kelvin, beta in 1/K.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LeakageSpec {
+    pub p_ref: f64,
+    pub t_ref: f64,
+    pub beta: f64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -72,6 +84,9 @@ pub struct LayerSpec {
     /// results and `ptrace` power, and may override the material per block.
     pub floorplan: Option<PathBuf>,
     pub power: Option<PowerSpec>,
+    /// Leakage of the layer's whole source: per cell for a raster, else over
+    /// the layer's area at its area-weighted mean temperature.
+    pub leakage: Option<LeakageSpec>,
 }
 
 /// Where a layer's power comes from. Paths are relative to the stack file.
@@ -102,6 +117,8 @@ pub struct BlockSpec {
     pub height: Length,
     /// Watts.
     pub power: f64,
+    /// Leakage of this block, at its area-weighted mean temperature.
+    pub leakage: Option<LeakageSpec>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

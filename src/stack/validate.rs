@@ -2,7 +2,8 @@
 //! materials looked up, paths made absolute relative to the stack file,
 //! and each number checked for sign and finiteness.
 
-use super::schema::{self, PowerSpec, StackFile};
+use super::law::{Law, MaterialLaw, PropertySpec};
+use super::schema::{self, LeakageSpec, PowerSpec, StackFile};
 use super::{Layer, Material, Stack, StackError};
 use std::path::{Path, PathBuf};
 
@@ -73,18 +74,37 @@ pub(super) fn check_grid(nx: usize, ny: usize, file: &Path, field: &str) -> Resu
     Ok(())
 }
 
-fn material(file: &Path, name: &str, m: &schema::MaterialSpec) -> Result<Material, StackError> {
+fn material(
+    file: &Path,
+    name: &str,
+    m: &schema::MaterialSpec,
+) -> Result<(Material, Option<MaterialLaw>), StackError> {
     let field = |k: &str| format!("materials.{name}.{k}");
-    let k = match (m.k, m.kx, m.ky, m.kz) {
-        (Some(k), None, None, None) => {
-            let k = positive(file, &field("k"), k)?;
-            [k, k, k]
+    // The law's shape, then its values against the key's physical range
+    // (as a plain number is checked).
+    let law = |key: &str, spec: &PropertySpec| -> Result<Law, StackError> {
+        let l = Law::from_spec(spec).map_err(|msg| invalid(file, field(key), msg))?;
+        match &l {
+            Law::Constant(v) | Law::PowerLaw { v300: v, .. } => {
+                positive(file, &field(key), *v)?;
+            }
+            Law::Polynomial(_) => {
+                positive(file, &field(key), l.eval(300.0))?;
+            }
+            Law::Table(points) => {
+                for p in points {
+                    positive(file, &field(key), p[1])?;
+                }
+            }
         }
-        (None, Some(kx), Some(ky), Some(kz)) => [
-            positive(file, &field("kx"), kx)?,
-            positive(file, &field("ky"), ky)?,
-            positive(file, &field("kz"), kz)?,
-        ],
+        Ok(l)
+    };
+    let k = match (&m.k, &m.kx, &m.ky, &m.kz) {
+        (Some(k), None, None, None) => {
+            let k = law("k", k)?;
+            [k.clone(), k.clone(), k]
+        }
+        (None, Some(kx), Some(ky), Some(kz)) => [law("kx", kx)?, law("ky", ky)?, law("kz", kz)?],
         _ => {
             return Err(invalid(
                 file,
@@ -93,8 +113,47 @@ fn material(file: &Path, name: &str, m: &schema::MaterialSpec) -> Result<Materia
             ))
         }
     };
-    let heat_capacity = positive(file, &field("heat_capacity"), m.heat_capacity)?;
-    Ok(Material { k, heat_capacity })
+    let heat_capacity = law("heat_capacity", &m.heat_capacity)?;
+    let laws = MaterialLaw { k, heat_capacity };
+    let at300 = laws.at(300.0).ok_or_else(|| {
+        invalid(
+            file,
+            format!("materials.{name}"),
+            "a property law is not positive at 300 K",
+        )
+    })?;
+    let constant = laws.k.iter().all(Law::is_constant) && laws.heat_capacity.is_constant();
+    Ok((at300, (!constant).then_some(laws)))
+}
+
+fn leakage(
+    file: &Path,
+    field: &str,
+    l: Option<LeakageSpec>,
+) -> Result<Option<LeakageSpec>, StackError> {
+    let Some(l) = l else { return Ok(None) };
+    if !(l.p_ref.is_finite() && l.p_ref >= 0.0 && l.p_ref <= crate::power::MAX_POWER_W) {
+        return Err(invalid(
+            file,
+            format!("{field}.p_ref"),
+            format!("must be in [0, 1e9] W, got {}", l.p_ref),
+        ));
+    }
+    if !(l.t_ref.is_finite() && l.t_ref > 0.0) {
+        return Err(invalid(
+            file,
+            format!("{field}.t_ref"),
+            format!("must be a positive temperature in K, got {}", l.t_ref),
+        ));
+    }
+    if !(l.beta.is_finite() && l.beta.abs() <= 1.0) {
+        return Err(invalid(
+            file,
+            format!("{field}.beta"),
+            format!("must be in [-1, 1] 1/K, got {}", l.beta),
+        ));
+    }
+    Ok(Some(l))
 }
 
 fn resolve_path(base: &Path, p: &Path) -> PathBuf {
@@ -193,7 +252,17 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
                 ),
             )
         })?;
-        let material = material(file, &l.material, spec)?;
+        let (material, law) = material(file, &l.material, spec)?;
+        let layer_leakage = leakage(file, &format!("{field}.leakage"), l.leakage)?;
+        if let Some(PowerSpec::Blocks { blocks }) = &l.power {
+            for (j, b) in blocks.iter().enumerate() {
+                leakage(
+                    file,
+                    &format!("{field}.power.blocks[{j}].leakage"),
+                    b.leakage,
+                )?;
+            }
+        }
         let thickness_m = positive(file, &format!("{field}.thickness"), l.thickness.0)?;
         let cells = l.cells.unwrap_or(1);
         if cells == 0 || cells > 4096 {
@@ -222,6 +291,8 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
             cells,
             floorplan: l.floorplan.map(|p| resolve_path(base, &p)),
             power,
+            law,
+            leakage: layer_leakage,
         });
     }
     let solver = raw.solver.unwrap_or_default();

@@ -14,6 +14,7 @@ use crate::linalg::{
 };
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
+use crate::thermal::nonlinear::{NonlinearError, NonlinearOptions};
 use std::time::Instant;
 
 #[derive(Clone, Debug)]
@@ -25,6 +26,9 @@ pub struct SteadyOptions {
     /// Read the residual back every this many iterations (see `CgParams`);
     /// 0 leaves it to the backend (`Backend::check_interval`).
     pub check_every: usize,
+    /// The outer iteration of temperature-dependent stacks (unused by
+    /// linear ones).
+    pub nonlinear: NonlinearOptions,
 }
 
 impl SteadyOptions {
@@ -40,6 +44,7 @@ impl SteadyOptions {
             max_iter: stack.solver.max_iter.unwrap_or(20_000),
             precond_opts,
             check_every: 0,
+            nonlinear: NonlinearOptions::default(),
         }
     }
 
@@ -75,14 +80,21 @@ pub enum SteadyError {
     Solve(#[from] SolveError),
     #[error(transparent)]
     Backend(#[from] BackendError),
+    #[error(transparent)]
+    Nonlinear(#[from] NonlinearError),
 }
 
-/// Solves the steady temperature field of `stack` on backend `be`.
+/// Solves the steady temperature field of `stack` on backend `be`; a stack
+/// with temperature-dependent properties or leakage goes to the Picard
+/// iteration (`thermal::nonlinear::steady`), any other takes the linear path.
 pub fn solve_steady<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,
 ) -> Result<SteadyOutcome, SteadyError> {
+    if stack.is_nonlinear() {
+        return crate::thermal::nonlinear::steady::solve(be, stack, opts);
+    }
     let mut timings = Vec::new();
     let mut clock = Instant::now();
     let mut lap = |name: &str, timings: &mut Vec<(String, f64)>| {
@@ -267,5 +279,6 @@ pub(crate) fn summarize<B: ChebyshevBackend>(
         layers,
         hottest: cell_ref(stack, grid, imax, tmax),
         timings_s,
+        nonlinear: None,
     }
 }

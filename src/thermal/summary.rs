@@ -22,6 +22,9 @@ pub struct Summary {
     pub hottest: CellRef,
     /// Wall time per phase, seconds, in pipeline order.
     pub timings_s: Vec<(String, f64)>,
+    /// The outer iteration of a temperature-dependent solve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nonlinear: Option<crate::thermal::nonlinear::NonlinearReport>,
 }
 
 #[derive(Clone, Debug, Serialize)]

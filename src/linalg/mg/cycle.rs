@@ -223,6 +223,13 @@ fn cycle<B: MultigridOps>(
 }
 
 impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
+    fn matrix_changed(&mut self, be: &B, host: &QuadDiag) -> Result<(), BackendError> {
+        if let Some(p) = self.fine_pivots.as_mut() {
+            *p = be.upload(&line_pivots(host))?;
+        }
+        Ok(())
+    }
+
     fn apply(
         &mut self,
         be: &B,

@@ -126,6 +126,14 @@ pub trait Preconditioner<B: Backend> {
     fn precision(&self) -> Option<PrecisionReport> {
         None
     }
+    /// The system matrix is now `host` (an outer iteration of a nonlinear
+    /// solve re-assembled it). M may stay built for the old matrix, but what
+    /// it reads from the matrix at apply time must match: multigrid's
+    /// fine-level line pivots are refactored here.
+    fn matrix_changed(&mut self, be: &B, host: &QuadDiag) -> Result<(), BackendError> {
+        let _ = (be, host);
+        Ok(())
+    }
 }
 
 /// The precision a preconditioner runs in (summary.json, `cuth bench`).

@@ -30,6 +30,9 @@ use crate::linalg::{build_thermal_precond, pcg, Offset, QuadDiagOperator, SolveE
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::nonlinear::leakage::LeakageModel;
+use crate::thermal::nonlinear::steady::system_at;
+use crate::thermal::nonlinear::NonlinearError;
 use std::time::Instant;
 
 /// Where the run starts.
@@ -81,6 +84,10 @@ pub enum TransientError {
     Solve(#[from] SolveError),
     #[error(transparent)]
     Backend(#[from] BackendError),
+    #[error(transparent)]
+    Nonlinear(#[from] NonlinearError),
+    #[error(transparent)]
+    Steady(#[from] Box<crate::thermal::steady::SteadyError>),
     /// The observer (outputs written during the run) failed.
     #[error("writing outputs during the run")]
     Observer(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -139,8 +146,30 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let theta0 = match &opts.init {
         InitState::Ambient => vec![0.0; grid.len()],
         InitState::Field(t) => t.iter().map(|v| v - stack.ambient_k).collect(),
+        InitState::Steady if stack.is_nonlinear() => {
+            return Err(NonlinearError::Unsupported {
+                what: "--init steady with temperature-dependent properties or leakage: run \
+                       `cuth solve --save-state FILE` and start from `--init FILE`"
+                    .into(),
+            }
+            .into())
+        }
         InitState::Steady => steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?,
     };
+    // Temperature-dependent stacks, semi-implicit: each step takes the
+    // properties and the leakage at the previous step's temperature.
+    let leak = stack
+        .is_nonlinear()
+        .then(|| LeakageModel::new(stack, &grid, &schedule.base))
+        .filter(|l| !l.is_empty());
+    let laws = stack.layers.iter().any(|l| l.law.is_some());
+    let mut dynamic = sys.rhs.clone();
+    if laws {
+        let t0: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
+        let rhs = std::mem::take(&mut sys.rhs);
+        sys = system_at(stack, &grid, &schedule.base, &t0).map_err(Box::new)?;
+        sys.rhs = rhs;
+    }
     let mut stepper = Stepper::new(be, &sys.a, &sys.capacity, dt, c, &theta0, &opts.solver)?;
     stepper.set_power(&sys.rhs)?;
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
@@ -174,6 +203,9 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         layer_max_k: fs.layer_max_k,
         layer_avg_k: fs.layer_avg_k,
         block_max_k: probe::block_max(&grid, &probes, &temperature_k),
+        leakage_w: leak
+            .as_ref()
+            .map(|l| l.eval(&grid, &temperature_k).total_w()),
     });
     let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
     for k in 0..opts.steps {
@@ -183,6 +215,57 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             let t = Instant::now();
             row = r;
             sys.rhs = cell_power(&grid, &schedule.layer_maps(row));
+            dynamic = sys.rhs.clone();
+            power_w = probe::ordered_sum(&sys.rhs);
+            stepper.set_power(&sys.rhs)?;
+            upload_s += t.elapsed().as_secs_f64();
+        }
+        let mut step_leak_w = None;
+        if stack.is_nonlinear() {
+            // Properties and leakage at Tⁿ (semi-implicit).
+            let t = Instant::now();
+            if let Some((imax, tmax)) = temperature_k
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !v.is_finite() || **v > opts.solver.nonlinear.t_max_k)
+            {
+                return Err(NonlinearError::Runaway {
+                    iteration: k,
+                    reason: format!(
+                        "the temperature passed the limit of {} K (--t-max)",
+                        opts.solver.nonlinear.t_max_k
+                    ),
+                    hottest: crate::thermal::nonlinear::steady::place_name(
+                        stack,
+                        &grid,
+                        &schedule.base,
+                        imax,
+                    ),
+                    t_k: *tmax,
+                    leakage_w: leak
+                        .as_ref()
+                        .map_or(0.0, |l| l.eval(&grid, &temperature_k).total_w()),
+                }
+                .into());
+            }
+            if laws {
+                sys = system_at(stack, &grid, &schedule.base, &temperature_k).map_err(Box::new)?;
+                stepper = Stepper::new(
+                    be,
+                    &sys.a,
+                    &sys.capacity,
+                    dt,
+                    stepper.c,
+                    &theta_old,
+                    &opts.solver,
+                )?;
+            }
+            sys.rhs = dynamic.clone();
+            if let Some(l) = &leak {
+                let e = l.eval(&grid, &temperature_k);
+                step_leak_w = Some(e.total_w());
+                sys.rhs.iter_mut().zip(&e.cell_w).for_each(|(p, q)| *p += q);
+            }
             power_w = probe::ordered_sum(&sys.rhs);
             stepper.set_power(&sys.rhs)?;
             upload_s += t.elapsed().as_secs_f64();
@@ -216,6 +299,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             layer_max_k: fs.layer_max_k,
             layer_avg_k: fs.layer_avg_k,
             block_max_k: probe::block_max(&grid, &probes, &temperature_k),
+            leakage_w: step_leak_w,
         };
         let snap = opts
             .snapshot_every

@@ -77,6 +77,9 @@ pub struct StepRecord {
     pub layer_avg_k: Vec<f64>,
     /// Per block (order of [`block_probes`]), K.
     pub block_max_k: Vec<f64>,
+    /// Total leakage power of the step (included in `energy.power_w`), W;
+    /// `None` when the stack does not leak.
+    pub leakage_w: Option<f64>,
 }
 
 /// Statistics of one field from [`absorb`].

@@ -1,0 +1,146 @@
+//! Leakage power (issue 17): P = p_ref·exp(β (T − t_ref)) for each leaking
+//! source, added to the dynamic power. A block, or a layer whose source is
+//! uniform or made of blocks, leaks as one region at its area-weighted mean
+//! temperature (over the layer's z cells), spread over its area; a layer
+//! with a raster source leaks per plane cell, p_ref split in proportion to
+//! the raster's dynamic power, each cell at its own (z-mean) temperature.
+//! Either way the power goes into the layer's z cells evenly, as the
+//! dynamic power does (`assemble`).
+
+use crate::grid::Grid;
+use crate::power::{rasterize::coverage, LayerPower, Rect};
+use crate::stack::{LeakageSpec, PowerSpec, Stack};
+
+/// One leaking source: a region, or a raster's cells.
+#[derive(Clone, Debug)]
+pub struct LeakSource {
+    /// "layer" or "layer/block", for reports and the runaway message.
+    pub name: String,
+    pub layer: usize,
+    pub spec: LeakageSpec,
+    /// Plane cells and weights: the area fractions of a region (summing to
+    /// 1), or the share of p_ref of each raster cell.
+    pub cells: Vec<(usize, f64)>,
+    /// Per cell (raster) or as one region at the mean temperature.
+    pub per_cell: bool,
+}
+
+/// Every leaking source of a stack.
+#[derive(Clone, Debug, Default)]
+pub struct LeakageModel {
+    pub sources: Vec<LeakSource>,
+}
+
+/// Leakage at one temperature field: per source, W, and per grid cell, W.
+#[derive(Clone, Debug)]
+pub struct LeakageEval {
+    pub per_source_w: Vec<f64>,
+    pub cell_w: Vec<f64>,
+}
+
+impl LeakageEval {
+    pub fn total_w(&self) -> f64 {
+        self.per_source_w.iter().fold(0.0, |a, b| a + b)
+    }
+}
+
+fn normalized(cells: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
+    let s: f64 = cells.iter().map(|c| c.1).sum();
+    if s > 0.0 {
+        cells.into_iter().map(|(j, w)| (j, w / s)).collect()
+    } else {
+        cells
+    }
+}
+
+impl LeakageModel {
+    pub fn new(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> LeakageModel {
+        let mut sources = Vec::new();
+        let whole = Rect {
+            x0: 0.0,
+            y0: 0.0,
+            x1: stack.width_m,
+            y1: stack.length_m,
+        };
+        for (l, layer) in stack.layers.iter().enumerate() {
+            if let Some(PowerSpec::Blocks { blocks }) = &layer.power {
+                for b in blocks {
+                    let Some(spec) = b.leakage else { continue };
+                    let rect = Rect {
+                        x0: b.x.0.max(0.0),
+                        y0: b.y.0.max(0.0),
+                        x1: (b.x.0 + b.width.0).min(stack.width_m),
+                        y1: (b.y.0 + b.height.0).min(stack.length_m),
+                    };
+                    sources.push(LeakSource {
+                        name: format!("{}/{}", layer.name, b.name),
+                        layer: l,
+                        spec,
+                        cells: normalized(coverage(&rect, grid)),
+                        per_cell: false,
+                    });
+                }
+            }
+            let Some(spec) = layer.leakage else { continue };
+            let raster = matches!(layer.power, Some(PowerSpec::Raster { .. }));
+            let map = &power[l].map_w;
+            let cells = if raster && map.iter().any(|p| *p > 0.0) {
+                map.iter()
+                    .enumerate()
+                    .filter(|(_, p)| **p > 0.0)
+                    .map(|(j, p)| (j, *p))
+                    .collect()
+            } else {
+                coverage(&whole, grid)
+            };
+            sources.push(LeakSource {
+                name: layer.name.clone(),
+                layer: l,
+                spec,
+                cells: normalized(cells),
+                per_cell: raster,
+            });
+        }
+        LeakageModel { sources }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
+    /// Leakage at the absolute temperatures `t_k` (one per grid cell).
+    pub fn eval(&self, grid: &Grid, t_k: &[f64]) -> LeakageEval {
+        let plane = grid.plane();
+        let mut cell_w = vec![0.0; grid.len()];
+        let mut per_source_w = Vec::with_capacity(self.sources.len());
+        for s in &self.sources {
+            let zr = grid.layer_z[s.layer].clone();
+            let nzl = zr.len() as f64;
+            let t_col = |j: usize| zr.clone().map(|z| t_k[z * plane + j]).sum::<f64>() / nzl;
+            let leak = |t: f64| s.spec.p_ref * (s.spec.beta * (t - s.spec.t_ref)).exp();
+            let mut total = 0.0;
+            if s.per_cell {
+                for &(j, w) in &s.cells {
+                    let p = w * leak(t_col(j));
+                    total += p;
+                    for z in zr.clone() {
+                        cell_w[z * plane + j] += p / nzl;
+                    }
+                }
+            } else {
+                let t_mean: f64 = s.cells.iter().map(|&(j, w)| w * t_col(j)).sum();
+                total = leak(t_mean);
+                for &(j, w) in &s.cells {
+                    for z in zr.clone() {
+                        cell_w[z * plane + j] += total * w / nzl;
+                    }
+                }
+            }
+            per_source_w.push(total);
+        }
+        LeakageEval {
+            per_source_w,
+            cell_w,
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! Temperature-dependent physics (issue 17): k(T), c(T) (`stack::law`) and
+//! leakage power ([`leakage`]). The steady solve is a Picard iteration over
+//! warm-started linear solves ([`steady`]): properties and leakage at the
+//! last iterate, the matrix re-assembled on the host and re-uploaded, the
+//! preconditioner kept while it keeps PCG's iterations in check. A stack
+//! with only constants never comes here (`Stack::is_nonlinear`), so its
+//! results are bit-identical to the linear solver's.
+
+pub mod leakage;
+pub mod steady;
+
+use serde::Serialize;
+
+/// Settings of the outer (nonlinear) iteration.
+#[derive(Clone, Debug)]
+pub struct NonlinearOptions {
+    /// Converged when max |ΔT| between two iterates is at most this, K.
+    pub tol_k: f64,
+    /// Thermal runaway when any temperature passes this, K.
+    pub t_max_k: f64,
+    /// Most Picard iterations (steady); reaching it is an error.
+    pub max_outer: usize,
+    /// Converged also needs |heat out − power in| / power in at most this.
+    pub energy_tol: f64,
+    /// Inexact Picard: each linear solve but the last stops once its
+    /// residual falls by this factor from the warm start (still at least at
+    /// the solver's rtol); 0 solves every step to rtol.
+    pub forcing: f64,
+    /// Transient: 0 evaluates properties and leakage at the previous step
+    /// (semi-implicit); N > 0 iterates each step up to N times.
+    pub transient_iterations: usize,
+}
+
+impl Default for NonlinearOptions {
+    fn default() -> Self {
+        NonlinearOptions {
+            tol_k: 1e-4,
+            t_max_k: 500.0,
+            max_outer: 200,
+            energy_tol: 1e-6,
+            forcing: 1e-2,
+            transient_iterations: 0,
+        }
+    }
+}
+
+/// What the outer iteration did, for `summary.json`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NonlinearReport {
+    /// "picard".
+    pub method: String,
+    pub outer_iterations: usize,
+    /// max |ΔT| of the last iteration, K.
+    pub final_change_k: f64,
+    pub tol_k: f64,
+    /// PCG iterations of each linear solve.
+    pub inner_iterations: Vec<usize>,
+    /// Times the preconditioner was rebuilt after the first.
+    pub precond_rebuilds: usize,
+    pub leakage_total_w: f64,
+    /// Per leaking source ("layer" or "layer/block"), W.
+    pub leakage_w: Vec<(String, f64)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NonlinearError {
+    #[error(
+        "thermal runaway at outer iteration {iteration}: {reason}; hottest: {hottest} at \
+         {t_k:.2} K; leakage {leakage_w:.4e} W at that iterate (nothing written)"
+    )]
+    Runaway {
+        iteration: usize,
+        reason: String,
+        hottest: String,
+        t_k: f64,
+        leakage_w: f64,
+    },
+    #[error(
+        "the nonlinear iteration did not converge in {iterations} outer iterations: last \
+         max |ΔT| {change_k:.3e} K > {tol_k:.1e} K (hottest {hottest} at {t_k:.2} K)"
+    )]
+    NoConvergence {
+        iterations: usize,
+        change_k: f64,
+        tol_k: f64,
+        hottest: String,
+        t_k: f64,
+    },
+    #[error("not supported yet: {what}")]
+    Unsupported { what: String },
+    #[error("material of layer `{layer}` is not positive at {t_k:.2} K (a law outside its range)")]
+    BadProperty { layer: String, t_k: f64 },
+}

@@ -1,0 +1,87 @@
+//! Temperature-dependent steady solves (issue 17) on CUDA against the CPU.
+//! `#[ignore]`d: run on a GPU machine with
+//!
+//! ```text
+//! cargo test --release --test gpu_nonlinear -- --ignored --nocapture --test-threads=1
+//! ```
+//!
+//! mol_f2f at 128² with silicon's k = 148·(T/300)^-1.3 and a per-cell
+//! leakage on the logic raster: both backends converge the Picard iteration
+//! to 1e-8 K and must agree to 1e-6 K, with the same outer iterations (±1)
+//! and the same leakage to 1e-9 relative.
+
+mod common;
+
+use common::{gpu, mol_f2f};
+use cuth::backend::cpu::CpuBackend;
+use cuth::linalg::PrecondKind;
+use cuth::stack::Stack;
+use cuth::thermal::steady::{solve_steady, SteadyOptions};
+
+/// mol_f2f with k(T) silicon and leakage on the logic die's raster.
+pub fn mol_f2f_nonlinear() -> Stack {
+    let path = mol_f2f();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replacen("k = 130.0", "k = { k300 = 148.0, exponent = -1.3 }", 1);
+    let logic = "file = \"../powermaps/mol_logic.csv\" }";
+    assert!(text.contains(logic));
+    let text = text.replacen(
+        logic,
+        &format!("{logic}\nleakage = {{ p_ref = 0.8, t_ref = 358.15, beta = 0.017 }}"),
+        1,
+    );
+    Stack::from_toml(&text, &path)
+        .unwrap()
+        .with_grid(128, 128)
+        .unwrap()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn nonlinear_steady_cuda_matches_cpu() {
+    let stack = mol_f2f_nonlinear();
+    assert!(stack.is_nonlinear() && stack.k_varies());
+    for precond in [PrecondKind::Multigrid, PrecondKind::Chebyshev] {
+        let mut opts = SteadyOptions::from_stack(&stack, precond);
+        opts.rtol = 1e-10;
+        opts.nonlinear.tol_k = 1e-8;
+        let c = solve_steady(&CpuBackend::new(), &stack, &opts).unwrap();
+        let g = solve_steady(gpu(), &stack, &opts).unwrap();
+        let (nc, ng) = (
+            c.summary.nonlinear.as_ref().unwrap(),
+            g.summary.nonlinear.as_ref().unwrap(),
+        );
+        let diff = c
+            .temperature_k
+            .iter()
+            .zip(&g.temperature_k)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        println!(
+            "{precond:?}: outer cpu {} gpu {}, inner cpu {:?} gpu {:?}, leakage cpu {:.9} W gpu {:.9} W, \
+             peak {:.6} K, max |ΔT| {diff:.3e} K",
+            nc.outer_iterations,
+            ng.outer_iterations,
+            nc.inner_iterations,
+            ng.inner_iterations,
+            nc.leakage_total_w,
+            ng.leakage_total_w,
+            c.summary.hottest.t_k
+        );
+        assert!(diff < 1e-6, "{precond:?}: {diff:e} K");
+        assert!(nc.outer_iterations.abs_diff(ng.outer_iterations) <= 1);
+        assert!((nc.leakage_total_w - ng.leakage_total_w).abs() < 1e-9 * nc.leakage_total_w);
+        assert!(g.summary.energy.relative_error < 1e-6);
+    }
+}
+
+/// The CPU half, so that the case itself is checked where there is no GPU.
+#[test]
+fn nonlinear_case_converges_on_cpu() {
+    let stack = mol_f2f_nonlinear().with_grid(32, 32).unwrap();
+    let opts = SteadyOptions::from_stack(&stack, PrecondKind::Multigrid);
+    let c = solve_steady(&CpuBackend::new(), &stack, &opts).unwrap();
+    let nl = c.summary.nonlinear.unwrap();
+    assert!(nl.leakage_total_w > 0.8, "{nl:?}");
+    assert!(c.summary.energy.relative_error < 1e-6);
+}
