@@ -28,6 +28,10 @@ pub struct RunArgs {
     /// Temperatures in kelvin in maps, CSV, tables and plots (default °C).
     #[arg(long)]
     pub kelvin: bool,
+    /// What blocks.steady reports per block, as HotSpot's -grid_map_mode:
+    /// the block's max, area-weighted avg, min, or the cell at its center.
+    #[arg(long, value_enum, default_value = "max")]
+    pub block_map: cuth::output::blocks::BlockMap,
     /// Print nothing on success (and no progress bar).
     #[arg(long, short)]
     pub quiet: bool,

@@ -113,6 +113,8 @@ pub struct RunPlan {
     pub solver: SteadyOptions,
     pub device: Device,
     pub unit: TempUnit,
+    /// What `blocks.steady` reports (`--block-map`).
+    pub block_map: cuth::output::blocks::BlockMap,
     pub out: Outputs,
     pub quiet: bool,
     pub json: bool,
@@ -153,6 +155,7 @@ impl RunPlan {
             stack,
             solver,
             device,
+            block_map: run.block_map,
             unit: if run.kelvin {
                 TempUnit::Kelvin
             } else {

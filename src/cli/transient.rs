@@ -166,7 +166,10 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let quiet = plan.quiet;
     let out_dir = &plan.out.dir;
     let unit = plan.unit;
-    let out_opts = OutputOptions { unit };
+    let out_opts = OutputOptions {
+        unit,
+        block_map: plan.block_map,
+    };
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;
     let bar = progress(steps, quiet);

@@ -43,6 +43,8 @@ pub struct SteadyView<'a> {
 #[derive(Clone, Debug)]
 pub struct OutputOptions {
     pub unit: TempUnit,
+    /// What `blocks.steady` reports per block (`--block-map`).
+    pub block_map: blocks::BlockMap,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -98,10 +98,18 @@ impl TransientWriter {
         })?;
         let json = serde_json::to_string_pretty(summary)
             .map_err(|e| io(&self.txn.out().join("summary.json"), e.into()))?;
+        let probes: Vec<String> = final_view
+            .stack
+            .probes
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let timeseries = timeseries_csv(records, &layers, block_names, &probes, unit)
+            .map_err(|e| io(&self.txn.out().join("timeseries.csv"), e))?;
         let files = vec![
             Rendered {
                 name: "timeseries.csv".into(),
-                bytes: timeseries_csv(records, &layers, block_names, unit).into_bytes(),
+                bytes: timeseries.into_bytes(),
             },
             Rendered {
                 name: "temperature.png".into(),

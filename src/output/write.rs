@@ -23,8 +23,8 @@ pub struct Rendered {
 /// per layer `<NN>_<name>.png` and `<NN>_<name>.csv` (NN = layer index,
 /// bottom = 00, at least two digits; the name reduced to `[A-Za-z0-9_-]`),
 /// then `blocks.csv`, `blocks.steady` (both always written, header-only or
-/// empty when no layer has blocks, so the set of files is the same every run)
-/// and `summary.json`.
+/// empty when no layer has blocks, so the set of files is the same every run),
+/// `probes.csv` when the stack has `[[probes]]`, and `summary.json`.
 pub fn write_steady(
     dir: &Path,
     view: &SteadyView,
@@ -162,8 +162,19 @@ pub fn render_steady(
     });
     files.push(Rendered {
         name: "blocks.steady".into(),
-        bytes: blocks_steady(&stats).into_bytes(),
+        bytes: blocks_steady(&stats, opts.block_map).into_bytes(),
     });
+    if !view.summary.probes.is_empty() {
+        let probes =
+            csv::probes_csv(&view.summary.probes, unit).map_err(|source| OutputError::Io {
+                path: dir.join("probes.csv"),
+                source,
+            })?;
+        files.push(Rendered {
+            name: "probes.csv".into(),
+            bytes: probes.into_bytes(),
+        });
+    }
     let summary = json::summary_json(view.summary).map_err(|source| OutputError::Io {
         path: dir.join("summary.json"),
         source,

@@ -2,6 +2,7 @@
 //! [`Stack`] (SI units, absolute paths, materials looked up) to the power and
 //! assembly stages. Every error names the file and the field at fault.
 
+mod probes;
 pub mod schema;
 pub mod units;
 mod validate;
@@ -29,6 +30,26 @@ pub struct Stack {
     /// Bottom to top.
     pub layers: Vec<Layer>,
     pub solver: schema::SolverSpec,
+    /// `[[probes]]`, checked: inside the footprint and the stack's height.
+    pub probes: Vec<Probe>,
+}
+
+/// A checked probe point, SI units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    pub name: String,
+    pub x_m: f64,
+    pub y_m: f64,
+    pub at: ProbeAt,
+}
+
+/// Where a probe sits in z.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ProbeAt {
+    /// A layer (index, bottom = 0): the mean over its z cells.
+    Layer(usize),
+    /// A height above the stack bottom, m.
+    Z(f64),
 }
 
 /// Thermal properties of a material or of one floorplan block.

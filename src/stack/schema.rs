@@ -20,6 +20,22 @@ pub struct StackFile {
     /// Bottom to top.
     pub layers: Vec<LayerSpec>,
     pub solver: Option<SolverSpec>,
+    /// Points whose temperature every run reports (`[[probes]]`).
+    #[serde(default)]
+    pub probes: Vec<ProbeSpec>,
+}
+
+/// A named point: `x`, `y` on the footprint and either a `layer` (the
+/// layer's mean over its z cells, as its map shows) or a height `z` above
+/// the stack bottom (the z cell that holds it).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    pub name: String,
+    pub x: Length,
+    pub y: Length,
+    pub layer: Option<String>,
+    pub z: Option<Length>,
 }
 
 /// The footprint shared by every layer: x extent (`width`) by y extent (`length`).

@@ -246,7 +246,9 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
             ));
         }
     }
+    let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
     Ok(Stack {
+        probes,
         source: file.to_path_buf(),
         title: raw.title,
         width_m,

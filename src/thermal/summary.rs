@@ -20,6 +20,9 @@ pub struct Summary {
     pub layers: Vec<LayerSummary>,
     /// The hottest cell of the whole stack.
     pub hottest: CellRef,
+    /// `[[probes]]` readings; absent when the stack has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<crate::thermal::probes::ProbeReading>,
     /// Wall time per phase, seconds, in pipeline order.
     pub timings_s: Vec<(String, f64)>,
 }
