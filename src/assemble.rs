@@ -80,6 +80,22 @@ fn series(d1: f64, k1: f64, d2: f64, k2: f64) -> f64 {
     1.0 / (d1 / (2.0 * k1) + d2 / (2.0 * k2))
 }
 
+/// Conductivity of every cell, `[kx, ky, kz]` interleaved (3 values per
+/// cell, index order), W/(m·K): the layer's material with floorplan patches
+/// mixed in exactly as the assembly uses them.
+pub fn cell_conductivity(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> Vec<f64> {
+    let plane = grid.plane();
+    let mats: Vec<LayerMaterial> = stack
+        .layers
+        .iter()
+        .zip(power)
+        .map(|(l, p)| layer_material(grid, l.material, p))
+        .collect();
+    (0..grid.len())
+        .flat_map(|i| mats[grid.layer_of_z[i / plane]].at(i % plane).k)
+        .collect()
+}
+
 pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
     let (nx, ny, nz) = (grid.nx, grid.ny, grid.nz);
     let plane = grid.plane();

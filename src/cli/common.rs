@@ -32,6 +32,10 @@ pub struct RunArgs {
     /// the block's max, area-weighted avg, min, or the cell at its center.
     #[arg(long, value_enum, default_value = "max")]
     pub block_map: cuth::output::blocks::BlockMap,
+    /// Also write the 3D field (temperature, power density, conductivity) as
+    /// a VTK rectilinear grid, field.vtr (transient: per snapshot + field.pvd).
+    #[arg(long)]
+    pub vtk: bool,
     /// Print nothing on success (and no progress bar).
     #[arg(long, short)]
     pub quiet: bool,

@@ -115,6 +115,8 @@ pub struct RunPlan {
     pub unit: TempUnit,
     /// What `blocks.steady` reports (`--block-map`).
     pub block_map: cuth::output::blocks::BlockMap,
+    /// Write the 3D field as VTK (`--vtk`).
+    pub vtk: bool,
     pub out: Outputs,
     pub quiet: bool,
     pub json: bool,
@@ -156,6 +158,7 @@ impl RunPlan {
             solver,
             device,
             block_map: run.block_map,
+            vtk: run.vtk,
             unit: if run.kelvin {
                 TempUnit::Kelvin
             } else {

@@ -67,6 +67,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let opts = OutputOptions {
         unit,
         block_map: plan.block_map,
+        vtk: plan.vtk,
     };
     let files = output::render_steady(out_dir, &view, &opts)?;
     let mut txn = Transaction::begin(out_dir, Owned::Thermal)

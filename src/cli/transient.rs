@@ -169,6 +169,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let out_opts = OutputOptions {
         unit,
         block_map: plan.block_map,
+        vtk: plan.vtk,
     };
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;
@@ -183,7 +184,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
                 power,
                 summary,
             };
-            writer.snapshot(v.record.step, &view, &out_opts)?;
+            writer.snapshot(v.record.step, v.record.time_s, &view, &out_opts)?;
         }
         Ok(())
     };

@@ -175,6 +175,7 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
         &OutputOptions {
             unit,
             block_map: Default::default(),
+            vtk: false,
         },
     )
 }
@@ -360,6 +361,7 @@ fn inconsistent_view_is_an_error_not_a_panic() {
         &OutputOptions {
             unit: TempUnit::Kelvin,
             block_map: Default::default(),
+            vtk: false,
         }
     )
     .is_err());

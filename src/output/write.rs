@@ -24,7 +24,8 @@ pub struct Rendered {
 /// bottom = 00, at least two digits; the name reduced to `[A-Za-z0-9_-]`),
 /// then `blocks.csv`, `blocks.steady` (both always written, header-only or
 /// empty when no layer has blocks, so the set of files is the same every run),
-/// `probes.csv` when the stack has `[[probes]]`, and `summary.json`.
+/// `probes.csv` when the stack has `[[probes]]`, `field.vtr` with `--vtk`,
+/// and `summary.json`.
 pub fn write_steady(
     dir: &Path,
     view: &SteadyView,
@@ -173,6 +174,12 @@ pub fn render_steady(
         files.push(Rendered {
             name: "probes.csv".into(),
             bytes: probes.into_bytes(),
+        });
+    }
+    if opts.vtk {
+        files.push(Rendered {
+            name: "field.vtr".into(),
+            bytes: super::vtk::thermal_vtr(view, unit),
         });
     }
     let summary = json::summary_json(view.summary).map_err(|source| OutputError::Io {
