@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// a VTK rectilinear grid, field.vtr (transient: per snapshot + field.pvd).
     #[arg(long)]
     pub vtk: bool,
+    /// Treat plausibility warnings (a bare-number thickness of 1 cm or more
+    /// in a die layer, ambient outside 200..500 K, ...) as errors (exit 2).
+    #[arg(long)]
+    pub strict: bool,
     /// Print nothing on success (and no progress bar).
     #[arg(long, short)]
     pub quiet: bool,

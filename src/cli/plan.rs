@@ -132,6 +132,27 @@ pub struct Typed<'a> {
     pub save_state: Option<PathBuf>,
 }
 
+/// Plausibility warnings: errors with `--strict` (exit 2), else one
+/// `cuth: warning:` line each on stderr (not with `--quiet`; `summary.json`
+/// lists them either way).
+fn report_warnings(warnings: &[String], strict: bool, quiet: bool) -> Result<(), InputError> {
+    if warnings.is_empty() {
+        return Ok(());
+    }
+    if strict {
+        return Err(InputError(format!(
+            "{} (--strict makes plausibility warnings errors)",
+            warnings.join("\n")
+        )));
+    }
+    if !quiet {
+        for w in warnings {
+            eprintln!("cuth: warning: {w}");
+        }
+    }
+    Ok(())
+}
+
 /// Chosen by measurement on the H200 (BENCHMARKS.md, issue #6).
 const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
 
@@ -145,6 +166,7 @@ impl RunPlan {
         check_solver_flags(run, typed.rtol)?;
         let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
         let stack = run.load_stack(typed.stack)?;
+        report_warnings(&stack.warnings, run.strict, run.quiet)?;
         let cells = stack.cells()?;
         check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
         let mut solver = run.solver_options(&stack, typed.rtol);

@@ -22,16 +22,17 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("duration").required(true).args(["steps", "t_end"])))]
 pub struct TransientArgs {
     /// Stack file (TOML).
     pub stack: PathBuf,
     /// Time step, seconds.
     #[arg(long, value_name = "SECONDS")]
     pub dt: f64,
-    /// Number of steps.
-    #[arg(long, conflicts_with = "t_end", required_unless_present = "t_end")]
+    /// Number of steps (or --t-end).
+    #[arg(long)]
     pub steps: Option<usize>,
-    /// Simulated time, seconds (rounded up to whole steps).
+    /// Simulated time, seconds, rounded up to whole steps (or --steps).
     #[arg(long, value_name = "SECONDS")]
     pub t_end: Option<f64>,
     /// Power trace: HotSpot .ptrace (rows --sample-interval apart) or CSV with

@@ -150,6 +150,7 @@ pub(super) fn summary() -> Summary {
         },
         layers: vec![layer("die", 332.5), layer("logic beol/1", 350.0)],
         hottest: cell("logic beol/1", 350.0),
+        warnings: Vec::new(),
         probes: Vec::new(),
         timings_s: vec![("solve".into(), 0.5), ("output".into(), 0.01)],
     }

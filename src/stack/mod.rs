@@ -2,6 +2,7 @@
 //! [`Stack`] (SI units, absolute paths, materials looked up) to the power and
 //! assembly stages. Every error names the file and the field at fault.
 
+mod plausible;
 mod probes;
 pub mod schema;
 pub mod units;
@@ -32,6 +33,8 @@ pub struct Stack {
     pub solver: schema::SolverSpec,
     /// `[[probes]]`, checked: inside the footprint and the stack's height.
     pub probes: Vec<Probe>,
+    /// Plausibility warnings (`stack::plausible`): valid but likely slips.
+    pub warnings: Vec<String>,
 }
 
 /// A checked probe point, SI units.

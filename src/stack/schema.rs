@@ -3,7 +3,7 @@
 //! Validation and unit resolution happen in `stack::validate`, which turns this
 //! into a [`crate::stack::Stack`].
 
-use super::units::Length;
+use super::units::{Length, Temperature};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -56,8 +56,8 @@ pub struct GridSpec {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoundarySpec {
-    /// Ambient temperature in kelvin.
-    pub ambient: f64,
+    /// Ambient temperature: kelvin, or a string with a unit (`"45 C"`).
+    pub ambient: Temperature,
     /// Heat transfer coefficient on top of the top layer, W/(m²·K).
     pub h_top: f64,
     /// Optional heat transfer coefficient under the bottom layer, W/(m²·K).
