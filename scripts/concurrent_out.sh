@@ -28,11 +28,11 @@ if "timeseries.csv" in names:
     want = {"final", "snapshots", "summary.json", "temperature.png", "timeseries.csv"}
     ok = set(names) == want and not maps and "dt_s" in json.load(open(f"{d}/summary.json"))
     fin = sorted(os.listdir(f"{d}/final")) if ok else []
-    ok = ok and len(fin) == 23
+    ok = ok and len(fin) == 21  # mol_f2f: 10 maps x (png, csv) + summary.json (raster power: no block tables)
     print("ok transient" if ok else f"BAD transient set {names}")
 else:
     rest = set(names) - set(maps)
-    ok = rest == {"blocks.csv", "blocks.steady", "summary.json"} and len(maps) == 20
+    ok = rest == {"summary.json"} and len(maps) == 20
     units = set()
     for m in maps:
         if m.endswith(".csv"):

@@ -129,6 +129,18 @@ fn series(d1: f64, k1: f64, d2: f64, k2: f64) -> f64 {
     1.0 / (d1 / (2.0 * k1) + d2 / (2.0 * k2))
 }
 
+/// Conductivity of every cell, `[kx, ky, kz]` interleaved (3 values per
+/// cell, index order), W/(m·K): the layer's material with floorplan patches
+/// mixed in exactly as the constant-property assembly uses them (a
+/// temperature law at its reference value).
+pub fn cell_conductivity(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> Vec<f64> {
+    let plane = grid.plane();
+    let mats = constant_materials(stack, grid, power);
+    (0..grid.len())
+        .flat_map(|i| mats[grid.layer_of_z[i / plane]][i % plane].k)
+        .collect()
+}
+
 /// The system with constant properties (each layer's `material`).
 pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
     let mats = constant_materials(stack, grid, power);

@@ -138,7 +138,14 @@ fn solve(stack: &Path, out: &Path) -> (HashMap<String, (f64, f64)>, HashMap<Stri
             )
         })
         .collect();
-    let blocks = read_csv(&out.join("blocks.csv"))
+    // A stack without named blocks writes no blocks.csv (nothing to list).
+    let blocks_csv = out.join("blocks.csv");
+    let rows = if blocks_csv.exists() {
+        read_csv(&blocks_csv)
+    } else {
+        Vec::new()
+    };
+    let blocks = rows
         .iter()
         .map(|r| (format!("{}.{}", r["layer"], r["block"]), num(r, "t_max_k")))
         .collect();

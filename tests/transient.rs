@@ -282,7 +282,11 @@ fn trace_rows_apply_piecewise_constant() {
     assert_eq!(out.records[3].trace_row, Some(1));
     // Hot where the power is: b's max exceeds a's once b runs at 2 W.
     let last = out.records.last().unwrap();
-    assert!(last.block_max_k[1] > last.block_max_k[0]);
+    assert!(last.blocks[1].max_k > last.blocks[0].max_k);
+    assert!(last
+        .blocks
+        .iter()
+        .all(|b| b.min_k <= b.avg_k && b.avg_k <= b.max_k));
     assert_eq!(out.block_names, ["die.a", "die.b"]);
 
     // A column that names no block is an input error naming the file.

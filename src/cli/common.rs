@@ -36,6 +36,18 @@ pub struct RunArgs {
     /// Temperatures in kelvin in maps, CSV, tables and plots (default °C).
     #[arg(long)]
     pub kelvin: bool,
+    /// What blocks.steady reports per block, as HotSpot's -grid_map_mode:
+    /// the block's max, area-weighted avg, min, or the cell at its center.
+    #[arg(long, value_enum, default_value = "max")]
+    pub block_map: cuth::output::blocks::BlockMap,
+    /// Also write the 3D field (temperature, power density, conductivity) as
+    /// a VTK rectilinear grid, field.vtr (transient: per snapshot + field.pvd).
+    #[arg(long)]
+    pub vtk: bool,
+    /// Treat plausibility warnings (a bare-number thickness of 1 cm or more
+    /// in a die layer, ambient outside 200..500 K, ...) as errors (exit 2).
+    #[arg(long)]
+    pub strict: bool,
     /// Print nothing on success (and no progress bar).
     #[arg(long, short)]
     pub quiet: bool,

@@ -118,6 +118,10 @@ pub struct RunPlan {
     pub solver: SteadyOptions,
     pub device: Device,
     pub unit: TempUnit,
+    /// What `blocks.steady` reports (`--block-map`).
+    pub block_map: cuth::output::blocks::BlockMap,
+    /// Write the 3D field as VTK (`--vtk`).
+    pub vtk: bool,
     pub out: Outputs,
     pub quiet: bool,
     pub json: bool,
@@ -133,6 +137,27 @@ pub struct Typed<'a> {
     pub save_state: Option<PathBuf>,
 }
 
+/// Plausibility warnings: errors with `--strict` (exit 2), else one
+/// `cuth: warning:` line each on stderr (not with `--quiet`; `summary.json`
+/// lists them either way).
+fn report_warnings(warnings: &[String], strict: bool, quiet: bool) -> Result<(), InputError> {
+    if warnings.is_empty() {
+        return Ok(());
+    }
+    if strict {
+        return Err(InputError(format!(
+            "{} (--strict makes plausibility warnings errors)",
+            warnings.join("\n")
+        )));
+    }
+    if !quiet {
+        for w in warnings {
+            eprintln!("cuth: warning: {w}");
+        }
+    }
+    Ok(())
+}
+
 /// Chosen by measurement on the H200 (BENCHMARKS.md, issue #6).
 const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
 
@@ -146,6 +171,7 @@ impl RunPlan {
         check_solver_flags(run, typed.rtol)?;
         let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
         let stack = run.load_stack(typed.stack)?;
+        report_warnings(&stack.warnings, run.strict, run.quiet)?;
         let cells = stack.cells()?;
         check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
         let mut solver = run.solver_options(&stack, typed.rtol);
@@ -158,6 +184,8 @@ impl RunPlan {
             stack,
             solver,
             device,
+            block_map: run.block_map,
+            vtk: run.vtk,
             unit: if run.kelvin {
                 TempUnit::Kelvin
             } else {

@@ -64,7 +64,12 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         summary: &outcome.summary,
     };
     // One transaction: the maps and the state file land together or not at all.
-    let files = output::render_steady(out_dir, &view, &OutputOptions { unit })?;
+    let opts = OutputOptions {
+        unit,
+        block_map: plan.block_map,
+        vtk: plan.vtk,
+    };
+    let files = output::render_steady(out_dir, &view, &opts)?;
     let mut txn = Transaction::begin(out_dir, Owned::Thermal)
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
     for f in &files {

@@ -22,16 +22,17 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("duration").required(true).args(["steps", "t_end"])))]
 pub struct TransientArgs {
     /// Stack file (TOML).
     pub stack: PathBuf,
     /// Time step, seconds.
     #[arg(long, value_name = "SECONDS")]
     pub dt: f64,
-    /// Number of steps.
-    #[arg(long, conflicts_with = "t_end", required_unless_present = "t_end")]
+    /// Number of steps (or --t-end).
+    #[arg(long)]
     pub steps: Option<usize>,
-    /// Simulated time, seconds (rounded up to whole steps).
+    /// Simulated time, seconds, rounded up to whole steps (or --steps).
     #[arg(long, value_name = "SECONDS")]
     pub t_end: Option<f64>,
     /// Power trace: HotSpot .ptrace (rows --sample-interval apart) or CSV with
@@ -166,7 +167,11 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let quiet = plan.quiet;
     let out_dir = &plan.out.dir;
     let unit = plan.unit;
-    let out_opts = OutputOptions { unit };
+    let out_opts = OutputOptions {
+        unit,
+        block_map: plan.block_map,
+        vtk: plan.vtk,
+    };
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;
     let bar = progress(steps, quiet);
@@ -180,7 +185,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
                 power,
                 summary,
             };
-            writer.snapshot(v.record.step, &view, &out_opts)?;
+            writer.snapshot(v.record.step, v.record.time_s, &view, &out_opts)?;
         }
         Ok(())
     };

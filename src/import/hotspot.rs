@@ -264,7 +264,7 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     let init = cfg.num("init_temp", d::INIT_TEMP)?;
     footer.push(String::new());
     footer.push(format!("-model_type {model}: cuth is a grid model (as -model_type grid); the block model lumps each unit."));
-    footer.push(format!("-grid_map_mode {map_mode}: cuth's blocks.steady reports each block's max, blocks.csv min/avg/max."));
+    footer.push(format!("-grid_map_mode {map_mode}: run cuth with --block-map {map_mode} for the same blocks.steady (default max); blocks.csv has min/avg/max."));
     if let Some(s) = cfg.text("detailed_3D") {
         footer.push(format!("-detailed_3D {}: cuth always applies floorplan units' own materials (by area fraction).", s.value));
     }

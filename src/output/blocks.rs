@@ -4,7 +4,8 @@
 //! own [`coverage`], so a block's cells here are exactly the cells its power
 //! went to. Written as `blocks.csv` (unit in the column names) and as a
 //! HotSpot-like `blocks.steady` (one `<layer>.<block>\t<T max, K>` per line),
-//! which HotSpot-based scripts can read without change.
+//! which HotSpot-based scripts can read without change. Which statistic
+//! `blocks.steady` gives follows HotSpot's `-grid_map_mode`: [`BlockMap`].
 
 use super::TempUnit;
 use crate::grid::Grid;
@@ -13,9 +14,39 @@ use crate::power::Block;
 use std::fmt::Write;
 use std::io;
 
+/// The one value per block that `blocks.steady` reports, as HotSpot's
+/// `-grid_map_mode` (`--block-map`; default `max`, as cuth always reported;
+/// HotSpot defaults to `center`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum BlockMap {
+    /// Hottest cell the block overlaps.
+    #[default]
+    Max,
+    /// Mean over the block, weighted by overlap area.
+    Avg,
+    /// Coolest cell the block overlaps.
+    Min,
+    /// The cell that holds the block's centre.
+    Center,
+}
+
+impl BlockMap {
+    /// This statistic of `t`.
+    pub fn pick(self, t: &TempStats) -> f64 {
+        match self {
+            BlockMap::Max => t.max_k,
+            BlockMap::Avg => t.avg_k,
+            BlockMap::Min => t.min_k,
+            BlockMap::Center => t.center_k,
+        }
+    }
+}
+
 /// Temperatures over a block's cells, K.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TempStats {
+    /// The cell that holds the block's centre (clamped to the footprint).
+    pub center_k: f64,
     pub min_k: f64,
     /// Weighted by each cell's overlap area with the block, so a block that
     /// only clips a cell's corner counts that cell in proportion.
@@ -59,6 +90,7 @@ pub fn layer_block_stats(
                 block: b.name.clone(),
                 power_w: b.power_w,
                 temp: (area > 0.0).then(|| TempStats {
+                    center_k: center(&b.rect, map_k, grid),
                     min_k,
                     avg_k: sum / area,
                     max_k,
@@ -66,6 +98,14 @@ pub fn layer_block_stats(
             }
         })
         .collect()
+}
+
+/// The value of the cell holding the centre of `r` (clamped to the grid).
+fn center(r: &crate::power::Rect, map_k: &[f64], grid: &Grid) -> f64 {
+    let cell = |v: f64, d: f64, n: usize| ((v / d).floor().max(0.0) as usize).min(n - 1);
+    let x = cell(0.5 * (r.x0 + r.x1), grid.dx, grid.nx);
+    let y = cell(0.5 * (r.y0 + r.y1), grid.dy, grid.ny);
+    map_k[x + grid.nx * y]
 }
 
 /// `blocks.csv`: `layer,block,power_w,t_min_<u>,t_avg_<u>,t_max_<u>` with
@@ -102,11 +142,11 @@ pub fn blocks_csv(stats: &[BlockStats], unit: TempUnit) -> io::Result<String> {
     String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
-/// `blocks.steady`: one line per block, `<layer>.<block>\t<t_max in K>`, as
-/// HotSpot's `.steady` gives one kelvin value per unit. Whitespace in names
+/// `blocks.steady`: one line per block, `<layer>.<block>\t<T in K>` with T
+/// the `mode` statistic, as HotSpot's `.steady` gives one kelvin value per unit. Whitespace in names
 /// becomes `_` because HotSpot tools split lines on whitespace. Blocks outside
 /// the footprint have no temperature and are left out.
-pub fn blocks_steady(stats: &[BlockStats]) -> String {
+pub fn blocks_steady(stats: &[BlockStats], mode: BlockMap) -> String {
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| if c.is_whitespace() { '_' } else { c })
@@ -121,7 +161,7 @@ pub fn blocks_steady(stats: &[BlockStats]) -> String {
                 "{}.{}\t{:.6}",
                 clean(&s.layer),
                 clean(&s.block),
-                t.max_k
+                mode.pick(t)
             );
         }
     }
@@ -172,6 +212,8 @@ mod tests {
         // (0.25*300 + 0.5*301 + 0.25*310 + 0.5*311) / 1.5
         let avg = (0.25 * 300.0 + 0.5 * 301.0 + 0.25 * 310.0 + 0.5 * 311.0) / 1.5;
         assert!((t.avg_k - avg).abs() < 1e-9, "{} vs {avg}", t.avg_k);
+        // Centre (1.25 mm, 1.0 mm): cell x 1, y 1 (a face belongs to the cell above).
+        assert_eq!(t.center_k, 311.0);
     }
 
     #[test]
@@ -188,7 +230,7 @@ mod tests {
         };
         let s = layer_block_stats("l", &[300.0; 8], &[block], &grid());
         assert_eq!(s[0].temp, None);
-        assert_eq!(blocks_steady(&s), "");
+        assert_eq!(blocks_steady(&s, BlockMap::Max), "");
         let csv = blocks_csv(&s, TempUnit::Kelvin).unwrap();
         assert_eq!(csv.lines().nth(1), Some("l,far,0,,,"));
     }
@@ -200,6 +242,7 @@ mod tests {
             block: "a,b".into(),
             power_w: 1.5,
             temp: Some(TempStats {
+                center_k: 305.0,
                 min_k: 300.0,
                 avg_k: 310.0,
                 max_k: 320.0,
@@ -215,6 +258,12 @@ mod tests {
             lines.next(),
             Some("die 1,\"a,b\",1.5,26.850000,36.850000,46.850000")
         );
-        assert_eq!(blocks_steady(&s), "die_1.a,b\t320.000000\n");
+        assert_eq!(blocks_steady(&s, BlockMap::Max), "die_1.a,b\t320.000000\n");
+        assert_eq!(blocks_steady(&s, BlockMap::Avg), "die_1.a,b\t310.000000\n");
+        assert_eq!(blocks_steady(&s, BlockMap::Min), "die_1.a,b\t300.000000\n");
+        assert_eq!(
+            blocks_steady(&s, BlockMap::Center),
+            "die_1.a,b\t305.000000\n"
+        );
     }
 }

@@ -12,7 +12,43 @@
 //!
 //! [`TempUnit`]: super::TempUnit
 
+use super::table::short;
+use super::TempUnit;
+use crate::thermal::probes::ProbeReading;
 use std::fmt::Write;
+use std::io;
+
+/// `probes.csv`: `probe,layer,x_mm,y_mm,z_um,cell_x,cell_y,t_<u>` with `<u>`
+/// = `c` or `k`, one row per `[[probes]]` entry in file order; `z_um` is the
+/// given height or the layer's mid-height. Written through the `csv` crate
+/// (names are quoted as needed).
+pub fn probes_csv(probes: &[ProbeReading], unit: TempUnit) -> io::Result<String> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "probe".to_string(),
+        "layer".to_string(),
+        "x_mm".to_string(),
+        "y_mm".to_string(),
+        "z_um".to_string(),
+        "cell_x".to_string(),
+        "cell_y".to_string(),
+        format!("t_{}", unit.suffix()),
+    ])?;
+    for p in probes {
+        w.write_record([
+            p.name.clone(),
+            p.layer.clone(),
+            short(p.x_m * 1e3),
+            short(p.y_m * 1e3),
+            short(p.z_m * 1e6),
+            p.cell_x.to_string(),
+            p.cell_y.to_string(),
+            format!("{:.6}", unit.convert_k(p.t_k)),
+        ])?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
 
 /// The CSV text of a layer map. `values` are already in the display unit,
 /// index `x + nx*y`; a missing or non-finite value is written as `NaN`,

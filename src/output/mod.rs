@@ -12,7 +12,8 @@
 //! Files: `colormap` (palette), `text` (bitmap labels), `png`, `csv`,
 //! `blocks`, `json`, `table`, and `write` (render-then-commit of a steady result);
 //! for transient runs `timeseries`, `plot` (line plot) and `transient`
-//! (snapshots staged during the run, committed at the end); `transaction`
+//! (snapshots staged during the run, committed at the end); `vtk` (the one
+//! VTK writer: `.vtr`, `.vti`, `.pvd`); `transaction`
 //! (the one output transaction every command writes through: private
 //! staging, lock, renames, stale files) and `signals` (its cleanup on
 //! SIGINT/SIGTERM/SIGHUP).
@@ -43,6 +44,10 @@ pub struct SteadyView<'a> {
 #[derive(Clone, Debug)]
 pub struct OutputOptions {
     pub unit: TempUnit,
+    /// What `blocks.steady` reports per block (`--block-map`).
+    pub block_map: blocks::BlockMap,
+    /// Also write the 3D field as `field.vtr` (`--vtk`).
+    pub vtk: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -112,6 +117,7 @@ pub(crate) mod text;
 pub mod timeseries;
 pub mod transaction;
 mod transient;
+pub mod vtk;
 pub(crate) mod write;
 
 pub use table::{format_table, print_table};

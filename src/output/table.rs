@@ -35,6 +35,18 @@ fn num(v: f64) -> String {
     }
 }
 
+/// A coordinate without float noise: at most 6 significant decimals,
+/// trailing zeros dropped (`0.015`, not `0.015000000000000001`).
+pub(crate) fn short(v: f64) -> String {
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
+}
+
 /// Writing to a `String` cannot fail, so `writeln!`'s result is dropped here
 /// rather than at every line.
 macro_rules! put {
@@ -200,6 +212,30 @@ pub fn format_table(s: &Summary, unit: TempUnit) -> String {
         h.y,
         h.z
     );
+    if !s.probes.is_empty() {
+        let w = s
+            .probes
+            .iter()
+            .map(|p| p.name.chars().count())
+            .chain([5])
+            .max()
+            .unwrap_or(5)
+            .min(MAX_COL);
+        put!(o, "probes");
+        for p in &s.probes {
+            put!(
+                o,
+                "{:<10} {:<w$}  {:>9.2} {sym}  in {} at x {} mm, y {} mm, z {} µm",
+                "",
+                p.name,
+                t(p.t_k),
+                p.layer,
+                short(p.x_m * 1e3),
+                short(p.y_m * 1e3),
+                short(p.z_m * 1e6)
+            );
+        }
+    }
     if !s.timings_s.is_empty() {
         let phase_w = s
             .timings_s
@@ -226,6 +262,10 @@ mod tests {
         assert_eq!(num(0.25), "0.25");
         assert_eq!(num(1.2e-5), "1.200e-5");
         assert_eq!(num(12345.678), "12345.678");
+        assert_eq!(short(0.1 + 0.2), "0.3");
+        assert_eq!(short(1.5000000000000001e-2), "0.015");
+        assert_eq!(short(-0.0), "0");
+        assert_eq!(short(2.0), "2");
     }
 
     #[test]

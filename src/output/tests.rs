@@ -150,6 +150,8 @@ pub(super) fn summary() -> Summary {
         },
         layers: vec![layer("die", 332.5), layer("logic beol/1", 350.0)],
         hottest: cell("logic beol/1", 350.0),
+        warnings: Vec::new(),
+        probes: Vec::new(),
         timings_s: vec![("solve".into(), 0.5), ("output".into(), 0.01)],
         nonlinear: None,
     }
@@ -169,7 +171,15 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
         power: &power,
         summary: &summary,
     };
-    write_steady(dir, &view, &OutputOptions { unit })
+    write_steady(
+        dir,
+        &view,
+        &OutputOptions {
+            unit,
+            block_map: Default::default(),
+            vtk: false,
+        },
+    )
 }
 
 fn read(dir: &Path, name: &str) -> String {
@@ -351,7 +361,9 @@ fn inconsistent_view_is_an_error_not_a_panic() {
         &dir,
         &view,
         &OutputOptions {
-            unit: TempUnit::Kelvin
+            unit: TempUnit::Kelvin,
+            block_map: Default::default(),
+            vtk: false,
         }
     )
     .is_err());

@@ -1,67 +1,121 @@
 //! `timeseries.csv` of a transient run: one row per step with the time, the
-//! solver's iterations, the energy of the step, per-layer max and mean and
-//! per-block max temperature.
+//! solver's iterations, the energy of the step, per-layer max and mean,
+//! per-block min, mean and max, and each `[[probes]]` reading. Written
+//! through the `csv` crate, so names with commas or quotes are quoted.
 
+use super::table::short;
 use super::TempUnit;
 use crate::thermal::transient::StepRecord;
-use std::fmt::Write;
+use std::io;
 
-/// Quotes a CSV field when it holds a comma, quote or newline.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// Header: `step,time_s,trace_row,iterations,power_w,heat_out_w,stored_j,`
-/// (then `leakage_w` when the stack leaks: total leakage, W, in power_w)
-/// then `<layer>_max_<u>,<layer>_avg_<u>` per layer and `<layer>.<block>_max_<u>`
-/// per block (`<u>` = `c` or `k`).
+/// Header: `step,time_s,trace_row,iterations,power_w,heat_out_w,stored_j`,
+/// then `leakage_w` when the stack leaks (total leakage, W, included in
+/// power_w), then `<layer>_max_<u>,<layer>_avg_<u>` per layer,
+/// `<layer>.<block>_min_<u>,_avg_<u>,_max_<u>` per block and
+/// `probe.<name>_<u>` per probe (`<u>` = `c` or `k`). Times are printed
+/// without float noise (`0.015`, not `1.5000000000000001e-2`).
 pub fn timeseries_csv(
     records: &[StepRecord],
     layers: &[String],
     blocks: &[String],
+    probes: &[String],
     unit: TempUnit,
-) -> String {
+) -> io::Result<String> {
     let u = unit.suffix();
-    let mut out = String::from("step,time_s,trace_row,iterations,power_w,heat_out_w,stored_j");
+    let mut header: Vec<String> = [
+        "step",
+        "time_s",
+        "trace_row",
+        "iterations",
+        "power_w",
+        "heat_out_w",
+        "stored_j",
+    ]
+    .map(String::from)
+    .to_vec();
     let leaks = records.first().is_some_and(|r| r.leakage_w.is_some());
     if leaks {
-        out.push_str(",leakage_w");
+        header.push("leakage_w".into());
     }
     for l in layers {
-        let _ = write!(
-            out,
-            ",{},{}",
-            field(&format!("{l}_max_{u}")),
-            field(&format!("{l}_avg_{u}"))
-        );
+        header.push(format!("{l}_max_{u}"));
+        header.push(format!("{l}_avg_{u}"));
     }
     for b in blocks {
-        let _ = write!(out, ",{}", field(&format!("{b}_max_{u}")));
+        for s in ["min", "avg", "max"] {
+            header.push(format!("{b}_{s}_{u}"));
+        }
     }
-    out.push('\n');
-    let t = |v: f64| unit.convert_k(v);
+    for p in probes {
+        header.push(format!("probe.{p}_{u}"));
+    }
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(&header)?;
+    let t = |v: f64| format!("{:.6}", unit.convert_k(v));
     for r in records {
-        let row = r.trace_row.map_or(String::new(), |k| k.to_string());
         let e = &r.energy;
-        let _ = write!(
-            out,
-            "{},{:e},{row},{},{:e},{:e},{:e}",
-            r.step, r.time_s, r.iterations, e.power_w, e.heat_out_w, e.stored_j
-        );
+        let mut row = vec![
+            r.step.to_string(),
+            time(r.time_s),
+            r.trace_row.map_or(String::new(), |k| k.to_string()),
+            r.iterations.to_string(),
+            format!("{:e}", e.power_w),
+            format!("{:e}", e.heat_out_w),
+            format!("{:e}", e.stored_j),
+        ];
         if leaks {
-            let _ = write!(out, ",{:e}", r.leakage_w.unwrap_or(0.0));
+            row.push(format!("{:e}", r.leakage_w.unwrap_or(0.0)));
         }
         for (m, a) in r.layer_max_k.iter().zip(&r.layer_avg_k) {
-            let _ = write!(out, ",{:.6},{:.6}", t(*m), t(*a));
+            row.push(t(*m));
+            row.push(t(*a));
         }
-        for m in &r.block_max_k {
-            let _ = write!(out, ",{:.6}", t(*m));
+        for b in &r.blocks {
+            row.extend([t(b.min_k), t(b.avg_k), t(b.max_k)]);
         }
-        out.push('\n');
+        row.extend(r.probe_k.iter().map(|&p| t(p)));
+        w.write_record(&row)?;
     }
-    out
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// A time in seconds: the shortest of plain decimals (to 1e-12 s) and
+/// Rust's round-trip form, so `k·Δt` prints as `0.015`, not
+/// `0.015000000000000001`.
+fn time(t: f64) -> String {
+    let plain = format!("{t:.12}");
+    let plain = plain.trim_end_matches('0').trim_end_matches('.');
+    let rounded: f64 = plain.parse().unwrap_or(t);
+    // Only drop digits that are float noise (relative 1e-9), never data.
+    if (rounded - t).abs() <= 1e-9 * t.abs() && plain.len() <= 20 {
+        plain.to_string()
+    } else {
+        short_or_exact(t)
+    }
+}
+
+fn short_or_exact(t: f64) -> String {
+    let s = short(t);
+    if s.parse::<f64>().ok() == Some(t) {
+        s
+    } else {
+        format!("{t:e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time;
+
+    #[test]
+    fn times_without_float_noise() {
+        assert_eq!(time(0.0), "0");
+        assert_eq!(time(3.0 * 0.005), "0.015");
+        assert_eq!(time(0.1 + 0.2), "0.3");
+        assert_eq!(time(2.5), "2.5");
+        assert_eq!(time(3.333e-6 * 3.0), "0.000009999");
+        // Below the plain form's resolution the value is kept in full.
+        assert_eq!(time(1e-13), "1e-13");
+    }
 }

@@ -33,7 +33,7 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(120);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owned {
     /// `solve` and `transient`: `NN_<layer>.png|csv`, `blocks.csv`,
-    /// `blocks.steady`, `summary.json`, `timeseries.csv`, `temperature.png`,
+    /// `blocks.steady`, `probes.csv`, `field.vtr`, `field.pvd`, `summary.json`, `timeseries.csv`, `temperature.png`,
     /// `final/`, `snapshots/`.
     Thermal,
     /// `topopt`: `density.vti`, `view_[xyz].png`, `design.stl`, `history.csv`,
@@ -54,6 +54,9 @@ impl Owned {
                     name,
                     "blocks.csv"
                         | "blocks.steady"
+                        | "probes.csv"
+                        | "field.vtr"
+                        | "field.pvd"
                         | "summary.json"
                         | "timeseries.csv"
                         | "temperature.png"

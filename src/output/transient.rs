@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 pub struct TransientWriter {
     txn: Transaction,
+    /// (time, `snapshots/step_NNNNN/field.vtr`) of each VTK snapshot.
+    vtk_snapshots: Vec<(f64, String)>,
 }
 
 fn io(path: &Path, source: std::io::Error) -> OutputError {
@@ -31,6 +33,7 @@ impl TransientWriter {
     pub fn new(out: &Path) -> Result<TransientWriter, OutputError> {
         Ok(TransientWriter {
             txn: Transaction::begin(out, Owned::Thermal)?,
+            vtk_snapshots: Vec::new(),
         })
     }
 
@@ -40,14 +43,20 @@ impl TransientWriter {
         self.txn.stage_external(dest, bytes)
     }
 
-    /// The maps of step `step` under `snapshots/step_NNNNN/` (staged).
+    /// The maps of step `step` (at `time_s`) under `snapshots/step_NNNNN/`
+    /// (staged).
     pub fn snapshot(
-        &self,
+        &mut self,
         step: usize,
+        time_s: f64,
         view: &SteadyView,
         opts: &OutputOptions,
     ) -> Result<(), OutputError> {
         let dir = Path::new("snapshots").join(format!("step_{step:05}"));
+        if opts.vtk {
+            let file = format!("snapshots/step_{step:05}/field.vtr");
+            self.vtk_snapshots.push((time_s, file));
+        }
         let files = render_steady(&self.txn.out().join(&dir), view, opts)?;
         stage(&self.txn, &dir, &files)
     }
@@ -98,10 +107,18 @@ impl TransientWriter {
         })?;
         let json = serde_json::to_string_pretty(summary)
             .map_err(|e| io(&self.txn.out().join("summary.json"), e.into()))?;
-        let files = vec![
+        let probes: Vec<String> = final_view
+            .stack
+            .probes
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let timeseries = timeseries_csv(records, &layers, block_names, &probes, unit)
+            .map_err(|e| io(&self.txn.out().join("timeseries.csv"), e))?;
+        let mut files = vec![
             Rendered {
                 name: "timeseries.csv".into(),
-                bytes: timeseries_csv(records, &layers, block_names, unit).into_bytes(),
+                bytes: timeseries.into_bytes(),
             },
             Rendered {
                 name: "temperature.png".into(),
@@ -112,6 +129,18 @@ impl TransientWriter {
                 bytes: (json + "\n").into_bytes(),
             },
         ];
+        // ParaView's time collection: the snapshots, else the final field.
+        let mut series = self.vtk_snapshots.clone();
+        if series.is_empty() && final_maps {
+            let t_end = records.last().map_or(0.0, |r| r.time_s);
+            series.push((t_end, "final/field.vtr".into()));
+        }
+        if opts.vtk && !series.is_empty() {
+            files.push(Rendered {
+                name: "field.pvd".into(),
+                bytes: super::vtk::pvd(&series).into_bytes(),
+            });
+        }
         if final_maps {
             let dir = Path::new("final");
             let maps = render_steady(&self.txn.out().join(dir), final_view, opts)?;

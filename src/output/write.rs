@@ -22,8 +22,9 @@ pub struct Rendered {
 /// Writes the steady outputs into `dir` and returns their paths:
 /// per layer `<NN>_<name>.png` and `<NN>_<name>.csv` (NN = layer index,
 /// bottom = 00, at least two digits; the name reduced to `[A-Za-z0-9_-]`),
-/// then `blocks.csv`, `blocks.steady` (both always written, header-only or
-/// empty when no layer has blocks, so the set of files is the same every run)
+/// then `blocks.csv`, `blocks.steady` (only when some layer has named blocks:
+/// floorplan units or inline rectangles),
+/// `probes.csv` when the stack has `[[probes]]`, `field.vtr` with `--vtk`,
 /// and `summary.json`.
 pub fn write_steady(
     dir: &Path,
@@ -152,18 +153,39 @@ pub fn render_steady(
         stats.extend(s);
     }
 
-    let blocks = blocks_csv(&stats, unit).map_err(|source| OutputError::Io {
-        path: dir.join("blocks.csv"),
-        source,
-    })?;
-    files.push(Rendered {
-        name: "blocks.csv".into(),
-        bytes: blocks.into_bytes(),
-    });
-    files.push(Rendered {
-        name: "blocks.steady".into(),
-        bytes: blocks_steady(&stats).into_bytes(),
-    });
+    // A stack without named blocks (raster or uniform power, no floorplan)
+    // writes no blocks.csv / blocks.steady rather than empty ones.
+    if !stats.is_empty() {
+        let blocks = blocks_csv(&stats, unit).map_err(|source| OutputError::Io {
+            path: dir.join("blocks.csv"),
+            source,
+        })?;
+        files.push(Rendered {
+            name: "blocks.csv".into(),
+            bytes: blocks.into_bytes(),
+        });
+        files.push(Rendered {
+            name: "blocks.steady".into(),
+            bytes: blocks_steady(&stats, opts.block_map).into_bytes(),
+        });
+    }
+    if !view.summary.probes.is_empty() {
+        let probes =
+            csv::probes_csv(&view.summary.probes, unit).map_err(|source| OutputError::Io {
+                path: dir.join("probes.csv"),
+                source,
+            })?;
+        files.push(Rendered {
+            name: "probes.csv".into(),
+            bytes: probes.into_bytes(),
+        });
+    }
+    if opts.vtk {
+        files.push(Rendered {
+            name: "field.vtr".into(),
+            bytes: super::vtk::thermal_vtr(view, unit),
+        });
+    }
     let summary = json::summary_json(view.summary).map_err(|source| OutputError::Io {
         path: dir.join("summary.json"),
         source,

@@ -3,6 +3,8 @@
 //! assembly stages. Every error names the file and the field at fault.
 
 pub mod law;
+mod plausible;
+mod probes;
 pub mod schema;
 pub mod units;
 mod validate;
@@ -31,6 +33,28 @@ pub struct Stack {
     /// Bottom to top.
     pub layers: Vec<Layer>,
     pub solver: schema::SolverSpec,
+    /// `[[probes]]`, checked: inside the footprint and the stack's height.
+    pub probes: Vec<Probe>,
+    /// Plausibility warnings (`stack::plausible`): valid but likely slips.
+    pub warnings: Vec<String>,
+}
+
+/// A checked probe point, SI units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    pub name: String,
+    pub x_m: f64,
+    pub y_m: f64,
+    pub at: ProbeAt,
+}
+
+/// Where a probe sits in z.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ProbeAt {
+    /// A layer (index, bottom = 0): the mean over its z cells.
+    Layer(usize),
+    /// A height above the stack bottom, m.
+    Z(f64),
 }
 
 /// Thermal properties of a material or of one floorplan block.

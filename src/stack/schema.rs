@@ -4,7 +4,7 @@
 //! into a [`crate::stack::Stack`].
 
 use super::law::PropertySpec;
-use super::units::Length;
+use super::units::{Length, Temperature};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,6 +21,22 @@ pub struct StackFile {
     /// Bottom to top.
     pub layers: Vec<LayerSpec>,
     pub solver: Option<SolverSpec>,
+    /// Points whose temperature every run reports (`[[probes]]`).
+    #[serde(default)]
+    pub probes: Vec<ProbeSpec>,
+}
+
+/// A named point: `x`, `y` on the footprint and either a `layer` (the
+/// layer's mean over its z cells, as its map shows) or a height `z` above
+/// the stack bottom (the z cell that holds it).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    pub name: String,
+    pub x: Length,
+    pub y: Length,
+    pub layer: Option<String>,
+    pub z: Option<Length>,
 }
 
 /// The footprint shared by every layer: x extent (`width`) by y extent (`length`).
@@ -41,8 +57,8 @@ pub struct GridSpec {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoundarySpec {
-    /// Ambient temperature in kelvin.
-    pub ambient: f64,
+    /// Ambient temperature: kelvin, or a string with a unit (`"45 C"`).
+    pub ambient: Temperature,
     /// Heat transfer coefficient on top of the top layer, W/(m²·K).
     pub h_top: f64,
     /// Optional heat transfer coefficient under the bottom layer, W/(m²·K).

@@ -6,9 +6,59 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
 
-/// A length in metres, deserialized from a number or a number-with-unit string.
+/// A length in metres, deserialized from a number or a number-with-unit
+/// string; the flag is true when it was a bare number (metres implied),
+/// which the plausibility warnings look at.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Length(pub f64);
+pub struct Length(pub f64, pub bool);
+
+/// A temperature in kelvin, from a number (kelvin) or a string with a unit:
+/// `"45 C"`, `"45 °C"`, `"318.15 K"`, `"113 F"`, `"113 °F"`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Temperature(pub f64);
+
+/// Parses `"<number>[ ][°]<C|K|F>"` into kelvin.
+pub fn parse_temperature(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let bad = || {
+        format!("`{s}` is not a temperature: write kelvin as a number or a string such as \"45 C\", \"318.15 K\" or \"113 F\"")
+    };
+    let (num, unit) = t.split_at(t.len() - t.chars().last().map_or(0, char::len_utf8));
+    let num = num.trim_end();
+    let num = num.strip_suffix('°').unwrap_or(num).trim_end();
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    match unit {
+        "C" | "c" => Ok(v + 273.15),
+        "K" | "k" => Ok(v),
+        "F" | "f" => Ok((v - 32.0) * 5.0 / 9.0 + 273.15),
+        _ => Err(bad()),
+    }
+}
+
+impl<'de> Deserialize<'de> for Temperature {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Temperature;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a temperature in kelvin, or a string such as \"45 C\" or \"318.15 K\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Temperature, E> {
+                Ok(Temperature(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Temperature, E> {
+                Ok(Temperature(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Temperature, E> {
+                Ok(Temperature(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Temperature, E> {
+                parse_temperature(s).map(Temperature).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 const UNITS: &[(&str, f64)] = &[
     ("nm", 1e-9),
@@ -46,16 +96,16 @@ impl<'de> Deserialize<'de> for Length {
                 f.write_str("a length in metres, or a string such as \"10um\" or \"0.4 mm\"")
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Length, E> {
-                Ok(Length(v))
+                Ok(Length(v, true))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Length, E> {
-                Ok(Length(v as f64))
+                Ok(Length(v as f64, true))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Length, E> {
-                Ok(Length(v as f64))
+                Ok(Length(v as f64, true))
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Length, E> {
-                parse_length(s).map(Length).map_err(E::custom)
+                parse_length(s).map(|v| Length(v, false)).map_err(E::custom)
             }
         }
         d.deserialize_any(V)
@@ -81,5 +131,23 @@ mod tests {
         close("0.001", 0.001);
         assert!(parse_length("10 furlongs").is_err());
         assert!(parse_length("mm").is_err());
+    }
+
+    #[test]
+    fn temperatures_scale_to_kelvin() {
+        let close = |s: &str, want: f64| {
+            let got = parse_temperature(s).unwrap();
+            assert!((got - want).abs() <= 1e-9, "{s}: {got} vs {want}");
+        };
+        close("45 C", 318.15);
+        close("45°C", 318.15);
+        close("45 °C", 318.15);
+        close("318.15 K", 318.15);
+        close("113 F", 318.15);
+        close("-40 °F", 233.15);
+        assert!(parse_temperature("45").is_err());
+        assert!(parse_temperature("45 R").is_err());
+        assert!(parse_temperature("C").is_err());
+        assert!(parse_temperature("").is_err());
     }
 }

@@ -217,7 +217,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
     let width_m = positive(file, "chip.width", raw.chip.width.0)?;
     let length_m = positive(file, "chip.length", raw.chip.length.0)?;
     check_grid(raw.grid.nx, raw.grid.ny, file, "grid")?;
-    let ambient_k = positive(file, "boundary.ambient", raw.boundary.ambient)?;
+    let ambient_k = positive(file, "boundary.ambient", raw.boundary.ambient.0)?;
     let h_top = positive(file, "boundary.h_top", raw.boundary.h_top)?;
     let h_bottom = match raw.boundary.h_bottom {
         Some(h) => Some(positive(file, "boundary.h_bottom", h)?),
@@ -230,6 +230,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
             "the stack needs at least one layer",
         ));
     }
+    let bare_thickness: Vec<bool> = raw.layers.iter().map(|l| l.thickness.1).collect();
     let mut layers = Vec::with_capacity(raw.layers.len());
     for (i, l) in raw.layers.into_iter().enumerate() {
         let field = format!("layers[{i}] ({})", l.name);
@@ -317,7 +318,10 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
             ));
         }
     }
-    Ok(Stack {
+    let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
+    let mut stack = Stack {
+        probes,
+        warnings: Vec::new(),
         source: file.to_path_buf(),
         title: raw.title,
         width_m,
@@ -329,5 +333,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
         h_bottom,
         layers,
         solver,
-    })
+    };
+    stack.warnings = super::plausible::warnings(&stack, &bare_thickness);
+    Ok(stack)
 }

@@ -2,6 +2,7 @@
 //! temperature field and a [`summary::Summary`].
 
 pub mod nonlinear;
+pub mod probes;
 pub mod steady;
 pub mod summary;
 pub mod sweep;

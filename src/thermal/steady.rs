@@ -278,6 +278,8 @@ pub(crate) fn summarize<B: ChebyshevBackend>(
         energy: energy_balance(grid, sys, theta),
         layers,
         hottest: cell_ref(stack, grid, imax, tmax),
+        warnings: stack.warnings.clone(),
+        probes: super::probes::readings(stack, grid, t),
         timings_s,
         nonlinear: None,
     }

@@ -20,6 +20,12 @@ pub struct Summary {
     pub layers: Vec<LayerSummary>,
     /// The hottest cell of the whole stack.
     pub hottest: CellRef,
+    /// Plausibility warnings about the stack; absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// `[[probes]]` readings; absent when the stack has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<crate::thermal::probes::ProbeReading>,
     /// Wall time per phase, seconds, in pipeline order.
     pub timings_s: Vec<(String, f64)>,
     /// The outer iteration of a temperature-dependent solve.

@@ -17,7 +17,7 @@ mod report;
 pub mod state;
 mod stepper;
 
-pub use probe::{StepEnergy, StepRecord};
+pub use probe::{BlockTemps, StepEnergy, StepRecord};
 pub use report::{EnergyTotals, TransientSummary};
 pub use stepper::Stepper;
 
@@ -114,7 +114,7 @@ pub struct TransientOutcome {
     pub power: Vec<LayerPower>,
     /// One per step, after `records[0]`, the initial state (step 0, t = 0).
     pub records: Vec<StepRecord>,
-    /// `<layer>.<block>` per column of `StepRecord::block_max_k`.
+    /// `<layer>.<block>` per entry of `StepRecord::blocks`.
     pub block_names: Vec<String>,
     pub summary: TransientSummary,
     /// A steady-style summary of the final field (final maps' summary.json).
@@ -174,6 +174,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     stepper.set_power(&sys.rhs)?;
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
     let probes = probe::block_probes(&layer_names, &schedule.base, &grid);
+    let points = crate::thermal::probes::probe_cells(stack, &grid);
     let setup_s = t_setup.elapsed().as_secs_f64();
 
     let mut row = first_row;
@@ -202,7 +203,8 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         energy: StepEnergy::default(),
         layer_max_k: fs.layer_max_k,
         layer_avg_k: fs.layer_avg_k,
-        block_max_k: probe::block_max(&grid, &probes, &temperature_k),
+        blocks: probe::block_stats(&grid, &probes, &temperature_k),
+        probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
         leakage_w: leak
             .as_ref()
             .map(|l| l.eval(&grid, &temperature_k).total_w()),
@@ -298,7 +300,8 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             energy: probe::step_energy(&sys, &grid, power_w, &theta, fs.stored_j, dt),
             layer_max_k: fs.layer_max_k,
             layer_avg_k: fs.layer_avg_k,
-            block_max_k: probe::block_max(&grid, &probes, &temperature_k),
+            blocks: probe::block_stats(&grid, &probes, &temperature_k),
+            probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
             leakage_w: step_leak_w,
         };
         let snap = opts

@@ -1,5 +1,6 @@
-//! What is recorded after every step: per-layer max and mean, per-block max,
-//! and the step's energy balance. Computed on the host from the downloaded
+//! What is recorded after every step: per-layer max and mean, per-block
+//! min, area-weighted mean and max, the `[[probes]]` readings, and the
+//! step's energy balance. Computed on the host from the downloaded
 //! field (see `mod.rs` for why the field is downloaded).
 
 use crate::assemble::System;
@@ -22,6 +23,8 @@ pub struct BlockProbe {
     /// Runs of consecutive plane indices (one per grid row the block
     /// crosses): a contiguous scan instead of a gather per cell.
     runs: Vec<Range<usize>>,
+    /// Overlap area of each cell of `runs`, in scan order, m².
+    weights: Vec<f64>,
 }
 
 /// Every named block of every layer, in layer order.
@@ -30,10 +33,14 @@ pub fn block_probes(layer_names: &[String], power: &[LayerPower], grid: &Grid) -
         .iter()
         .enumerate()
         .flat_map(|(l, lp)| {
-            lp.blocks.iter().map(move |b| BlockProbe {
-                layer: l,
-                name: format!("{}.{}", layer_names[l], b.name),
-                runs: runs(coverage(&b.rect, grid).into_iter().map(|(i, _)| i)),
+            lp.blocks.iter().map(move |b| {
+                let cells = coverage(&b.rect, grid);
+                BlockProbe {
+                    layer: l,
+                    name: format!("{}.{}", layer_names[l], b.name),
+                    runs: runs(cells.iter().map(|&(i, _)| i)),
+                    weights: cells.iter().map(|&(_, a)| a).collect(),
+                }
             })
         })
         .collect()
@@ -76,10 +83,22 @@ pub struct StepRecord {
     pub layer_max_k: Vec<f64>,
     pub layer_avg_k: Vec<f64>,
     /// Per block (order of [`block_probes`]), K.
-    pub block_max_k: Vec<f64>,
+    pub blocks: Vec<BlockTemps>,
+    /// Per `[[probes]]` entry, K.
+    pub probe_k: Vec<f64>,
     /// Total leakage power of the step (included in `energy.power_w`), W;
     /// `None` when the stack does not leak.
     pub leakage_w: Option<f64>,
+}
+
+/// A block's temperatures over all z cells of its layer, K: min and max
+/// over its cells, the mean weighted by each cell's overlap area (so the
+/// layer-mean map's area-weighted average, as `blocks.csv` gives it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlockTemps {
+    pub min_k: f64,
+    pub avg_k: f64,
+    pub max_k: f64,
 }
 
 /// Statistics of one field from [`absorb`].
@@ -172,23 +191,38 @@ pub fn absorb(
     }
 }
 
-/// Max of `t` over each block's cells, over all z cells of its layer.
-pub fn block_max(grid: &Grid, probes: &[BlockProbe], t: &[f64]) -> Vec<f64> {
+/// Min, weighted mean and max of `t` over each block's cells, over all z
+/// cells of its layer. A block that overlaps no cell gets NaN.
+pub fn block_stats(grid: &Grid, probes: &[BlockProbe], t: &[f64]) -> Vec<BlockTemps> {
     let plane = grid.plane();
     probes
         .par_iter()
         .map(|p| {
-            grid.layer_z[p.layer]
-                .clone()
-                .into_par_iter()
-                .map(|z| {
-                    let t = &t[z * plane..(z + 1) * plane];
-                    p.runs
-                        .iter()
-                        .flat_map(|r| &t[r.clone()])
-                        .fold(f64::NEG_INFINITY, |m, &v| m.max(v))
-                })
-                .reduce(|| f64::NEG_INFINITY, f64::max)
+            let zr = grid.layer_z[p.layer].clone();
+            let (mut min_k, mut max_k, mut sum) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
+            for z in zr.clone() {
+                let t = &t[z * plane..(z + 1) * plane];
+                let cells = p.runs.iter().flat_map(|r| &t[r.clone()]);
+                for (&v, w) in cells.zip(&p.weights) {
+                    min_k = min_k.min(v);
+                    max_k = max_k.max(v);
+                    sum += w * v;
+                }
+            }
+            let area: f64 = p.weights.iter().sum::<f64>() * zr.len() as f64;
+            if area > 0.0 {
+                BlockTemps {
+                    min_k,
+                    avg_k: sum / area,
+                    max_k,
+                }
+            } else {
+                BlockTemps {
+                    min_k: f64::NAN,
+                    avg_k: f64::NAN,
+                    max_k: f64::NAN,
+                }
+            }
         })
         .collect()
 }
@@ -250,7 +284,7 @@ mod tests {
 
     /// Runs scan the same cells as a gather over the block's cell list.
     #[test]
-    fn block_max_over_runs_equals_the_gather() {
+    fn block_stats_over_runs_equal_the_gather() {
         let (nx, ny, nz) = (13, 11, 4);
         let grid = Grid {
             nx,
@@ -277,17 +311,29 @@ mod tests {
                 layer: 1,
                 name: String::new(),
                 runs: runs(c.iter().copied()),
+                weights: c.iter().map(|&j| 1.0 + (j % 3) as f64).collect(),
             })
             .collect();
         assert_eq!(probes[0].runs.len(), 3);
-        let got = block_max(&grid, &probes, &t);
+        let got = block_stats(&grid, &probes, &t);
         for (k, cells) in [&rect, &cell].into_iter().enumerate() {
-            let want = (1..4)
-                .flat_map(|z| cells.iter().map(move |&j| z * plane + j))
-                .map(|i| t[i])
+            let t = &t;
+            let vals: Vec<(usize, f64)> = (1..4)
+                .flat_map(|z| cells.iter().map(move |&j| (j, t[z * plane + j])))
+                .collect();
+            let values = || &vals;
+            let max = values()
+                .iter()
+                .map(|v| v.1)
                 .fold(f64::NEG_INFINITY, f64::max);
-            assert!(want.is_finite());
-            assert_eq!(got[k], want);
+            let min = values().iter().map(|v| v.1).fold(f64::INFINITY, f64::min);
+            let w = |j: usize| 1.0 + (j % 3) as f64;
+            let num: f64 = values().iter().map(|&(j, v)| w(j) * v).sum();
+            let den: f64 = values().iter().map(|&(j, _)| w(j)).sum();
+            assert!(max.is_finite() && min < max || cells.len() == 1);
+            assert_eq!(got[k].max_k, max);
+            assert_eq!(got[k].min_k, min);
+            assert!((got[k].avg_k - num / den).abs() <= 1e-12 * max);
         }
     }
 

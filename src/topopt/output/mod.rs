@@ -18,7 +18,7 @@
 //! - [`progress_bar`] and [`progress_message`] give the optimizer loop its
 //!   stderr progress bar.
 //!
-//! Files: `vtk`, `views` (PNG), `mc_tables` + `marching_cubes` (isosurface),
+//! Files: `views` (PNG), `mc_tables` + `marching_cubes` (isosurface),
 //! `stl`, `history`, `summary`, `progress`. `scripts/check_topopt_outputs.py`
 //! reads an output folder with VTK's own reader and trimesh, outside CI.
 
@@ -33,7 +33,6 @@ mod progress;
 mod stl;
 mod summary;
 mod views;
-mod vtk;
 
 pub use history::history_csv;
 pub use marching_cubes::{isosurface, Mesh};
@@ -41,7 +40,6 @@ pub use progress::{progress_bar, progress_message};
 pub use stl::stl_binary;
 pub use summary::summary_json;
 pub use views::{view_images, view_pngs};
-pub use vtk::vtk_image;
 
 /// Element densities of a structured hex mesh. Element (ex, ey, ez) has index
 /// e = ex + nelx*(ey + nely*ez); every element is a cube of edge h (metres or
@@ -206,3 +204,20 @@ pub fn write_outputs(
 
 #[cfg(test)]
 mod tests;
+
+/// `density.vti`: the densities as VTK XML ImageData, one `Float64` cell
+/// value per element, through the one VTK writer ([`crate::output::vtk`]).
+pub fn vtk_image(field: &DensityField) -> Vec<u8> {
+    use crate::output::vtk::{vtk_xml, CellArray, Geometry};
+    vtk_xml(
+        &Geometry::Image {
+            cells: [field.nelx, field.nely, field.nelz],
+            spacing: [field.h; 3],
+        },
+        &[CellArray {
+            name: "density",
+            components: 1,
+            values: field.rho,
+        }],
+    )
+}
