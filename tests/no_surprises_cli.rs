@@ -114,3 +114,27 @@ fn transient_without_a_length_names_steps_and_t_end() {
     assert!(e.contains("--steps") && e.contains("--t-end"), "{e}");
     assert!(!e.contains("panicked"));
 }
+
+/// `cuth solve ... | head` must not panic when the reader goes away: cuth
+/// ends quietly (SIGPIPE, as other filters do) with its outputs complete.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuth"))
+        .args(["solve", "configs/mol_f2f.toml", "--grid", "16x16"])
+        .args(["--device", "cpu", "--out", s(&out)])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader is gone before cuth prints
+    let o = child.wait_with_output().unwrap();
+    let e = err(&o);
+    assert!(!e.contains("panicked"), "{e}");
+    assert_ne!(o.status.code(), Some(101), "{e}");
+    assert!(out.join("summary.json").exists(), "outputs not committed");
+}
