@@ -8,14 +8,13 @@
 
 mod common;
 
-use common::{gpu, Rng};
+use common::{gpu, shear_cantilever, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::Backend;
 use cuth::linalg::{CgParams, PrecondKind, RefineMode, Stop};
 use cuth::topopt::evaluate::uniform_compliance;
 use cuth::topopt::mg::{plan_to, Transfer};
 use cuth::topopt::optimize::SolveOptions;
-use cuth::topopt::problem::{Problem, Region};
 use cuth::topopt::{ElasticBackend, Mesh};
 
 #[test]
@@ -59,28 +58,6 @@ fn transfer_kernels_equal_the_host_reference() {
         println!("{fine:?} -> {coarse:?}: restrict {e1:.1e}, prolong {e2:.1e}");
         assert!(e1 < 1e-13 && e2 < 1e-13);
     }
-}
-
-fn shear_cantilever(nelx: usize) -> Problem {
-    let mesh = Mesh::new(nelx, nelx / 2, nelx / 4);
-    let mut p = Problem::new("beam", mesh, 2.0 / nelx as f64);
-    let [lx, ly, lz] = p.extent();
-    p.fix(
-        &Region {
-            lo: [0.0; 3],
-            hi: [0.0, ly, lz],
-        },
-        [true; 3],
-    );
-    p.add_force(
-        &Region {
-            lo: [lx, 0.0, 0.0],
-            hi: [lx, ly, lz],
-        },
-        [0.0, -1.0, 0.0],
-    );
-    p.penal = 3.0;
-    p
 }
 
 #[test]

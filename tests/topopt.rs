@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::Rng;
+use common::{shear_cantilever, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::Backend;
 use cuth::linalg::{
@@ -24,7 +24,7 @@ use cuth::topopt::mesh::LOCAL_NODES;
 use cuth::topopt::optimize::SolveOptions;
 use cuth::topopt::optimize::{optimize, OptimizeOptions, VOLUME_TOL};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
-use cuth::topopt::problem::{Problem, Region};
+use cuth::topopt::problem::Problem;
 use cuth::topopt::ElasticOperator;
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
 use std::path::Path;
@@ -379,30 +379,6 @@ fn patch_test_uniform_strain_is_exact() {
 }
 
 // ---------------------------------------------------------------- solves
-
-/// Cantilever 2 × 1 × 0.5 clamped at x = 0 with a unit downward shear
-/// spread over the whole end face (no point-load singularity).
-fn shear_cantilever(nelx: usize) -> Problem {
-    let mesh = Mesh::new(nelx, nelx / 2, nelx / 4);
-    let mut p = Problem::new("beam", mesh, 2.0 / nelx as f64);
-    let [lx, ly, lz] = p.extent();
-    p.fix(
-        &Region {
-            lo: [0.0; 3],
-            hi: [0.0, ly, lz],
-        },
-        [true; 3],
-    );
-    p.add_force(
-        &Region {
-            lo: [lx, 0.0, 0.0],
-            hi: [lx, ly, lz],
-        },
-        [0.0, -1.0, 0.0],
-    );
-    p.penal = 3.0;
-    p
-}
 
 #[test]
 fn uniform_cantilever_compliance_converges_under_refinement() {

@@ -5,11 +5,13 @@
 
 use cuth::backend::cpu::CpuBackend;
 use cuth::linalg::{CgParams, PrecondKind, RefineMode, Stop};
+mod common;
+
+use common::shear_cantilever;
 use cuth::topopt::element::hex8_box_stiffness;
 use cuth::topopt::evaluate::uniform_compliance;
 use cuth::topopt::mg::{plan_to, Transfer};
 use cuth::topopt::optimize::SolveOptions;
-use cuth::topopt::problem::{Problem, Region};
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
 
 /// The dense matrix of the matrix-free operator on `mesh` with element
@@ -142,29 +144,6 @@ fn rediscretised_coarse_operator_is_spd_and_matches_galerkin_at_uniform_density(
     println!("contrast 1e9: max |PᵀKP − K_c| / max|K_c| = {contrast:.2e}");
     assert!(contrast > 1e-3, "{contrast}");
     assert!(cholesky_ok(&r) && cholesky_ok(&g));
-}
-
-/// Cantilever 2 × 1 × 0.5 clamped at x = 0, unit shear on the end face.
-fn shear_cantilever(nelx: usize) -> Problem {
-    let mesh = Mesh::new(nelx, nelx / 2, nelx / 4);
-    let mut p = Problem::new("beam", mesh, 2.0 / nelx as f64);
-    let [lx, ly, lz] = p.extent();
-    p.fix(
-        &Region {
-            lo: [0.0; 3],
-            hi: [0.0, ly, lz],
-        },
-        [true; 3],
-    );
-    p.add_force(
-        &Region {
-            lo: [lx, 0.0, 0.0],
-            hi: [lx, ly, lz],
-        },
-        [0.0, -1.0, 0.0],
-    );
-    p.penal = 3.0;
-    p
 }
 
 fn options(rtol: f64, precond: PrecondKind, mode: RefineMode) -> SolveOptions {

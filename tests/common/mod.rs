@@ -132,3 +132,28 @@ pub fn mol_f2f() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml")
     }
 }
+
+/// Topopt: a cantilever 2 × 1 × 0.5 clamped at x = 0 with a unit downward
+/// shear spread over the whole end face (no point-load singularity).
+pub fn shear_cantilever(nelx: usize) -> cuth::topopt::problem::Problem {
+    use cuth::topopt::problem::{Problem, Region};
+    let mesh = cuth::topopt::Mesh::new(nelx, nelx / 2, nelx / 4);
+    let mut p = Problem::new("beam", mesh, 2.0 / nelx as f64);
+    let [lx, ly, lz] = p.extent();
+    p.fix(
+        &Region {
+            lo: [0.0; 3],
+            hi: [0.0, ly, lz],
+        },
+        [true; 3],
+    );
+    p.add_force(
+        &Region {
+            lo: [lx, 0.0, 0.0],
+            hi: [lx, ly, lz],
+        },
+        [0.0, -1.0, 0.0],
+    );
+    p.penal = 3.0;
+    p
+}
