@@ -223,7 +223,9 @@ fn check_solver_flags(run: &RunArgs, rtol: Option<f64>) -> Result<(), InputError
     if let Some(m) = run.anderson {
         let most = cuth::thermal::nonlinear::anderson::MAX_DEPTH;
         if m > most {
-            return Err(InputError(format!("--anderson must be 0..={most}, got {m}")));
+            return Err(InputError(format!(
+                "--anderson must be 0..={most}, got {m}"
+            )));
         }
     }
     if let Some(t) = run.t_max {

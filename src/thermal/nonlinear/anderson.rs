@@ -177,14 +177,22 @@ mod tests {
         }
         println!("picard {n_picard}, anderson {n_anderson}, T* = {lo}");
         assert!((t_picard - lo).abs() < 1e-8 && (t_anderson - lo).abs() < 1e-8);
-        assert!(n_picard > 50, "the case must be slow for Picard: {n_picard}");
+        assert!(
+            n_picard > 50,
+            "the case must be slow for Picard: {n_picard}"
+        );
         assert!(n_anderson * 4 < n_picard, "{n_anderson} vs {n_picard}");
     }
 
     #[test]
     fn a_linear_map_is_solved_exactly_once_the_history_spans_it() {
         // x ← M x + c in 2-D: Anderson(2) is exact after 3 residuals.
-        let map = |x: &[f64]| vec![0.9 * x[0] + 0.05 * x[1] + 1.0, 0.1 * x[0] + 0.8 * x[1] - 2.0];
+        let map = |x: &[f64]| {
+            vec![
+                0.9 * x[0] + 0.05 * x[1] + 1.0,
+                0.1 * x[0] + 0.8 * x[1] - 2.0,
+            ]
+        };
         let mut acc = Anderson::new(2);
         let mut x = vec![0.0, 0.0];
         for _ in 0..3 {

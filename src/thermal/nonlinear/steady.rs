@@ -139,7 +139,9 @@ pub fn solve<B: ChebyshevBackend + 'static>(
             switches: p.info.precision_switches.clone(),
         }),
     };
-    let mut summary = summarize(stack, &grid, &p.sys, &p.theta, &p.t, &power, be, solver, timings);
+    let mut summary = summarize(
+        stack, &grid, &p.sys, &p.theta, &p.t, &power, be, solver, timings,
+    );
     summary.nonlinear = Some(p.report);
     Ok(SteadyOutcome {
         grid,

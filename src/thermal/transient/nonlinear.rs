@@ -83,7 +83,12 @@ impl<'a> StepPhysics<'a> {
     }
 
     /// Thermal runaway when `t_k` has a value above `t_max` or not finite.
-    fn check_runaway(&self, t_k: &[f64], t_max: f64, iteration: usize) -> Result<(), NonlinearError> {
+    fn check_runaway(
+        &self,
+        t_k: &[f64],
+        t_max: f64,
+        iteration: usize,
+    ) -> Result<(), NonlinearError> {
         let Some((imax, tmax)) = t_k
             .iter()
             .enumerate()
@@ -151,12 +156,16 @@ impl<'a> StepPhysics<'a> {
             if iterated && j == 1 {
                 stepper.save_level()?;
             }
-            let solved = if j == 1 { stepper.step() } else { stepper.resolve() };
+            let solved = if j == 1 {
+                stepper.step()
+            } else {
+                stepper.resolve()
+            };
             let info = solved.map_err(|source| TransientError::Step {
-                    step,
-                    time_s,
-                    source,
-                })?;
+                step,
+                time_s,
+                source,
+            })?;
             out.iterations += info.iterations;
             out.outer = j;
             if !iterated {

@@ -173,7 +173,12 @@ fn nonlinear_report(opts: &TransientOptions, records: &[StepRecord]) -> Option<T
     let nl = &opts.solver.nonlinear;
     let total: usize = outer.iter().sum();
     Some(TransientNonlinear {
-        mode: if nl.transient_iterations > 0 { "iterated" } else { "semi-implicit" }.into(),
+        mode: if nl.transient_iterations > 0 {
+            "iterated"
+        } else {
+            "semi-implicit"
+        }
+        .into(),
         max_iterations_per_step: nl.transient_iterations,
         tol_k: nl.tol_k,
         outer_iterations_total: total,

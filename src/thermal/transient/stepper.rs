@@ -143,7 +143,8 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         self.amb.clone_from(&a.amb);
         if rebuild {
             let mut op = QuadDiagOperator::new(be, &self.a, a.len());
-            self.m = build_thermal_precond(opts.precond, be, &mut op, &shifted, &opts.precond_opts)?;
+            self.m =
+                build_thermal_precond(opts.precond, be, &mut op, &shifted, &opts.precond_opts)?;
         } else {
             self.m.matrix_changed(be, &shifted)?;
         }
@@ -192,8 +193,8 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
     /// PCG on the step's system for the right-hand side in `b`.
     fn solve(&mut self) -> Result<CgInfo, SolveError> {
         let be = self.be;
-                                                               // ‖r‖ ≤ rtol·‖P‖ (‖b‖ when no power flows), but never below what f64
-                                                               // can attain relative to ‖b‖ (see the module doc).
+        // ‖r‖ ≤ rtol·‖P‖ (‖b‖ when no power flows), but never below what f64
+        // can attain relative to ‖b‖ (see the module doc).
         let params = CgParams {
             stop: Stop::against(self.params.stop.rtol, self.p_norm).with_floor(RTOL_FLOOR),
             ..self.params.clone()
