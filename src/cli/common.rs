@@ -31,7 +31,7 @@ pub struct RunArgs {
     pub nonlinear_tol: Option<f64>,
     /// Temperature-dependent stacks: depth M of the Anderson acceleration of
     /// the steady outer iteration (0: plain Picard; at most 10)
-    /// [default: 0].
+    /// [default: 3].
     #[arg(long, value_name = "M")]
     pub anderson: Option<usize>,
     /// Temperature-dependent stacks: any temperature above this, in K, is

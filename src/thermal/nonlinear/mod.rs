@@ -14,7 +14,7 @@ use serde::Serialize;
 
 /// Anderson depth of the steady outer iteration unless `--anderson` says
 /// otherwise (BENCHMARKS.md: Picard against Anderson).
-pub const DEFAULT_ANDERSON: usize = 0;
+pub const DEFAULT_ANDERSON: usize = 3;
 
 /// Settings of the outer (nonlinear) iteration.
 #[derive(Clone, Debug)]

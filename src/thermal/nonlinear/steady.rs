@@ -194,12 +194,13 @@ pub fn picard<B: ChebyshevBackend + 'static>(
     let mut last = None;
     for it in 1..=nl.max_outer {
         let clock = Instant::now();
+        let mut extrapolated = fallback.take();
         if it > 1 && stack.k_varies() {
             sys = match system_at(stack, grid, power, &t) {
                 Ok(s) => s,
                 // An extrapolated iterate outside a law's range: Picard's.
-                Err(_) if fallback.is_some() => {
-                    theta = fallback.take().expect("checked");
+                Err(_) if extrapolated.is_some() => {
+                    theta = extrapolated.take().expect("checked");
                     t = theta.iter().map(|v| v + stack.ambient_k).collect();
                     if let Some(a) = &mut acc {
                         a.reset();
@@ -210,7 +211,6 @@ pub fn picard<B: ChebyshevBackend + 'static>(
             };
             a_dev = be.upload_matrix(&sys.a)?;
         }
-        fallback = None;
         let lk = leak.eval(grid, &t);
         sys.rhs = dynamic.iter().zip(&lk.cell_w).map(|(p, q)| p + q).collect();
         let offset = Offset::new(&sys.a, &sys.rhs);
@@ -283,6 +283,15 @@ pub fn picard<B: ChebyshevBackend + 'static>(
             None
         };
         if let Some(reason) = runaway {
+            // From an extrapolated iterate (which may have overshot past an
+            // unstable fixed point): retreat to the Picard iterate behind it.
+            if let (Some(back), Some(a)) = (extrapolated.take(), &mut acc) {
+                a.reset();
+                theta = back;
+                t = theta.iter().map(|v| v + stack.ambient_k).collect();
+                growing = 0;
+                continue;
+            }
             return Err(NonlinearError::Runaway {
                 iteration: it,
                 reason,

@@ -66,7 +66,7 @@ impl<'a> StepPhysics<'a> {
             grid,
             base,
             leak: Some(LeakageModel::new(stack, grid, base)).filter(|l| !l.is_empty()),
-            laws: stack.layers.iter().any(|l| l.law.is_some()),
+            laws: stack.layers.iter().any(|l| l.has_law()),
             t_it: Vec::new(),
             scratch: Vec::new(),
         })
