@@ -112,7 +112,8 @@ fn cholesky_solve(a: &mut [f64], b: &mut [f64], m: usize) -> Option<Vec<f64>> {
         for k in 0..j {
             d -= a[j * m + k] * a[j * m + k];
         }
-        if !(d > MIN_RCOND * scale) {
+        // Also catches a NaN pivot.
+        if d.is_nan() || d <= MIN_RCOND * scale {
             return None;
         }
         let d = d.sqrt();
