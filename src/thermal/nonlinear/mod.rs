@@ -2,9 +2,12 @@
 //! leakage power ([`leakage`]). The steady solve is a Picard iteration over
 //! warm-started linear solves ([`steady`]): properties and leakage at the
 //! last iterate, the matrix re-assembled on the host and re-uploaded, the
-//! preconditioner kept while it keeps PCG's iterations in check. A stack
-//! with only constants never comes here (`Stack::is_nonlinear`), so its
-//! results are bit-identical to the linear solver's.
+//! preconditioner kept while it keeps PCG's iterations in check, the next
+//! iterate Anderson's combination of the last Picard steps ([`anderson`]).
+//! Transient steps are semi-implicit or iterated
+//! (`thermal::transient::nonlinear`). A stack with only constants never
+//! comes here (`Stack::is_nonlinear`), so its results are bit-identical to
+//! the linear solver's.
 
 pub mod anderson;
 pub mod leakage;

@@ -12,6 +12,15 @@
 //! max |Tₖ₊₁ − Tₖ| ≤ tol and the energy balance of the last solve holds;
 //! a temperature above `t_max` (or not finite), or a change growing for
 //! [`GROWING`] iterations in a row, is thermal runaway.
+//!
+//! With Anderson acceleration (depth > 0) the next iterate is not G(θₖ)
+//! (the solve's output) but Anderson's combination of the last outputs
+//! ([`super::anderson`]); the convergence test stays max |G(θₖ) − θₖ| and
+//! the answer G(θₖ). An extrapolated iterate that is not finite, falls below
+//! the Picard output's floor, passes `t_max` or leaves a law's range is
+//! replaced by G(θₖ) (history dropped), and a runaway sign in the solve
+//! from an extrapolated iterate retreats to the Picard iterate behind it:
+//! only runaway seen from a plain Picard iterate is reported.
 
 use super::anderson::Anderson;
 use super::leakage::LeakageModel;
