@@ -7,7 +7,7 @@
 
 use crate::grid::Grid;
 use crate::matrix::QuadDiag;
-use crate::power::{rasterize::coverage, LayerPower};
+use crate::power::{rasterize::coverage, LayerPower, MaterialPatch};
 use crate::stack::{Material, Stack};
 use rayon::prelude::*;
 
@@ -88,9 +88,13 @@ fn constant_materials(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> Vec<V
         .collect()
 }
 
-/// The material of every cell with the layers' laws evaluated at the cell's
-/// temperature `t_k` (floorplan patches keep their constant properties).
-/// Fails with the cell index when a law is not positive there.
+/// The material of every cell with the laws of the layers and of their
+/// floorplan patches (`unit_materials`) evaluated at the cell's temperature
+/// `t_k`; patches without a law keep their constant properties. A patch with
+/// a law enters the area-fraction mix at its 300 K value and is then
+/// corrected by fraction × (value at T − value at 300 K), so constant
+/// inputs assemble bit-identically to [`assemble`]. Fails with the cell
+/// index when a law is not positive there.
 pub fn cell_materials(
     stack: &Stack,
     grid: &Grid,
@@ -99,6 +103,22 @@ pub fn cell_materials(
 ) -> Result<Vec<Material>, usize> {
     let plane = grid.plane();
     let mixes: Vec<LayerMaterial> = power.iter().map(|p| layer_material(grid, p)).collect();
+    // Per layer: (plane cell, area fraction, patch) of every patch with a law.
+    let area = grid.cell_area();
+    let law_cover: Vec<Vec<(usize, f64, &MaterialPatch)>> = power
+        .iter()
+        .map(|p| {
+            p.patches
+                .iter()
+                .filter(|q| q.law.is_some())
+                .flat_map(|q| {
+                    coverage(&q.rect, grid)
+                        .into_iter()
+                        .map(move |(j, a)| (j, a / area, q))
+                })
+                .collect()
+        })
+        .collect();
     let mut out = vec![
         Material {
             k: [0.0; 3],
@@ -117,6 +137,15 @@ pub fn cell_materials(
                     None => layer.material,
                 };
                 *c = mixes[l].mix(j, base);
+            }
+            for &(j, f, q) in &law_cover[l] {
+                let law = q.law.as_ref().expect("filtered");
+                let at = law.at(t_k[z * plane + j]).ok_or(z * plane + j)?;
+                let c = &mut cells[j];
+                for d in 0..3 {
+                    c.k[d] += f * (at.k[d] - q.material.k[d]);
+                }
+                c.heat_capacity += f * (at.heat_capacity - q.material.heat_capacity);
             }
             Ok::<(), usize>(())
         })?;

@@ -85,3 +85,86 @@ fn nonlinear_case_converges_on_cpu() {
     assert!(nl.leakage_total_w > 0.8, "{nl:?}");
     assert!(c.summary.energy.relative_error < 1e-6);
 }
+
+/// The iterated transient (`--nonlinear-iterations`) from the nonlinear
+/// steady state under a power step, on `be`: per-step layer maxima and
+/// solves per step.
+fn iterated_transient<B: cuth::backend::ChebyshevBackend + 'static>(
+    be: &B,
+    stack: &Stack,
+) -> Vec<(Vec<f64>, Option<usize>)> {
+    use cuth::grid::Grid;
+    use cuth::power::{layer_power, schedule::PowerSchedule};
+    use cuth::thermal::transient::{run_transient, InitState, StepView, TransientOptions};
+    let grid = Grid::from_stack(stack);
+    let base: Vec<_> = (0..stack.layers.len())
+        .map(|l| layer_power(stack, &grid, l).unwrap())
+        .collect();
+    let mut solver = SteadyOptions::from_stack(stack, PrecondKind::Multigrid);
+    solver.rtol = 1e-10;
+    solver.nonlinear.tol_k = 1e-7;
+    solver.nonlinear.transient_iterations = 30;
+    // Start from the steady state at half the power: the steps then heat up.
+    let mut half = stack.clone();
+    for l in &mut half.layers {
+        if let Some(s) = &mut l.leakage {
+            s.p_ref *= 0.5;
+        }
+    }
+    let init = cuth::thermal::steady::solve_steady(be, &half, &solver).unwrap();
+    let opts = TransientOptions {
+        solver,
+        dt: 2e-3,
+        steps: 5,
+        init: InitState::Field(init.temperature_k),
+        snapshot_every: None,
+    };
+    let mut observe = |_: &StepView| Ok(());
+    let out = run_transient(
+        be,
+        stack,
+        &PowerSchedule::constant(base),
+        &opts,
+        &mut observe,
+    )
+    .unwrap();
+    out.records
+        .iter()
+        .map(|r| (r.layer_max_k.clone(), r.outer_iterations))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn nonlinear_transient_cuda_matches_cpu() {
+    let stack = mol_f2f_nonlinear().with_grid(64, 64).unwrap();
+    let c = iterated_transient(&CpuBackend::new(), &stack);
+    let g = iterated_transient(gpu(), &stack);
+    let mut worst: f64 = 0.0;
+    for ((mc, oc), (mg, og)) in c.iter().zip(&g) {
+        for (a, b) in mc.iter().zip(mg) {
+            worst = worst.max((a - b).abs());
+        }
+        assert!(
+            oc.unwrap_or(0).abs_diff(og.unwrap_or(0)) <= 1,
+            "{oc:?} vs {og:?}"
+        );
+    }
+    println!(
+        "iterated transient 64²: solves per step cpu {:?} gpu {:?}, max |ΔT| {worst:.3e} K",
+        c.iter().map(|r| r.1).collect::<Vec<_>>(),
+        g.iter().map(|r| r.1).collect::<Vec<_>>()
+    );
+    assert!(worst < 1e-6, "{worst:e} K");
+}
+
+/// The CPU half of the transient comparison, at a small grid.
+#[test]
+fn nonlinear_transient_case_runs_on_cpu() {
+    let stack = mol_f2f_nonlinear().with_grid(16, 16).unwrap();
+    let c = iterated_transient(&CpuBackend::new(), &stack);
+    assert_eq!(c.len(), 6);
+    assert!(c[1..].iter().all(|r| r.1.is_some_and(|o| o >= 2)), "{c:?}");
+    // Heating up from the half-leakage steady state.
+    assert!(c[5].0[1] > c[0].0[1]);
+}

@@ -294,3 +294,75 @@ fn cli_runaway_exits_1_and_writes_nothing_and_converged_summary_reports_leakage(
     assert_eq!(nl["leakage_w"][0][0], "die");
     assert!(dir.path().join("ok").join("summary.json").exists());
 }
+
+/// A floorplan unit given a `[materials]` entry with a law (`unit_materials`).
+fn unit_law_stack(dir: &Path, flp: &str, unit_materials: &str) -> Stack {
+    std::fs::write(dir.join("die.flp"), flp).unwrap();
+    let text = format!(
+        "[chip]\nwidth=1e-3\nlength=1e-3\n[grid]\nnx=4\nny=4\n[boundary]\nambient=300\nh_top=1e4\n\
+         [materials.plain]\nk=20.0\nheat_capacity=1e6\n\
+         [materials.kt]\nk={{ k300 = 10.0, exponent = -1.3 }}\nheat_capacity={{ c300 = 1e6, exponent = 1.0 }}\n\
+         [[layers]]\nname=\"die\"\nmaterial=\"plain\"\nthickness=1e-4\nfloorplan=\"die.flp\"\n\
+         unit_materials={unit_materials}\npower={{ type=\"uniform\", total=0.05 }}\n\
+         [[layers]]\nname=\"cap\"\nmaterial=\"kt\"\nthickness=1e-4\n"
+    );
+    Stack::from_toml(&text, &dir.join("s.toml")).unwrap()
+}
+
+#[test]
+fn a_unit_material_carries_its_law() {
+    let dir = tempfile::tempdir().unwrap();
+    // A unit over the whole footprint with the law: the layer-law solve.
+    let s = unit_law_stack(dir.path(), "all 1e-3 1e-3 0 0\n", "{ all = \"kt\" }");
+    assert!(s.is_nonlinear() && s.k_varies());
+    let whole = solve_steady(&CpuBackend::new(), &s, &tight(&s, PrecondKind::Jacobi)).unwrap();
+    let text = "[chip]\nwidth=1e-3\nlength=1e-3\n[grid]\nnx=4\nny=4\n[boundary]\nambient=300\nh_top=1e4\n\
+         [materials.kt]\nk={ k300 = 10.0, exponent = -1.3 }\nheat_capacity={ c300 = 1e6, exponent = 1.0 }\n\
+         [[layers]]\nname=\"die\"\nmaterial=\"kt\"\nthickness=1e-4\npower={ type=\"uniform\", total=0.05 }\n\
+         [[layers]]\nname=\"cap\"\nmaterial=\"kt\"\nthickness=1e-4\n";
+    let layer = solve_steady(
+        &CpuBackend::new(),
+        &stack(text),
+        &tight(&s, PrecondKind::Jacobi),
+    )
+    .unwrap();
+    for (a, b) in whole.temperature_k.iter().zip(&layer.temperature_k) {
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+    // A unit over x in [0, 0.375 mm]: cell column 0 inside, column 1 half.
+    let s = unit_law_stack(dir.path(), "left 3.75e-4 1e-3 0 0\n", "{ left = \"kt\" }");
+    let grid = Grid::from_stack(&s);
+    let power: Vec<_> = (0..s.layers.len())
+        .map(|l| layer_power(&s, &grid, l).unwrap())
+        .collect();
+    let t: Vec<f64> = (0..grid.len()).map(|i| 310.0 + i as f64).collect();
+    let cells = cell_materials(&s, &grid, &power, &t).unwrap();
+    let kt = |t: f64| 10.0 * (t / 300.0).powf(-1.3);
+    for y in 0..4 {
+        let j = 4 * y;
+        assert!((cells[j].k[0] - kt(t[j])).abs() < 1e-12);
+        assert!((cells[j].heat_capacity - 1e6 * t[j] / 300.0).abs() < 1e-6);
+        let half = 0.5 * kt(t[j + 1]) + 0.5 * 20.0;
+        assert!(
+            (cells[j + 1].k[2] - half).abs() < 1e-12,
+            "{:?}",
+            cells[j + 1]
+        );
+        assert_eq!(cells[j + 2].k, [20.0; 3]);
+    }
+    // Faults: a unit the floorplan lacks; unit_materials without a floorplan.
+    let s = unit_law_stack(dir.path(), "all 1e-3 1e-3 0 0\n", "{ none = \"kt\" }");
+    let grid = Grid::from_stack(&s);
+    let err = layer_power(&s, &grid, 0).unwrap_err().to_string();
+    assert!(
+        err.contains("unit_materials.none") && err.contains("no unit"),
+        "{err}"
+    );
+    let bad = "[chip]\nwidth=1e-3\nlength=1e-3\n[grid]\nnx=4\nny=4\n[boundary]\nambient=300\nh_top=1e4\n\
+         [materials.kt]\nk=1.0\nheat_capacity=1e6\n\
+         [[layers]]\nname=\"die\"\nmaterial=\"kt\"\nthickness=1e-4\nunit_materials={ a = \"kt\" }\n";
+    let err = Stack::from_toml(bad, Path::new("b.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs the layer's `floorplan`"), "{err}");
+}

@@ -29,6 +29,11 @@ pub struct RunArgs {
     /// outer iterates is at most this, in K [default: 1e-4].
     #[arg(long, value_name = "K")]
     pub nonlinear_tol: Option<f64>,
+    /// Temperature-dependent stacks: depth M of the Anderson acceleration of
+    /// the steady outer iteration (0: plain Picard; at most 10)
+    /// [default: 3].
+    #[arg(long, value_name = "M")]
+    pub anderson: Option<usize>,
     /// Temperature-dependent stacks: any temperature above this, in K, is
     /// thermal runaway (error, nothing written) [default: 500].
     #[arg(long, value_name = "K")]
@@ -88,6 +93,9 @@ impl RunArgs {
         }
         if let Some(t) = self.t_max {
             opts.nonlinear.t_max_k = t;
+        }
+        if let Some(m) = self.anderson {
+            opts.nonlinear.anderson = m;
         }
         opts
     }

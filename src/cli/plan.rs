@@ -166,6 +166,14 @@ const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
 /// them is allocated, whatever the device.
 const HOST_VALUES_PER_CELL: u64 = 12;
 
+/// Host f64 values per cell the outer iteration of a temperature-dependent
+/// stack adds (iterates, leakage, the re-assembled system), and Anderson's
+/// history of depth `m` (two differences per level, the last residual and
+/// map value, the fallback iterate).
+fn nonlinear_values_per_cell(m: u64) -> u64 {
+    8 + if m > 0 { 2 * m + 4 } else { 0 }
+}
+
 impl RunPlan {
     pub fn resolve(run: &RunArgs, typed: Typed) -> anyhow::Result<RunPlan> {
         check_solver_flags(run, typed.rtol)?;
@@ -175,6 +183,10 @@ impl RunPlan {
         let cells = stack.cells()?;
         check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
         let mut solver = run.solver_options(&stack, typed.rtol);
+        if stack.is_nonlinear() {
+            let extra = nonlinear_values_per_cell(solver.nonlinear.anderson as u64);
+            check_host_memory(cells, HOST_VALUES_PER_CELL + extra, "use a coarser --grid")?;
+        }
         let device = resolve_device(run.device, run.quiet)?;
         solver.precond_opts.precision = typed.precision.unwrap_or(match device {
             Device::Cuda(_) => DEFAULT_GPU_PRECISION,
@@ -217,6 +229,14 @@ fn check_solver_flags(run: &RunArgs, rtol: Option<f64>) -> Result<(), InputError
         if !(t.is_finite() && t > 0.0) {
             return Err(InputError(format!(
                 "--nonlinear-tol must be a positive number of K, got {t}"
+            )));
+        }
+    }
+    if let Some(m) = run.anderson {
+        let most = cuth::thermal::nonlinear::anderson::MAX_DEPTH;
+        if m > most {
+            return Err(InputError(format!(
+                "--anderson must be 0..={most}, got {m}"
             )));
         }
     }

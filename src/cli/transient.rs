@@ -59,6 +59,12 @@ pub struct TransientArgs {
     /// Output directory [default: out/<stack name>-transient].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Temperature-dependent stacks: solve each step up to N times, with k,
+    /// c and the leakage at the last iterate, until max |ΔT| ≤
+    /// --nonlinear-tol (fully implicit; not converged in N is an error,
+    /// exit 1). 0 = semi-implicit: once, at the previous step's temperature.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub nonlinear_iterations: usize,
     /// Per step, stop at ‖b − Ax‖ ≤ rtol·‖P‖ (power per cell) [default: 1e-8].
     #[arg(long)]
     pub rtol: Option<f64>,
@@ -74,6 +80,8 @@ fn usage(msg: String) -> anyhow::Error {
 /// Accepted `--dt`, `--t-end` and `--sample-interval`, seconds: outside,
 /// C/Δt over- or underflows against the conductances (README: limits).
 const TIME_RANGE: (f64, f64) = (1e-12, 1e9);
+/// Most solves of one step (`--nonlinear-iterations`).
+const MAX_NONLINEAR_ITERATIONS: usize = 1000;
 /// Most steps of one run (`--steps`, or `--t-end / --dt`).
 pub const MAX_STEPS: usize = 100_000_000;
 
@@ -112,6 +120,12 @@ fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
     }
     if let Some(s) = args.sample_interval {
         check_time("--sample-interval", s)?;
+    }
+    if args.nonlinear_iterations > MAX_NONLINEAR_ITERATIONS {
+        return Err(usage(format!(
+            "--nonlinear-iterations must be 0..={MAX_NONLINEAR_ITERATIONS}, got {}",
+            args.nonlinear_iterations
+        )));
     }
     if args.snapshot_every == Some(0) {
         return Err(usage("--snapshot-every must be at least 1".into()));
@@ -156,8 +170,10 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         "steady" => InitState::Steady,
         file => InitState::Field(read_state(Path::new(file), &grid)?),
     };
+    let mut solver = plan.solver.clone();
+    solver.nonlinear.transient_iterations = args.nonlinear_iterations;
     let opts = TransientOptions {
-        solver: plan.solver.clone(),
+        solver,
         dt: args.dt,
         steps,
         init,
@@ -279,6 +295,12 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit) {
         s.energy.stored_j,
         s.energy.max_step_relative_imbalance
     );
+    if let Some(nl) = &s.nonlinear {
+        println!(
+            "k(T)/leakage: {}, {:.2} solves/step (max {})",
+            nl.mode, nl.outer_iterations_per_step_mean, nl.outer_iterations_per_step_max
+        );
+    }
     println!("peak {} at t = {:e} s", t(s.peak_t_k), s.peak_time_s);
     println!("{:<24} {:>12} {:>12}", "layer (final)", "max", "avg");
     for l in &s.layers {

@@ -10,7 +10,10 @@ use std::io;
 
 /// Header: `step,time_s,trace_row,iterations,power_w,heat_out_w,stored_j`,
 /// then `leakage_w` when the stack leaks (total leakage, W, included in
-/// power_w), then `<layer>_max_<u>,<layer>_avg_<u>` per layer,
+/// power_w), `outer_iterations` when the stack is temperature-dependent
+/// (solves of the step: 1 semi-implicit, up to `--nonlinear-iterations`;
+/// `iterations` is the sum of the step's PCG iterations over its solves),
+/// then `<layer>_max_<u>,<layer>_avg_<u>` per layer,
 /// `<layer>.<block>_min_<u>,_avg_<u>,_max_<u>` per block and
 /// `probe.<name>_<u>` per probe (`<u>` = `c` or `k`). Times are printed
 /// without float noise (`0.015`, not `1.5000000000000001e-2`).
@@ -36,6 +39,10 @@ pub fn timeseries_csv(
     let leaks = records.first().is_some_and(|r| r.leakage_w.is_some());
     if leaks {
         header.push("leakage_w".into());
+    }
+    let outer = records.iter().any(|r| r.outer_iterations.is_some());
+    if outer {
+        header.push("outer_iterations".into());
     }
     for l in layers {
         header.push(format!("{l}_max_{u}"));
@@ -65,6 +72,9 @@ pub fn timeseries_csv(
         ];
         if leaks {
             row.push(format!("{:e}", r.leakage_w.unwrap_or(0.0)));
+        }
+        if outer {
+            row.push(r.outer_iterations.unwrap_or(0).to_string());
         }
         for (m, a) in r.layer_max_k.iter().zip(&r.layer_avg_k) {
             row.push(t(*m));

@@ -54,9 +54,12 @@ impl Footprint {
 fn check_material_overlaps(
     file: &std::path::Path,
     units: &[super::flp::FlpUnit],
+    named: &[crate::stack::UnitMaterial],
 ) -> Result<(), PowerError> {
-    let mut own: Vec<&super::flp::FlpUnit> =
-        units.iter().filter(|u| u.material.is_some()).collect();
+    let mut own: Vec<&super::flp::FlpUnit> = units
+        .iter()
+        .filter(|u| u.material.is_some() || named.iter().any(|n| n.unit == u.name))
+        .collect();
     own.sort_by(|a, b| a.rect.x0.total_cmp(&b.rect.x0));
     for (i, a) in own.iter().enumerate() {
         for b in &own[i + 1..] {
@@ -106,7 +109,18 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
     let mut patches = Vec::new();
     if let Some(flp) = &layer.floorplan {
         let units = read_flp(flp)?;
-        check_material_overlaps(flp, &units)?;
+        check_material_overlaps(flp, &units, &layer.unit_materials)?;
+        if let Some(u) = layer
+            .unit_materials
+            .iter()
+            .find(|u| !units.iter().any(|f| f.name == u.unit))
+        {
+            return Err(invalid(
+                src,
+                format!("layers[{l}] ({}).unit_materials.{}", layer.name, u.unit),
+                format!("no unit `{}` in floorplan {}", u.unit, flp.display()),
+            ));
+        }
         for unit in units {
             let at = format!("line {} ({})", unit.line, unit.name);
             let rect = fp.fit(unit.rect).ok_or_else(|| {
@@ -116,8 +130,21 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
                     fp.outside(&format!("unit `{}`", unit.name), &unit.rect),
                 )
             })?;
-            if let Some(material) = unit.material {
-                patches.push(MaterialPatch { rect, material });
+            match layer.unit_materials.iter().find(|u| u.unit == unit.name) {
+                Some(u) => patches.push(MaterialPatch {
+                    rect,
+                    material: u.material,
+                    law: u.law.clone(),
+                }),
+                None => {
+                    if let Some(material) = unit.material {
+                        patches.push(MaterialPatch {
+                            rect,
+                            material,
+                            law: None,
+                        });
+                    }
+                }
             }
             blocks.push(Block {
                 name: unit.name,

@@ -42,7 +42,11 @@ pub struct Block {
 #[derive(Clone, Debug)]
 pub struct MaterialPatch {
     pub rect: Rect,
+    /// The material (at 300 K when `law` is set).
     pub material: Material,
+    /// A temperature law, for units given a `[materials]` entry
+    /// (`unit_materials`).
+    pub law: Option<crate::stack::MaterialLaw>,
 }
 
 /// What the power stage hands on for one layer.

@@ -82,10 +82,33 @@ pub struct Layer {
     pub law: Option<MaterialLaw>,
     /// Leakage of the layer's source as a whole (blocks carry their own).
     pub leakage: Option<LeakageSpec>,
+    /// Floorplan units given a `[materials]` entry (`unit_materials`).
+    pub unit_materials: Vec<UnitMaterial>,
+}
+
+/// A floorplan unit's material named in the stack file.
+#[derive(Clone, Debug)]
+pub struct UnitMaterial {
+    pub unit: String,
+    pub material_name: String,
+    /// The material (at 300 K when it has a law).
+    pub material: Material,
+    pub law: Option<MaterialLaw>,
 }
 
 impl Layer {
     /// Whether the layer or one of its blocks leaks.
+    /// Whether the layer's material or one of its units' is a temperature law.
+    pub fn has_law(&self) -> bool {
+        self.law.is_some() || self.unit_materials.iter().any(|u| u.law.is_some())
+    }
+
+    /// Whether some conductivity of the layer depends on temperature.
+    pub fn k_varies(&self) -> bool {
+        let varies = |l: &Option<MaterialLaw>| l.as_ref().is_some_and(|m| m.k_varies());
+        varies(&self.law) || self.unit_materials.iter().any(|u| varies(&u.law))
+    }
+
     pub fn has_leakage(&self) -> bool {
         self.leakage.is_some()
             || matches!(&self.power, Some(PowerSpec::Blocks { blocks })
@@ -147,16 +170,12 @@ impl Stack {
 
     /// Whether any material law or leakage makes the problem nonlinear in T.
     pub fn is_nonlinear(&self) -> bool {
-        self.layers
-            .iter()
-            .any(|l| l.law.is_some() || l.has_leakage())
+        self.layers.iter().any(|l| l.has_law() || l.has_leakage())
     }
 
     /// Whether some conductivity depends on temperature.
     pub fn k_varies(&self) -> bool {
-        self.layers
-            .iter()
-            .any(|l| l.law.as_ref().is_some_and(|m| m.k_varies()))
+        self.layers.iter().any(Layer::k_varies)
     }
 
     /// Total number of z cells.

@@ -103,6 +103,10 @@ pub struct LayerSpec {
     /// Leakage of the layer's whole source: per cell for a raster, else over
     /// the layer's area at its area-weighted mean temperature.
     pub leakage: Option<LeakageSpec>,
+    /// Floorplan units whose material is a `[materials]` entry, by unit
+    /// name (`{ tsv = "copper" }`): replaces the unit's `.flp` material
+    /// columns, and may be a temperature law.
+    pub unit_materials: Option<BTreeMap<String, String>>,
 }
 
 /// Where a layer's power comes from. Paths are relative to the stack file.

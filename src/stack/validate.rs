@@ -254,6 +254,28 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
             )
         })?;
         let (material, law) = material(file, &l.material, spec)?;
+        let mut unit_materials = Vec::new();
+        for (unit, name) in l.unit_materials.iter().flatten() {
+            let at = format!("{field}.unit_materials.{unit}");
+            if l.floorplan.is_none() {
+                return Err(invalid(
+                    file,
+                    at,
+                    "needs the layer's `floorplan` to name the units",
+                ));
+            }
+            let spec = raw
+                .materials
+                .get(name)
+                .ok_or_else(|| invalid(file, &at, format!("unknown material `{name}`")))?;
+            let (m, law) = super::validate::material(file, name, spec)?;
+            unit_materials.push(super::UnitMaterial {
+                unit: unit.clone(),
+                material_name: name.clone(),
+                material: m,
+                law,
+            });
+        }
         let layer_leakage = leakage(file, &format!("{field}.leakage"), l.leakage)?;
         if let Some(PowerSpec::Blocks { blocks }) = &l.power {
             for (j, b) in blocks.iter().enumerate() {
@@ -294,6 +316,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
             power,
             law,
             leakage: layer_leakage,
+            unit_materials,
         });
     }
     let solver = raw.solver.unwrap_or_default();

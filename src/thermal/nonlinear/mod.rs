@@ -2,14 +2,22 @@
 //! leakage power ([`leakage`]). The steady solve is a Picard iteration over
 //! warm-started linear solves ([`steady`]): properties and leakage at the
 //! last iterate, the matrix re-assembled on the host and re-uploaded, the
-//! preconditioner kept while it keeps PCG's iterations in check. A stack
-//! with only constants never comes here (`Stack::is_nonlinear`), so its
-//! results are bit-identical to the linear solver's.
+//! preconditioner kept while it keeps PCG's iterations in check, the next
+//! iterate Anderson's combination of the last Picard steps ([`anderson`]).
+//! Transient steps are semi-implicit or iterated
+//! (`thermal::transient::nonlinear`). A stack with only constants never
+//! comes here (`Stack::is_nonlinear`), so its results are bit-identical to
+//! the linear solver's.
 
+pub mod anderson;
 pub mod leakage;
 pub mod steady;
 
 use serde::Serialize;
+
+/// Anderson depth of the steady outer iteration unless `--anderson` says
+/// otherwise (BENCHMARKS.md: Picard against Anderson).
+pub const DEFAULT_ANDERSON: usize = 3;
 
 /// Settings of the outer (nonlinear) iteration.
 #[derive(Clone, Debug)]
@@ -29,6 +37,8 @@ pub struct NonlinearOptions {
     /// Transient: 0 evaluates properties and leakage at the previous step
     /// (semi-implicit); N > 0 iterates each step up to N times.
     pub transient_iterations: usize,
+    /// Steady: depth of the Anderson acceleration (0: plain Picard).
+    pub anderson: usize,
 }
 
 impl Default for NonlinearOptions {
@@ -40,6 +50,7 @@ impl Default for NonlinearOptions {
             energy_tol: 1e-6,
             forcing: 1e-2,
             transient_iterations: 0,
+            anderson: DEFAULT_ANDERSON,
         }
     }
 }
@@ -47,7 +58,7 @@ impl Default for NonlinearOptions {
 /// What the outer iteration did, for `summary.json`.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct NonlinearReport {
-    /// "picard".
+    /// "picard" or "anderson(m)".
     pub method: String,
     pub outer_iterations: usize,
     /// max |ΔT| of the last iteration, K.
@@ -60,6 +71,9 @@ pub struct NonlinearReport {
     pub leakage_total_w: f64,
     /// Per leaking source ("layer" or "layer/block"), W.
     pub leakage_w: Vec<(String, f64)>,
+    /// Times Anderson's history was dropped (the residual grew, or an
+    /// extrapolated iterate left the physical range); 0 for Picard.
+    pub anderson_restarts: usize,
 }
 
 #[derive(Debug, thiserror::Error)]

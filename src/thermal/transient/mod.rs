@@ -12,13 +12,14 @@
 //! ([`probe::absorb`]) turns it into θ and T and takes the layer statistics
 //! and the stored heat, so the host side costs about one read of the field.
 
+mod nonlinear;
 mod probe;
 mod report;
 pub mod state;
 mod stepper;
 
 pub use probe::{BlockTemps, StepEnergy, StepRecord};
-pub use report::{EnergyTotals, TransientSummary};
+pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
 pub use stepper::Stepper;
 
 use super::steady::{summarize, SteadyOptions};
@@ -30,9 +31,8 @@ use crate::linalg::{build_thermal_precond, pcg, Offset, QuadDiagOperator, SolveE
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
-use crate::thermal::nonlinear::leakage::LeakageModel;
-use crate::thermal::nonlinear::steady::system_at;
 use crate::thermal::nonlinear::NonlinearError;
+use nonlinear::StepPhysics;
 use std::time::Instant;
 
 /// Where the run starts.
@@ -77,6 +77,15 @@ pub enum TransientError {
         time_s: f64,
         #[source]
         source: SolveError,
+    },
+    /// A step's outer (nonlinear) iteration failed: no convergence in
+    /// `--nonlinear-iterations` solves.
+    #[error("step {step} (t = {time_s:e} s)")]
+    NonlinearStep {
+        step: usize,
+        time_s: f64,
+        #[source]
+        source: NonlinearError,
     },
     #[error("initial steady state")]
     Initial(#[source] SolveError),
@@ -131,7 +140,8 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
 ) -> Result<TransientOutcome, TransientError> {
     let t_setup = Instant::now();
     let grid = Grid::from_stack(stack);
-    be.check_capacity_with(grid.len(), stepper::EXTRA_VECTORS)?;
+    let iterated = stack.is_nonlinear() && opts.solver.nonlinear.transient_iterations > 0;
+    be.check_capacity_with(grid.len(), stepper::EXTRA_VECTORS + usize::from(iterated))?;
     be.prepare_quad_diag()?;
     let dt = opts.dt;
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
@@ -146,29 +156,22 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let theta0 = match &opts.init {
         InitState::Ambient => vec![0.0; grid.len()],
         InitState::Field(t) => t.iter().map(|v| v - stack.ambient_k).collect(),
+        // With laws or leakage: the nonlinear steady solve for this power.
         InitState::Steady if stack.is_nonlinear() => {
-            return Err(NonlinearError::Unsupported {
-                what: "--init steady with temperature-dependent properties or leakage: run \
-                       `cuth solve --save-state FILE` and start from `--init FILE`"
-                    .into(),
-            }
-            .into())
+            let (base, p) = (&schedule.base, Some(&sys.rhs[..]));
+            crate::thermal::nonlinear::steady::picard(be, stack, &grid, base, p, &opts.solver)
+                .map_err(Box::new)?
+                .theta
         }
         InitState::Steady => steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?,
     };
-    // Temperature-dependent stacks, semi-implicit: each step takes the
-    // properties and the leakage at the previous step's temperature.
-    let leak = stack
-        .is_nonlinear()
-        .then(|| LeakageModel::new(stack, &grid, &schedule.base))
-        .filter(|l| !l.is_empty());
-    let laws = stack.layers.iter().any(|l| l.law.is_some());
+    // Temperature-dependent stacks: the step's properties and leakage
+    // (semi-implicit or iterated, see `nonlinear`).
+    let mut physics = StepPhysics::new(stack, &grid, &schedule.base);
     let mut dynamic = sys.rhs.clone();
-    if laws {
+    if let Some(ph) = &physics {
         let t0: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
-        let rhs = std::mem::take(&mut sys.rhs);
-        sys = system_at(stack, &grid, &schedule.base, &t0).map_err(Box::new)?;
-        sys.rhs = rhs;
+        sys = ph.system(sys, &t0)?;
     }
     let mut stepper = Stepper::new(be, &sys.a, &sys.capacity, dt, c, &theta0, &opts.solver)?;
     stepper.set_power(&sys.rhs)?;
@@ -205,9 +208,11 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         layer_avg_k: fs.layer_avg_k,
         blocks: probe::block_stats(&grid, &probes, &temperature_k),
         probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
-        leakage_w: leak
+        leakage_w: physics
             .as_ref()
+            .and_then(|p| p.leak.as_ref())
             .map(|l| l.eval(&grid, &temperature_k).total_w()),
+        outer_iterations: None,
     });
     let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
     for k in 0..opts.steps {
@@ -222,62 +227,30 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             stepper.set_power(&sys.rhs)?;
             upload_s += t.elapsed().as_secs_f64();
         }
-        let mut step_leak_w = None;
-        if stack.is_nonlinear() {
-            // Properties and leakage at Tⁿ (semi-implicit).
-            let t = Instant::now();
-            if let Some((imax, tmax)) = temperature_k
-                .iter()
-                .enumerate()
-                .find(|(_, v)| !v.is_finite() || **v > opts.solver.nonlinear.t_max_k)
-            {
-                return Err(NonlinearError::Runaway {
-                    iteration: k,
-                    reason: format!(
-                        "the temperature passed the limit of {} K (--t-max)",
-                        opts.solver.nonlinear.t_max_k
-                    ),
-                    hottest: crate::thermal::nonlinear::steady::place_name(
-                        stack,
-                        &grid,
-                        &schedule.base,
-                        imax,
-                    ),
-                    t_k: *tmax,
-                    leakage_w: leak
-                        .as_ref()
-                        .map_or(0.0, |l| l.eval(&grid, &temperature_k).total_w()),
-                }
-                .into());
-            }
-            if laws {
-                sys = system_at(stack, &grid, &schedule.base, &temperature_k).map_err(Box::new)?;
-                stepper = Stepper::new(
-                    be,
-                    &sys.a,
-                    &sys.capacity,
-                    dt,
-                    stepper.c,
-                    &theta_old,
-                    &opts.solver,
-                )?;
-            }
-            sys.rhs = dynamic.clone();
-            if let Some(l) = &leak {
-                let e = l.eval(&grid, &temperature_k);
-                step_leak_w = Some(e.total_w());
-                sys.rhs.iter_mut().zip(&e.cell_w).for_each(|(p, q)| *p += q);
-            }
-            power_w = probe::ordered_sum(&sys.rhs);
-            stepper.set_power(&sys.rhs)?;
-            upload_s += t.elapsed().as_secs_f64();
-        }
         let t = Instant::now();
-        let info = stepper.step().map_err(|source| TransientError::Step {
-            step: k + 1,
-            time_s,
-            source,
-        })?;
+        let (info_iterations, step_leak_w, outer) = match &mut physics {
+            Some(ph) => {
+                let o = ph.advance(
+                    &mut stepper,
+                    &mut sys,
+                    &dynamic,
+                    &temperature_k,
+                    &opts.solver,
+                    k + 1,
+                    time_s,
+                )?;
+                power_w = probe::ordered_sum(&sys.rhs);
+                (o.iterations, o.leak_w, Some(o.outer))
+            }
+            None => {
+                let info = stepper.step().map_err(|source| TransientError::Step {
+                    step: k + 1,
+                    time_s,
+                    source,
+                })?;
+                (info.iterations, None, None)
+            }
+        };
         be.synchronize()?;
         solve_s += t.elapsed().as_secs_f64();
 
@@ -295,7 +268,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         let record = StepRecord {
             step: k + 1,
             time_s,
-            iterations: info.iterations,
+            iterations: info_iterations,
             trace_row: row,
             energy: probe::step_energy(&sys, &grid, power_w, &theta, fs.stored_j, dt),
             layer_max_k: fs.layer_max_k,
@@ -303,13 +276,14 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             blocks: probe::block_stats(&grid, &probes, &temperature_k),
             probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
             leakage_w: step_leak_w,
+            outer_iterations: outer,
         };
         let snap = opts
             .snapshot_every
             .is_some_and(|e| e > 0 && ((k + 1) % e == 0 || k + 1 == opts.steps));
         let snapshot = snap.then(|| {
             let power = schedule.layer_power_at(row);
-            let solver = step_solver(&opts.solver, stepper.precond_report(), info.iterations);
+            let solver = step_solver(&opts.solver, stepper.precond_report(), info_iterations);
             let s = summarize(
                 stack,
                 &grid,

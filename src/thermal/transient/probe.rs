@@ -89,6 +89,10 @@ pub struct StepRecord {
     /// Total leakage power of the step (included in `energy.power_w`), W;
     /// `None` when the stack does not leak.
     pub leakage_w: Option<f64>,
+    /// Solves of the step (outer iterations, `--nonlinear-iterations`; 1
+    /// when semi-implicit); `None` for a stack with only constants and for
+    /// the initial state.
+    pub outer_iterations: Option<usize>,
 }
 
 /// A block's temperatures over all z cells of its layer, K: min and max

@@ -47,6 +47,23 @@ pub struct TransientSummary {
     pub peak_t_k: f64,
     pub peak_time_s: f64,
     pub timings_s: Vec<(String, f64)>,
+    /// Temperature-dependent stacks: how the steps treated k, c and the
+    /// leakage; absent for a stack with only constants.
+    pub nonlinear: Option<TransientNonlinear>,
+}
+
+/// The outer iterations of a transient run (`thermal::transient::nonlinear`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TransientNonlinear {
+    /// "semi-implicit" or "iterated".
+    pub mode: String,
+    /// `--nonlinear-iterations` (0: semi-implicit).
+    pub max_iterations_per_step: usize,
+    /// `--nonlinear-tol`, K (iterated mode).
+    pub tol_k: f64,
+    pub outer_iterations_total: usize,
+    pub outer_iterations_per_step_max: usize,
+    pub outer_iterations_per_step_mean: f64,
 }
 
 /// The energy account of the whole run, J.
@@ -144,5 +161,28 @@ pub(super) fn build(
             ("solve".into(), t.solve_s),
             ("download_and_stats".into(), t.probe_s),
         ],
+        nonlinear: nonlinear_report(opts, records),
     }
+}
+
+fn nonlinear_report(opts: &TransientOptions, records: &[StepRecord]) -> Option<TransientNonlinear> {
+    let outer: Vec<usize> = records.iter().filter_map(|r| r.outer_iterations).collect();
+    if outer.is_empty() {
+        return None;
+    }
+    let nl = &opts.solver.nonlinear;
+    let total: usize = outer.iter().sum();
+    Some(TransientNonlinear {
+        mode: if nl.transient_iterations > 0 {
+            "iterated"
+        } else {
+            "semi-implicit"
+        }
+        .into(),
+        max_iterations_per_step: nl.transient_iterations,
+        tol_k: nl.tol_k,
+        outer_iterations_total: total,
+        outer_iterations_per_step_max: outer.iter().copied().max().unwrap_or(0),
+        outer_iterations_per_step_mean: total as f64 / outer.len() as f64,
+    })
 }

@@ -9,6 +9,12 @@
 //! `mul_add` and warm-starts PCG from the previous solution. Only a change of
 //! the trace row uploads a new source vector.
 //!
+//! Temperature-dependent stacks re-set the step's operator
+//! ([`Stepper::set_matrix`]) and source between solves; a step may be solved
+//! several times (the outer iterations of `--nonlinear-iterations`): after
+//! [`Stepper::save_level`] has kept θⁿ apart from the iterate,
+//! [`Stepper::resolve`] solves the step again from that θⁿ.
+//!
 //! The unknown is θ' = θ − c with a constant c, the convective film's mean
 //! rise for the first power row (see `linalg::offset`): substituting gives
 //! (A + C/Δt) θ'ⁿ⁺¹ = C/Δt θ'ⁿ + (Pⁿ⁺¹ − c·amb), the same form with a shifted
@@ -36,7 +42,8 @@ const RTOL_FLOOR: f64 = 1e-14;
 
 /// n-vectors the stepper keeps on the device beside a PCG solve's (which
 /// counts x and b): C/Δt and the source, and a new source while the old one
-/// is still alive on a trace-row change (`set_power`).
+/// is still alive on a trace-row change (`set_power`); one more (θⁿ) when
+/// steps are iterated ([`Stepper::save_level`]).
 pub const EXTRA_VECTORS: usize = 3;
 
 pub struct Stepper<'a, B: ChebyshevBackend> {
@@ -49,8 +56,11 @@ pub struct Stepper<'a, B: ChebyshevBackend> {
     src: B::Vector,
     /// The step's right-hand side.
     b: B::Vector,
-    /// θ' = θ − c of the current time level.
+    /// θ' = θ − c of the current time level (of the current iterate while
+    /// a step is iterated).
     x: B::Vector,
+    /// θ'ⁿ while a step is iterated (allocated on first use).
+    x_old: Option<B::Vector>,
     m: Box<dyn Preconditioner<B>>,
     /// PCG's vectors, allocated once for the run rather than per step.
     work: PcgWork<B>,
@@ -62,6 +72,20 @@ pub struct Stepper<'a, B: ChebyshevBackend> {
     pub c: f64,
     /// ‖Pⁿ⁺¹‖₂ of the current source.
     p_norm: f64,
+    /// Δt, s.
+    dt: f64,
+}
+
+/// A + C/Δt (the shift on the diagonal and in `amb`, as the
+/// difference-form residual needs) and C/Δt per cell.
+fn shifted_system(a: &QuadDiag, capacity: &[f64], dt: f64) -> (QuadDiag, Vec<f64>) {
+    let w: Vec<f64> = capacity.iter().map(|cap| cap / dt).collect();
+    let mut shifted = a.clone();
+    for ((d, e), wi) in shifted.d.iter_mut().zip(&mut shifted.amb).zip(&w) {
+        *d += wi;
+        *e += wi;
+    }
+    (shifted, w)
 }
 
 impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
@@ -77,12 +101,7 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         opts: &SteadyOptions,
     ) -> Result<Self, SolveError> {
         let n = a.len();
-        let w: Vec<f64> = capacity.iter().map(|cap| cap / dt).collect();
-        let mut shifted = a.clone();
-        for ((d, e), wi) in shifted.d.iter_mut().zip(&mut shifted.amb).zip(&w) {
-            *d += wi;
-            *e += wi;
-        }
+        let (shifted, w) = shifted_system(a, capacity, dt);
         let a_dev = be.upload_matrix(&shifted)?;
         let mut op = QuadDiagOperator::new(be, &a_dev, n);
         let m = build_thermal_precond(opts.precond, be, &mut op, &shifted, &opts.precond_opts)?;
@@ -94,6 +113,7 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
             src: be.zeros(n)?,
             b: be.zeros(n)?,
             x: be.upload(&x0)?,
+            x_old: None,
             a: a_dev,
             m,
             work: PcgWork::new(be, n)?,
@@ -101,7 +121,44 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
             amb: a.amb.clone(),
             c,
             p_norm: 0.0,
+            dt,
         })
+    }
+
+    /// Replaces A and C (properties at a new temperature; Δt and the shift
+    /// stay). The preconditioner is rebuilt when `rebuild`, else kept and
+    /// told of the new matrix (as the steady Picard iteration does). Call
+    /// [`Self::set_power`] afterwards: the source's shift depends on A.
+    pub fn set_matrix(
+        &mut self,
+        a: &QuadDiag,
+        capacity: &[f64],
+        rebuild: bool,
+        opts: &SteadyOptions,
+    ) -> Result<(), SolveError> {
+        let be = self.be;
+        let (shifted, w) = shifted_system(a, capacity, self.dt);
+        self.a = be.upload_matrix(&shifted)?;
+        self.w = be.upload(&w)?;
+        self.amb.clone_from(&a.amb);
+        if rebuild {
+            let mut op = QuadDiagOperator::new(be, &self.a, a.len());
+            self.m =
+                build_thermal_precond(opts.precond, be, &mut op, &shifted, &opts.precond_opts)?;
+        } else {
+            self.m.matrix_changed(be, &shifted)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the current θ' as θ'ⁿ for [`Self::resolve`]: call before a
+    /// step's first solve when the step will be solved again.
+    pub fn save_level(&mut self) -> Result<(), SolveError> {
+        let x_old = match &mut self.x_old {
+            Some(v) => v,
+            None => self.x_old.insert(self.be.zeros(self.work.len())?),
+        };
+        Ok(self.be.copy(&self.x, x_old)?)
     }
 
     /// Sets the power per cell (W) of the following steps.
@@ -118,10 +175,26 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
 
     /// Advances θ by one step.
     pub fn step(&mut self) -> Result<CgInfo, SolveError> {
+        self.be.mul_add(&self.w, &self.x, &self.src, &mut self.b)?; // b = C/Δt ⊙ θ'ⁿ + (P − c·amb)
+        self.solve()
+    }
+
+    /// Solves the current step again from the θⁿ kept by
+    /// [`Self::save_level`], with the current operator and source,
+    /// warm-started from the last iterate.
+    pub fn resolve(&mut self) -> Result<CgInfo, SolveError> {
+        let x_old = self.x_old.as_ref().ok_or(SolveError::Backend(
+            crate::backend::BackendError::Unsupported("Stepper::resolve before save_level"),
+        ))?;
+        self.be.mul_add(&self.w, x_old, &self.src, &mut self.b)?; // b = C/Δt ⊙ θ'ⁿ + (P − c·amb)
+        self.solve()
+    }
+
+    /// PCG on the step's system for the right-hand side in `b`.
+    fn solve(&mut self) -> Result<CgInfo, SolveError> {
         let be = self.be;
-        be.mul_add(&self.w, &self.x, &self.src, &mut self.b)?; // b = C/Δt ⊙ θ'ⁿ + (P − c·amb)
-                                                               // ‖r‖ ≤ rtol·‖P‖ (‖b‖ when no power flows), but never below what f64
-                                                               // can attain relative to ‖b‖ (see the module doc).
+        // ‖r‖ ≤ rtol·‖P‖ (‖b‖ when no power flows), but never below what f64
+        // can attain relative to ‖b‖ (see the module doc).
         let params = CgParams {
             stop: Stop::against(self.params.stop.rtol, self.p_norm).with_floor(RTOL_FLOOR),
             ..self.params.clone()
