@@ -91,3 +91,29 @@ extern "C" __global__ void topmg_restrict(const double* __restrict__ rf,
         rc[d] = v;
     }
 }
+
+// Coarse moduli: each coarse element the mean of its r0*r1*r2 children
+// (summed dz, dy, dx ascending, as transfer.rs), in f64 and f32. Element dims
+// fine (ex, ey, ez), coarse (cx, cy, cz); one thread per coarse element.
+extern "C" __global__ void topmg_coarse_moduli(const double* __restrict__ ef,
+                                               double* __restrict__ ec,
+                                               float* __restrict__ ec32,
+                                               int ex, int ey, int ez, int cx, int cy, int cz,
+                                               int r0, int r1, int r2)
+{
+    long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long nc = (long long)cx * cy * cz;
+    if (c >= nc) return;
+    int x = (int)(c % cx), y = (int)((c / cx) % cy), z = (int)(c / ((long long)cx * cy));
+    double s = 0.0;
+    for (int dz = 0; dz < r2; ++dz)
+        for (int dy = 0; dy < r1; ++dy)
+            for (int dx = 0; dx < r0; ++dx) {
+                int fx = r0 * x + dx, fy = r1 * y + dy, fz = r2 * z + dz;
+                if (fx < ex && fy < ey && fz < ez)
+                    s += ef[fx + (long long)ex * (fy + (long long)ey * fz)];
+            }
+    double e = s * (1.0 / (double)(r0 * r1 * r2));
+    ec[c] = e;
+    ec32[c] = (float)e;
+}

@@ -12,7 +12,7 @@ use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome, SolveOptio
 use cuth::topopt::output::{self, DensityField, HistoryRow};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
 use cuth::topopt::problem::{Problem, E0, E_MIN};
-use cuth::topopt::{custom, ElasticBackend, OperatorKind};
+use cuth::topopt::{custom, DesignBackend, OperatorKind};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -195,7 +195,7 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--device cuda`: the same loop on the CUDA `ElasticBackend`
+/// `--device cuda`: the same loop on the CUDA `DesignBackend`
 /// (`src/topopt/cuda`, merged from the topogpu branch).
 fn cuda_topopt(ordinal: usize, problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
     run_on(&CudaBackend::new(ordinal)?, problem, args)
@@ -204,7 +204,7 @@ fn cuda_topopt(ordinal: usize, problem: &Problem, args: &TopoptArgs) -> anyhow::
 type RunResult = (Outcome, cuth::backend::DeviceReport, f64);
 
 /// The optimization on one backend, with the progress bar.
-fn run_on<B: ElasticBackend>(
+fn run_on<B: DesignBackend>(
     be: &B,
     problem: &Problem,
     args: &TopoptArgs,

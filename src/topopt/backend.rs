@@ -164,6 +164,16 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
         xf: &mut Self::Vector,
     ) -> Result<(), BackendError>;
 
+    /// The coarse operator's moduli from the fine one's: each coarse
+    /// element the mean of its children ([`Transfer::coarse_moduli`]), f64
+    /// and f32, where the operators live (nothing crosses to the host).
+    fn elastic_coarsen_moduli(
+        &self,
+        t: &Self::ElasticTransfer,
+        fine: &Self::Elastic,
+        coarse: &mut Self::Elastic,
+    ) -> Result<(), BackendError>;
+
     /// Element strain energies with the unit modulus, cₑ = uₑᵀ Kₑ uₑ, copied
     /// to the host (length `mesh.elements()`): compliance is Σ Eₑ cₑ and its
     /// sensitivity −p ρ̃ᵖ⁻¹ (E0 − Emin) cₑ.

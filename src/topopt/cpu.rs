@@ -70,6 +70,11 @@ fn check(n: usize, lens: &[usize]) -> Result<(), BackendError> {
 }
 
 impl CpuElastic {
+    /// The element moduli Eₑ (f64).
+    pub(crate) fn moduli(&self) -> &[f64] {
+        &self.e64
+    }
+
     /// xm = x with fixed DOFs zeroed, in the operator's float type: a fixed
     /// DOF's value must not reach a free row.
     fn masked<T: Real>(&self, x: &[f64], xm: &mut Vec<T>) {
@@ -306,6 +311,17 @@ impl ElasticBackend for CpuBackend {
         check(t.coarse.dofs(), &[xc.len()])?;
         t.prolong_add(xc, xf);
         Ok(())
+    }
+
+    fn elastic_coarsen_moduli(
+        &self,
+        t: &Transfer,
+        fine: &CpuElastic,
+        coarse: &mut CpuElastic,
+    ) -> Result<(), BackendError> {
+        check(t.fine.elements(), &[fine.e64.len()])?;
+        let e = t.coarse_moduli(&fine.e64);
+        self.elastic_set_moduli(coarse, &e)
     }
 
     fn element_energies(

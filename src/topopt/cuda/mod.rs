@@ -21,6 +21,7 @@
 //! benchmark and the tests. Launchers live in `launch.rs`; this file holds
 //! the operator's state and the trait's dispatch.
 
+pub mod design;
 mod launch;
 pub mod mg;
 
@@ -382,6 +383,15 @@ impl ElasticBackend for CudaBackend {
         self.topmg_apply(t, false, xc, xf)
     }
 
+    fn elastic_coarsen_moduli(
+        &self,
+        t: &mg::CudaTransfer,
+        fine: &CudaElastic,
+        coarse: &mut CudaElastic,
+    ) -> Result<(), BackendError> {
+        self.topmg_coarse_moduli(t, fine, coarse)
+    }
+
     fn element_energies(
         &self,
         op: &mut CudaElastic,
@@ -398,6 +408,9 @@ mod tests {
     fn every_entry_point_is_in_its_source() {
         assert!(super::TOPOPT.missing_entry_points(|_| None).is_empty());
         assert!(super::mg::TOPOPT_MG
+            .missing_entry_points(|_| None)
+            .is_empty());
+        assert!(super::design::TOPOPT_DESIGN
             .missing_entry_points(|_| None)
             .is_empty());
     }
