@@ -15,7 +15,8 @@ __device__ __forceinline__ int tmg_up(int i, int r, int* c, double* w)
 }
 
 // Fine nodes in the support of coarse node index c (factor r, nf fine
-// elements along the direction).
+// elements along the direction; nf odd: the last coarse node lies beyond
+// the fine mesh, padded, and has only fine node nf at weight 1/2).
 __device__ __forceinline__ int tmg_down(int c, int r, int nf, int* f, double* w)
 {
     if (r == 1) {
@@ -23,7 +24,7 @@ __device__ __forceinline__ int tmg_down(int c, int r, int nf, int* f, double* w)
         return 1;
     }
     int n = 0;
-    f[n] = 2 * c; w[n++] = 1.0;
+    if (2 * c <= nf) { f[n] = 2 * c; w[n++] = 1.0; }
     if (c >= 1) { f[n] = 2 * c - 1; w[n++] = 0.5; }
     if (2 * c < nf) { f[n] = 2 * c + 1; w[n++] = 0.5; }
     return n;
