@@ -238,7 +238,9 @@ pub fn optimize<B: DesignBackend>(
 /// A uniform design value x₀ on the design elements (passive ones at 1 / 0)
 /// chosen by bisection so that the first physical field already has volume
 /// Vf: the projection maps a uniform Vf to less than Vf (for Vf < η), so
-/// starting at x = Vf would make the first iterate infeasible.
+/// starting at x = Vf would make the first iterate infeasible. Each trial is
+/// formed on the device as an OC trial of x = 1 (passive 1 / 0), root 1
+/// (−1 on passive elements), scale x₀ and move 1: clamp(x₀, [0, 1]) = x₀.
 fn initial_design<B: DesignBackend>(
     be: &B,
     problem: &Problem,
@@ -247,28 +249,26 @@ fn initial_design<B: DesignBackend>(
     beta: f64,
     s: &mut B::Scalars,
 ) -> Result<B::Vector, BackendError> {
-    let with = |x0: f64| -> Vec<f64> {
-        problem
-            .passive
-            .iter()
-            .map(|p| match p {
-                Passive::Design => x0,
-                Passive::Solid => 1.0,
-                Passive::Void => 0.0,
-            })
-            .collect()
-    };
+    let (ones, root): (Vec<f64>, Vec<f64>) = (problem.passive.iter())
+        .map(|p| match p {
+            Passive::Design => (1.0, 1.0),
+            Passive::Solid => (1.0, -1.0),
+            Passive::Void => (0.0, -1.0),
+        })
+        .unzip();
+    let (ones, root) = (be.upload(&ones)?, be.upload(&root)?);
     let n = problem.mesh.elements() as f64;
+    let mut y = be.zeros(problem.mesh.elements())?;
     let (mut lo, mut hi) = (0.0, 1.0);
     for _ in 0..50 {
         let mid = 0.5 * (lo + hi);
-        let y = be.upload(&with(mid))?;
-        be.design_volume(filter, mask, beta, &y, s, 0)?;
+        be.oc_trial(filter, mask, beta, mid, 1.0, &ones, &root, &mut y, s, 0)?;
         if be.read_scalars(s)?[0] / n < problem.volfrac {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    be.upload(&with(0.5 * (lo + hi)))
+    be.oc_trial(filter, mask, beta, 0.5 * (lo + hi), 1.0, &ones, &root, &mut y, s, 0)?;
+    Ok(y)
 }
