@@ -118,3 +118,19 @@ extern "C" __global__ void topmg_coarse_moduli(const double* __restrict__ ef,
     ec[c] = e;
     ec32[c] = (float)e;
 }
+
+// y = A x, A dense n x n row-major (the coarsest level's inverse): one warp
+// per row, lanes over the columns, then a warp sum.
+extern "C" __global__ void topmg_dense_matvec(const double* __restrict__ a,
+                                              const double* __restrict__ x,
+                                              double* __restrict__ y, int n)
+{
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long row = t / 32;
+    int lane = (int)(t & 31);
+    if (row >= n) return;
+    double s = 0.0;
+    for (int j = lane; j < n; j += 32) s += a[row * n + j] * x[j];
+    s = cuth_warp_sum(s);
+    if (lane == 0) y[row] = s;
+}

@@ -59,10 +59,13 @@ fn run_ops<B: DesignBackend>(
         .unwrap();
     be.oc_prepare(&mask, &mut f, &mut s, 3).unwrap();
     let mut x_new = be.zeros(mesh.elements()).unwrap();
-    be.oc_trial(&filter, &mask, beta, 0.8, 0.2, &xd, &f.root, &mut x_new, &mut s, 5)
-        .unwrap();
+    be.oc_trial(
+        &filter, &mask, beta, 0.8, 0.2, &xd, &f.root, &mut x_new, &mut s, 5,
+    )
+    .unwrap();
     be.max_abs_diff(&xd, &x_new, &mut s, 6).unwrap();
-    be.design_volume(&filter, &mask, beta, &xd, &mut s, 7).unwrap();
+    be.design_volume(&filter, &mask, beta, &xd, &mut s, 7)
+        .unwrap();
     let mut diag = be.zeros(mesh.dofs()).unwrap();
     be.elastic_diagonal(&mut op, &mut diag).unwrap();
     let d = |v: &B::Vector| be.download(v).unwrap();
@@ -148,7 +151,8 @@ fn coarse_moduli_kernel_equals_the_host() {
         let mut oc = cpu
             .elastic_new(&coarse, &ke, &t.coarse_fixed, OperatorKind::NodeCentred)
             .unwrap();
-        cpu.elastic_set_moduli(&mut oc, &t.coarse_moduli(&e)).unwrap();
+        cpu.elastic_set_moduli(&mut oc, &t.coarse_moduli(&e))
+            .unwrap();
         let mut dc = vec![0.0; coarse.dofs()];
         cpu.elastic_diagonal(&mut oc, &mut dc).unwrap();
         let rel = max_diff(&g.download(&dg).unwrap(), &dc) / max_abs(&dc);

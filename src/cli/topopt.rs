@@ -8,6 +8,7 @@ use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
 use cuth::error::InputError as UsageError;
 use cuth::linalg::{CgParams, PrecondKind, PrecondOptions, RefineMode, Stop};
 use cuth::topopt::continuation::Schedule;
+use cuth::topopt::mg::CoarseSolver;
 use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome, SolveOptions};
 use cuth::topopt::output::{self, DensityField, HistoryRow};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
@@ -67,6 +68,10 @@ pub struct TopoptArgs {
     /// mg: relative residual of the coarsest level's inner Jacobi-PCG.
     #[arg(long, default_value_t = cuth::topopt::mg::COARSE_RTOL)]
     pub mg_coarse_rtol: f64,
+    /// mg: the coarsest level solved by Jacobi-PCG (`cg`) or by its dense
+    /// inverse on a coarser hierarchy (`dense`).
+    #[arg(long, value_enum, default_value_t = CoarseSolver::Cg)]
+    pub mg_coarse: CoarseSolver,
     /// CG iteration cap per solve; hitting it is reported, not fatal.
     #[arg(long, default_value_t = 1000)]
     pub cg_max_iter: usize,
@@ -224,6 +229,7 @@ fn run_on<B: DesignBackend>(
             precond: args.precond,
             precond_opts: PrecondOptions::default(),
             mg_coarse_rtol: args.mg_coarse_rtol,
+            mg_coarse: args.mg_coarse,
         },
         schedule: Schedule::standard(problem.penal, problem.rmin),
     };
@@ -291,9 +297,10 @@ fn summary(
         "cg": {
             "precision": args.precision,
             "precond": args.precond,
+            "mg_coarse": (args.precond == PrecondKind::Multigrid).then_some(args.mg_coarse),
             // The levels mg builds (finest first), from the mesh alone.
             "mg_levels": (args.precond == PrecondKind::Multigrid).then(|| {
-                cuth::topopt::mg::plan(p.mesh, cuth::topopt::mg::MAX_LEVELS)
+                cuth::topopt::mg::plan_for(p.mesh, args.mg_coarse)
                     .iter()
                     .map(|(m, size)| json!({"nelx": m.nelx, "nely": m.nely, "nelz": m.nelz,
                         "element_size": size}))

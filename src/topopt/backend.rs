@@ -174,6 +174,19 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
         coarse: &mut Self::Elastic,
     ) -> Result<(), BackendError>;
 
+    /// The element moduli Eₑ, copied to the host (the multigrid's coarsest
+    /// level: a few dozen values).
+    fn elastic_moduli(&self, op: &Self::Elastic) -> Result<Vec<f64>, BackendError>;
+
+    /// y = A x with A dense, n×n row-major in a vector of n² (n = x.len()):
+    /// the multigrid's coarsest solve by its inverse.
+    fn dense_matvec(
+        &self,
+        a: &Self::Vector,
+        x: &Self::Vector,
+        y: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
     /// Element strain energies with the unit modulus, cₑ = uₑᵀ Kₑ uₑ, copied
     /// to the host (length `mesh.elements()`): compliance is Σ Eₑ cₑ and its
     /// sensitivity −p ρ̃ᵖ⁻¹ (E0 − Emin) cₑ.

@@ -324,6 +324,29 @@ impl ElasticBackend for CpuBackend {
         self.elastic_set_moduli(coarse, &e)
     }
 
+    fn elastic_moduli(&self, op: &CpuElastic) -> Result<Vec<f64>, BackendError> {
+        Ok(op.e64.clone())
+    }
+
+    fn dense_matvec(
+        &self,
+        a: &Vec<f64>,
+        x: &Vec<f64>,
+        y: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        let n = x.len();
+        check(n * n, &[a.len()])?;
+        check(n, &[y.len()])?;
+        y.par_iter_mut().enumerate().for_each(|(i, yi)| {
+            *yi = a[i * n..(i + 1) * n]
+                .iter()
+                .zip(x)
+                .map(|(p, q)| p * q)
+                .sum();
+        });
+        Ok(())
+    }
+
     fn element_energies(
         &self,
         op: &mut CpuElastic,

@@ -11,7 +11,7 @@
 use super::backend::OperatorKind;
 use super::design::{DesignBackend, Fields};
 use super::element::hex8_stiffness;
-use super::mg::ElasticMg;
+use super::mg::{CoarseSolver, ElasticMg};
 use super::operator::ElasticOperator;
 use super::problem::Problem;
 use crate::backend::BackendError;
@@ -33,6 +33,8 @@ pub struct SolveOptions {
     pub precond_opts: PrecondOptions,
     /// `mg`: relative residual of the coarsest level's inner CG.
     pub mg_coarse_rtol: f64,
+    /// `mg`: how the coarsest level is solved.
+    pub mg_coarse: CoarseSolver,
 }
 
 impl Default for SolveOptions {
@@ -48,6 +50,7 @@ impl Default for SolveOptions {
             precond: PrecondKind::Jacobi,
             precond_opts: PrecondOptions::default(),
             mg_coarse_rtol: super::mg::COARSE_RTOL,
+            mg_coarse: CoarseSolver::default(),
         }
     }
 }
@@ -218,7 +221,8 @@ impl<'a, B: DesignBackend> Evaluator<'a, B> {
                 match self.mg.as_mut() {
                     Some(mg) => mg.refresh(be, &mut self.op).map_err(failed)?,
                     None => {
-                        let mg = ElasticMg::new(be, &mut self.op, p.mesh, &p.fixed, p.nu)
+                        let c = opts.mg_coarse;
+                        let mg = ElasticMg::new(be, &mut self.op, p.mesh, &p.fixed, p.nu, c)
                             .map(|m| m.with_coarse_rtol(opts.mg_coarse_rtol))
                             .map_err(failed)?;
                         self.mg = Some(mg);

@@ -120,7 +120,14 @@ pub fn optimize<B: DesignBackend>(
     let mut cont = Continuation::new(opts.schedule.clone());
     let mut filter = be.design_filter(&mesh, cont.current().rmin)?;
     let mut s = be.scalars(2)?;
-    let mut x = initial_design(be, problem, &filter, &eval.mask, cont.current().beta, &mut s)?;
+    let mut x = initial_design(
+        be,
+        problem,
+        &filter,
+        &eval.mask,
+        cont.current().beta,
+        &mut s,
+    )?;
     let mut x_new = be.zeros(n_el)?;
     // ρ̄ of the best iterate so far, copied on the device.
     let mut best_rho = be.zeros(n_el)?;
@@ -151,7 +158,9 @@ pub fn optimize<B: DesignBackend>(
         let oc_info = oc::search(centre, lambda_hint, problem.volfrac, |t| {
             let scale = (-0.5 * t).exp(); // 1/√λ
             let ml = stage.move_limit;
-            be.oc_trial(&filter, mask, stage.beta, scale, ml, &x, root, &mut x_new, &mut s, 0)?;
+            be.oc_trial(
+                &filter, mask, stage.beta, scale, ml, &x, root, &mut x_new, &mut s, 0,
+            )?;
             Ok::<f64, BackendError>(be.read_scalars(&s)?[0] / n_el as f64 - problem.volfrac)
         })?;
         lambda_hint = Some(oc_info.lambda);
@@ -269,6 +278,17 @@ fn initial_design<B: DesignBackend>(
             hi = mid;
         }
     }
-    be.oc_trial(filter, mask, beta, 0.5 * (lo + hi), 1.0, &ones, &root, &mut y, s, 0)?;
+    be.oc_trial(
+        filter,
+        mask,
+        beta,
+        0.5 * (lo + hi),
+        1.0,
+        &ones,
+        &root,
+        &mut y,
+        s,
+        0,
+    )?;
     Ok(y)
 }

@@ -130,11 +130,21 @@ impl DesignBackend for CudaBackend {
         let [nx, ny, nz] = flt.dims;
         let mut args = self.stream().launch_builder(&f);
         args.arg(x).arg(&flt.h).arg(mask);
-        args.arg(&mut fl.filtered).arg(&mut fl.rho).arg(&mut fl.slope);
+        args.arg(&mut fl.filtered)
+            .arg(&mut fl.rho)
+            .arg(&mut fl.slope);
         args.arg(&mut op.e64).arg(&mut op.e32);
-        args.arg(&n).arg(&nx).arg(&ny).arg(&nz).arg(&flt.reach).arg(&flt.rmin);
+        args.arg(&n)
+            .arg(&nx)
+            .arg(&ny)
+            .arg(&nz)
+            .arg(&flt.reach)
+            .arg(&flt.rmin);
         args.arg(&beta).arg(&pa).arg(&pd).arg(&penal);
-        args.arg(&red.partials).arg(&red.ticket).arg(&mut *s).arg(&o);
+        args.arg(&red.partials)
+            .arg(&red.ticket)
+            .arg(&mut *s)
+            .arg(&o);
         // SAFETY: every field and mask of n elements (checked); reduction grid of n.
         unsafe { self.run(NAME, &mut args, red.config(flt.n))? };
         // s[out + 1] = Σ ρ̄(1 − ρ̄)
@@ -166,9 +176,20 @@ impl DesignBackend for CudaBackend {
             const NAME: &str = "tdes_sens";
             let f = self.kernel(&TOPOPT_DESIGN, NAME)?;
             let mut args = self.stream().launch_builder(&f);
-            args.arg(c).arg(&op.e64).arg(&fl.rho).arg(&fl.slope).arg(&flt.h);
-            args.arg(&mut *t0).arg(&mut *t1).arg(&n).arg(&penal).arg(&count);
-            args.arg(&red.partials).arg(&red.ticket).arg(&mut *s).arg(&o);
+            args.arg(c)
+                .arg(&op.e64)
+                .arg(&fl.rho)
+                .arg(&fl.slope)
+                .arg(&flt.h);
+            args.arg(&mut *t0)
+                .arg(&mut *t1)
+                .arg(&n)
+                .arg(&penal)
+                .arg(&count);
+            args.arg(&red.partials)
+                .arg(&red.ticket)
+                .arg(&mut *s)
+                .arg(&o);
             // SAFETY: every array of n elements (checked); reduction grid of n.
             unsafe { self.run(NAME, &mut args, red.config(flt.n))? };
         }
@@ -177,7 +198,12 @@ impl DesignBackend for CudaBackend {
         let [nx, ny, nz] = flt.dims;
         let mut args = self.stream().launch_builder(&f);
         args.arg(&*t0).arg(&*t1).arg(&mut fl.dc).arg(&mut fl.dv);
-        args.arg(&n).arg(&nx).arg(&ny).arg(&nz).arg(&flt.reach).arg(&flt.rmin);
+        args.arg(&n)
+            .arg(&nx)
+            .arg(&ny)
+            .arg(&nz)
+            .arg(&flt.reach)
+            .arg(&flt.rmin);
         // SAFETY: every array of n elements (checked).
         unsafe { self.run(NAME, &mut args, rows_config(flt.n)) }
     }
@@ -199,8 +225,15 @@ impl DesignBackend for CudaBackend {
         let red = self.reduce_scratch();
         let n = nel as i64;
         let mut args = self.stream().launch_builder(&f);
-        args.arg(&fl.dc).arg(&fl.dv).arg(mask).arg(&mut fl.root).arg(&n);
-        args.arg(&red.partials).arg(&red.ticket).arg(&mut *s).arg(&o);
+        args.arg(&fl.dc)
+            .arg(&fl.dv)
+            .arg(mask)
+            .arg(&mut fl.root)
+            .arg(&n);
+        args.arg(&red.partials)
+            .arg(&red.ticket)
+            .arg(&mut *s)
+            .arg(&o);
         // SAFETY: every array of n elements (checked); reduction grid of n.
         unsafe { self.run(NAME, &mut args, red.config(nel))? };
         // s[out + 1] = #{root > 0}: the design elements with ratio > 0.
@@ -227,7 +260,12 @@ impl DesignBackend for CudaBackend {
         let f = self.kernel(&TOPOPT_DESIGN, NAME)?;
         let n = flt.n as i64;
         let mut args = self.stream().launch_builder(&f);
-        args.arg(x).arg(root).arg(&mut *x_new).arg(&n).arg(&scale).arg(&move_limit);
+        args.arg(x)
+            .arg(root)
+            .arg(&mut *x_new)
+            .arg(&n)
+            .arg(&scale)
+            .arg(&move_limit);
         // SAFETY: every array of n elements (checked).
         unsafe { self.run(NAME, &mut args, rows_config(flt.n))? };
         self.design_volume(flt, mask, beta, x_new, s, out)
@@ -253,7 +291,12 @@ impl DesignBackend for CudaBackend {
         let [nx, ny, nz] = flt.dims;
         let mut args = self.stream().launch_builder(&f);
         args.arg(y).arg(&flt.h).arg(mask);
-        args.arg(&n).arg(&nx).arg(&ny).arg(&nz).arg(&flt.reach).arg(&flt.rmin);
+        args.arg(&n)
+            .arg(&nx)
+            .arg(&ny)
+            .arg(&nz)
+            .arg(&flt.reach)
+            .arg(&flt.rmin);
         args.arg(&beta).arg(&pa).arg(&pd);
         args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&o);
         // SAFETY: y, mask of n elements (checked); reduction grid of n.

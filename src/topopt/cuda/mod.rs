@@ -392,6 +392,24 @@ impl ElasticBackend for CudaBackend {
         self.topmg_coarse_moduli(t, fine, coarse)
     }
 
+    fn elastic_moduli(&self, op: &CudaElastic) -> Result<Vec<f64>, BackendError> {
+        let host = self
+            .stream()
+            .clone_dtoh(&op.e64)
+            .map_err(|e| driver_err("downloading element moduli", e))?;
+        self.sync("downloading element moduli")?;
+        Ok(host)
+    }
+
+    fn dense_matvec(
+        &self,
+        a: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.topmg_dense_matvec(a, x, y)
+    }
+
     fn element_energies(
         &self,
         op: &mut CudaElastic,

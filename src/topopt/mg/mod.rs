@@ -20,11 +20,12 @@
 //! rows on every level, zero rows/columns in P ([`transfer`]). Built once per
 //! design iteration (the moduli change), reused by every solve of it.
 
+pub mod dense;
 pub mod transfer;
 
 pub use transfer::{plan, plan_to, Transfer, COARSEST_DOFS};
 
-use super::backend::{ElasticBackend, OperatorKind};
+use super::backend::{ElasticBackend, OpPrecision, OperatorKind};
 use super::element::{hex8_box_stiffness, ElementMatrix};
 use super::mesh::Mesh;
 use super::operator::ElasticOperator;
@@ -42,7 +43,47 @@ use std::collections::BTreeMap;
 /// true-residual loop of `refine` absorbs it.
 pub const COARSE_RTOL: f64 = 1e-2;
 /// At most this many levels.
-pub const MAX_LEVELS: usize = 8;
+pub const MAX_LEVELS: usize = 10;
+
+/// How the coarsest level is solved (`--mg-coarse`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoarseSolver {
+    /// Jacobi-PCG to `--mg-coarse-rtol` ([`COARSE_RTOL`]); the hierarchy
+    /// stops at [`COARSEST_DOFS`].
+    #[default]
+    Cg,
+    /// The hierarchy goes down to [`dense::DENSE_COARSEST_DOFS`], whose
+    /// dense inverse is formed on the host once per design step and applied
+    /// by one matrix-vector product ([`dense`]); CG where the plan cannot
+    /// get below [`dense::DENSE_MAX_DOFS`] (reported as `coarse_dense` 0).
+    Dense,
+    /// As `Dense`, with the coarsest operator the Galerkin product PᵀKP of
+    /// the level above (formed column by column through the matrix-free
+    /// operator and the transfers, once per design step) instead of the
+    /// rediscretised one. The levels between stay rediscretised.
+    Galerkin,
+}
+
+/// The levels [`ElasticMg`] builds on `mesh` for the coarse solver `coarse`.
+pub fn plan_for(mesh: Mesh, coarse: CoarseSolver) -> Vec<(Mesh, [f64; 3])> {
+    let coarsest_dofs = match coarse {
+        CoarseSolver::Cg => COARSEST_DOFS,
+        CoarseSolver::Dense | CoarseSolver::Galerkin => dense::DENSE_COARSEST_DOFS,
+    };
+    plan_to(mesh, MAX_LEVELS, coarsest_dofs)
+}
+
+/// The dense coarsest solve's data ([`CoarseSolver::Dense`]).
+struct DenseCoarse<B: ElasticBackend> {
+    mesh: Mesh,
+    ke: ElementMatrix,
+    fixed: Vec<bool>,
+    /// K_c⁻¹, n×n row-major, on the device.
+    inv: B::Vector,
+    /// K_c = PᵀKP of the level above rather than rediscretised.
+    galerkin: bool,
+}
 
 /// The smoother: Chebyshev–Jacobi of this degree on [λmax/ratio, λmax].
 fn smoother_opts() -> PrecondOptions {
@@ -105,6 +146,7 @@ pub struct ElasticMg<B: ElasticBackend> {
     /// Inner CG iterations of the coarsest solves so far.
     pub coarse_iterations: usize,
     coarse_rtol: f64,
+    dense: Option<DenseCoarse<B>>,
 }
 
 impl<B: ElasticBackend> ElasticMg<B> {
@@ -117,8 +159,9 @@ impl<B: ElasticBackend> ElasticMg<B> {
         mesh: Mesh,
         fixed: &[bool],
         nu: f64,
+        coarse: CoarseSolver,
     ) -> Result<Self, SolveError> {
-        let levels_plan = plan(mesh, MAX_LEVELS);
+        let levels_plan = plan_for(mesh, coarse);
         let opts = smoother_opts();
         let n = mesh.dofs();
         let single = levels_plan.len() == 1;
@@ -130,12 +173,23 @@ impl<B: ElasticBackend> ElasticMg<B> {
         };
         let (mut levels, mut transfers) = (Vec::new(), Vec::new());
         let (mut prev_fixed, mut prev_mesh) = (fixed.to_vec(), mesh);
+        let mut dense = None;
         for (k, &(m, size)) in levels_plan.iter().enumerate().skip(1) {
             let t = Transfer::new(prev_mesh, m, &prev_fixed);
             let ke = hex8_box_stiffness(nu, size);
             let raw = be.elastic_new(&m, &ke, &t.coarse_fixed, OperatorKind::NodeCentred)?;
             let op = ElasticOperator::new(be, raw, m.dofs())?;
             let coarsest = k + 1 == levels_plan.len();
+            let dense_wanted = matches!(coarse, CoarseSolver::Dense | CoarseSolver::Galerkin);
+            if coarsest && dense_wanted && m.dofs() <= dense::DENSE_MAX_DOFS {
+                dense = Some(DenseCoarse {
+                    mesh: m,
+                    ke: ke.clone(),
+                    fixed: t.coarse_fixed.clone(),
+                    inv: be.zeros(m.dofs() * m.dofs())?,
+                    galerkin: coarse == CoarseSolver::Galerkin,
+                });
+            }
             bounds.push(bound(size));
             let smoother = match coarsest {
                 true => None,
@@ -172,6 +226,7 @@ impl<B: ElasticBackend> ElasticMg<B> {
             bounds,
             coarse_iterations: 0,
             coarse_rtol: COARSE_RTOL,
+            dense,
         };
         mg.refresh(be, a)?;
         Ok(mg)
@@ -187,7 +242,67 @@ impl<B: ElasticBackend> ElasticMg<B> {
             level.op.refresh_diagonal(be)?;
             fine = &level.op.op;
         }
+        let galerkin = self.dense.as_ref().is_some_and(|d| d.galerkin);
+        let k = match galerkin {
+            true => Some(self.galerkin_coarsest(be, a)?),
+            false => None,
+        };
+        if let (Some(d), Some(last)) = (self.dense.as_mut(), self.levels.last()) {
+            // The coarsest moduli (a few dozen values) to the host, K_c⁻¹ back.
+            let k = match k {
+                Some(k) => k,
+                None => {
+                    let e = be.elastic_moduli(&last.op.op)?;
+                    dense::assemble(&d.mesh, &d.ke, &e, &d.fixed)
+                }
+            };
+            let n = d.mesh.dofs();
+            let inv = dense::spd_inverse(&k, n).ok_or_else(|| {
+                BackendError::Driver("multigrid: the coarsest operator is not SPD".into())
+            })?;
+            d.inv = be.upload(&inv)?;
+        }
         Ok(())
+    }
+
+    /// PᵀKP of the level above the coarsest (dense, row-major; identity on
+    /// fixed coarse DOFs), column j = Pᵀ K P e_j in f64.
+    fn galerkin_coarsest(
+        &mut self,
+        be: &B,
+        a: &mut ElasticOperator<B>,
+    ) -> Result<Vec<f64>, BackendError> {
+        let nl = self.levels.len();
+        let (above, coarsest) = self.levels.split_at_mut(nl - 1);
+        let op = match above.last_mut() {
+            Some(l) => &mut l.op,
+            None => a,
+        };
+        let t = &self.transfers[nl - 1];
+        let (nf, nc) = (op.len(), coarsest[0].op.len());
+        let (mut xf, mut yf) = (be.zeros(nf)?, be.zeros(nf)?);
+        let zero = be.zeros(nf)?;
+        let mut col = be.zeros(nc)?;
+        let mut k = vec![0.0; nc * nc];
+        for j in 0..nc {
+            let mut unit = vec![0.0; nc];
+            unit[j] = 1.0;
+            let ej = be.upload(&unit)?;
+            be.copy(&zero, &mut xf)?;
+            be.elastic_prolong_add(t, &ej, &mut xf)?; // xf = P e_j
+            be.elastic_apply_dot(&mut op.op, OpPrecision::F64, &xf, &mut yf, &mut self.s, 0)?;
+            be.elastic_restrict(t, &yf, &mut col)?; // Pᵀ K P e_j
+            for (i, v) in be.download(&col)?.into_iter().enumerate() {
+                k[i * nc + j] = v;
+            }
+        }
+        // P has zero columns at fixed coarse DOFs: identity there.
+        for i in 0..nc {
+            if k[i * nc + i] == 0.0 {
+                k[i * nc + i] = 1.0;
+            }
+        }
+        Ok(k)
     }
 
     /// λmax bounds of the smoothers' intervals, finest first.
@@ -217,6 +332,8 @@ struct Ctx<'a, B: ElasticBackend> {
     work: &'a mut PcgWork<B>,
     coarse_iterations: &'a mut usize,
     coarse_rtol: f64,
+    /// K_c⁻¹ when the coarsest level is solved densely.
+    dense: Option<&'a B::Vector>,
 }
 
 /// x = V-cycle(b) on the level of `a`, with `below` the coarser levels.
@@ -264,6 +381,9 @@ fn coarse_solve<B: ElasticBackend>(
     x: &mut B::Vector,
 ) -> Result<(), SolveError> {
     let be = c.be;
+    if let Some(inv) = c.dense {
+        return Ok(be.dense_matvec(inv, b, x)?); // x = K_c⁻¹ b
+    }
     be.divide(b, a.diagonal(), x)?; // x = D⁻¹ b: a start that is 0 on fixed DOFs
     let params = CgParams {
         stop: Stop::relative(c.coarse_rtol),
@@ -296,6 +416,7 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
             work: &mut self.coarse_work,
             coarse_iterations: &mut self.coarse_iterations,
             coarse_rtol: self.coarse_rtol,
+            dense: self.dense.as_ref().map(|d| &d.inv),
         };
         let out = match self.fine_smoother.as_mut() {
             // No coarser level: M = D (Jacobi).
@@ -322,6 +443,9 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
         let mut params = BTreeMap::new();
         params.insert("levels".into(), self.meshes.len() as f64);
         params.insert("coarse_cg_iterations".into(), self.coarse_iterations as f64);
+        params.insert("coarse_dense".into(), self.dense.is_some() as u8 as f64);
+        let coarsest = self.meshes.last().map_or(0, |m| m.dofs());
+        params.insert("coarsest_dofs".into(), coarsest as f64);
         let o = smoother_opts();
         params.insert("degree".into(), o.chebyshev_degree as f64);
         params.insert("ratio".into(), o.chebyshev_ratio);

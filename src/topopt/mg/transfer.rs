@@ -60,13 +60,8 @@ pub fn plan_to(mesh: Mesh, max_levels: usize, coarsest_dofs: usize) -> Vec<(Mesh
         if !halve.iter().any(|&h| h) {
             break;
         }
-        let nc: [usize; 3] = std::array::from_fn(|d| {
-            if halve[d] {
-                n[d].div_ceil(2)
-            } else {
-                n[d]
-            }
-        });
+        let nc: [usize; 3] =
+            std::array::from_fn(|d| if halve[d] { n[d].div_ceil(2) } else { n[d] });
         let sc: [f64; 3] = std::array::from_fn(|d| if halve[d] { 2.0 * size[d] } else { size[d] });
         out.push((Mesh::new(nc[0], nc[1], nc[2]), sc));
     }
