@@ -7,6 +7,11 @@
 //! bisection on log λ. Plain halving needs ~60 trials to 1e-9; we bisect with
 //! the Illinois variant of regula falsi (still bracketing, so it cannot
 //! diverge), which needs ~10, because each trial costs a filter pass.
+//!
+//! [`search`] is the multiplier search alone, over a closure that forms a
+//! trial and returns its volume error: the optimizer runs it with trials on
+//! the device ([`super::design::DesignBackend::oc_trial`]); [`prepare`] and
+//! [`trial`] are the host versions of the per-element work.
 
 use rayon::prelude::*;
 

@@ -1,24 +1,28 @@
 //! Geometric multigrid preconditioner for the elastic solve (`cuth topopt
-//! --precond mg`): a symmetric V-cycle over dyadic hex levels
-//! ([`transfer::plan`]), every level's operator the existing matrix-free
-//! [`ElasticOperator`] on its own mesh with a rediscretised box element
-//! ([`hex8_box_stiffness`], edges in fine mesh units) and coarsened moduli
-//! (coarse Eₑ = mean of its children's). Per level, finest first:
+//! --precond mg`): a symmetric V-cycle over hex levels ([`transfer::plan`],
+//! odd counts halved as a padded mesh), every level's operator the existing
+//! matrix-free [`ElasticOperator`] on its own mesh with a rediscretised box
+//! element ([`hex8_box_stiffness`], edges in fine mesh units) and coarsened
+//! moduli (coarse Eₑ = mean of its children's). Per level, finest first:
 //!
 //! ```text
 //!   x   = S b                      Chebyshev–Jacobi from 0 (degree k)
 //!   b'  = Pᵀ (b − A x)             restrict
-//!   x'  = cycle(level + 1)         coarsest: Jacobi-PCG to COARSE_RTOL
+//!   x'  = cycle(level + 1)         coarsest: CoarseSolver (CG or dense inverse)
 //!   x  += P x'                     prolong_add
 //!   x  += S (b − A x)              the same polynomial again
 //! ```
 //!
 //! S = q(D⁻¹A)D⁻¹ is a fixed polynomial in D⁻¹A, so pre- and post-smoothing
 //! are A-adjoint and M is symmetric; positive because the Chebyshev interval
-//! covers λmax(D⁻¹A) (Lanczos estimate × safety). The coarsest solve is an
-//! inner Jacobi-PCG (see [`COARSE_RTOL`]): linear only when converged tight. Fixed DOFs: identity
-//! rows on every level, zero rows/columns in P ([`transfer`]). Built once per
-//! design iteration (the moduli change), reused by every solve of it.
+//! covers λmax(D⁻¹A): its bound is [`element_jacobi_bound`], which holds for
+//! every design, so no eigenvalue estimate is needed. The coarsest solve is
+//! an inner Jacobi-PCG (see [`COARSE_RTOL`]; linear only when converged
+//! tight) or a dense inverse ([`dense`]). Fixed DOFs: identity rows on every
+//! level, zero rows/columns in P ([`transfer`]). Allocated once per run
+//! ([`ElasticMg::new`]); each design iteration [`ElasticMg::refresh`]es the
+//! coarse moduli and diagonals on the device, and every solve of the
+//! iteration reuses it.
 
 pub mod dense;
 pub mod transfer;
