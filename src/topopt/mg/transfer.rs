@@ -9,8 +9,8 @@
 //! coarse node beyond the fine mesh is reached only by the last fine node
 //! (weight ½), and the coarse moduli count the missing children as 0. So
 //! 200×100×50 coarsens to 13×7×4 (1.7 k DOFs; 4×2×1 for the dense coarse
-//! solve) rather than stopping at
-//! 25×25×25 (52.7 k), and no mesh falls back to fewer levels for parity.
+//! solve) rather than stopping at 25×25×25 (52.7 k), and no mesh falls back
+//! to fewer levels for parity.
 //!
 //! P (coarse → fine) is trilinear along halved directions and the identity
 //! along the others: a fine node at an even index takes its coincident
