@@ -15,7 +15,8 @@ __device__ __forceinline__ int tmg_up(int i, int r, int* c, double* w)
 }
 
 // Fine nodes in the support of coarse node index c (factor r, nf fine
-// elements along the direction).
+// elements along the direction; nf odd: the last coarse node lies beyond
+// the fine mesh, padded, and has only fine node nf at weight 1/2).
 __device__ __forceinline__ int tmg_down(int c, int r, int nf, int* f, double* w)
 {
     if (r == 1) {
@@ -23,7 +24,7 @@ __device__ __forceinline__ int tmg_down(int c, int r, int nf, int* f, double* w)
         return 1;
     }
     int n = 0;
-    f[n] = 2 * c; w[n++] = 1.0;
+    if (2 * c <= nf) { f[n] = 2 * c; w[n++] = 1.0; }
     if (c >= 1) { f[n] = 2 * c - 1; w[n++] = 0.5; }
     if (2 * c < nf) { f[n] = 2 * c + 1; w[n++] = 0.5; }
     return n;
@@ -90,4 +91,46 @@ extern "C" __global__ void topmg_restrict(const double* __restrict__ rf,
         }
         rc[d] = v;
     }
+}
+
+// Coarse moduli: each coarse element the mean of its r0*r1*r2 children
+// (summed dz, dy, dx ascending, as transfer.rs), in f64 and f32. Element dims
+// fine (ex, ey, ez), coarse (cx, cy, cz); one thread per coarse element.
+extern "C" __global__ void topmg_coarse_moduli(const double* __restrict__ ef,
+                                               double* __restrict__ ec,
+                                               float* __restrict__ ec32,
+                                               int ex, int ey, int ez, int cx, int cy, int cz,
+                                               int r0, int r1, int r2)
+{
+    long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long nc = (long long)cx * cy * cz;
+    if (c >= nc) return;
+    int x = (int)(c % cx), y = (int)((c / cx) % cy), z = (int)(c / ((long long)cx * cy));
+    double s = 0.0;
+    for (int dz = 0; dz < r2; ++dz)
+        for (int dy = 0; dy < r1; ++dy)
+            for (int dx = 0; dx < r0; ++dx) {
+                int fx = r0 * x + dx, fy = r1 * y + dy, fz = r2 * z + dz;
+                if (fx < ex && fy < ey && fz < ez)
+                    s += ef[fx + (long long)ex * (fy + (long long)ey * fz)];
+            }
+    double e = s * (1.0 / (double)(r0 * r1 * r2));
+    ec[c] = e;
+    ec32[c] = (float)e;
+}
+
+// y = A x, A dense n x n row-major (the coarsest level's inverse): one warp
+// per row, lanes over the columns, then a warp sum.
+extern "C" __global__ void topmg_dense_matvec(const double* __restrict__ a,
+                                              const double* __restrict__ x,
+                                              double* __restrict__ y, int n)
+{
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long row = t / 32;
+    int lane = (int)(t & 31);
+    if (row >= n) return;
+    double s = 0.0;
+    for (int j = lane; j < n; j += 32) s += a[row * n + j] * x[j];
+    s = cuth_warp_sum(s);
+    if (lane == 0) y[row] = s;
 }

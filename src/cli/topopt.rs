@@ -8,11 +8,12 @@ use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
 use cuth::error::InputError as UsageError;
 use cuth::linalg::{CgParams, PrecondKind, PrecondOptions, RefineMode, Stop};
 use cuth::topopt::continuation::Schedule;
+use cuth::topopt::mg::CoarseSolver;
 use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome, SolveOptions};
 use cuth::topopt::output::{self, DensityField, HistoryRow};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
 use cuth::topopt::problem::{Problem, E0, E_MIN};
-use cuth::topopt::{custom, ElasticBackend, OperatorKind};
+use cuth::topopt::{custom, DesignBackend, OperatorKind};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -56,10 +57,11 @@ pub struct TopoptArgs {
     /// residual correction (`mixed`, alias `f32`).
     #[arg(long, value_enum, default_value_t = RefineMode::Mixed)]
     pub precision: RefineMode,
-    /// Preconditioner of the elastic PCG: Jacobi, Jacobi-scaled Chebyshev
-    /// (degree 6, λmax by Lanczos on each design's operator), or mg (a
-    /// geometric multigrid V-cycle, `topopt::mg`).
-    #[arg(long, value_enum, default_value_t = PrecondKind::Jacobi)]
+    /// Preconditioner of the elastic PCG: mg (a geometric multigrid V-cycle,
+    /// `topopt::mg`; the default, 2-8x faster than Jacobi on an H200 and on
+    /// the CPU, BENCHMARKS.md), Jacobi, or Jacobi-scaled Chebyshev (degree 6,
+    /// λmax by Lanczos on each design's operator).
+    #[arg(long, value_enum, default_value_t = PrecondKind::Multigrid)]
     pub precond: PrecondKind,
     /// Relative true residual ‖f − Ku‖/‖f‖ each solve must reach.
     #[arg(long, default_value_t = 1e-5)]
@@ -67,6 +69,12 @@ pub struct TopoptArgs {
     /// mg: relative residual of the coarsest level's inner Jacobi-PCG.
     #[arg(long, default_value_t = cuth::topopt::mg::COARSE_RTOL)]
     pub mg_coarse_rtol: f64,
+    /// mg: the coarsest level solved by its dense inverse on a hierarchy
+    /// coarsened to ≤ 300 DOFs (`dense`, the default: measured faster), by
+    /// Jacobi-PCG (`cg`), or by the dense inverse of Galerkin PᵀKP
+    /// (`galerkin`).
+    #[arg(long, value_enum, default_value_t = CoarseSolver::Dense)]
+    pub mg_coarse: CoarseSolver,
     /// CG iteration cap per solve; hitting it is reported, not fatal.
     #[arg(long, default_value_t = 1000)]
     pub cg_max_iter: usize,
@@ -195,7 +203,7 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--device cuda`: the same loop on the CUDA `ElasticBackend`
+/// `--device cuda`: the same loop on the CUDA `DesignBackend`
 /// (`src/topopt/cuda`, merged from the topogpu branch).
 fn cuda_topopt(ordinal: usize, problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
     run_on(&CudaBackend::new(ordinal)?, problem, args)
@@ -204,7 +212,7 @@ fn cuda_topopt(ordinal: usize, problem: &Problem, args: &TopoptArgs) -> anyhow::
 type RunResult = (Outcome, cuth::backend::DeviceReport, f64);
 
 /// The optimization on one backend, with the progress bar.
-fn run_on<B: ElasticBackend>(
+fn run_on<B: DesignBackend>(
     be: &B,
     problem: &Problem,
     args: &TopoptArgs,
@@ -224,6 +232,7 @@ fn run_on<B: ElasticBackend>(
             precond: args.precond,
             precond_opts: PrecondOptions::default(),
             mg_coarse_rtol: args.mg_coarse_rtol,
+            mg_coarse: args.mg_coarse,
         },
         schedule: Schedule::standard(problem.penal, problem.rmin),
     };
@@ -291,9 +300,10 @@ fn summary(
         "cg": {
             "precision": args.precision,
             "precond": args.precond,
+            "mg_coarse": (args.precond == PrecondKind::Multigrid).then_some(args.mg_coarse),
             // The levels mg builds (finest first), from the mesh alone.
             "mg_levels": (args.precond == PrecondKind::Multigrid).then(|| {
-                cuth::topopt::mg::plan(p.mesh, cuth::topopt::mg::MAX_LEVELS)
+                cuth::topopt::mg::plan_for(p.mesh, args.mg_coarse)
                     .iter()
                     .map(|(m, size)| json!({"nelx": m.nelx, "nely": m.nely, "nelz": m.nelz,
                         "element_size": size}))

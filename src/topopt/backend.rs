@@ -48,7 +48,9 @@ pub enum OpPrecision {
 /// operand/accumulator of the f32 operator, the mask, Eₑ in f64 and f32 and the
 /// element energies, plus the three-stage schedule's 24 gathered and 24
 /// multiplied values per element, plus `extra_vectors` DOF vectors of the
-/// preconditioner, `PrecondKind::extra_vectors`).
+/// preconditioner, `PrecondKind::extra_vectors`, plus the design loop's 11
+/// element fields where it runs: x, x_new, the best ρ̄ and the eight of
+/// `design::Fields`).
 pub fn memory_estimate(mesh: &Mesh, kind: OperatorKind, extra_vectors: usize) -> (u64, u64) {
     let (nel, dofs) = (mesh.elements() as u64, mesh.dofs() as u64);
     let host = 128 * nel + 9 * dofs;
@@ -58,7 +60,8 @@ pub fn memory_estimate(mesh: &Mesh, kind: OperatorKind, extra_vectors: usize) ->
         0
     };
     let vectors = 10 + extra_vectors as u64;
-    let solver = (vectors * 8 + 2 * 4 + 1) * dofs + (8 + 4 + 8) * nel + staged;
+    let design = 11 * 8 * nel;
+    let solver = (vectors * 8 + 2 * 4 + 1) * dofs + (8 + 4 + 8) * nel + staged + design;
     (host, solver)
 }
 
@@ -162,6 +165,29 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
         t: &Self::ElasticTransfer,
         xc: &Self::Vector,
         xf: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    /// The coarse operator's moduli from the fine one's: each coarse
+    /// element the mean of its children ([`Transfer::coarse_moduli`]), f64
+    /// and f32, where the operators live (nothing crosses to the host).
+    fn elastic_coarsen_moduli(
+        &self,
+        t: &Self::ElasticTransfer,
+        fine: &Self::Elastic,
+        coarse: &mut Self::Elastic,
+    ) -> Result<(), BackendError>;
+
+    /// The element moduli Eₑ, copied to the host (the multigrid's coarsest
+    /// level: a few dozen values).
+    fn elastic_moduli(&self, op: &Self::Elastic) -> Result<Vec<f64>, BackendError>;
+
+    /// y = A x with A dense, n×n row-major in a vector of n² (n = x.len()):
+    /// the multigrid's coarsest solve by its inverse.
+    fn dense_matvec(
+        &self,
+        a: &Self::Vector,
+        x: &Self::Vector,
+        y: &mut Self::Vector,
     ) -> Result<(), BackendError>;
 
     /// Element strain energies with the unit modulus, cₑ = uₑᵀ Kₑ uₑ, copied

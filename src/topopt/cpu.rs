@@ -70,6 +70,11 @@ fn check(n: usize, lens: &[usize]) -> Result<(), BackendError> {
 }
 
 impl CpuElastic {
+    /// The element moduli Eₑ (f64).
+    pub(crate) fn moduli(&self) -> &[f64] {
+        &self.e64
+    }
+
     /// xm = x with fixed DOFs zeroed, in the operator's float type: a fixed
     /// DOF's value must not reach a free row.
     fn masked<T: Real>(&self, x: &[f64], xm: &mut Vec<T>) {
@@ -305,6 +310,40 @@ impl ElasticBackend for CpuBackend {
         check(t.fine.dofs(), &[xf.len()])?;
         check(t.coarse.dofs(), &[xc.len()])?;
         t.prolong_add(xc, xf);
+        Ok(())
+    }
+
+    fn elastic_coarsen_moduli(
+        &self,
+        t: &Transfer,
+        fine: &CpuElastic,
+        coarse: &mut CpuElastic,
+    ) -> Result<(), BackendError> {
+        check(t.fine.elements(), &[fine.e64.len()])?;
+        let e = t.coarse_moduli(&fine.e64);
+        self.elastic_set_moduli(coarse, &e)
+    }
+
+    fn elastic_moduli(&self, op: &CpuElastic) -> Result<Vec<f64>, BackendError> {
+        Ok(op.e64.clone())
+    }
+
+    fn dense_matvec(
+        &self,
+        a: &Vec<f64>,
+        x: &Vec<f64>,
+        y: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        let n = x.len();
+        check(n * n, &[a.len()])?;
+        check(n, &[y.len()])?;
+        y.par_iter_mut().enumerate().for_each(|(i, yi)| {
+            *yi = a[i * n..(i + 1) * n]
+                .iter()
+                .zip(x)
+                .map(|(p, q)| p * q)
+                .sum();
+        });
         Ok(())
     }
 

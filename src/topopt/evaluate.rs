@@ -8,13 +8,12 @@
 //! (filter). Passive elements have zero slope, so nothing flows through
 //! them. Loads on fixed DOFs are dropped (they are reactions).
 
-use super::backend::{ElasticBackend, OperatorKind};
+use super::backend::OperatorKind;
+use super::design::{DesignBackend, Fields};
 use super::element::hex8_stiffness;
-use super::filter::DensityFilter;
-use super::mg::ElasticMg;
+use super::mg::{CoarseSolver, ElasticMg};
 use super::operator::ElasticOperator;
-use super::problem::{Passive, Problem, E0, E_MIN};
-use super::projection;
+use super::problem::Problem;
 use crate::backend::BackendError;
 use crate::linalg::precond::Preconditioner;
 use crate::linalg::{
@@ -34,6 +33,8 @@ pub struct SolveOptions {
     pub precond_opts: PrecondOptions,
     /// `mg`: relative residual of the coarsest level's inner CG.
     pub mg_coarse_rtol: f64,
+    /// `mg`: how the coarsest level is solved.
+    pub mg_coarse: CoarseSolver,
 }
 
 impl Default for SolveOptions {
@@ -49,6 +50,7 @@ impl Default for SolveOptions {
             precond: PrecondKind::Jacobi,
             precond_opts: PrecondOptions::default(),
             mg_coarse_rtol: super::mg::COARSE_RTOL,
+            mg_coarse: CoarseSolver::default(),
         }
     }
 }
@@ -91,89 +93,7 @@ pub fn ordered_sum(v: &[f64], f: impl Fn(usize, f64) -> f64 + Sync) -> f64 {
     parts.iter().sum()
 }
 
-/// rᵖ; continuation uses whole p, where `powi` is several times faster.
-fn power(r: f64, p: f64) -> f64 {
-    if p.fract() == 0.0 && p.abs() < 64.0 {
-        r.powi(p as i32)
-    } else {
-        r.powf(p)
-    }
-}
-
-/// ρ̄ = passive(H_β(F x)) and the slope dρ̄/dρ̃ (0 on passive elements).
-pub struct Physical {
-    filtered: Vec<f64>,
-    pub rho: Vec<f64>,
-    slope: Vec<f64>,
-}
-
-impl Physical {
-    pub fn new(n: usize) -> Physical {
-        Physical {
-            filtered: vec![0.0; n],
-            rho: vec![0.0; n],
-            slope: vec![0.0; n],
-        }
-    }
-
-    fn update(&mut self, filter: &DensityFilter, beta: f64, x: &[f64], passive: &[Passive]) {
-        self.update_rho(filter, beta, x, passive);
-        projection::derivative(beta, &self.filtered, &mut self.slope);
-        self.slope
-            .par_iter_mut()
-            .zip(passive.par_iter())
-            .for_each(|(s, p)| {
-                if *p != Passive::Design {
-                    *s = 0.0;
-                }
-            });
-    }
-
-    /// ρ̄ only (what the OC volume search needs).
-    pub fn update_rho(
-        &mut self,
-        filter: &DensityFilter,
-        beta: f64,
-        x: &[f64],
-        passive: &[Passive],
-    ) {
-        filter.apply(x, &mut self.filtered);
-        projection::project(beta, &self.filtered, &mut self.rho);
-        self.rho
-            .par_iter_mut()
-            .zip(passive.par_iter())
-            .for_each(|(r, p)| match p {
-                Passive::Design => {}
-                Passive::Solid => *r = 1.0,
-                Passive::Void => *r = 0.0,
-            });
-    }
-
-    /// Volume fraction of ρ̄ = passive(H_β(F x)) without storing any field:
-    /// one fused pass per trial of the OC multiplier search.
-    pub fn volume_of(filter: &DensityFilter, beta: f64, x: &[f64], passive: &[Passive]) -> f64 {
-        let project = projection::projector(beta);
-        let total = filter.row_sums(x, |start, row| {
-            let kinds = &passive[start..start + row.len()];
-            row.iter()
-                .zip(kinds)
-                .map(|(&v, k)| match k {
-                    Passive::Design => project(v),
-                    Passive::Solid => 1.0,
-                    Passive::Void => 0.0,
-                })
-                .sum()
-        });
-        total / x.len() as f64
-    }
-
-    /// Volume fraction of ρ̄.
-    pub fn volume(&self) -> f64 {
-        ordered_sum(&self.rho, |_, r| r) / self.rho.len() as f64
-    }
-}
-
-/// What one evaluation returns (ρ̄ stays in the evaluator: [`Evaluator::rho`]).
+/// What one evaluation returns to the host.
 pub struct Evaluation {
     pub compliance: f64,
     pub volume: f64,
@@ -187,25 +107,40 @@ pub struct Evaluation {
     /// still below 1: the evaluation is usable, and recorded as failed.
     pub cg_failed: bool,
     /// Wall time of the elastic part (moduli, diagonal, PCG, energies), the
-    /// rest of an iteration being host work (filter, projection, OC).
+    /// rest of an iteration being design-field work (filter, projection, OC).
     pub solve_seconds: f64,
 }
 
-/// The device operator, the solver's work vectors and the warm-start
-/// displacement, kept across evaluations.
-pub struct Evaluator<'a, B: ElasticBackend> {
+/// The scalars of one evaluation whose fields stay on the device
+/// ([`Evaluator::step`]); the gradients are in [`Evaluator::fields`].
+pub struct StepScalars {
+    pub compliance: f64,
+    pub volume: f64,
+    pub grayness: f64,
+    pub cg: CgInfo,
+    pub cg_failed: bool,
+    pub solve_seconds: f64,
+}
+
+/// The device operator, the solver's work vectors, the warm-start
+/// displacement and the design fields, kept across evaluations.
+pub struct Evaluator<'a, B: DesignBackend> {
     be: &'a B,
     problem: &'a Problem,
     op: ElasticOperator<B>,
     work: RefineWork<B>,
     f: B::Vector,
     u: B::Vector,
-    design: Vec<bool>,
-    physical: Physical,
+    /// The multigrid hierarchy, allocated at the first solve and refreshed
+    /// (moduli, diagonals) at every later one.
+    mg: Option<ElasticMg<B>>,
+    pub mask: B::Mask,
+    pub fields: Fields<B::Vector>,
+    s: B::Scalars,
     solve: SolveOptions,
 }
 
-impl<'a, B: ElasticBackend> Evaluator<'a, B> {
+impl<'a, B: DesignBackend> Evaluator<'a, B> {
     pub fn new(
         be: &'a B,
         problem: &'a Problem,
@@ -232,24 +167,12 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             work: RefineWork::new(be, mesh.dofs())?,
             f: be.upload(&f_host)?,
             u: be.zeros(mesh.dofs())?,
-            design: problem
-                .passive
-                .iter()
-                .map(|&p| p == Passive::Design)
-                .collect(),
-            physical: Physical::new(mesh.elements()),
+            mg: None,
+            mask: be.design_mask(&problem.passive)?,
+            fields: Fields::new(be, mesh.elements())?,
+            s: be.scalars(4)?,
             solve,
         })
-    }
-
-    /// ρ̄ of the last evaluation.
-    pub fn rho(&self) -> &[f64] {
-        &self.physical.rho
-    }
-
-    /// Which elements are design variables.
-    pub fn design(&self) -> &[bool] {
-        &self.design
     }
 
     /// Displacements of the last solve, on the host.
@@ -257,51 +180,78 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
         self.be.download(&self.u)
     }
 
-    /// Solves at design `x` (warm-started from the previous solution) and
-    /// returns compliance, volume, grayness and their gradients.
-    pub fn evaluate(
+    /// The multigrid hierarchy in use (after the first `mg` solve).
+    pub fn multigrid(&self) -> Option<&ElasticMg<B>> {
+        self.mg.as_ref()
+    }
+
+    /// Solves at design `x` (on the device; warm-started from the previous
+    /// solution) and leaves ρ̄, dc, dv in [`Self::fields`]; only scalars
+    /// come back.
+    pub fn step(
         &mut self,
-        filter: &DensityFilter,
+        filter: &B::Filter,
         penal: f64,
         beta: f64,
-        x: &[f64],
-    ) -> Result<Evaluation, OptimizeError> {
-        let (be, n) = (self.be, x.len());
-        self.physical.update(filter, beta, x, &self.problem.passive);
-        let rho = &self.physical.rho;
-        // E = Emin + ρ̄ᵖ (E0 − Emin)
-        let e: Vec<f64> = rho
-            .par_iter()
-            .map(|&r| E_MIN + power(r, penal) * (E0 - E_MIN))
-            .collect();
+        x: &B::Vector,
+    ) -> Result<StepScalars, OptimizeError> {
+        let (be, n) = (self.be, self.problem.mesh.elements());
+        be.design_physical(
+            filter,
+            &self.mask,
+            beta,
+            penal,
+            x,
+            &mut self.fields,
+            &mut self.op.op,
+            &mut self.s,
+            0,
+        )?;
         let t_solve = std::time::Instant::now();
-        be.elastic_set_moduli(&mut self.op.op, &e)?;
         self.op.refresh_diagonal(be)?;
         let failed = |source| OptimizeError::Solve {
             iteration: 0,
             source,
         };
         let opts = &self.solve;
-        let mut m: Box<dyn Preconditioner<B>> = match opts.precond {
+        let mut built: Box<dyn Preconditioner<B>>;
+        let m: &mut dyn Preconditioner<B> = match opts.precond {
             PrecondKind::Multigrid => {
                 let p = self.problem;
-                let mg = ElasticMg::new(be, &mut self.op, p.mesh, &e, &p.fixed, p.nu)
-                    .map(|m| m.with_coarse_rtol(opts.mg_coarse_rtol));
-                Box::new(mg.map_err(failed)?)
+                match self.mg.as_mut() {
+                    Some(mg) => mg.refresh(be, &mut self.op).map_err(failed)?,
+                    None => {
+                        let c = opts.mg_coarse;
+                        let mg = ElasticMg::new(be, &mut self.op, p.mesh, &p.fixed, p.nu, c)
+                            .map(|m| m.with_coarse_rtol(opts.mg_coarse_rtol))
+                            .map_err(failed)?;
+                        self.mg = Some(mg);
+                    }
+                }
+                self.mg.as_mut().expect("built above")
             }
             kind => {
-                build_precond(kind, be, &mut self.op, None, &opts.precond_opts).map_err(failed)?
+                built = build_precond(kind, be, &mut self.op, None, &opts.precond_opts)
+                    .map_err(failed)?;
+                built.as_mut()
             }
         };
+        // A preconditioner that costs far more than a read-back (mg) checks
+        // the residual every iteration: on a GPU the backend's interval (10)
+        // would add up to 9 V-cycles per solve.
+        let mut params = opts.cg.clone();
+        if let Some(k) = m.check_interval() {
+            params.check_every = k;
+        }
         let mut info = CgInfo::default();
         let solved = refine(
             be,
             &mut self.op,
-            m.as_mut(),
+            m,
             &self.f,
             &mut self.u,
             &mut self.work,
-            &opts.cg,
+            &params,
             opts.mode,
             &mut info,
         );
@@ -314,37 +264,55 @@ impl<'a, B: ElasticBackend> Evaluator<'a, B> {
             }
             Err(err) => return Err(failed(err)),
         };
-        let ce = be.element_energies(&mut self.op.op, &self.u)?;
         let solve_seconds = t_solve.elapsed().as_secs_f64();
-        let compliance = ordered_sum(&ce, |i, c| e[i] * c);
-        let grayness = 4.0 * ordered_sum(rho, |_, r| r * (1.0 - r)) / n as f64;
-
-        // ∂/∂ρ̄, times dρ̄/dρ̃ (0 on passive elements), then Fᵀ.
-        let slope = &self.physical.slope;
-        let dc_t: Vec<f64> = (0..n)
-            .into_par_iter()
-            .map(|i| -penal * power(rho[i], penal - 1.0) * (E0 - E_MIN) * ce[i] * slope[i])
-            .collect();
-        let dv_t: Vec<f64> = slope.par_iter().map(|s| s / n as f64).collect();
-        let (mut dc, mut dv) = (vec![0.0; n], vec![0.0; n]);
-        filter.apply_transpose(&dc_t, &mut dc);
-        filter.apply_transpose(&dv_t, &mut dv);
-        Ok(Evaluation {
-            compliance,
-            volume: self.physical.volume(),
-            grayness,
-            dc,
-            dv,
+        be.design_sensitivities(
+            filter,
+            penal,
+            &self.u,
+            &mut self.fields,
+            &mut self.op.op,
+            &mut self.s,
+            2,
+        )?;
+        // [Σ ρ̄, Σ ρ̄(1 − ρ̄), compliance]: the one read-back of the step.
+        let s = be.read_scalars(&self.s)?;
+        Ok(StepScalars {
+            compliance: s[2],
+            volume: s[0] / n as f64,
+            grayness: 4.0 * s[1] / n as f64,
             cg: info,
             cg_failed,
             solve_seconds,
+        })
+    }
+
+    /// [`Self::step`] from a host design, with the gradients downloaded
+    /// (the finite-difference check and other host callers).
+    pub fn evaluate(
+        &mut self,
+        filter: &B::Filter,
+        penal: f64,
+        beta: f64,
+        x: &[f64],
+    ) -> Result<Evaluation, OptimizeError> {
+        let xd = self.be.upload(x)?;
+        let r = self.step(filter, penal, beta, &xd)?;
+        Ok(Evaluation {
+            compliance: r.compliance,
+            volume: r.volume,
+            grayness: r.grayness,
+            dc: self.be.download(&self.fields.dc)?,
+            dv: self.be.download(&self.fields.dv)?,
+            cg: r.cg,
+            cg_failed: r.cg_failed,
+            solve_seconds: r.solve_seconds,
         })
     }
 }
 
 /// Compliance fᵀu of `problem` at uniform physical density `rho` (no
 /// filter, no optimization), with its solve report.
-pub fn uniform_compliance<B: ElasticBackend>(
+pub fn uniform_compliance<B: DesignBackend>(
     be: &B,
     problem: &Problem,
     rho: f64,
@@ -354,7 +322,7 @@ pub fn uniform_compliance<B: ElasticBackend>(
     let x = vec![rho; problem.mesh.elements()];
     // rmin < 1: the filter keeps only the element itself. A tiny β makes
     // the projection the identity to O(β²).
-    let filter = DensityFilter::new(problem.mesh, 0.5);
+    let filter = be.design_filter(&problem.mesh, 0.5)?;
     let r = ev.evaluate(&filter, problem.penal, 1e-6, &x)?;
     if r.cg_failed {
         return Err(OptimizeError::Solve {

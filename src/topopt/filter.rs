@@ -46,6 +46,11 @@ impl DensityFilter {
         f
     }
 
+    /// Hᵢ = Σⱼ wᵢⱼ, the normalization (uploaded by a GPU filter).
+    pub fn row_sums_h(&self) -> &[f64] {
+        &self.h_sum
+    }
+
     /// out = ρ̃ = W ρ / H.
     pub fn apply(&self, rho: &[f64], out: &mut [f64]) {
         self.gather(rho, out);

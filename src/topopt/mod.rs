@@ -13,6 +13,7 @@ pub mod continuation;
 pub mod cpu;
 pub mod cuda;
 pub mod custom;
+pub mod design;
 pub mod element;
 pub mod evaluate;
 pub mod filter;
@@ -27,6 +28,7 @@ pub mod problem;
 pub mod projection;
 
 pub use backend::{ElasticBackend, OpPrecision, OperatorKind};
+pub use design::DesignBackend;
 pub use element::{hex8_stiffness, ElementMatrix};
 pub use mesh::Mesh;
 pub use operator::ElasticOperator;

@@ -7,6 +7,11 @@
 //! bisection on log λ. Plain halving needs ~60 trials to 1e-9; we bisect with
 //! the Illinois variant of regula falsi (still bracketing, so it cannot
 //! diverge), which needs ~10, because each trial costs a filter pass.
+//!
+//! [`search`] is the multiplier search alone, over a closure that forms a
+//! trial and returns its volume error: the optimizer runs it with trials on
+//! the device ([`super::design::DesignBackend::oc_trial`]); [`prepare`] and
+//! [`trial`] are the host versions of the per-element work.
 
 use rayon::prelude::*;
 
@@ -40,26 +45,16 @@ pub struct OcStep<'a> {
     pub lambda_hint: Option<f64>,
 }
 
-/// One OC step into `out`; `volume(x_new)` returns the physical volume
-/// fraction of a trial design. Where dv is (numerically) zero the update
-/// ratio is undefined and `x` is kept.
-pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f64]) -> OcInfo {
-    let OcStep {
-        x,
-        dc,
-        dv,
-        design,
-        move_limit,
-        target,
-        lambda_hint,
-    } = *step;
-    // ratio ᵢ = −dcᵢ / dvᵢ; its geometric mean centres the bracket.
+/// ratioᵢ = −dcᵢ/dvᵢ (−1 where dv is numerically 0), its root where the
+/// element is a design variable (−1 keeps xᵢ), and Σ ln ratio over design
+/// elements with ratio > 0 with their count (chunked, added in order), whose
+/// mean centres the multiplier bracket.
+pub fn prepare(dc: &[f64], dv: &[f64], design: &[bool]) -> (Vec<f64>, f64, usize) {
     let ratio: Vec<f64> = dc
         .par_iter()
         .zip(dv.par_iter())
         .map(|(&c, &v)| if v > 1e-300 { (-c).max(0.0) / v } else { -1.0 })
         .collect();
-    // Σ ln ratio over design elements, chunked and added in order.
     let parts: Vec<(f64, usize)> = ratio
         .par_chunks(8192)
         .zip(design.par_chunks(8192))
@@ -73,36 +68,69 @@ pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f
     let (sum_log, count) = parts
         .iter()
         .fold((0.0, 0), |(s, n), &(a, b)| (s + a, n + b));
-    let centre = if count > 0 {
-        sum_log / count as f64
-    } else {
-        0.0
-    };
-
     // √ratio once; a trial then costs a multiply and a clamp per element.
-    // Negative: keep xᵢ (passive, or dv = 0).
     let root: Vec<f64> = ratio
         .par_iter()
         .zip(design.par_iter())
         .map(|(&r, &d)| if d && r >= 0.0 { r.sqrt() } else { -1.0 })
         .collect();
-    let trial = |log_lambda: f64, out: &mut [f64]| {
-        let scale = (-0.5 * log_lambda).exp(); // 1/√λ
-        out.par_iter_mut()
-            .zip(x.par_iter().zip(root.par_iter()))
-            .for_each(|(o, (&xi, &s))| {
-                *o = if s < 0.0 {
-                    xi
-                } else {
-                    (xi * s * scale).clamp((xi - move_limit).max(0.0), (xi + move_limit).min(1.0))
-                };
-            });
-    };
-    let mut eval = |t: f64, out: &mut [f64]| {
-        trial(t, out);
-        volume(out) - target
-    };
+    (root, sum_log, count)
+}
 
+/// The trial design of multiplier λ, given `scale` = 1/√λ:
+/// outᵢ = clamp(xᵢ rootᵢ scale, [xᵢ − move, xᵢ + move] ∩ [0, 1]), or xᵢ
+/// where rootᵢ < 0.
+pub fn trial(x: &[f64], root: &[f64], scale: f64, move_limit: f64, out: &mut [f64]) {
+    out.par_iter_mut()
+        .zip(x.par_iter().zip(root.par_iter()))
+        .for_each(|(o, (&xi, &s))| {
+            *o = if s < 0.0 {
+                xi
+            } else {
+                (xi * s * scale).clamp((xi - move_limit).max(0.0), (xi + move_limit).min(1.0))
+            };
+        });
+}
+
+/// The centre of the bracket: mean of ln ratio, 0 without any.
+pub fn centre(sum_log: f64, count: usize) -> f64 {
+    if count > 0 {
+        sum_log / count as f64
+    } else {
+        0.0
+    }
+}
+
+/// One OC step into `out`; `volume(x_new)` returns the physical volume
+/// fraction of a trial design. Where dv is (numerically) zero the update
+/// ratio is undefined and `x` is kept.
+pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f64]) -> OcInfo {
+    let (root, sum_log, count) = prepare(step.dc, step.dv, step.design);
+    let found = search(
+        centre(sum_log, count),
+        step.lambda_hint,
+        step.target,
+        |t: f64| -> Result<f64, std::convert::Infallible> {
+            trial(step.x, &root, (-0.5 * t).exp(), step.move_limit, out);
+            Ok(volume(out) - step.target)
+        },
+    );
+    match found {
+        Ok(info) => info,
+        Err(never) => match never {},
+    }
+}
+
+/// The multiplier search: `eval(t)` forms the trial design of λ = eᵗ (the
+/// last call's design is the step's result) and returns its volume minus
+/// the target, g(t), decreasing in t. Written once for every backend: only
+/// the scalar g crosses to the host.
+pub fn search<E>(
+    centre: f64,
+    lambda_hint: Option<f64>,
+    target: f64,
+    mut eval: impl FnMut(f64) -> Result<f64, E>,
+) -> Result<OcInfo, E> {
     // Bracket g(lo) ≥ 0 ≥ g(hi), g decreasing in log λ: from the previous
     // step's λ (it changes little between iterations) or the centre, step
     // outwards with growing strides. Beyond centre ± 60 (e^60) every design
@@ -112,20 +140,20 @@ pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f
         .map(f64::ln)
         .filter(|t| t.is_finite() && (t - centre).abs() < 60.0)
         .unwrap_or(centre);
-    let g0 = eval(t0, out);
+    let g0 = eval(t0)?;
     let mut evaluations = 1;
     let dir = if g0 > 0.0 { 1.0 } else { -1.0 };
     let (mut ta, mut ga, mut stride) = (t0, g0, 0.25);
     let (mut lo, mut g_lo, mut hi, mut g_hi) = loop {
         if ga == 0.0 {
-            return OcInfo {
+            return Ok(OcInfo {
                 lambda: ta.exp(),
                 volume: target,
                 evaluations,
-            };
+            });
         }
         let tb = ta + dir * stride;
-        let gb = eval(tb, out);
+        let gb = eval(tb)?;
         evaluations += 1;
         if gb * g0 <= 0.0 {
             break if dir > 0.0 {
@@ -135,11 +163,11 @@ pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f
             };
         }
         if (tb - centre).abs() > 60.0 {
-            return OcInfo {
+            return Ok(OcInfo {
                 lambda: tb.exp(),
                 volume: gb + target,
                 evaluations,
-            };
+            });
         }
         (ta, ga, stride) = (tb, gb, stride * 4.0);
     };
@@ -153,7 +181,7 @@ pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f
             next = 0.5 * (lo + hi);
         }
         t = next;
-        g = eval(t, out);
+        g = eval(t)?;
         evaluations += 1;
         if g > 0.0 {
             lo = t;
@@ -171,12 +199,12 @@ pub fn update(step: &OcStep, mut volume: impl FnMut(&[f64]) -> f64, out: &mut [f
             side = 1;
         }
     }
-    // `out` holds the design of the last trial, `t`.
-    OcInfo {
+    // The design of the last trial, `t`, is the step's.
+    Ok(OcInfo {
         lambda: t.exp(),
         volume: g + target,
         evaluations,
-    }
+    })
 }
 
 #[cfg(test)]

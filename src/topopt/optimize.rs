@@ -10,8 +10,10 @@
 //! 6. OC update of x with the physical volume held at Vf;
 //! 7. continuation ([`super::continuation`]) decides the next stage or stop.
 //!
-//! Filter, projection and OC run on the host (rayon); only the elastic
-//! solve and the energies go through the backend.
+//! Every step runs where the backend keeps its fields ([`DesignBackend`]:
+//! the CPU's rayon loops, or GPU kernels): per iteration only scalars cross
+//! to the host (volume, grayness, compliance, each OC trial's volume, the
+//! change), and ρ̄ of the best iterate is downloaded once, at the end.
 //!
 //! The result is the best valid iterate: the lowest compliance among the
 //! iterates of the final continuation stage whose physical volume is within
@@ -20,14 +22,14 @@
 //! is used; if no iterate there is valid, the last iterate is returned and
 //! `best.valid` is false.
 
-use super::backend::{ElasticBackend, OperatorKind};
+use super::backend::OperatorKind;
 use super::continuation::{Continuation, Schedule, Step};
-use super::evaluate::{Evaluator, Physical};
+use super::design::DesignBackend;
+use super::evaluate::Evaluator;
 pub use super::evaluate::{OptimizeError, SolveOptions};
-use super::filter::DensityFilter;
 use super::oc;
 use super::problem::{Passive, Problem};
-use rayon::prelude::*;
+use crate::backend::BackendError;
 use std::time::Instant;
 
 /// How far the physical volume may miss Vf for an iterate to be valid.
@@ -103,7 +105,7 @@ pub struct Outcome {
 }
 
 /// Runs the optimization; `observer` sees each iterate as it completes.
-pub fn optimize<B: ElasticBackend>(
+pub fn optimize<B: DesignBackend>(
     be: &B,
     problem: &Problem,
     opts: &OptimizeOptions,
@@ -116,46 +118,54 @@ pub fn optimize<B: ElasticBackend>(
     let n_el = mesh.elements();
     let mut eval = Evaluator::new(be, problem, opts.operator, opts.cg.clone())?;
     let mut cont = Continuation::new(opts.schedule.clone());
-    let mut filter = DensityFilter::new(mesh, cont.current().rmin);
-    let mut x = initial_design(problem, &filter, cont.current().beta);
+    let mut filter = be.design_filter(&mesh, cont.current().rmin)?;
+    let mut s = be.scalars(2)?;
+    let mut x = initial_design(
+        be,
+        problem,
+        &filter,
+        &eval.mask,
+        cont.current().beta,
+        &mut s,
+    )?;
+    let mut x_new = be.zeros(n_el)?;
+    // ρ̄ of the best iterate so far, copied on the device.
+    let mut best_rho = be.zeros(n_el)?;
 
     let mut history = Vec::new();
     let mut best: Option<Best> = None;
     let mut best_stage = 0;
     let (mut cg_failures, mut cg_total) = (0, 0);
     let mut stop = StopReason::IterationCap;
-    let mut x_new = vec![0.0; n_el];
     let mut lambda_hint = None;
     // At least one iterate, so there is always a result.
     for iteration in 1..=opts.max_iterations.max(1) {
         let t0 = Instant::now();
         let stage = cont.current();
         let ev = eval
-            .evaluate(&filter, stage.penal, stage.beta, &x)
+            .step(&filter, stage.penal, stage.beta, &x)
             .map_err(|e| e.at(iteration))?;
         let (info, failed) = (&ev.cg, ev.cg_failed);
         cg_total += info.iterations;
         cg_failures += failed as usize;
         let (compliance, volume, grayness) = (ev.compliance, ev.volume, ev.grayness);
-        let rho = eval.rho();
 
-        let vol_of = |y: &[f64]| Physical::volume_of(&filter, stage.beta, y, &problem.passive);
-        let step = oc::OcStep {
-            x: &x,
-            dc: &ev.dc,
-            dv: &ev.dv,
-            design: eval.design(),
-            move_limit: stage.move_limit,
-            target: problem.volfrac,
-            lambda_hint,
-        };
-        let oc_info = oc::update(&step, vol_of, &mut x_new);
+        // OC: the multiplier search on the host, each trial on the device.
+        be.oc_prepare(&eval.mask, &mut eval.fields, &mut s, 0)?;
+        let sc = be.read_scalars(&s)?;
+        let centre = oc::centre(sc[0], sc[1] as usize);
+        let (root, mask) = (&eval.fields.root, &eval.mask);
+        let oc_info = oc::search(centre, lambda_hint, problem.volfrac, |t| {
+            let scale = (-0.5 * t).exp(); // 1/√λ
+            let ml = stage.move_limit;
+            be.oc_trial(
+                &filter, mask, stage.beta, scale, ml, &x, root, &mut x_new, &mut s, 0,
+            )?;
+            Ok::<f64, BackendError>(be.read_scalars(&s)?[0] / n_el as f64 - problem.volfrac)
+        })?;
         lambda_hint = Some(oc_info.lambda);
-        let change = x
-            .par_iter()
-            .zip(x_new.par_iter())
-            .map(|(a, b)| (a - b).abs())
-            .reduce(|| 0.0, f64::max);
+        be.max_abs_diff(&x, &x_new, &mut s, 1)?;
+        let change = be.read_scalars(&s)?[1];
         std::mem::swap(&mut x, &mut x_new);
 
         let it = Iterate {
@@ -196,13 +206,14 @@ pub fn optimize<B: ElasticBackend>(
             },
         };
         if replace {
+            be.copy(&eval.fields.rho, &mut best_rho)?;
             best = Some(Best {
                 iteration,
                 compliance,
                 volume,
                 grayness,
                 valid,
-                rho: rho.to_vec(),
+                rho: Vec::new(),
             });
         }
         observer(&it);
@@ -213,7 +224,7 @@ pub fn optimize<B: ElasticBackend>(
             Step::NextStage => {
                 let s = cont.current();
                 if s.rmin != stage.rmin {
-                    filter = DensityFilter::new(mesh, s.rmin);
+                    filter = be.design_filter(&mesh, s.rmin)?;
                 }
             }
             Step::Converged => {
@@ -222,7 +233,8 @@ pub fn optimize<B: ElasticBackend>(
             }
         }
     }
-    let best = best.expect("max_iterations ≥ 1 gives at least one iterate");
+    let mut best = best.expect("max_iterations ≥ 1 gives at least one iterate");
+    best.rho = be.download(&best_rho)?;
     Ok(Outcome {
         history,
         best,
@@ -235,28 +247,48 @@ pub fn optimize<B: ElasticBackend>(
 /// A uniform design value x₀ on the design elements (passive ones at 1 / 0)
 /// chosen by bisection so that the first physical field already has volume
 /// Vf: the projection maps a uniform Vf to less than Vf (for Vf < η), so
-/// starting at x = Vf would make the first iterate infeasible.
-fn initial_design(problem: &Problem, filter: &DensityFilter, beta: f64) -> Vec<f64> {
-    let with = |x0: f64| -> Vec<f64> {
-        problem
-            .passive
-            .iter()
-            .map(|p| match p {
-                Passive::Design => x0,
-                Passive::Solid => 1.0,
-                Passive::Void => 0.0,
-            })
-            .collect()
-    };
-    let volume = |x0: f64| Physical::volume_of(filter, beta, &with(x0), &problem.passive);
+/// starting at x = Vf would make the first iterate infeasible. Each trial is
+/// formed on the device as an OC trial of x = 1 (passive 1 / 0), root 1
+/// (−1 on passive elements), scale x₀ and move 1: clamp(x₀, [0, 1]) = x₀.
+fn initial_design<B: DesignBackend>(
+    be: &B,
+    problem: &Problem,
+    filter: &B::Filter,
+    mask: &B::Mask,
+    beta: f64,
+    s: &mut B::Scalars,
+) -> Result<B::Vector, BackendError> {
+    let (ones, root): (Vec<f64>, Vec<f64>) = (problem.passive.iter())
+        .map(|p| match p {
+            Passive::Design => (1.0, 1.0),
+            Passive::Solid => (1.0, -1.0),
+            Passive::Void => (0.0, -1.0),
+        })
+        .unzip();
+    let (ones, root) = (be.upload(&ones)?, be.upload(&root)?);
+    let n = problem.mesh.elements() as f64;
+    let mut y = be.zeros(problem.mesh.elements())?;
     let (mut lo, mut hi) = (0.0, 1.0);
     for _ in 0..50 {
         let mid = 0.5 * (lo + hi);
-        if volume(mid) < problem.volfrac {
+        be.oc_trial(filter, mask, beta, mid, 1.0, &ones, &root, &mut y, s, 0)?;
+        if be.read_scalars(s)?[0] / n < problem.volfrac {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    with(0.5 * (lo + hi))
+    be.oc_trial(
+        filter,
+        mask,
+        beta,
+        0.5 * (lo + hi),
+        1.0,
+        &ones,
+        &root,
+        &mut y,
+        s,
+        0,
+    )?;
+    Ok(y)
 }

@@ -106,6 +106,33 @@ impl<B: ChebyshevLevels> Chebyshev<B> {
         Ok(m)
     }
 
+    /// The f64 polynomial on an interval from a known upper bound of
+    /// λmax(D⁻¹A) (no Lanczos: for an operator whose bound is known a
+    /// priori, e.g. an assembly of element matrices, whose D⁻¹A is bounded
+    /// by its elements' λmax(Dₑ⁻¹Kₑ)). `n` is the operator's length.
+    pub fn with_bound(
+        be: &B,
+        n: usize,
+        lambda_max: f64,
+        opts: &PrecondOptions,
+    ) -> Result<Self, SolveError> {
+        let mut m = Chebyshev {
+            degree: opts.chebyshev_degree.max(1),
+            lambda_min: lambda_max / opts.chebyshev_ratio,
+            lambda_max,
+            lambda_ritz: lambda_max,
+            gershgorin: None,
+            mode: PrecisionMode::F64,
+            level: Level::F64,
+            work: None,
+            low: None,
+            pending: Vec::new(),
+            n,
+        };
+        m.enter(be, Level::F64, None)?;
+        Ok(m)
+    }
+
     /// Makes `level` current: uploads its Â (or allocates the f64 vectors).
     /// The one place where the precision level picks the element type.
     fn enter(

@@ -357,6 +357,23 @@ impl CudaBackend {
         op: &mut CudaElastic,
         u: &CudaSlice<f64>,
     ) -> Result<Vec<f64>, BackendError> {
+        self.topo_energies_device(op, u)?;
+        let c = op.energies.as_ref().expect("computed above");
+        let host = self
+            .stream()
+            .clone_dtoh(c)
+            .map_err(|e| driver_err("downloading element energies", e))?;
+        self.sync("downloading element energies")?;
+        Ok(host)
+    }
+
+    /// The element energies into `op.energies` (allocated on first use),
+    /// left on the device.
+    pub(super) fn topo_energies_device(
+        &self,
+        op: &mut CudaElastic,
+        u: &CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
         let (nel, nelx, nely, _) = dims(op);
         if op.energies.is_none() {
             op.energies = Some(zeros(self, nel as usize, "element energies")?);
@@ -368,13 +385,7 @@ impl CudaBackend {
         args.arg(&op.ke64).arg(u).arg(&op.fixed).arg(&mut *c);
         args.arg(&nel).arg(&nelx).arg(&nely);
         // SAFETY: u/fixed mesh.dofs(), c nel, Ke 576.
-        unsafe { self.run(NAME, &mut args, rows_config(nel as usize))? };
-        let host = self
-            .stream()
-            .clone_dtoh(&*c)
-            .map_err(|e| driver_err("downloading element energies", e))?;
-        self.sync("downloading element energies")?;
-        Ok(host)
+        unsafe { self.run(NAME, &mut args, rows_config(nel as usize)) }
     }
 }
 

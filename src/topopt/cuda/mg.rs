@@ -2,6 +2,7 @@
 //! `kernels/topopt_mg.cu` (one thread per node, every launch checked), and
 //! the transfer's device data (fixed masks, dimensions).
 
+use super::CudaElastic;
 use crate::backend::cuda::launch::{driver_err, rows_config};
 use crate::backend::cuda::{same_len, CudaBackend, KernelFamily};
 use crate::backend::BackendError;
@@ -12,7 +13,12 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 pub static TOPOPT_MG: KernelFamily = KernelFamily {
     file: "topopt_mg.cu",
     source: include_str!("../../../kernels/topopt_mg.cu"),
-    entry_points: &["topmg_prolong_add", "topmg_restrict"],
+    entry_points: &[
+        "topmg_prolong_add",
+        "topmg_restrict",
+        "topmg_coarse_moduli",
+        "topmg_dense_matvec",
+    ],
 };
 
 /// A transfer on the device.
@@ -90,5 +96,67 @@ impl CudaBackend {
         }
         // SAFETY: x, y sized above; masks of the fine/coarse DOFs.
         unsafe { self.run(name, &mut args, rows_config(threads)) }
+    }
+
+    /// coarse.E = mean of the children of fine.E (f64 and f32).
+    pub(super) fn topmg_coarse_moduli(
+        &self,
+        t: &CudaTransfer,
+        fine: &CudaElastic,
+        coarse: &mut CudaElastic,
+    ) -> Result<(), BackendError> {
+        let (fm, cm) = (fine.mesh, coarse.mesh);
+        let d = &t.dims;
+        let same = |m: &crate::topopt::Mesh, o: usize| {
+            [m.nelx, m.nely, m.nelz] == [d[o] - 1, d[o + 1] - 1, d[o + 2] - 1].map(|v| v as usize)
+        };
+        if !same(&fm, 0) || !same(&cm, 3) {
+            return Err(BackendError::Driver(
+                "coarse moduli: operators do not match the transfer's meshes".into(),
+            ));
+        }
+        const NAME: &str = "topmg_coarse_moduli";
+        let f = self.kernel(&TOPOPT_MG, NAME)?;
+        let e = |v: i32| v - 1;
+        let mut args = self.stream().launch_builder(&f);
+        args.arg(&fine.e64)
+            .arg(&mut coarse.e64)
+            .arg(&mut coarse.e32);
+        let dims = [
+            e(d[0]),
+            e(d[1]),
+            e(d[2]),
+            e(d[3]),
+            e(d[4]),
+            e(d[5]),
+            d[6],
+            d[7],
+            d[8],
+        ];
+        for v in &dims {
+            args.arg(v);
+        }
+        // SAFETY: E arrays of the fine / coarse meshes, checked above.
+        unsafe { self.run(NAME, &mut args, rows_config(cm.elements())) }
+    }
+
+    /// y = A x, A dense n×n row-major (one warp per row).
+    pub(super) fn topmg_dense_matvec(
+        &self,
+        a: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        let n = x.len();
+        same_len(n * n, a.len())?;
+        same_len(n, y.len())?;
+        self.load(&TOPOPT_MG)?;
+        const NAME: &str = "topmg_dense_matvec";
+        let f = self.kernel(&TOPOPT_MG, NAME)?;
+        let ni = n as i32;
+        let mut args = self.stream().launch_builder(&f);
+        args.arg(a).arg(x).arg(y).arg(&ni);
+        // SAFETY: a of n², x and y of n (checked).
+        unsafe { self.run(NAME, &mut args, rows_config(32 * n)) }
     }
 }

@@ -21,6 +21,7 @@
 //! benchmark and the tests. Launchers live in `launch.rs`; this file holds
 //! the operator's state and the trait's dispatch.
 
+pub mod design;
 mod launch;
 pub mod mg;
 
@@ -382,6 +383,33 @@ impl ElasticBackend for CudaBackend {
         self.topmg_apply(t, false, xc, xf)
     }
 
+    fn elastic_coarsen_moduli(
+        &self,
+        t: &mg::CudaTransfer,
+        fine: &CudaElastic,
+        coarse: &mut CudaElastic,
+    ) -> Result<(), BackendError> {
+        self.topmg_coarse_moduli(t, fine, coarse)
+    }
+
+    fn elastic_moduli(&self, op: &CudaElastic) -> Result<Vec<f64>, BackendError> {
+        let host = self
+            .stream()
+            .clone_dtoh(&op.e64)
+            .map_err(|e| driver_err("downloading element moduli", e))?;
+        self.sync("downloading element moduli")?;
+        Ok(host)
+    }
+
+    fn dense_matvec(
+        &self,
+        a: &CudaSlice<f64>,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.topmg_dense_matvec(a, x, y)
+    }
+
     fn element_energies(
         &self,
         op: &mut CudaElastic,
@@ -398,6 +426,9 @@ mod tests {
     fn every_entry_point_is_in_its_source() {
         assert!(super::TOPOPT.missing_entry_points(|_| None).is_empty());
         assert!(super::mg::TOPOPT_MG
+            .missing_entry_points(|_| None)
+            .is_empty());
+        assert!(super::design::TOPOPT_DESIGN
             .missing_entry_points(|_| None)
             .is_empty());
     }

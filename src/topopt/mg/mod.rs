@@ -1,31 +1,36 @@
 //! Geometric multigrid preconditioner for the elastic solve (`cuth topopt
-//! --precond mg`): a symmetric V-cycle over dyadic hex levels
-//! ([`transfer::plan`]), every level's operator the existing matrix-free
-//! [`ElasticOperator`] on its own mesh with a rediscretised box element
-//! ([`hex8_box_stiffness`], edges in fine mesh units) and coarsened moduli
-//! (coarse Eₑ = mean of its children's). Per level, finest first:
+//! --precond mg`): a symmetric V-cycle over hex levels ([`transfer::plan`],
+//! odd counts halved as a padded mesh), every level's operator the existing
+//! matrix-free [`ElasticOperator`] on its own mesh with a rediscretised box
+//! element ([`hex8_box_stiffness`], edges in fine mesh units) and coarsened
+//! moduli (coarse Eₑ = mean of its children's). Per level, finest first:
 //!
 //! ```text
 //!   x   = S b                      Chebyshev–Jacobi from 0 (degree k)
 //!   b'  = Pᵀ (b − A x)             restrict
-//!   x'  = cycle(level + 1)         coarsest: Jacobi-PCG to COARSE_RTOL
+//!   x'  = cycle(level + 1)         coarsest: CoarseSolver (CG or dense inverse)
 //!   x  += P x'                     prolong_add
 //!   x  += S (b − A x)              the same polynomial again
 //! ```
 //!
 //! S = q(D⁻¹A)D⁻¹ is a fixed polynomial in D⁻¹A, so pre- and post-smoothing
 //! are A-adjoint and M is symmetric; positive because the Chebyshev interval
-//! covers λmax(D⁻¹A) (Lanczos estimate × safety). The coarsest solve is an
-//! inner Jacobi-PCG (see [`COARSE_RTOL`]): linear only when converged tight. Fixed DOFs: identity
-//! rows on every level, zero rows/columns in P ([`transfer`]). Built once per
-//! design iteration (the moduli change), reused by every solve of it.
+//! covers λmax(D⁻¹A): its bound is [`element_jacobi_bound`], which holds for
+//! every design, so no eigenvalue estimate is needed. The coarsest solve is
+//! an inner Jacobi-PCG (see [`COARSE_RTOL`]; linear only when converged
+//! tight) or a dense inverse ([`dense`]). Fixed DOFs: identity rows on every
+//! level, zero rows/columns in P ([`transfer`]). Allocated once per run
+//! ([`ElasticMg::new`]); each design iteration [`ElasticMg::refresh`]es the
+//! coarse moduli and diagonals on the device, and every solve of the
+//! iteration reuses it.
 
+pub mod dense;
 pub mod transfer;
 
 pub use transfer::{plan, plan_to, Transfer, COARSEST_DOFS};
 
-use super::backend::{ElasticBackend, OperatorKind};
-use super::element::hex8_box_stiffness;
+use super::backend::{ElasticBackend, OpPrecision, OperatorKind};
+use super::element::{hex8_box_stiffness, ElementMatrix};
 use super::mesh::Mesh;
 use super::operator::ElasticOperator;
 use crate::backend::{BackendError, Ratio};
@@ -42,17 +47,80 @@ use std::collections::BTreeMap;
 /// true-residual loop of `refine` absorbs it.
 pub const COARSE_RTOL: f64 = 1e-2;
 /// At most this many levels.
-pub const MAX_LEVELS: usize = 8;
+pub const MAX_LEVELS: usize = 10;
+
+/// How the coarsest level is solved (`--mg-coarse`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoarseSolver {
+    /// Jacobi-PCG to `--mg-coarse-rtol` ([`COARSE_RTOL`]); the hierarchy
+    /// stops at [`COARSEST_DOFS`].
+    #[default]
+    Cg,
+    /// The hierarchy goes down to [`dense::DENSE_COARSEST_DOFS`], whose
+    /// dense inverse is formed on the host once per design step and applied
+    /// by one matrix-vector product ([`dense`]); CG where the plan cannot
+    /// get below [`dense::DENSE_MAX_DOFS`] (reported as `coarse_dense` 0).
+    Dense,
+    /// As `Dense`, with the coarsest operator the Galerkin product PᵀKP of
+    /// the level above (formed column by column through the matrix-free
+    /// operator and the transfers, once per design step) instead of the
+    /// rediscretised one. The levels between stay rediscretised.
+    Galerkin,
+}
+
+/// The levels [`ElasticMg`] builds on `mesh` for the coarse solver `coarse`.
+pub fn plan_for(mesh: Mesh, coarse: CoarseSolver) -> Vec<(Mesh, [f64; 3])> {
+    let coarsest_dofs = match coarse {
+        CoarseSolver::Cg => COARSEST_DOFS,
+        CoarseSolver::Dense | CoarseSolver::Galerkin => dense::DENSE_COARSEST_DOFS,
+    };
+    plan_to(mesh, MAX_LEVELS, coarsest_dofs)
+}
+
+/// The dense coarsest solve's data ([`CoarseSolver::Dense`]).
+struct DenseCoarse<B: ElasticBackend> {
+    mesh: Mesh,
+    ke: ElementMatrix,
+    fixed: Vec<bool>,
+    /// K_c⁻¹, n×n row-major, on the device.
+    inv: B::Vector,
+    /// K_c = PᵀKP of the level above rather than rediscretised.
+    galerkin: bool,
+}
 
 /// The smoother: Chebyshev–Jacobi of this degree on [λmax/ratio, λmax].
 fn smoother_opts() -> PrecondOptions {
     PrecondOptions {
         chebyshev_degree: 3,
         chebyshev_ratio: 8.0,
-        lanczos_steps: 12,
-        lambda_safety: 1.1,
         ..PrecondOptions::default()
     }
+}
+
+/// An upper bound of λmax(D⁻¹K) for every assembly K = Σ Eₑ Kₑ of the
+/// element matrix `ke` (any moduli Eₑ > 0, any fixed DOFs):
+/// xᵀKx = Σ Eₑ xₑᵀKₑxₑ ≤ Σ λₑ Eₑ xₑᵀ diag(Kₑ) xₑ ≤ λₑ xᵀDx, with
+/// λₑ = λmax(diag(Kₑ)⁻¹Kₑ), which does not depend on Eₑ. So the smoothers'
+/// interval is fixed for the whole optimization: no Lanczos per level and
+/// design step (the measured Ritz values lie within ~15 % of it). λₑ by
+/// power iteration on diag(Kₑ)^-½ Kₑ diag(Kₑ)^-½ (24×24), enlarged by
+/// 1e-3 (the Rayleigh quotient approaches λₑ from below).
+pub fn element_jacobi_bound(ke: &ElementMatrix) -> f64 {
+    let k = &ke.0;
+    let d: Vec<f64> = (0..24).map(|i| 1.0 / k[i][i].sqrt()).collect();
+    let mut v: Vec<f64> = (0..24).map(|i| 1.0 + 0.1 * (i as f64).sin()).collect();
+    let mut lambda = 0.0;
+    for _ in 0..5000 {
+        let w: Vec<f64> = (0..24)
+            .map(|i| (0..24).map(|j| d[i] * k[i][j] * d[j] * v[j]).sum())
+            .collect();
+        let vv: f64 = v.iter().map(|x| x * x).sum();
+        lambda = v.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() / vv;
+        let norm = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+        v = w.iter().map(|x| x / norm).collect();
+    }
+    lambda * 1.001
 }
 
 /// A level below the finest.
@@ -77,44 +145,59 @@ pub struct ElasticMg<B: ElasticBackend> {
     /// s[0] = 1, for x = t + 1·x.
     one: B::Scalars,
     meshes: Vec<Mesh>,
+    /// λmax bounds of the smoothers, finest first.
+    bounds: Vec<f64>,
     /// Inner CG iterations of the coarsest solves so far.
     pub coarse_iterations: usize,
     coarse_rtol: f64,
+    dense: Option<DenseCoarse<B>>,
 }
 
 impl<B: ElasticBackend> ElasticMg<B> {
-    /// The hierarchy for the fine operator `a` on `mesh` with moduli `e`
-    /// and fixed mask `fixed`, Poisson ratio `nu`.
+    /// The hierarchy for the fine operator `a` on `mesh` (moduli set) with
+    /// fixed mask `fixed`, Poisson ratio `nu`: every level allocated here,
+    /// once; [`Self::refresh`] updates it for new moduli.
     pub fn new(
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut ElasticOperator<B>,
         mesh: Mesh,
-        e: &[f64],
         fixed: &[bool],
         nu: f64,
+        coarse: CoarseSolver,
     ) -> Result<Self, SolveError> {
-        let levels_plan = plan(mesh, MAX_LEVELS);
+        let levels_plan = plan_for(mesh, coarse);
         let opts = smoother_opts();
         let n = mesh.dofs();
         let single = levels_plan.len() == 1;
+        let bound = |size: [f64; 3]| element_jacobi_bound(&hex8_box_stiffness(nu, size));
+        let mut bounds = vec![bound([1.0; 3])];
         let fine_smoother = match single {
             true => None,
-            false => Some(Chebyshev::new(be, a, None, &opts)?),
+            false => Some(Chebyshev::with_bound(be, n, bounds[0], &opts)?),
         };
         let (mut levels, mut transfers) = (Vec::new(), Vec::new());
-        let (mut prev_fixed, mut prev_e, mut prev_mesh) = (fixed.to_vec(), e.to_vec(), mesh);
+        let (mut prev_fixed, mut prev_mesh) = (fixed.to_vec(), mesh);
+        let mut dense = None;
         for (k, &(m, size)) in levels_plan.iter().enumerate().skip(1) {
             let t = Transfer::new(prev_mesh, m, &prev_fixed);
-            let ec = t.coarse_moduli(&prev_e);
             let ke = hex8_box_stiffness(nu, size);
             let raw = be.elastic_new(&m, &ke, &t.coarse_fixed, OperatorKind::NodeCentred)?;
-            let mut op = ElasticOperator::new(be, raw, m.dofs())?;
-            be.elastic_set_moduli(&mut op.op, &ec)?;
-            op.refresh_diagonal(be)?;
+            let op = ElasticOperator::new(be, raw, m.dofs())?;
             let coarsest = k + 1 == levels_plan.len();
+            let dense_wanted = matches!(coarse, CoarseSolver::Dense | CoarseSolver::Galerkin);
+            if coarsest && dense_wanted && m.dofs() <= dense::DENSE_MAX_DOFS {
+                dense = Some(DenseCoarse {
+                    mesh: m,
+                    ke: ke.clone(),
+                    fixed: t.coarse_fixed.clone(),
+                    inv: be.zeros(m.dofs() * m.dofs())?,
+                    galerkin: coarse == CoarseSolver::Galerkin,
+                });
+            }
+            bounds.push(bound(size));
             let smoother = match coarsest {
                 true => None,
-                false => Some(Chebyshev::new(be, &mut op, None, &opts)?),
+                false => Some(Chebyshev::with_bound(be, m.dofs(), bounds[k], &opts)?),
             };
             transfers.push(be.elastic_transfer_new(&t)?);
             let nd = m.dofs();
@@ -126,7 +209,7 @@ impl<B: ElasticBackend> ElasticMg<B> {
                 r: be.zeros(nd)?,
                 t: be.zeros(nd)?,
             });
-            (prev_fixed, prev_e, prev_mesh) = (t.coarse_fixed, ec, m);
+            (prev_fixed, prev_mesh) = (t.coarse_fixed, m);
         }
         let coarse_n = levels.last().map_or(n, |l: &Level<B>| l.op.len());
         let mut one = be.scalars(1)?;
@@ -134,7 +217,7 @@ impl<B: ElasticBackend> ElasticMg<B> {
         unit[0] = 1.0;
         let unit = be.upload(&unit)?;
         be.dot(&unit, &unit, &mut one, 0)?; // s[0] = 1
-        Ok(ElasticMg {
+        let mut mg = ElasticMg {
             fine_smoother,
             fine_r: be.zeros(n)?,
             fine_t: be.zeros(n)?,
@@ -144,9 +227,91 @@ impl<B: ElasticBackend> ElasticMg<B> {
             s: be.scalars(1)?,
             one,
             meshes: levels_plan.iter().map(|(m, _)| *m).collect(),
+            bounds,
             coarse_iterations: 0,
             coarse_rtol: COARSE_RTOL,
-        })
+            dense,
+        };
+        mg.refresh(be, a)?;
+        Ok(mg)
+    }
+
+    /// After the fine moduli changed (a new design iteration): the coarse
+    /// moduli (mean of the children, on the device) and every coarse
+    /// level's diagonal. Nothing is allocated and nothing read back.
+    pub fn refresh(&mut self, be: &B, a: &mut ElasticOperator<B>) -> Result<(), SolveError> {
+        let mut fine = &a.op;
+        for (level, t) in self.levels.iter_mut().zip(&self.transfers) {
+            be.elastic_coarsen_moduli(t, fine, &mut level.op.op)?;
+            level.op.refresh_diagonal(be)?;
+            fine = &level.op.op;
+        }
+        let galerkin = self.dense.as_ref().is_some_and(|d| d.galerkin);
+        let k = match galerkin {
+            true => Some(self.galerkin_coarsest(be, a)?),
+            false => None,
+        };
+        if let (Some(d), Some(last)) = (self.dense.as_mut(), self.levels.last()) {
+            // The coarsest moduli (a few dozen values) to the host, K_c⁻¹ back.
+            let k = match k {
+                Some(k) => k,
+                None => {
+                    let e = be.elastic_moduli(&last.op.op)?;
+                    dense::assemble(&d.mesh, &d.ke, &e, &d.fixed)
+                }
+            };
+            let n = d.mesh.dofs();
+            let inv = dense::spd_inverse(&k, n).ok_or_else(|| {
+                BackendError::Driver("multigrid: the coarsest operator is not SPD".into())
+            })?;
+            d.inv = be.upload(&inv)?;
+        }
+        Ok(())
+    }
+
+    /// PᵀKP of the level above the coarsest (dense, row-major; identity on
+    /// fixed coarse DOFs), column j = Pᵀ K P e_j in f64.
+    fn galerkin_coarsest(
+        &mut self,
+        be: &B,
+        a: &mut ElasticOperator<B>,
+    ) -> Result<Vec<f64>, BackendError> {
+        let nl = self.levels.len();
+        let (above, coarsest) = self.levels.split_at_mut(nl - 1);
+        let op = match above.last_mut() {
+            Some(l) => &mut l.op,
+            None => a,
+        };
+        let t = &self.transfers[nl - 1];
+        let (nf, nc) = (op.len(), coarsest[0].op.len());
+        let (mut xf, mut yf) = (be.zeros(nf)?, be.zeros(nf)?);
+        let zero = be.zeros(nf)?;
+        let mut col = be.zeros(nc)?;
+        let mut k = vec![0.0; nc * nc];
+        for j in 0..nc {
+            let mut unit = vec![0.0; nc];
+            unit[j] = 1.0;
+            let ej = be.upload(&unit)?;
+            be.copy(&zero, &mut xf)?;
+            be.elastic_prolong_add(t, &ej, &mut xf)?; // xf = P e_j
+            be.elastic_apply_dot(&mut op.op, OpPrecision::F64, &xf, &mut yf, &mut self.s, 0)?;
+            be.elastic_restrict(t, &yf, &mut col)?; // Pᵀ K P e_j
+            for (i, v) in be.download(&col)?.into_iter().enumerate() {
+                k[i * nc + j] = v;
+            }
+        }
+        // P has zero columns at fixed coarse DOFs: identity there.
+        for i in 0..nc {
+            if k[i * nc + i] == 0.0 {
+                k[i * nc + i] = 1.0;
+            }
+        }
+        Ok(k)
+    }
+
+    /// λmax bounds of the smoothers' intervals, finest first.
+    pub fn bounds(&self) -> &[f64] {
+        &self.bounds
     }
 
     /// Sets the coarsest inner CG's relative residual (default
@@ -171,6 +336,8 @@ struct Ctx<'a, B: ElasticBackend> {
     work: &'a mut PcgWork<B>,
     coarse_iterations: &'a mut usize,
     coarse_rtol: f64,
+    /// K_c⁻¹ when the coarsest level is solved densely.
+    dense: Option<&'a B::Vector>,
 }
 
 /// x = V-cycle(b) on the level of `a`, with `below` the coarser levels.
@@ -218,6 +385,9 @@ fn coarse_solve<B: ElasticBackend>(
     x: &mut B::Vector,
 ) -> Result<(), SolveError> {
     let be = c.be;
+    if let Some(inv) = c.dense {
+        return Ok(be.dense_matvec(inv, b, x)?); // x = K_c⁻¹ b
+    }
     be.divide(b, a.diagonal(), x)?; // x = D⁻¹ b: a start that is 0 on fixed DOFs
     let params = CgParams {
         stop: Stop::relative(c.coarse_rtol),
@@ -250,6 +420,7 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
             work: &mut self.coarse_work,
             coarse_iterations: &mut self.coarse_iterations,
             coarse_rtol: self.coarse_rtol,
+            dense: self.dense.as_ref().map(|d| &d.inv),
         };
         let out = match self.fine_smoother.as_mut() {
             // No coarser level: M = D (Jacobi).
@@ -276,6 +447,9 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
         let mut params = BTreeMap::new();
         params.insert("levels".into(), self.meshes.len() as f64);
         params.insert("coarse_cg_iterations".into(), self.coarse_iterations as f64);
+        params.insert("coarse_dense".into(), self.dense.is_some() as u8 as f64);
+        let coarsest = self.meshes.last().map_or(0, |m| m.dofs());
+        params.insert("coarsest_dofs".into(), coarsest as f64);
         let o = smoother_opts();
         params.insert("degree".into(), o.chebyshev_degree as f64);
         params.insert("ratio".into(), o.chebyshev_ratio);

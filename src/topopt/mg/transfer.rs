@@ -1,11 +1,16 @@
 //! The level plan and the trilinear transfers of topopt's multigrid.
 //!
-//! Coarsening halves a direction's element count when it is even and the
+//! Coarsening halves a direction's element count (n → ⌈n/2⌉) when the
 //! coarse element stays no more than 4 times longer than it is in the
-//! shortest direction (semi-coarsening of the even directions when others
-//! are odd); the hierarchy stops when no direction can be halved or the
-//! level has at most [`COARSEST_DOFS`] DOFs. So a mesh whose dimensions are
-//! not divisible by 2^L gets fewer levels (reported in `summary.json`).
+//! shortest direction; the hierarchy stops when no direction can be halved
+//! or the level has at most [`COARSEST_DOFS`] DOFs. An odd count is halved
+//! as if the fine mesh were padded with one void element layer: the last
+//! coarse element covers one fine element and one outside the domain, the
+//! coarse node beyond the fine mesh is reached only by the last fine node
+//! (weight ½), and the coarse moduli count the missing children as 0. So
+//! 200×100×50 coarsens to 13×7×4 (1.7 k DOFs; 4×2×1 for the dense coarse
+//! solve) rather than stopping at 25×25×25 (52.7 k), and no mesh falls back
+//! to fewer levels for parity.
 //!
 //! P (coarse → fine) is trilinear along halved directions and the identity
 //! along the others: a fine node at an even index takes its coincident
@@ -50,14 +55,14 @@ pub fn plan_to(mesh: Mesh, max_levels: usize, coarsest_dofs: usize) -> Vec<(Mesh
         }
         let n = [m.nelx, m.nely, m.nelz];
         let min = size.iter().cloned().fold(f64::INFINITY, f64::min);
-        let halve: [bool; 3] = std::array::from_fn(|d| {
-            n[d].is_multiple_of(2) && n[d] >= 2 && 2.0 * size[d] <= MAX_ASPECT * min
-        });
+        let halve: [bool; 3] =
+            std::array::from_fn(|d| n[d] >= 2 && 2.0 * size[d] <= MAX_ASPECT * min);
         // Keep the aspect bound for the result too (min may grow).
         if !halve.iter().any(|&h| h) {
             break;
         }
-        let nc: [usize; 3] = std::array::from_fn(|d| if halve[d] { n[d] / 2 } else { n[d] });
+        let nc: [usize; 3] =
+            std::array::from_fn(|d| if halve[d] { n[d].div_ceil(2) } else { n[d] });
         let sc: [f64; 3] = std::array::from_fn(|d| if halve[d] { 2.0 * size[d] } else { size[d] });
         out.push((Mesh::new(nc[0], nc[1], nc[2]), sc));
     }
@@ -74,12 +79,16 @@ fn up(i: usize, f: usize) -> ([(usize, f64); 2], usize) {
 }
 
 /// (fine index, weight) pairs of coarse node index `c` along a direction
-/// with `nf` fine elements.
+/// with `nf` fine elements (fine nodes 0..=nf; with nf odd the last coarse
+/// node lies beyond them and has only the one at weight ½).
 fn down(c: usize, f: usize, nf: usize) -> Vec<(usize, f64)> {
     if f == 1 {
         return vec![(c, 1.0)];
     }
-    let mut v = vec![(2 * c, 1.0)];
+    let mut v = Vec::with_capacity(3);
+    if 2 * c <= nf {
+        v.push((2 * c, 1.0));
+    }
     if c >= 1 {
         v.push((2 * c - 1, 0.5));
     }
@@ -92,10 +101,11 @@ fn down(c: usize, f: usize, nf: usize) -> Vec<(usize, f64)> {
 impl Transfer {
     /// The step from `fine` (with its fixed mask) to `coarse`.
     pub fn new(fine: Mesh, coarse: Mesh, fine_fixed: &[bool]) -> Transfer {
+        let halved = |f: usize, c: usize| if f == c { 1 } else { 2 };
         let factor = [
-            fine.nelx / coarse.nelx,
-            fine.nely / coarse.nely,
-            fine.nelz / coarse.nelz,
+            halved(fine.nelx, coarse.nelx),
+            halved(fine.nely, coarse.nely),
+            halved(fine.nelz, coarse.nelz),
         ];
         let mut t = Transfer {
             fine,
@@ -181,7 +191,8 @@ impl Transfer {
         }
     }
 
-    /// Coarse moduli: the mean of each coarse element's children.
+    /// Coarse moduli: the mean of each coarse element's children, those
+    /// beyond an odd fine mesh counted as 0 (the padding is void).
     pub fn coarse_moduli(&self, e: &[f64]) -> Vec<f64> {
         let (fm, cm) = (self.fine, self.coarse);
         let [fx, fy, fz] = self.factor;
@@ -193,7 +204,10 @@ impl Transfer {
                 for dz in 0..fz {
                     for dy in 0..fy {
                         for dx in 0..fx {
-                            s += e[fm.element(fx * x + dx, fy * y + dy, fz * z + dz)];
+                            let (i, j, k) = (fx * x + dx, fy * y + dy, fz * z + dz);
+                            if i < fm.nelx && j < fm.nely && k < fm.nelz {
+                                s += e[fm.element(i, j, k)];
+                            }
                         }
                     }
                 }
@@ -212,7 +226,8 @@ mod tests {
         let p = plan(Mesh::new(200, 100, 50), 10);
         let dims: Vec<[usize; 3]> = p.iter().map(|(m, _)| [m.nelx, m.nely, m.nelz]).collect();
         assert_eq!(dims[1], [100, 50, 25]);
-        assert_eq!(dims[2], [50, 25, 25]);
+        assert_eq!(dims[2], [50, 25, 13]);
+        assert_eq!(dims.last(), Some(&[13, 7, 4]));
         for (_, s) in &p {
             let (lo, hi) = (
                 s.iter().cloned().fold(9e9, f64::min),
@@ -220,14 +235,24 @@ mod tests {
             );
             assert!(hi / lo <= MAX_ASPECT);
         }
-        // Odd everywhere: one level, no crash.
-        assert_eq!(plan(Mesh::new(9, 5, 3), 10).len(), 1);
+        // Odd everywhere: padded halving, ⌈n/2⌉.
+        let p = plan_to(Mesh::new(9, 5, 3), 10, 10);
+        let m = p[1].0;
+        assert_eq!([m.nelx, m.nely, m.nelz], [5, 3, 2]);
     }
 
     #[test]
     fn restriction_is_the_transpose_of_prolongation() {
-        let fine = Mesh::new(4, 2, 3);
-        let coarse = Mesh::new(2, 1, 3);
+        // Even (halved x, y; z kept) and odd, padded (halved everywhere).
+        for (fine, coarse) in [
+            (Mesh::new(4, 2, 3), Mesh::new(2, 1, 3)),
+            (Mesh::new(5, 3, 3), Mesh::new(3, 2, 2)),
+        ] {
+            transpose_and_trilinear(fine, coarse);
+        }
+    }
+
+    fn transpose_and_trilinear(fine: Mesh, coarse: Mesh) {
         let fixed: Vec<bool> = (0..fine.dofs()).map(|d| d % 7 == 0).collect();
         let t = Transfer::new(fine, coarse, &fixed);
         let xc: Vec<f64> = (0..coarse.dofs())
@@ -241,13 +266,15 @@ mod tests {
         let a: f64 = pxc.iter().zip(&rf).map(|(p, r)| p * r).sum();
         let b: f64 = xc.iter().zip(&ptr).map(|(x, p)| x * p).sum();
         assert!((a - b).abs() < 1e-12 * a.abs().max(1.0), "{a} vs {b}");
-        // A trilinear field is reproduced exactly on free DOFs.
+        // A trilinear field is reproduced exactly on free DOFs (the padded
+        // coarse nodes included: they sit where the field extends to).
         let t = Transfer::new(fine, coarse, &vec![false; fine.dofs()]);
         let g = |i: usize, j: usize, k: usize| 1.0 + i as f64 + 0.5 * j as f64 + 0.25 * k as f64;
         let xc: Vec<f64> = (0..coarse.dofs())
             .map(|d| {
                 let [i, j, k] = coarse.node_coords(d / 3);
-                g(2 * i, 2 * j, k)
+                let [fx, fy, fz] = t.factor;
+                g(fx * i, fy * j, fz * k)
             })
             .collect();
         let mut xf = vec![0.0; fine.dofs()];
@@ -256,5 +283,11 @@ mod tests {
             let [i, j, k] = fine.node_coords(d / 3);
             assert!((v - g(i, j, k)).abs() < 1e-12, "dof {d}: {v}");
         }
+        // Coarse moduli: means, with children beyond the mesh as 0.
+        let e: Vec<f64> = (0..fine.elements()).map(|i| 1.0 + i as f64).collect();
+        let ec = t.coarse_moduli(&e);
+        let total: f64 = e.iter().sum();
+        let vol = (t.factor.iter().product::<usize>()) as f64;
+        assert!((ec.iter().sum::<f64>() * vol - total).abs() < 1e-9 * total);
     }
 }
