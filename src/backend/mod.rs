@@ -121,6 +121,13 @@ pub trait Backend {
         Ok(())
     }
 
+    /// Free memory of this device in bytes, for a run's memory plan
+    /// (`thermal::memory_plan`); `None` where the vectors live in host
+    /// memory (the CPU), which the plan counts as host memory.
+    fn device_free_memory(&self) -> Result<Option<u64>, BackendError> {
+        Ok(None)
+    }
+
     /// Vector of length n, zero-filled.
     fn zeros(&self, n: usize) -> Result<Self::Vector, BackendError>;
     fn upload(&self, host: &[f64]) -> Result<Self::Vector, BackendError>;

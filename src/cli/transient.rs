@@ -133,6 +133,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             out: args.out.clone(),
             default_out: default_out(&args.stack),
             save_state: args.save_state.clone(),
+            memory_planned: false,
         },
     )?;
     let stack = &plan.stack;
@@ -171,6 +172,8 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         unit,
         block_map: plan.block_map,
         vtk: plan.vtk,
+        maps: Default::default(),
+        npy: None,
     };
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;

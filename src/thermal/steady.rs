@@ -282,5 +282,7 @@ pub(crate) fn summarize<B: ChebyshevBackend>(
         probes: super::probes::readings(stack, grid, t),
         timings_s,
         nonlinear: None,
+        memory: None,
+        host_peak_rss_bytes: None,
     }
 }

@@ -58,6 +58,9 @@ impl Backend for CudaBackend {
     fn check_capacity_with(&self, cells: usize, extra_vectors: usize) -> Result<(), BackendError> {
         self.check_fits_with(cells, extra_vectors).map(|_| ())
     }
+    fn device_free_memory(&self) -> Result<Option<u64>, BackendError> {
+        self.memory_info().map(|(free, _)| Some(free))
+    }
 
     fn zeros(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
         self.stream
