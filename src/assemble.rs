@@ -88,6 +88,25 @@ fn constant_materials(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> Vec<V
         .collect()
 }
 
+/// Layer `l`'s material per plane cell when floorplan patches make it vary
+/// in-plane, `None` when it is the layer's own material everywhere (the
+/// per-layer content of device assembly, `thermal::assembly_input`).
+pub fn layer_plane_materials(
+    stack: &Stack,
+    grid: &Grid,
+    power: &LayerPower,
+    l: usize,
+) -> Option<Vec<Material>> {
+    match layer_material(grid, power) {
+        LayerMaterial::Uniform => None,
+        m => Some(
+            (0..grid.plane())
+                .map(|j| m.mix(j, stack.layers[l].material))
+                .collect(),
+        ),
+    }
+}
+
 /// The material of every cell with the layers' laws evaluated at the cell's
 /// temperature `t_k` (floorplan patches keep their constant properties).
 /// Fails with the cell index when a law is not positive there.

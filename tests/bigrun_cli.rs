@@ -35,7 +35,10 @@ fn stderr(o: &Output) -> String {
 
 fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|r| r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .map(|r| {
+            r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -96,14 +99,24 @@ fn layers_and_no_maps_choose_the_maps() {
         .collect();
     assert_eq!(
         maps,
-        ["01_logic_feol.csv", "01_logic_feol.png", "09_heat_sink.csv", "09_heat_sink.png"]
+        [
+            "01_logic_feol.csv",
+            "01_logic_feol.png",
+            "09_heat_sink.csv",
+            "09_heat_sink.png"
+        ]
     );
     // --no-maps on the same folder: the old maps are removed with the run's
     // other stale files, the summary is still written.
     let o = solve(&out, &["--grid", "24x16", "--no-maps"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let files = files_in(&out);
-    assert!(files.iter().all(|f| !f.ends_with(".png") && !f.ends_with(".csv")), "{files:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.ends_with(".png") && !f.ends_with(".csv")),
+        "{files:?}"
+    );
     assert!(files.contains(&"summary.json".to_string()));
     // An unknown layer is bad input.
     let o = solve(&out, &["--layers", "nope"], &[]);
@@ -129,7 +142,10 @@ fn npy_holds_the_field() {
     let header = std::str::from_utf8(&bytes[10..10 + hlen]).unwrap();
     let s = summary(&out);
     let nz = s["grid"]["nz"].as_u64().unwrap() as usize;
-    assert!(header.contains(&format!("'shape': ({nz}, {ny}, {nx})")), "{header}");
+    assert!(
+        header.contains(&format!("'shape': ({nz}, {ny}, {nx})")),
+        "{header}"
+    );
     assert!(header.contains("'<f8'"));
     let data: Vec<f64> = bytes[10 + hlen..]
         .chunks(8)

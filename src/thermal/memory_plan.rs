@@ -175,12 +175,21 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
     let mut host = vec![
         ("fixed overhead", HOST_FIXED_BYTES),
         ("power maps and layer materials", plane * layers * 48),
-        (
+    ];
+    // Host assembly: the system (Quad-Diag, rhs, capacity) and the shifted
+    // rhs; on a GPU the system is built on the device (`CUTH_HOST_ASSEMBLY`
+    // turns that off) and set-up reads a host copy of the matrix.
+    let host_assembly =
+        s.executor == Executor::Cpu || std::env::var_os("CUTH_HOST_ASSEMBLY").is_some();
+    if host_assembly {
+        host.push((
             "assembled system (Quad-Diag, rhs, capacity)",
             56 * n + 16 * plane,
-        ),
-        ("shifted right-hand side", 8 * n),
-    ];
+        ));
+        host.push(("shifted right-hand side", 8 * n));
+    } else if pre_host > 0 {
+        host.push(("matrix copy for preconditioner set-up", 40 * n));
+    }
     let mut device = None;
     match s.executor {
         Executor::Cpu => {

@@ -3,7 +3,8 @@
 //! memory (cudarc) and the fused kernels of `kernels/*.cu`, compiled at run
 //! time by NVRTC for the device's own architecture. Each trait is
 //! implemented in the file that launches its kernels: `blas1` (the core),
-//! `quad_diag`, `chebyshev` (f64), `mixed` (f32 on Â). CUDA is loaded dynamically: on a machine without it,
+//! `quad_diag`, `chebyshev` (f64), `mixed` (f32 on Â), `assemble` (the
+//! thermal system built on the device from compact inputs). CUDA is loaded dynamically: on a machine without it,
 //! [`available`] and [`CudaBackend::new`] return
 //! [`BackendError::CudaUnavailable`] and never panic, and the caller falls
 //! back to the CPU backend.
@@ -18,6 +19,7 @@
 //! `chebyshev` (one launcher per kernel), `memory` (device budget), `timing`
 //! (events, graphs, copy bandwidth for the benchmark).
 
+mod assemble;
 mod blas1;
 mod chebyshev;
 pub mod device;
@@ -29,6 +31,7 @@ mod mixed;
 mod quad_diag;
 pub mod timing;
 
+pub use assemble::{DeviceSystem, ASSEMBLE};
 pub use blas1::BLAS1;
 pub use chebyshev::CHEBYSHEV;
 pub use device::{info_text, DeviceInfo, GpuInfo};
