@@ -123,3 +123,26 @@ fn bad_lengths_are_errors() {
     inp.dx.pop();
     assert!(gpu().assemble_system(&inp).is_err());
 }
+
+/// Large downloads go through pinned staging buffers in chunks
+/// (`backend::cuda::transfer`): every value arrives, at every chunk
+/// boundary and in the short last chunk.
+#[test]
+#[ignore]
+fn staged_download_is_exact() {
+    let be = gpu();
+    let n = 2 * cuth::backend::cuda::STAGE_VALUES + 12_345;
+    let host: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 7.0).collect();
+    let v = be.upload(&host).unwrap();
+    let t = std::time::Instant::now();
+    let back = be.download(&v).unwrap();
+    let s = t.elapsed().as_secs_f64();
+    println!(
+        "download of {n} f64: {s:.3} s, {:.1} GB/s",
+        8.0 * n as f64 / s / 1e9
+    );
+    assert!(back == host, "staged download differs");
+    let mut into = vec![1.0; n];
+    be.download_into(&v, &mut into).unwrap();
+    assert!(into == host, "staged download_into differs");
+}
