@@ -88,6 +88,25 @@ fn constant_materials(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> Vec<V
         .collect()
 }
 
+/// Layer `l`'s material per plane cell when floorplan patches make it vary
+/// in-plane, `None` when it is the layer's own material everywhere (the
+/// per-layer content of device assembly, `thermal::assembly_input`).
+pub fn layer_plane_materials(
+    stack: &Stack,
+    grid: &Grid,
+    power: &LayerPower,
+    l: usize,
+) -> Option<Vec<Material>> {
+    match layer_material(grid, power) {
+        LayerMaterial::Uniform => None,
+        m => Some(
+            (0..grid.plane())
+                .map(|j| m.mix(j, stack.layers[l].material))
+                .collect(),
+        ),
+    }
+}
+
 /// The material of every cell with the laws of the layers and of their
 /// floorplan patches (`unit_materials`) evaluated at the cell's temperature
 /// `t_k`; patches without a law keep their constant properties. A patch with

@@ -27,6 +27,7 @@ pub mod mg;
 
 use crate::matrix::precision::ScaledQuadDiag;
 use crate::matrix::QuadDiag;
+use crate::thermal::assembly_input::AssemblyInput;
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -121,6 +122,13 @@ pub trait Backend {
         Ok(())
     }
 
+    /// Free memory of this device in bytes, for a run's memory plan
+    /// (`thermal::memory_plan`); `None` where the vectors live in host
+    /// memory (the CPU), which the plan counts as host memory.
+    fn device_free_memory(&self) -> Result<Option<u64>, BackendError> {
+        Ok(None)
+    }
+
     /// Vector of length n, zero-filled.
     fn zeros(&self, n: usize) -> Result<Self::Vector, BackendError>;
     fn upload(&self, host: &[f64]) -> Result<Self::Vector, BackendError>;
@@ -203,6 +211,36 @@ pub trait QuadDiagOps: Backend {
         Ok(())
     }
 
+    /// The steady system of `inp` built on this device (device assembly,
+    /// issue 15): the matrix and the right-hand side where they will be
+    /// used, and the planes' conductances to ambient on the host. `None`
+    /// where this executor assembles on the host (the CPU, in parallel).
+    fn assemble_on_device(
+        &self,
+        inp: &AssemblyInput,
+    ) -> Result<Option<DeviceAssemblyOf<Self>>, BackendError> {
+        let _ = inp;
+        Ok(None)
+    }
+
+    /// b −= c·amb(a), the shift of `linalg::offset` applied where b lives
+    /// (the default goes through the host).
+    fn shift_rhs(
+        &self,
+        a: &Self::Matrix,
+        c: f64,
+        b: &mut Self::Vector,
+    ) -> Result<(), BackendError> {
+        let amb = self.host_matrix(a)?.amb.clone();
+        let mut h = self.download(b)?;
+        if h.len() != amb.len() {
+            return Err(BackendError::Length(h.len(), amb.len()));
+        }
+        h.iter_mut().zip(&amb).for_each(|(x, e)| *x -= c * e);
+        *b = self.upload(&h)?;
+        Ok(())
+    }
+
     /// Copies `a` to the device. Checks lengths only: whether the solve fits
     /// is the planning's question ([`Backend::check_capacity`]).
     fn upload_matrix(&self, a: &QuadDiag) -> Result<Self::Matrix, BackendError>;
@@ -260,6 +298,20 @@ pub trait QuadDiagOps: Backend {
         z: &mut Self::Vector,
     ) -> Result<(), BackendError>;
 }
+
+/// What [`QuadDiagOps::assemble_on_device`] returns.
+pub struct DeviceAssembly<M, V> {
+    pub a: M,
+    /// Power per cell, W.
+    pub rhs: V,
+    /// Conductance to ambient per top-plane cell, W/K (host copy, one plane).
+    pub g_top: Vec<f64>,
+    /// Same for the bottom plane (zeros when adiabatic).
+    pub g_bottom: Vec<f64>,
+}
+
+/// [`DeviceAssembly`] of backend `B`'s matrix and vector types.
+pub type DeviceAssemblyOf<B> = DeviceAssembly<<B as QuadDiagOps>::Matrix, <B as Backend>::Vector>;
 
 /// The work vectors of one Chebyshev recurrence in element type `V`'s
 /// precision: res, d, d_next, and below f64 the accumulator ẑ (at f64 the

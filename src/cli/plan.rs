@@ -135,6 +135,9 @@ pub struct Typed<'a> {
     pub out: Option<PathBuf>,
     pub default_out: PathBuf,
     pub save_state: Option<PathBuf>,
+    /// The command plans its memory itself, in full (`thermal::memory_plan`,
+    /// `solve`), so the coarse host check here is skipped.
+    pub memory_planned: bool,
 }
 
 /// Plausibility warnings: errors with `--strict` (exit 2), else one
@@ -181,7 +184,9 @@ impl RunPlan {
         let stack = run.load_stack(typed.stack)?;
         report_warnings(&stack.warnings, run.strict, run.quiet)?;
         let cells = stack.cells()?;
-        check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
+        if !typed.memory_planned {
+            check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
+        }
         let mut solver = run.solver_options(&stack, typed.rtol);
         if stack.is_nonlinear() {
             let extra = nonlinear_values_per_cell(solver.nonlinear.anderson as u64);

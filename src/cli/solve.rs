@@ -4,10 +4,13 @@ use super::common::RunArgs;
 use super::plan::{Device, RunPlan, Typed};
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
+use cuth::error::InputError;
 use cuth::linalg::PrecisionMode;
-use cuth::output::{self, OutputOptions, Owned, SteadyView, Transaction};
+use cuth::output::npy::NpyDtype;
+use cuth::output::{self, MapLayers, OutputOptions, Owned, Staged, SteadyView, Transaction};
 use cuth::stack::Stack;
-use cuth::thermal::steady::{solve_steady, SteadyOptions, SteadyOutcome};
+use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
+use cuth::thermal::steady::{solve_steady, SteadyOutcome};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -28,6 +31,22 @@ pub struct SolveArgs {
     /// Also write the 3D temperature field to FILE, for `cuth transient --init FILE`.
     #[arg(long, value_name = "FILE")]
     pub save_state: Option<std::path::PathBuf>,
+    /// Maps (PNG and CSV) only for these layers (names, comma-separated)
+    /// [default: every layer].
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        conflicts_with = "no_maps"
+    )]
+    pub layers: Option<Vec<String>>,
+    /// Write no per-layer maps (blocks, probes, summary and --vtk/--npy still).
+    #[arg(long)]
+    pub no_maps: bool,
+    /// Also write the 3D temperature field as field.npy (NumPy, shape
+    /// (nz, ny, nx), display unit), f32 or f64 [default: f32].
+    #[arg(long, value_enum, value_name = "DTYPE", num_args = 0..=1, default_missing_value = "f32")]
+    pub npy: Option<NpyDtype>,
     /// Grid, device, solver and printing, shared with `solve`/`transient`.
     #[command(flatten)]
     pub run: RunArgs,
@@ -44,13 +63,22 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
             out: args.out.clone(),
             default_out: default_out(&args.stack),
             save_state: args.save_state.clone(),
+            memory_planned: true,
         },
     )?;
-    let (stack, opts) = (&plan.stack, &plan.solver);
+    let stack = &plan.stack;
+    let maps = map_layers(stack, args)?;
     let read_s = t0.elapsed().as_secs_f64();
+    let out_opts = OutputOptions {
+        unit: plan.unit,
+        block_map: plan.block_map,
+        vtk: plan.vtk,
+        maps,
+        npy: args.npy,
+    };
     let mut outcome = match plan.device {
-        Device::Cpu => solve_on(&CpuBackend::new(), stack, opts)?,
-        Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, stack, opts)?,
+        Device::Cpu => solve_on(&CpuBackend::new(), &plan, &out_opts)?,
+        Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, &plan, &out_opts)?,
     };
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
 
@@ -63,26 +91,21 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         power: &outcome.power,
         summary: &outcome.summary,
     };
-    // One transaction: the maps and the state file land together or not at all.
-    let opts = OutputOptions {
-        unit,
-        block_map: plan.block_map,
-        vtk: plan.vtk,
-    };
-    let files = output::render_steady(out_dir, &view, &opts)?;
+    // One transaction: the maps and the state file land together or not at
+    // all; files are streamed into its staging layer by layer.
     let mut txn = Transaction::begin(out_dir, Owned::Thermal)
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
-    for f in &files {
-        txn.write(Path::new(&f.name), &f.bytes)?;
-    }
     if let Some(path) = &plan.out.save_state {
         let bytes =
             cuth::thermal::transient::state::encode_state(&outcome.grid, &outcome.temperature_k);
         txn.stage_external(path, &bytes)
             .with_context(|| format!("writing the state file {}", path.display()))?;
     }
+    let summary = output::stream_steady(&mut Staged::new(&txn, Path::new("")), &view, &out_opts)
+        .with_context(|| format!("writing results under {}", out_dir.display()))?;
     txn.commit()
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
+    let outcome = SteadyOutcome { summary, ..outcome };
     if plan.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
     } else if !plan.quiet {
@@ -92,12 +115,63 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Plans the run's memory on `be` (refused, exit 1, when it does not fit),
+/// then solves; the plan goes into the summary.
 fn solve_on<B: ChebyshevBackend + 'static>(
     be: &B,
-    stack: &Stack,
-    opts: &SteadyOptions,
+    plan: &RunPlan,
+    out: &OutputOptions,
 ) -> anyhow::Result<SteadyOutcome> {
-    Ok(solve_steady(be, stack, opts)?)
+    let (stack, opts) = (&plan.stack, &plan.solver);
+    let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
+    let shape = RunShape {
+        nx: stack.nx,
+        ny: stack.ny,
+        nz,
+        layers: stack.layers.len(),
+        executor: match plan.device {
+            Device::Cpu => Executor::Cpu,
+            Device::Cuda(_) => Executor::Cuda,
+        },
+        precond: opts.precond,
+        precision: opts.precond_opts.precision,
+        outputs: OutputShape {
+            map_layers: out.maps.count(stack.layers.len()),
+            vtk: out.vtk,
+            npy_bytes: out.npy.map(NpyDtype::bytes),
+            save_state: plan.out.save_state.is_some(),
+        },
+    };
+    let host_free = cuth::backend::cpu::available_memory();
+    let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
+    let mut outcome = solve_steady(be, stack, opts)?;
+    outcome.summary.memory = Some(memory);
+    Ok(outcome)
+}
+
+/// `--layers` / `--no-maps` as layer indices; an unknown name is bad input.
+fn map_layers(stack: &Stack, args: &SolveArgs) -> Result<MapLayers, InputError> {
+    if args.no_maps {
+        return Ok(MapLayers::None);
+    }
+    let Some(names) = &args.layers else {
+        return Ok(MapLayers::All);
+    };
+    let mut idx = Vec::new();
+    for name in names {
+        let name = name.trim();
+        match stack.layers.iter().position(|l| l.name == name) {
+            Some(i) => idx.push(i),
+            None => {
+                let known: Vec<&str> = stack.layers.iter().map(|l| l.name.as_str()).collect();
+                return Err(InputError(format!(
+                    "--layers: the stack has no layer `{name}` (layers: {})",
+                    known.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(MapLayers::Only(idx))
 }
 
 fn default_out(stack: &Path) -> PathBuf {

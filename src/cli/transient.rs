@@ -147,6 +147,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             out: args.out.clone(),
             default_out: default_out(&args.stack),
             save_state: args.save_state.clone(),
+            memory_planned: false,
         },
     )?;
     let stack = &plan.stack;
@@ -187,6 +188,8 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         unit,
         block_map: plan.block_map,
         vtk: plan.vtk,
+        maps: Default::default(),
+        npy: None,
     };
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;

@@ -57,21 +57,56 @@ pub fn layer_csv(values: &[f64], nx: usize, ny: usize) -> String {
     // Up to ~12 characters per value ("-1234.567890,").
     let mut out = String::with_capacity(nx * ny * 12);
     for y in (0..ny).rev() {
-        for x in 0..nx {
-            if x > 0 {
-                out.push(',');
-            }
-            match values.get(x + nx * y) {
-                Some(v) if v.is_finite() => {
-                    // Writing to a String cannot fail.
-                    let _ = write!(out, "{v:.6}");
-                }
-                _ => out.push_str("NaN"),
-            }
-        }
-        out.push('\n');
+        push_row(&mut out, values, nx, y);
     }
     out
+}
+
+/// Rows formatted at once by [`write_layer_csv`] (in parallel), then written.
+const BAND_ROWS: usize = 256;
+
+/// [`layer_csv`] streamed into `w`: bands of rows are formatted in parallel
+/// and written in order, so the text of the whole map never exists in
+/// memory (an 8192² map is about 0.9 GB of text).
+pub fn write_layer_csv<W: io::Write + ?Sized>(
+    w: &mut W,
+    values: &[f64],
+    nx: usize,
+    ny: usize,
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let rows: Vec<usize> = (0..ny).rev().collect();
+    for band in rows.chunks(BAND_ROWS) {
+        let texts: Vec<String> = band
+            .par_iter()
+            .map(|&y| {
+                let mut s = String::with_capacity(nx * 12);
+                push_row(&mut s, values, nx, y);
+                s
+            })
+            .collect();
+        for t in texts {
+            w.write_all(t.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// Row `y` of the map, newline-terminated.
+fn push_row(out: &mut String, values: &[f64], nx: usize, y: usize) {
+    for x in 0..nx {
+        if x > 0 {
+            out.push(',');
+        }
+        match values.get(x + nx * y) {
+            Some(v) if v.is_finite() => {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "{v:.6}");
+            }
+            _ => out.push_str("NaN"),
+        }
+    }
+    out.push('\n');
 }
 
 #[cfg(test)]
@@ -87,6 +122,15 @@ mod tests {
             s,
             "10.000000,11.000000,12.000000\n0.000000,1.000000,2.000000\n"
         );
+    }
+
+    #[test]
+    fn streamed_equals_in_memory() {
+        let (nx, ny) = (7, 2 * BAND_ROWS + 3);
+        let v: Vec<f64> = (0..nx * ny).map(|i| (i as f64).sin() * 100.0).collect();
+        let mut w = Vec::new();
+        write_layer_csv(&mut w, &v, nx, ny).unwrap();
+        assert_eq!(String::from_utf8(w).unwrap(), layer_csv(&v, nx, ny));
     }
 
     #[test]

@@ -5,12 +5,15 @@
 //!
 //! CONTRACT:
 //! - `write_steady(dir, &SteadyView, &OutputOptions) -> Result<Vec<PathBuf>, OutputError>`
-//!   renders everything in memory first and commits it into `dir` through a
-//!   [`Transaction`]; on error `dir` is left as it was.
+//!   streams every file, layer by layer from bounded buffers, into the
+//!   staging of a [`Transaction`] and commits it into `dir`; on error `dir`
+//!   is left as it was. `stream_steady` does the same into a caller's
+//!   transaction (`solve` adds its state file), `render_steady` into memory.
 //! - `print_table(&Summary, TempUnit)` prints the readable summary to stdout.
 //!
 //! Files: `colormap` (palette), `text` (bitmap labels), `png`, `csv`,
-//! `blocks`, `json`, `table`, and `write` (render-then-commit of a steady result);
+//! `blocks`, `json`, `table`, `npy` (the 3D field for NumPy), and `write` (the
+//! streamed files of a steady result);
 //! for transient runs `timeseries`, `plot` (line plot) and `transient`
 //! (snapshots staged during the run, committed at the end); `vtk` (the one
 //! VTK writer: `.vtr`, `.vti`, `.pvd`); `transaction`
@@ -48,6 +51,36 @@ pub struct OutputOptions {
     pub block_map: blocks::BlockMap,
     /// Also write the 3D field as `field.vtr` (`--vtk`).
     pub vtk: bool,
+    /// Which layers get a PNG and a CSV map (`--layers`, `--no-maps`).
+    pub maps: MapLayers,
+    /// Also write the 3D field as `field.npy` (`--npy`).
+    pub npy: Option<npy::NpyDtype>,
+}
+
+/// Which layers get maps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum MapLayers {
+    #[default]
+    All,
+    /// Layer indices, bottom = 0.
+    Only(Vec<usize>),
+    None,
+}
+
+impl MapLayers {
+    /// Whether layer `l` gets maps.
+    pub fn includes(&self, l: usize) -> bool {
+        match self {
+            MapLayers::All => true,
+            MapLayers::Only(v) => v.contains(&l),
+            MapLayers::None => false,
+        }
+    }
+
+    /// How many of `layers` layers get maps.
+    pub fn count(&self, layers: usize) -> usize {
+        (0..layers).filter(|&l| self.includes(l)).count()
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +142,7 @@ pub mod blocks;
 mod colormap;
 pub mod csv;
 pub mod json;
+pub mod npy;
 pub mod plot;
 pub mod png;
 pub mod signals;
@@ -123,7 +157,7 @@ pub(crate) mod write;
 pub use table::{format_table, print_table};
 pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;
-pub use write::{render_steady, write_steady};
+pub use write::{render_steady, stream_steady, write_steady, Staged};
 
 #[cfg(test)]
 mod tests;

@@ -154,6 +154,8 @@ pub(super) fn summary() -> Summary {
         probes: Vec::new(),
         timings_s: vec![("solve".into(), 0.5), ("output".into(), 0.01)],
         nonlinear: None,
+        memory: None,
+        host_peak_rss_bytes: None,
     }
 }
 
@@ -178,6 +180,8 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
             unit,
             block_map: Default::default(),
             vtk: false,
+            maps: Default::default(),
+            npy: None,
         },
     )
 }
@@ -364,6 +368,8 @@ fn inconsistent_view_is_an_error_not_a_panic() {
             unit: TempUnit::Kelvin,
             block_map: Default::default(),
             vtk: false,
+            maps: Default::default(),
+            npy: None,
         }
     )
     .is_err());

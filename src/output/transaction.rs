@@ -221,6 +221,15 @@ impl Transaction {
 
     /// Writes `bytes` to `rel` under the staging directory (parents created).
     pub fn write(&self, rel: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+        use std::io::Write;
+        let mut f = self.create(rel)?;
+        f.write_all(bytes).map_err(|e| io(&self.out.join(rel), e))
+    }
+
+    /// Creates `rel` under the staging directory (parents created) for a
+    /// caller that streams a large file into it; it is committed with the
+    /// rest (nothing half-written ever appears under `<out>`).
+    pub fn create(&self, rel: &Path) -> Result<fs::File, OutputError> {
         let path = self.staging().join(rel);
         if let Some(std::path::Component::Normal(top)) = rel.components().next() {
             let top = top.to_string_lossy().into_owned();
@@ -232,7 +241,7 @@ impl Transaction {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
-        fs::write(&path, bytes).map_err(|e| io(&self.out.join(rel), e))
+        fs::File::create(&path).map_err(|e| io(&self.out.join(rel), e))
     }
 
     /// Stages `bytes` for `dest`, a file outside `<out>` (`--save-state`),

@@ -1,16 +1,19 @@
-//! Render-then-commit for a steady result: every file is produced in memory
-//! first (PNG bytes, CSV and JSON text), so a rendering or encoding failure
-//! happens before the disk is touched. Only then are the files staged and
-//! committed through one output [`Transaction`] (private staging directory,
-//! lock, rename, stale layers removed), so no truncated PNG or CSV is ever
-//! left under its real name.
+//! The files of a steady result, streamed into a [`Sink`]: the staging
+//! directory of one output [`Transaction`] (private, committed by lock and
+//! rename, stale layers removed, so no truncated PNG or CSV is ever left
+//! under its real name), or memory (`render_steady`, for transient
+//! snapshots and tests). Maps are made a few layers at a time (as many as
+//! fit in [`MAP_BUDGET_BYTES`], in parallel), CSV text is formatted in
+//! bounded bands and `field.npy` one plane at a time, so the memory of the
+//! outputs does not grow with the number of layers or the size of a file.
 
 use super::blocks::{blocks_csv, blocks_steady, layer_block_stats};
 use super::png::{self, HeatMap};
 use super::transaction::{Owned, Transaction};
 use super::{csv, json, OutputError, OutputOptions, SteadyView};
+use crate::thermal::summary::Summary;
 use rayon::prelude::*;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// One output file, rendered (also used by `topopt::output`).
@@ -31,8 +34,9 @@ pub fn write_steady(
     view: &SteadyView,
     opts: &OutputOptions,
 ) -> Result<Vec<PathBuf>, OutputError> {
-    let files = render_steady(dir, view, opts)?;
-    commit(dir, &files, Owned::Thermal)
+    let txn = Transaction::begin(dir, Owned::Thermal)?;
+    stream_steady(&mut Staged::new(&txn, Path::new("")), view, opts)?;
+    txn.commit()
 }
 
 /// A file name stem from a layer name: ASCII letters, digits, `_` and `-`
@@ -65,6 +69,86 @@ fn invalid(dir: &Path, message: String) -> OutputError {
     }
 }
 
+/// Memory the maps of the layers made at once may take (the map in K and in
+/// the display unit, 16 B a cell each layer): a few layers in parallel on a
+/// small grid, one at a time on a large one.
+pub const MAP_BUDGET_BYTES: usize = 256 << 20;
+
+/// Where the files of a result go.
+pub trait Sink {
+    /// Writes file `name` (relative to the output folder) with `body`.
+    fn file(
+        &mut self,
+        name: &str,
+        body: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), OutputError>;
+    /// Where file `name` will be, for error messages.
+    fn path(&self, name: &str) -> PathBuf;
+}
+
+/// Files streamed into a transaction's staging, under `sub`.
+pub struct Staged<'t> {
+    txn: &'t Transaction,
+    sub: PathBuf,
+}
+
+impl<'t> Staged<'t> {
+    pub fn new(txn: &'t Transaction, sub: &Path) -> Staged<'t> {
+        Staged {
+            txn,
+            sub: sub.to_path_buf(),
+        }
+    }
+}
+
+impl Sink for Staged<'_> {
+    fn file(
+        &mut self,
+        name: &str,
+        body: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), OutputError> {
+        let rel = self.sub.join(name);
+        let err = |source| OutputError::Io {
+            path: self.txn.out().join(&rel),
+            source,
+        };
+        let mut w = io::BufWriter::with_capacity(1 << 20, self.txn.create(&rel)?);
+        body(&mut w).map_err(err)?;
+        w.flush().map_err(err)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.txn.out().join(&self.sub).join(name)
+    }
+}
+
+/// Files kept in memory; `dir` names them in error messages.
+struct Memory<'d> {
+    dir: &'d Path,
+    files: Vec<Rendered>,
+}
+
+impl Sink for Memory<'_> {
+    fn file(
+        &mut self,
+        name: &str,
+        body: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), OutputError> {
+        let mut bytes = Vec::new();
+        body(&mut bytes).map_err(|source| OutputError::Io {
+            path: self.dir.join(name),
+            source,
+        })?;
+        self.files.push(Rendered {
+            name: name.to_string(),
+            bytes,
+        });
+        Ok(())
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
 /// Every output file in memory, in the order they will be written (`dir`
 /// only names the files in error messages).
 pub fn render_steady(
@@ -72,7 +156,38 @@ pub fn render_steady(
     view: &SteadyView,
     opts: &OutputOptions,
 ) -> Result<Vec<Rendered>, OutputError> {
+    let mut sink = Memory {
+        dir,
+        files: Vec::new(),
+    };
+    stream_steady(&mut sink, view, opts)?;
+    Ok(sink.files)
+}
+
+/// One layer's map, made in parallel with others.
+struct LayerMaps {
+    l: usize,
+    /// In the display unit (empty when the layer gets no maps).
+    shown: Vec<f64>,
+    png: Option<Vec<u8>>,
+    stats: Vec<super::blocks::BlockStats>,
+}
+
+/// Streams the steady outputs into `sink`, in this order: per layer with
+/// maps `<NN>_<name>.png` and `<NN>_<name>.csv`, then `blocks.csv` and
+/// `blocks.steady` (when some layer names blocks; every layer's blocks,
+/// with or without maps), `probes.csv`, `field.vtr`, `field.npy`, and
+/// `summary.json` last. Returns the summary as written: the given one with
+/// the `outputs` phase timed and the host peak RSS at that point.
+pub fn stream_steady(
+    sink: &mut dyn Sink,
+    view: &SteadyView,
+    opts: &OutputOptions,
+) -> Result<Summary, OutputError> {
+    let t0 = std::time::Instant::now();
     let (grid, stack, unit) = (view.grid, view.stack, opts.unit);
+    let dir_buf = sink.path("");
+    let dir = dir_buf.as_path();
     // A mismatch is a caller bug; it is reported rather than allowed to panic
     // in a slice index after the solve has already been paid for.
     if grid.layer_z.len() != stack.layers.len() {
@@ -103,54 +218,69 @@ pub fn render_steady(
         .to_string()
         .len()
         .max(2);
+    let stem = |l: usize| format!("{l:0digits$}_{}", sanitize(&stack.layers[l].name));
     let unit_label = png::unit_label(unit);
-    // Layers are rendered in parallel (a PNG takes milliseconds even for a
-    // tiny grid: a stack of 10 000 layers spent most of its time here).
-    let per_layer = stack
-        .layers
-        .par_iter()
-        .enumerate()
-        .map(|(l, layer)| {
-            let map_k = grid.layer_map(view.temperature_k, l);
-            let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
-            let stem = format!("{l:0digits$}_{}", sanitize(&layer.name));
-            let title = format!("layer {l}: {} ({unit_label})", layer.name);
-            let image = png::render(&HeatMap {
-                values: &shown,
-                nx: grid.nx,
-                ny: grid.ny,
-                dx: grid.dx,
-                dy: grid.dy,
-                title: &title,
-                unit: unit_label,
-            });
-            let png_name = format!("{stem}.png");
-            let bytes = png::encode(&image).map_err(|e| OutputError::Image {
-                path: dir.join(&png_name),
-                message: e.to_string(),
-            })?;
-            let files = [
-                Rendered {
-                    name: png_name,
-                    bytes,
-                },
-                Rendered {
-                    name: format!("{stem}.csv"),
-                    bytes: csv::layer_csv(&shown, grid.nx, grid.ny).into_bytes(),
-                },
-            ];
-            let stats = match view.power.get(l) {
-                Some(power) => layer_block_stats(&layer.name, &map_k, &power.blocks, grid),
-                None => Vec::new(),
-            };
-            Ok((files, stats))
-        })
-        .collect::<Result<Vec<_>, OutputError>>()?;
-    let mut files = Vec::with_capacity(2 * per_layer.len() + 3);
+    let has_blocks = |l: usize| view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
+    // Layers whose map is needed: for maps, or for block statistics.
+    let needed: Vec<usize> = (0..stack.layers.len())
+        .filter(|&l| opts.maps.includes(l) || has_blocks(l))
+        .collect();
+    let per_batch = (MAP_BUDGET_BYTES / (16 * grid.plane()).max(1))
+        .clamp(1, rayon::current_num_threads().max(1) * 4);
     let mut stats = Vec::new();
-    for (f, s) in per_layer {
-        files.extend(f);
-        stats.extend(s);
+    for batch in needed.chunks(per_batch) {
+        // Layers are rendered in parallel (a PNG takes milliseconds even for
+        // a tiny grid: a stack of 10 000 layers spent most of its time here).
+        let made = batch
+            .par_iter()
+            .map(|&l| {
+                let layer = &stack.layers[l];
+                let map_k = grid.layer_map(view.temperature_k, l);
+                let stats = match view.power.get(l) {
+                    Some(power) => layer_block_stats(&layer.name, &map_k, &power.blocks, grid),
+                    None => Vec::new(),
+                };
+                if !opts.maps.includes(l) {
+                    return Ok(LayerMaps {
+                        l,
+                        shown: Vec::new(),
+                        png: None,
+                        stats,
+                    });
+                }
+                let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
+                drop(map_k);
+                let title = format!("layer {l}: {} ({unit_label})", layer.name);
+                let image = png::render(&HeatMap {
+                    values: &shown,
+                    nx: grid.nx,
+                    ny: grid.ny,
+                    dx: grid.dx,
+                    dy: grid.dy,
+                    title: &title,
+                    unit: unit_label,
+                });
+                let png = png::encode(&image).map_err(|e| OutputError::Image {
+                    path: dir.join(format!("{}.png", stem(l))),
+                    message: e.to_string(),
+                })?;
+                Ok(LayerMaps {
+                    l,
+                    shown,
+                    png: Some(png),
+                    stats,
+                })
+            })
+            .collect::<Result<Vec<_>, OutputError>>()?;
+        for m in made {
+            if let Some(png) = &m.png {
+                sink.file(&format!("{}.png", stem(m.l)), &mut |w| w.write_all(png))?;
+                sink.file(&format!("{}.csv", stem(m.l)), &mut |w| {
+                    csv::write_layer_csv(w, &m.shown, grid.nx, grid.ny)
+                })?;
+            }
+            stats.extend(m.stats);
+        }
     }
 
     // A stack without named blocks (raster or uniform power, no floorplan)
@@ -160,14 +290,9 @@ pub fn render_steady(
             path: dir.join("blocks.csv"),
             source,
         })?;
-        files.push(Rendered {
-            name: "blocks.csv".into(),
-            bytes: blocks.into_bytes(),
-        });
-        files.push(Rendered {
-            name: "blocks.steady".into(),
-            bytes: blocks_steady(&stats, opts.block_map).into_bytes(),
-        });
+        sink.file("blocks.csv", &mut |w| w.write_all(blocks.as_bytes()))?;
+        let steady = blocks_steady(&stats, opts.block_map);
+        sink.file("blocks.steady", &mut |w| w.write_all(steady.as_bytes()))?;
     }
     if !view.summary.probes.is_empty() {
         let probes =
@@ -175,26 +300,34 @@ pub fn render_steady(
                 path: dir.join("probes.csv"),
                 source,
             })?;
-        files.push(Rendered {
-            name: "probes.csv".into(),
-            bytes: probes.into_bytes(),
-        });
+        sink.file("probes.csv", &mut |w| w.write_all(probes.as_bytes()))?;
     }
     if opts.vtk {
-        files.push(Rendered {
-            name: "field.vtr".into(),
-            bytes: super::vtk::thermal_vtr(view, unit),
-        });
+        let vtr = super::vtk::thermal_vtr(view, unit);
+        sink.file("field.vtr", &mut |w| w.write_all(&vtr))?;
     }
-    let summary = json::summary_json(view.summary).map_err(|source| OutputError::Io {
+    if let Some(dtype) = opts.npy {
+        sink.file("field.npy", &mut |w| {
+            super::npy::write_field(
+                w,
+                dtype,
+                (grid.nx, grid.ny, grid.nz),
+                view.temperature_k,
+                unit,
+            )
+        })?;
+    }
+    let mut summary = view.summary.clone();
+    summary
+        .timings_s
+        .push(("outputs".into(), t0.elapsed().as_secs_f64()));
+    summary.host_peak_rss_bytes = crate::backend::cpu::peak_rss_bytes();
+    let text = json::summary_json(&summary).map_err(|source| OutputError::Io {
         path: dir.join("summary.json"),
         source,
     })?;
-    files.push(Rendered {
-        name: "summary.json".into(),
-        bytes: summary.into_bytes(),
-    });
-    Ok(files)
+    sink.file("summary.json", &mut |w| w.write_all(text.as_bytes()))?;
+    Ok(summary)
 }
 
 /// Writes `files` into `dir` through one [`Transaction`] that owns `owned`.

@@ -1,6 +1,8 @@
 //! Drivers: steady state and transient (backward Euler) from a resolved stack to a
 //! temperature field and a [`summary::Summary`].
 
+pub mod assembly_input;
+pub mod memory_plan;
 pub mod nonlinear;
 pub mod probes;
 pub mod steady;

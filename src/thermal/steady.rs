@@ -6,7 +6,7 @@ use super::summary::{
     CellRef, EnergyBalance, GridSummary, LayerSummary, MixedReport, SolverReport, Summary,
 };
 use crate::assemble::{assemble, System};
-use crate::backend::{Backend, BackendError, ChebyshevBackend};
+use crate::backend::{Backend, BackendError, ChebyshevBackend, DeviceAssembly};
 use crate::grid::Grid;
 use crate::linalg::{
     build_thermal_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind,
@@ -14,6 +14,7 @@ use crate::linalg::{
 };
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
+use crate::thermal::assembly_input::AssemblyInput;
 use crate::thermal::nonlinear::{NonlinearError, NonlinearOptions};
 use std::time::Instant;
 
@@ -110,19 +111,42 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
         .collect::<Result<Vec<_>, _>>()?;
     lap("power", &mut timings);
 
-    let sys = assemble(stack, &grid, &power);
-    lap("assemble", &mut timings);
-
     let n = grid.len();
-    // Solve for the rise relative to the film's mean rise (see linalg::offset).
-    let offset = Offset::new(&sys.a, &sys.rhs);
-    let a = be.upload_matrix(&sys.a)?;
-    let b = be.upload(&offset.rhs)?;
+    // On a GPU the system is built where it is used, from compact inputs
+    // (device assembly); the CPU assembles on the host in parallel.
+    let input = AssemblyInput::new(stack, &grid, &power);
+    let (a, b, offset, sys) = match be.assemble_on_device(&input)? {
+        Some(dev) => {
+            drop(input);
+            be.synchronize()?;
+            lap("assemble", &mut timings);
+            let (a, b, offset, coupling) = shift_on_device(be, &grid, &power, dev)?;
+            (a, b, offset, Assembled::Device(coupling))
+        }
+        None => {
+            drop(input);
+            let sys = assemble(stack, &grid, &power);
+            lap("assemble", &mut timings);
+            let offset = Offset::new(&sys.a, &sys.rhs);
+            let a = be.upload_matrix(&sys.a)?;
+            let b = be.upload(&offset.rhs)?;
+            (a, b, offset, Assembled::Host(sys))
+        }
+    };
     let mut x = be.zeros(n)?;
+    be.synchronize()?;
     lap("upload", &mut timings);
 
     let mut op = QuadDiagOperator::new(be, &a, n);
-    let mut m = build_thermal_precond(opts.precond, be, &mut op, &sys.a, &opts.precond_opts)?;
+    let mut m = {
+        // The preconditioner's set-up reads the matrix on the host
+        // (multigrid coarsening, the scaled low-precision copy).
+        let host = match &sys {
+            Assembled::Host(sys) => std::borrow::Cow::Borrowed(&sys.a),
+            Assembled::Device(_) => be.host_matrix(&a)?,
+        };
+        build_thermal_precond(opts.precond, be, &mut op, &host, &opts.precond_opts)?
+    };
     lap("precond_setup", &mut timings);
 
     // The shifted system has the same residual as the user's; the stop, and
@@ -159,10 +183,14 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
             switches: info.precision_switches.clone(),
         }),
     };
+    let coupling = match &sys {
+        Assembled::Host(sys) => Coupling::from(sys),
+        Assembled::Device(c) => c.borrowed(),
+    };
     let summary = summarize(
         stack,
         &grid,
-        &sys,
+        coupling,
         &theta,
         &temperature_k,
         &power,
@@ -178,13 +206,109 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
     })
 }
 
+/// The system as a solve holds it after assembly: whole on the host (CPU,
+/// or `CUTH_HOST_ASSEMBLY`), or on the device with only its coupling to
+/// ambient on the host.
+enum Assembled {
+    Host(System),
+    Device(OwnedCoupling),
+}
+
+/// What the energy balance reads of a system.
+pub struct Coupling<'a> {
+    /// Σ rhs, W.
+    pub power_in_w: f64,
+    pub g_top: &'a [f64],
+    pub g_bottom: &'a [f64],
+}
+
+impl<'a> From<&'a System> for Coupling<'a> {
+    fn from(sys: &'a System) -> Coupling<'a> {
+        Coupling {
+            power_in_w: sys.rhs.iter().sum(),
+            g_top: &sys.g_top,
+            g_bottom: &sys.g_bottom,
+        }
+    }
+}
+
+/// [`Coupling`] that owns its planes (device assembly).
+struct OwnedCoupling {
+    power_in_w: f64,
+    g_top: Vec<f64>,
+    g_bottom: Vec<f64>,
+}
+
+impl OwnedCoupling {
+    fn borrowed(&self) -> Coupling<'_> {
+        Coupling {
+            power_in_w: self.power_in_w,
+            g_top: &self.g_top,
+            g_bottom: &self.g_bottom,
+        }
+    }
+}
+
+/// The offset of `linalg::offset` for a system assembled on the device:
+/// c = Σb / Σamb from the power maps and the ambient planes (host, one plane
+/// each), b −= c·amb where b lives, and the two norms by device reductions.
+#[allow(clippy::type_complexity)]
+fn shift_on_device<B: ChebyshevBackend>(
+    be: &B,
+    grid: &Grid,
+    power: &[LayerPower],
+    dev: DeviceAssembly<B::Matrix, B::Vector>,
+) -> Result<(B::Matrix, B::Vector, Offset, OwnedCoupling), SteadyError> {
+    let DeviceAssembly {
+        a,
+        rhs: mut b,
+        g_top,
+        g_bottom,
+    } = dev;
+    // Σ rhs: each layer's map once per z cell, split evenly over them.
+    let power_in_w: f64 = grid
+        .layer_z
+        .iter()
+        .zip(power)
+        .map(|(zr, p)| {
+            let share = 1.0 / zr.len() as f64;
+            zr.len() as f64 * p.map_w.iter().map(|w| w * share).sum::<f64>()
+        })
+        .sum();
+    let amb: f64 = g_top.iter().sum::<f64>() + g_bottom.iter().sum::<f64>();
+    let c = if amb > 0.0 { power_in_w / amb } else { 0.0 };
+    let mut s = be.scalars(2)?;
+    be.dot(&b, &b, &mut s, 0)?;
+    be.shift_rhs(&a, c, &mut b)?;
+    be.dot(&b, &b, &mut s, 1)?;
+    let v = be.read_scalars(&s)?;
+    let (nb, ns) = (v[0].sqrt(), v[1].sqrt());
+    let offset = Offset {
+        c,
+        rhs: Vec::new(),
+        rtol_scale: if ns > 0.0 { nb / ns } else { 1.0 },
+        b_norm: nb,
+    };
+    let coupling = OwnedCoupling {
+        power_in_w,
+        g_top,
+        g_bottom,
+    };
+    Ok((a, b, offset, coupling))
+}
+
 /// Heat out through the convective faces against power in.
 pub fn energy_balance(grid: &Grid, sys: &System, theta: &[f64]) -> EnergyBalance {
+    energy_balance_of(grid, Coupling::from(sys), theta)
+}
+
+/// [`energy_balance`] from a system's [`Coupling`].
+pub fn energy_balance_of(grid: &Grid, c: Coupling, theta: &[f64]) -> EnergyBalance {
     let plane = grid.plane();
     let top = (grid.nz - 1) * plane;
-    let power_in_w: f64 = sys.rhs.iter().sum();
-    let heat_out_top_w: f64 = (0..plane).map(|j| sys.g_top[j] * theta[top + j]).sum();
-    let heat_out_bottom_w: f64 = (0..plane).map(|j| sys.g_bottom[j] * theta[j]).sum();
+    let power_in_w = c.power_in_w;
+    let heat_out_top_w: f64 = (0..plane).map(|j| c.g_top[j] * theta[top + j]).sum();
+    let heat_out_bottom_w: f64 = (0..plane).map(|j| c.g_bottom[j] * theta[j]).sum();
     let out = heat_out_top_w + heat_out_bottom_w;
     EnergyBalance {
         power_in_w,
@@ -224,10 +348,10 @@ fn argmax(v: &[f64], range: std::ops::Range<usize>) -> (usize, f64) {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn summarize<B: ChebyshevBackend>(
+pub(crate) fn summarize<'s, B: ChebyshevBackend>(
     stack: &Stack,
     grid: &Grid,
-    sys: &System,
+    sys: impl Into<Coupling<'s>>,
     theta: &[f64],
     t: &[f64],
     power: &[LayerPower],
@@ -275,12 +399,14 @@ pub(crate) fn summarize<B: ChebyshevBackend>(
         ambient_k: stack.ambient_k,
         device: be.report(),
         solver,
-        energy: energy_balance(grid, sys, theta),
+        energy: energy_balance_of(grid, sys.into(), theta),
         layers,
         hottest: cell_ref(stack, grid, imax, tmax),
         warnings: stack.warnings.clone(),
         probes: super::probes::readings(stack, grid, t),
         timings_s,
         nonlinear: None,
+        memory: None,
+        host_peak_rss_bytes: None,
     }
 }

@@ -31,6 +31,14 @@ pub struct Summary {
     /// The outer iteration of a temperature-dependent solve.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nonlinear: Option<crate::thermal::nonlinear::NonlinearReport>,
+    /// The memory plan the run was admitted with (host and device bytes by
+    /// item, and what was available); absent where no plan was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::thermal::memory_plan::MemoryPlan>,
+    /// Peak resident host memory of the process when the summary was
+    /// written, bytes (`getrusage`); absent where unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_peak_rss_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -159,12 +159,30 @@ pub(crate) fn ratio(s: &[f64], r: Ratio) -> f64 {
     }
 }
 
-/// MemAvailable from /proc/meminfo, bytes (None where it cannot be read).
+/// MemAvailable from /proc/meminfo, bytes (None where it cannot be read),
+/// capped by `CUTH_HOST_MEMORY_BYTES` (see `thermal::memory_plan`).
 pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let system = (|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    })();
+    crate::thermal::memory_plan::capped(system, crate::thermal::memory_plan::HOST_LIMIT_ENV)
+}
+
+/// Peak resident set size of this process so far, bytes (`getrusage`).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a whole rusage into the pointer it is given.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: initialised by the successful call above (and zeroed before).
+    let u = unsafe { u.assume_init() };
+    // Linux reports ru_maxrss in KiB.
+    u64::try_from(u.ru_maxrss).ok().map(|k| k * 1024)
 }
 
 fn cpu_model() -> String {

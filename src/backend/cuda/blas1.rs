@@ -58,6 +58,9 @@ impl Backend for CudaBackend {
     fn check_capacity_with(&self, cells: usize, extra_vectors: usize) -> Result<(), BackendError> {
         self.check_fits_with(cells, extra_vectors).map(|_| ())
     }
+    fn device_free_memory(&self) -> Result<Option<u64>, BackendError> {
+        self.memory_info().map(|(free, _)| Some(free))
+    }
 
     fn zeros(&self, n: usize) -> Result<CudaSlice<f64>, BackendError> {
         self.stream
@@ -71,11 +74,7 @@ impl Backend for CudaBackend {
         self.to_host(v, "a vector")
     }
     fn download_into(&self, v: &CudaSlice<f64>, host: &mut [f64]) -> Result<(), BackendError> {
-        same_len(v.len(), host.len())?;
-        self.stream
-            .memcpy_dtoh(v, host)
-            .map_err(|e| driver_err("downloading a vector", e))?;
-        self.sync("downloading a vector")
+        self.download_to(v, host, "a vector")
     }
     fn copy(&self, src: &CudaSlice<f64>, dst: &mut CudaSlice<f64>) -> Result<(), BackendError> {
         same_len(src.len(), dst.len())?;

@@ -60,13 +60,16 @@ pub fn estimate_with(cells: usize, scratch_bytes: u64, extra_vectors: usize) -> 
 }
 
 impl CudaBackend {
-    /// (free, total) device memory in bytes, as the driver reports it now.
+    /// (free, total) device memory in bytes, as the driver reports it now;
+    /// free capped by `CUTH_DEVICE_MEMORY_BYTES` (see `thermal::memory_plan`).
     pub fn memory_info(&self) -> Result<(u64, u64), BackendError> {
         let (free, total) = self
             .context()
             .mem_get_info()
             .map_err(|e| super::launch::driver_err("cuMemGetInfo", e))?;
-        Ok((free as u64, total as u64))
+        use crate::thermal::memory_plan::{capped, DEVICE_LIMIT_ENV};
+        let free = capped(Some(free as u64), DEVICE_LIMIT_ENV).unwrap_or(0);
+        Ok((free, total as u64))
     }
 
     /// Checks that a solve of `cells` rows fits in the free device memory;

@@ -3,7 +3,8 @@
 //! memory (cudarc) and the fused kernels of `kernels/*.cu`, compiled at run
 //! time by NVRTC for the device's own architecture. Each trait is
 //! implemented in the file that launches its kernels: `blas1` (the core),
-//! `quad_diag`, `chebyshev` (f64), `mixed` (f32 on Â). CUDA is loaded dynamically: on a machine without it,
+//! `quad_diag`, `chebyshev` (f64), `mixed` (f32 on Â), `assemble` (the
+//! thermal system built on the device from compact inputs). CUDA is loaded dynamically: on a machine without it,
 //! [`available`] and [`CudaBackend::new`] return
 //! [`BackendError::CudaUnavailable`] and never panic, and the caller falls
 //! back to the CPU backend.
@@ -16,8 +17,10 @@
 //! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
 //! reduction scratch, errors), `quad_diag` / `blas1` /
 //! `chebyshev` (one launcher per kernel), `memory` (device budget), `timing`
-//! (events, graphs, copy bandwidth for the benchmark).
+//! (events, graphs, copy bandwidth for the benchmark), `transfer` (large
+//! downloads through pinned staging buffers).
 
+mod assemble;
 mod blas1;
 mod chebyshev;
 pub mod device;
@@ -28,7 +31,9 @@ mod mg;
 mod mixed;
 mod quad_diag;
 pub mod timing;
+mod transfer;
 
+pub use assemble::{DeviceSystem, ASSEMBLE};
 pub use blas1::BLAS1;
 pub use chebyshev::CHEBYSHEV;
 pub use device::{info_text, DeviceInfo, GpuInfo};
@@ -39,6 +44,7 @@ pub use mg::MULTIGRID;
 pub use mixed::MIXED;
 pub use mixed::{CudaLowArray, CudaLowMatrix};
 pub use quad_diag::QUAD_DIAG;
+pub use transfer::STAGE_VALUES;
 
 use super::BackendError;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
@@ -240,11 +246,10 @@ impl CudaBackend {
     }
 
     fn to_host(&self, v: &CudaSlice<f64>, what: &str) -> Result<Vec<f64>, BackendError> {
-        let h = self
-            .stream
-            .clone_dtoh(v)
-            .map_err(|e| driver_err(&format!("downloading {what}"), e))?;
-        self.sync(&format!("downloading {what}"))?;
+        // Zeroed pages are mapped lazily: the staged copy faults them in
+        // parallel (see `transfer`).
+        let mut h = vec![0.0; v.len()];
+        self.download_to(v, &mut h, what)?;
         Ok(h)
     }
 }

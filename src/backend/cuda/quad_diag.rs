@@ -7,8 +7,9 @@
 use super::kernels::KernelFamily;
 use super::launch::{rows_config, slot};
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::{BackendError, ChebWork, QuadDiagOps};
+use crate::backend::{BackendError, ChebWork, DeviceAssembly, QuadDiagOps};
 use crate::matrix::QuadDiag;
+use crate::thermal::assembly_input::AssemblyInput;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::borrow::Cow;
 
@@ -47,6 +48,31 @@ impl QuadDiagOps for CudaBackend {
             nz: a.nz,
         })
     }
+    fn assemble_on_device(
+        &self,
+        inp: &AssemblyInput,
+    ) -> Result<Option<DeviceAssembly<CudaMatrix, CudaSlice<f64>>>, BackendError> {
+        if std::env::var_os("CUTH_HOST_ASSEMBLY").is_some() {
+            return Ok(None);
+        }
+        let sys = self.assemble_system(inp)?;
+        Ok(Some(DeviceAssembly {
+            g_top: self.to_host(&sys.g_top, "g_top")?,
+            g_bottom: self.to_host(&sys.g_bottom, "g_bottom")?,
+            a: sys.a,
+            rhs: sys.rhs,
+        }))
+    }
+
+    fn shift_rhs(
+        &self,
+        a: &CudaMatrix,
+        c: f64,
+        b: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.shift_rhs_kernel(a, c, b)
+    }
+
     fn host_matrix<'m>(&self, a: &'m CudaMatrix) -> Result<Cow<'m, QuadDiag>, BackendError> {
         Ok(Cow::Owned(QuadDiag {
             nx: a.nx,

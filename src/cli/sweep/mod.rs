@@ -74,6 +74,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
             out: args.out.clone(),
             default_out: default_out(stack_path),
             save_state: None,
+            memory_planned: false,
         },
     )?;
     let stack = &plan.stack;

@@ -1,0 +1,231 @@
+//! Assembly on the GPU (issue 15 item 1): the Quad-Diag matrix, heat
+//! capacities, conductances to ambient and right-hand side computed by the
+//! kernels of `kernels/assemble.cu` from an [`AssemblyInput`] (per z cell
+//! thickness and layer, per layer one material or a plane of them, power
+//! maps, widths, film coefficients), so that the n-sized arrays are never
+//! built on the host nor copied. The result equals the host's
+//! `assemble::assemble` bit for bit (tests/gpu_assemble.rs).
+
+use super::kernels::KernelFamily;
+use super::launch::{driver_err, rows_config};
+use super::{CudaBackend, CudaMatrix};
+use crate::backend::BackendError;
+use crate::thermal::assembly_input::{AssemblyInput, LayerContent};
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
+
+/// `kernels/assemble.cu`.
+pub static ASSEMBLE: KernelFamily = KernelFamily {
+    file: "assemble.cu",
+    source: include_str!("../../../kernels/assemble.cu"),
+    entry_points: &["asm_faces_f64", "asm_diag_f64", "asm_shift_f64"],
+};
+
+/// The assembled system in device memory (see `assemble::System`).
+#[derive(Debug)]
+pub struct DeviceSystem {
+    pub a: CudaMatrix,
+    /// Power per cell, W.
+    pub rhs: CudaSlice<f64>,
+    /// c·V per cell, J/K.
+    pub capacity: CudaSlice<f64>,
+    /// Conductance to ambient per top-plane cell, W/K.
+    pub g_top: CudaSlice<f64>,
+    /// Same for the bottom (zeros when adiabatic).
+    pub g_bottom: CudaSlice<f64>,
+}
+
+/// The inputs flattened as the kernels read them.
+struct Flat {
+    uniform: Vec<f64>,
+    plane_off: Vec<i64>,
+    planes: Vec<f64>,
+    power_off: Vec<i64>,
+    power: Vec<f64>,
+}
+
+fn flatten(inp: &AssemblyInput) -> Result<Flat, BackendError> {
+    let plane = inp.plane();
+    let mut f = Flat {
+        uniform: Vec::with_capacity(4 * inp.layers.len()),
+        plane_off: Vec::with_capacity(inp.layers.len()),
+        planes: Vec::new(),
+        power_off: Vec::with_capacity(inp.layers.len()),
+        power: Vec::new(),
+    };
+    for c in &inp.layers {
+        match c {
+            LayerContent::Uniform(m) => {
+                f.uniform.extend_from_slice(m);
+                f.plane_off.push(-1);
+            }
+            LayerContent::Plane(v) => {
+                if v.len() != plane {
+                    return Err(BackendError::Length(v.len(), plane));
+                }
+                f.uniform.extend_from_slice(&[0.0; 4]);
+                f.plane_off.push((f.planes.len() / 4) as i64);
+                f.planes.extend(v.iter().flatten());
+            }
+        }
+    }
+    for p in &inp.power {
+        match p {
+            Some(map) if !map.is_empty() => {
+                if map.len() != plane {
+                    return Err(BackendError::Length(map.len(), plane));
+                }
+                f.power_off.push(f.power.len() as i64);
+                f.power.extend_from_slice(map);
+            }
+            _ => f.power_off.push(-1),
+        }
+    }
+    // cudarc cannot copy an empty slice: one unused value.
+    for v in [&mut f.planes, &mut f.power] {
+        if v.is_empty() {
+            v.push(0.0);
+        }
+    }
+    Ok(f)
+}
+
+/// A film coefficient array and its stride (0: one value for the face).
+fn film(h: &[f64], plane: usize) -> Result<i64, BackendError> {
+    match h.len() {
+        1 => Ok(0),
+        n if n == plane => Ok(1),
+        n => Err(BackendError::Length(n, plane)),
+    }
+}
+
+impl CudaBackend {
+    fn htod<T: DeviceRepr>(&self, v: &[T], what: &str) -> Result<CudaSlice<T>, BackendError> {
+        self.stream
+            .clone_htod(v)
+            .map_err(|e| driver_err(&format!("uploading {what}"), e))
+    }
+
+    fn zeros_f64(&self, n: usize, what: &str) -> Result<CudaSlice<f64>, BackendError> {
+        self.stream
+            .alloc_zeros::<f64>(n.max(1))
+            .map_err(|e| driver_err(&format!("allocating {what}"), e))
+    }
+
+    /// Assembles the system of `inp` on this GPU. Lengths are checked here
+    /// (the kernels trust them); whether it fits is the run's memory plan.
+    pub fn assemble_system(&self, inp: &AssemblyInput) -> Result<DeviceSystem, BackendError> {
+        let (nx, ny, nz) = (inp.nx, inp.ny, inp.nz);
+        let (plane, n) = (inp.plane(), inp.len());
+        super::same_len(inp.dx.len(), nx)?;
+        super::same_len(inp.dy.len(), ny)?;
+        super::same_len(inp.dz.len(), nz)?;
+        super::same_len(inp.layer_of_z.len(), nz)?;
+        super::same_len(inp.layer_cells.len(), inp.layers.len())?;
+        super::same_len(inp.power.len(), inp.layers.len())?;
+        if n == 0 {
+            return Err(BackendError::Length(0, 1));
+        }
+        if let Some(&l) = inp
+            .layer_of_z
+            .iter()
+            .find(|&&l| l as usize >= inp.layers.len())
+        {
+            return Err(BackendError::Length(l as usize, inp.layers.len()));
+        }
+        let top_stride = film(&inp.h_top, plane)?;
+        let (h_bottom, bottom_stride, has_bottom) = match &inp.h_bottom {
+            Some(h) => (h.clone(), film(h, plane)?, 1i32),
+            None => (vec![0.0], 0, 0),
+        };
+        let f = flatten(inp)?;
+        let layer_of_z: Vec<i32> = inp.layer_of_z.iter().map(|&l| l as i32).collect();
+        let cells: Vec<f64> = inp.layer_cells.iter().map(|&c| f64::from(c)).collect();
+
+        self.load(&ASSEMBLE)?;
+        let dx = self.htod(&inp.dx, "dx")?;
+        let dy = self.htod(&inp.dy, "dy")?;
+        let dz = self.htod(&inp.dz, "dz")?;
+        let lz = self.htod(&layer_of_z, "the layer of each z cell")?;
+        let lc = self.htod(&cells, "the z cells of each layer")?;
+        let uniform = self.htod(&f.uniform, "the layer materials")?;
+        let plane_off = self.htod(&f.plane_off, "the plane offsets")?;
+        let planes = self.htod(&f.planes, "the in-plane materials")?;
+        let power_off = self.htod(&f.power_off, "the power offsets")?;
+        let power = self.htod(&f.power, "the power maps")?;
+        let h_top = self.htod(&inp.h_top, "h_top")?;
+        let h_bot = self.htod(&h_bottom, "h_bottom")?;
+
+        let mut gx = self.zeros_f64(n, "gx")?;
+        let mut gy = self.zeros_f64(n, "gy")?;
+        let mut gz = self.zeros_f64(n, "gz")?;
+        let mut capacity = self.zeros_f64(n, "the heat capacities")?;
+        let mut rhs = self.zeros_f64(n, "the right-hand side")?;
+        let mut g_top = self.zeros_f64(plane, "g_top")?;
+        let mut g_bottom = self.zeros_f64(plane, "g_bottom")?;
+        let (nx64, ny64, nz64) = (nx as i64, ny as i64, nz as i64);
+        // A grid-stride loop: no more blocks than a few waves need.
+        let cfg = rows_config(n.min(1 << 26));
+        {
+            const NAME: &str = "asm_faces_f64";
+            let k = self.kernel(&ASSEMBLE, NAME)?;
+            let mut args = self.stream.launch_builder(&k);
+            args.arg(&dx).arg(&dy).arg(&dz).arg(&lz).arg(&lc);
+            args.arg(&uniform).arg(&plane_off).arg(&planes);
+            args.arg(&power_off).arg(&power);
+            args.arg(&h_top).arg(&top_stride);
+            args.arg(&h_bot).arg(&bottom_stride).arg(&has_bottom);
+            args.arg(&nx64).arg(&ny64).arg(&nz64);
+            args.arg(&mut gx).arg(&mut gy).arg(&mut gz);
+            args.arg(&mut capacity).arg(&mut rhs);
+            args.arg(&mut g_top).arg(&mut g_bottom);
+            // SAFETY: arguments in the kernel's order and types; every
+            // array's length checked above against nx, ny, nz and the layers.
+            unsafe { self.run(NAME, &mut args, cfg)? };
+        }
+        let mut d = self.zeros_f64(n, "the matrix diagonal")?;
+        let mut amb = self.zeros_f64(n, "amb")?;
+        {
+            const NAME: &str = "asm_diag_f64";
+            let k = self.kernel(&ASSEMBLE, NAME)?;
+            let mut args = self.stream.launch_builder(&k);
+            args.arg(&gx).arg(&gy).arg(&gz).arg(&g_top).arg(&g_bottom);
+            args.arg(&nx64).arg(&ny64).arg(&nz64);
+            args.arg(&mut d).arg(&mut amb);
+            // SAFETY: as above.
+            unsafe { self.run(NAME, &mut args, cfg)? };
+        }
+        Ok(DeviceSystem {
+            a: CudaMatrix {
+                d,
+                gx,
+                gy,
+                gz,
+                amb,
+                nx,
+                ny,
+                nz,
+            },
+            rhs,
+            capacity,
+            g_top,
+            g_bottom,
+        })
+    }
+
+    /// b −= c·amb(a) on the device, rounded as the host's `Offset` (24 B/row).
+    pub(crate) fn shift_rhs_kernel(
+        &self,
+        a: &CudaMatrix,
+        c: f64,
+        b: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        super::same_len(a.len(), b.len())?;
+        const NAME: &str = "asm_shift_f64";
+        let k = self.kernel(&ASSEMBLE, NAME)?;
+        let n = a.len() as i64;
+        let mut args = self.stream.launch_builder(&k);
+        args.arg(&a.amb).arg(&c).arg(b).arg(&n);
+        // SAFETY: arguments in the kernel's order and types; lengths checked.
+        unsafe { self.run(NAME, &mut args, rows_config(a.len().min(1 << 26))) }
+    }
+}
