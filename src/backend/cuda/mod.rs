@@ -18,6 +18,7 @@
 //! `chebyshev` (one launcher per kernel), `memory` (device budget), `timing`
 //! (events, graphs, copy bandwidth for the benchmark).
 
+mod batch;
 mod blas1;
 mod chebyshev;
 pub mod device;
@@ -29,6 +30,7 @@ mod mixed;
 mod quad_diag;
 pub mod timing;
 
+pub use batch::{CudaBatchScratch, BATCH};
 pub use blas1::BLAS1;
 pub use chebyshev::CHEBYSHEV;
 pub use device::{info_text, DeviceInfo, GpuInfo};
