@@ -54,7 +54,12 @@ fn cases(stack: &Stack, n: usize, bad: usize) -> Vec<SweepCase> {
 }
 
 /// Every case through one worker (batched with `k`, or one at a time), by index.
-fn sweep(stack: &Stack, base: &SweepBase, cases: &[SweepCase], k: Option<usize>) -> Vec<CaseResult> {
+fn sweep(
+    stack: &Stack,
+    base: &SweepBase,
+    cases: &[SweepCase],
+    k: Option<usize>,
+) -> Vec<CaseResult> {
     let opts = SteadyOptions::from_stack(stack, PrecondKind::Multigrid);
     let cursor = AtomicUsize::new(0);
     let next = || Some(cursor.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < cases.len());
@@ -130,7 +135,9 @@ fn a_batch_that_cannot_converge_fails_every_case_with_the_single_reason() {
         let done = |r: CaseResult| out.lock().unwrap().push(r);
         let be = CpuBackend::new();
         match k {
-            Some(k) => run_worker_batched(&be, &stack, &base, &opts, &cases, false, k, &next, &done),
+            Some(k) => {
+                run_worker_batched(&be, &stack, &base, &opts, &cases, false, k, &next, &done)
+            }
             None => run_worker(&be, &stack, &base, &opts, &cases, false, &next, &done),
         }
         .unwrap();
@@ -141,7 +148,10 @@ fn a_batch_that_cannot_converge_fails_every_case_with_the_single_reason() {
     let (b, s) = (run(Some(4)), run(None));
     for (b, s) in b.iter().zip(&s) {
         let (Err(be), Err(se)) = (&b.outcome, &s.outcome) else {
-            panic!("{}: expected both to fail: {:?} {:?}", b.name, b.outcome, s.outcome);
+            panic!(
+                "{}: expected both to fail: {:?} {:?}",
+                b.name, b.outcome, s.outcome
+            );
         };
         assert!(be.contains("max_iter"), "{be}");
         assert_eq!(be, se);

@@ -39,6 +39,22 @@ pub fn worker_vectors(k: usize) -> usize {
     }
 }
 
+/// Fails early when `jobs` workers with batches of `k` on grids of `cells`
+/// cannot fit in `be`'s memory together (each worker holds the solver's
+/// vectors, its hierarchy and the batch's).
+pub fn check_workers<B: crate::backend::Backend>(
+    be: &B,
+    cells: usize,
+    jobs: usize,
+    k: usize,
+) -> Result<(), crate::backend::BackendError> {
+    // `check_capacity` counts one solve (assembly included, ~20 vectors);
+    // each further worker adds its own solver vectors (~12) and every
+    // worker its batch.
+    let jobs = jobs.max(1);
+    be.check_capacity_with(cells, (jobs - 1) * 12 + jobs * worker_vectors(k))
+}
+
 /// Whether a worker with batch size `k` and these options batches.
 pub fn batches(k: usize, opts: &SteadyOptions) -> bool {
     k > 1 && opts.precond == PrecondKind::Multigrid
