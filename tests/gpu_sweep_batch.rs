@@ -93,10 +93,12 @@ fn sweep<B: ChebyshevBackend + BatchOps + 'static>(
     let done = |r: CaseResult| out.lock().unwrap().push(r);
     let t0 = Instant::now();
     match k {
-        1 => run_worker(be, stack, base, &opts, cases, keep, &next, &done),
-        k => run_worker_batched(be, stack, base, &opts, cases, keep, k, &next, &done),
+        1 => run_worker(be, stack, base, &opts, cases, keep, &next, &done).unwrap(),
+        k => {
+            let t = run_worker_batched(be, stack, base, &opts, cases, keep, k, &next, &done);
+            println!("  k = {k}: {:?}", t.unwrap());
+        }
     }
-    .unwrap();
     let s = t0.elapsed().as_secs_f64();
     let mut v = out.into_inner().unwrap();
     v.sort_by_key(|r| r.index);

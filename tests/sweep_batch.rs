@@ -67,10 +67,11 @@ fn sweep(
     let done = |r: CaseResult| out.lock().unwrap().push(r);
     let be = CpuBackend::new();
     match k {
-        Some(k) => run_worker_batched(&be, stack, base, &opts, cases, true, k, &next, &done),
-        None => run_worker(&be, stack, base, &opts, cases, true, &next, &done),
+        Some(k) => {
+            run_worker_batched(&be, stack, base, &opts, cases, true, k, &next, &done).unwrap();
+        }
+        None => run_worker(&be, stack, base, &opts, cases, true, &next, &done).unwrap(),
     }
-    .unwrap();
     let mut v = out.into_inner().unwrap();
     v.sort_by_key(|r| r.index);
     v
@@ -137,10 +138,10 @@ fn a_batch_that_cannot_converge_fails_every_case_with_the_single_reason() {
         match k {
             Some(k) => {
                 run_worker_batched(&be, &stack, &base, &opts, &cases, false, k, &next, &done)
+                    .unwrap();
             }
-            None => run_worker(&be, &stack, &base, &opts, &cases, false, &next, &done),
+            None => run_worker(&be, &stack, &base, &opts, &cases, false, &next, &done).unwrap(),
         }
-        .unwrap();
         let mut v = out.into_inner().unwrap();
         v.sort_by_key(|r| r.index);
         v

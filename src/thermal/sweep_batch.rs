@@ -23,6 +23,7 @@ use crate::linalg::{build_thermal_precond, Offset, PcgWork, PrecondKind, QuadDia
 use crate::power::LayerPower;
 use crate::stack::Stack;
 use rayon::prelude::*;
+use std::time::Instant;
 
 /// Host reads of the batch's statuses: every this many PCG iterations
 /// (a converged vector is frozen on the device, so this only decides how
@@ -60,6 +61,27 @@ pub fn batches(k: usize, opts: &SteadyOptions) -> bool {
     k > 1 && opts.precond == PrecondKind::Multigrid
 }
 
+/// Where a batched worker spent its time (seconds, summed over its batches):
+/// the host's reading of the cases' power and forming of their right-hand
+/// sides, the device's upload + batched PCG + download, and the host's
+/// statistics of the fields (with the callbacks). Zero when not batched.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct WorkerTimes {
+    pub batches: usize,
+    pub prepare_s: f64,
+    pub solve_s: f64,
+    pub finish_s: f64,
+}
+
+impl std::ops::AddAssign for WorkerTimes {
+    fn add_assign(&mut self, o: WorkerTimes) {
+        self.batches += o.batches;
+        self.prepare_s += o.prepare_s;
+        self.solve_s += o.solve_s;
+        self.finish_s += o.finish_s;
+    }
+}
+
 /// [`run_worker`] with the cases solved `k` at a time (see the module doc).
 #[allow(clippy::too_many_arguments)]
 pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
@@ -72,10 +94,12 @@ pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
     k: usize,
     next: &(dyn Fn() -> Option<usize> + Sync),
     done: &(dyn Fn(CaseResult) + Sync),
-) -> Result<(), SteadyError> {
+) -> Result<WorkerTimes, SteadyError> {
     if !batches(k, opts) {
-        return run_worker(be, stack, base, opts, cases, keep_fields, next, done);
+        run_worker(be, stack, base, opts, cases, keep_fields, next, done)?;
+        return Ok(WorkerTimes::default());
     }
+    let mut times = WorkerTimes::default();
     let n = base.grid.len();
     be.check_capacity_with(n, worker_vectors(k))?;
     be.prepare_quad_diag()?;
@@ -90,10 +114,12 @@ pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
     // The one-at-a-time solver, built only if a case needs it.
     let mut alone = None;
     loop {
+        let t0 = Instant::now();
         let ids: Vec<usize> = std::iter::from_fn(next).take(k).collect();
         if ids.is_empty() {
-            return Ok(());
+            return Ok(times);
         }
+        times.batches += 1;
         // Each case's power and shifted right-hand side, in parallel.
         let prepared: Vec<(usize, Result<(Vec<LayerPower>, Offset), String>)> = ids
             .par_iter()
@@ -131,6 +157,8 @@ pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
                 Some(Stop::against(opts.rtol, offset.b_norm))
             })
             .collect();
+        let t1 = Instant::now();
+        times.prepare_s += (t1 - t0).as_secs_f64();
         let solved = be.upload(&host_b).map_err(SteadyError::from).and_then(|b| {
             let m = &mut bm;
             let out = batch_pcg(
@@ -147,6 +175,8 @@ pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
             be.download_into(&x, &mut host_x)?;
             Ok(out)
         });
+        let t2 = Instant::now();
+        times.solve_s += (t2 - t1).as_secs_f64();
         let outcomes = match solved {
             Ok(o) => o,
             Err(e) => {
@@ -226,5 +256,6 @@ pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
                 outcome,
             });
         }
+        times.finish_s += t2.elapsed().as_secs_f64();
     }
 }

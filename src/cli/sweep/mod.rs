@@ -19,7 +19,7 @@ use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::error::InputError;
 use cuth::output::{Owned, Transaction};
 use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase};
-use cuth::thermal::sweep_batch::{batches, check_workers, run_worker_batched};
+use cuth::thermal::sweep_batch::{batches, check_workers, run_worker_batched, WorkerTimes};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -124,6 +124,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     } else {
         1
     };
+    let times = Mutex::new(WorkerTimes::default());
     let device = match plan.device {
         Device::Cpu => {
             check_workers(&CpuBackend::new(), base.grid.len(), jobs, batch)?;
@@ -137,7 +138,11 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
                                 rayon::ThreadPoolBuilder::new().num_threads(inner).build()?;
                             pool.install(|| {
                                 let be = CpuBackend::new();
-                                worker(&be, &plan, &base, &all, args.maps, batch, &next, &done)
+                                let t = worker(
+                                    &be, &plan, &base, &all, args.maps, batch, &next, &done,
+                                )?;
+                                *times.lock().unwrap() += t;
+                                anyhow::Ok(())
                             })
                         })
                     })
@@ -152,7 +157,8 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         }
         Device::Cuda(n) => {
             let be = CudaBackend::new(n)?;
-            worker(&be, &plan, &base, &all, args.maps, batch, &next, &done)?;
+            *times.lock().unwrap() +=
+                worker(&be, &plan, &base, &all, args.maps, batch, &next, &done)?;
             format!("cuda:{n}")
         }
     };
@@ -173,6 +179,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         "grid": {"nx": base.grid.nx, "ny": base.grid.ny, "nz": base.grid.nz},
         "device": device,
         "batch": batch,
+        "batch_times": times.into_inner().unwrap(),
         "precond": plan.solver.precond.name(),
         "rtol": plan.solver.rtol,
         "setup_s": setup_s,
@@ -203,7 +210,7 @@ fn worker<B: ChebyshevBackend + BatchOps + 'static>(
     batch: usize,
     next: &(dyn Fn() -> Option<usize> + Sync),
     done: &(dyn Fn(CaseResult) + Sync),
-) -> anyhow::Result<()> {
+) -> anyhow::Result<WorkerTimes> {
     Ok(run_worker_batched(
         be,
         &plan.stack,
