@@ -33,9 +33,47 @@ pub struct BatchCheck {
     pub iteration: usize,
 }
 
+/// Host memory a batch is copied through: page-locked on a GPU, so that
+/// copies run at the link's speed and are queued (asynchronous) like
+/// kernels; a plain `Vec` on the CPU. It may be filled or read on another
+/// thread while the device works on something else.
+pub trait HostBuffer: Send {
+    /// The values, once every copy queued on them has finished.
+    fn values(&self) -> Result<&[f64], BackendError>;
+    /// As [`HostBuffer::values`], for writing.
+    fn values_mut(&mut self) -> Result<&mut [f64], BackendError>;
+}
+
+impl HostBuffer for Vec<f64> {
+    fn values(&self) -> Result<&[f64], BackendError> {
+        Ok(self)
+    }
+    fn values_mut(&mut self) -> Result<&mut [f64], BackendError> {
+        Ok(self)
+    }
+}
+
 pub trait BatchOps: MultigridOps {
     /// Per-batch device scratch (reduction partials and tickets).
     type BatchScratch;
+    /// See [`HostBuffer`].
+    type HostBuffer: HostBuffer;
+
+    /// A zero-filled host buffer of `len` values.
+    fn host_buffer(&self, len: usize) -> Result<Self::HostBuffer, BackendError>;
+    /// dst = host, queued: `host` may be rewritten once its
+    /// [`HostBuffer::values_mut`] returns.
+    fn upload_from(
+        &self,
+        host: &Self::HostBuffer,
+        dst: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+    /// host = src, queued: [`HostBuffer::values`] waits for it.
+    fn download_to(
+        &self,
+        src: &Self::Vector,
+        host: &mut Self::HostBuffer,
+    ) -> Result<(), BackendError>;
 
     /// Readies the kernels (compiles them, on a GPU).
     fn prepare_batch(&self) -> Result<(), BackendError> {

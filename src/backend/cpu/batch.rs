@@ -35,6 +35,21 @@ fn slots(s: &[f64], k: usize, bases: &[usize]) -> Result<(), BackendError> {
 
 impl BatchOps for CpuBackend {
     type BatchScratch = ();
+    type HostBuffer = Vec<f64>;
+
+    fn host_buffer(&self, len: usize) -> Result<Vec<f64>, BackendError> {
+        Ok(vec![0.0; len])
+    }
+
+    fn upload_from(&self, host: &Vec<f64>, dst: &mut Vec<f64>) -> Result<(), BackendError> {
+        use crate::backend::Backend;
+        self.copy(host, dst)
+    }
+
+    fn download_to(&self, src: &Vec<f64>, host: &mut Vec<f64>) -> Result<(), BackendError> {
+        use crate::backend::Backend;
+        self.copy(src, host)
+    }
 
     fn batch_scratch(&self, _k: usize, _n: usize) -> Result<(), BackendError> {
         Ok(())
@@ -159,7 +174,7 @@ impl BatchOps for CpuBackend {
             );
             s[c.rr + j] = rr;
             let pq = s[alpha.den + j];
-            if !(pq > 0.0) || !rr.is_finite() {
+            if pq.is_nan() || pq <= 0.0 || !rr.is_finite() {
                 s[c.status + j] = -1.0;
                 s[c.iters + j] = c.iteration as f64;
             } else if rr <= s[c.tol + j] {

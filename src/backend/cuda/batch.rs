@@ -8,11 +8,11 @@
 use super::kernels::{KernelFamily, BLOCK};
 use super::launch::driver_err;
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::batch::{BatchCheck, BatchOps};
+use crate::backend::batch::{BatchCheck, BatchOps, HostBuffer};
 use crate::backend::mg::{ColumnUpdate, Guess};
 use crate::backend::{BackendError, Ratio};
 use crate::linalg::mg::Coarsening;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
 
 /// `kernels/batch.cu`, with `kernels/mg.cu` before it.
 pub static BATCH: KernelFamily = KernelFamily {
@@ -96,8 +96,51 @@ impl CudaBackend {
     }
 }
 
+impl HostBuffer for PinnedHostSlice<f64> {
+    fn values(&self) -> Result<&[f64], BackendError> {
+        self.as_slice()
+            .map_err(|e| driver_err("waiting for a batch copy", e))
+    }
+    fn values_mut(&mut self) -> Result<&mut [f64], BackendError> {
+        self.as_mut_slice()
+            .map_err(|e| driver_err("waiting for a batch copy", e))
+    }
+}
+
 impl BatchOps for CudaBackend {
     type BatchScratch = CudaBatchScratch;
+    type HostBuffer = PinnedHostSlice<f64>;
+
+    fn host_buffer(&self, len: usize) -> Result<PinnedHostSlice<f64>, BackendError> {
+        // SAFETY: the memory is filled with zeros before any read. Plain
+        // (not write-combined) page-locked memory: the host reads it too.
+        let mut h = unsafe { self.context().alloc_pinned_with_flags::<f64>(len, 0) }
+            .map_err(|e| driver_err("allocating page-locked host memory", e))?;
+        h.values_mut()?.fill(0.0);
+        Ok(h)
+    }
+
+    fn upload_from(
+        &self,
+        host: &PinnedHostSlice<f64>,
+        dst: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(host.len(), dst.len())?;
+        self.stream()
+            .memcpy_htod(host, dst)
+            .map_err(|e| driver_err("uploading a batch", e))
+    }
+
+    fn download_to(
+        &self,
+        src: &CudaSlice<f64>,
+        host: &mut PinnedHostSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(host.len(), src.len())?;
+        self.stream()
+            .memcpy_dtoh(src, host)
+            .map_err(|e| driver_err("downloading a batch", e))
+    }
 
     fn prepare_batch(&self) -> Result<(), BackendError> {
         self.load(&BATCH)

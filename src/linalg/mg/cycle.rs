@@ -157,6 +157,12 @@ impl<B: MultigridOps> Multigrid<B> {
     }
 }
 
+/// A level below the finest: its operator and pivots, None at the coarsest.
+pub type CoarseParts<'a, B> = (
+    Option<&'a <B as crate::backend::QuadDiagOps>::Matrix>,
+    Option<&'a <B as crate::backend::Backend>::Vector>,
+);
+
 /// A borrowed view of a [`Multigrid`]'s hierarchy (see [`Multigrid::parts`]).
 pub struct MgParts<'a, B: MultigridOps> {
     pub opts: MgOptions,
@@ -166,7 +172,7 @@ pub struct MgParts<'a, B: MultigridOps> {
     pub steps: &'a [Coarsening],
     /// Per level below the finest: its operator and pivots (None at the
     /// coarsest, solved with `inverse`).
-    pub coarse: Vec<(Option<&'a B::Matrix>, Option<&'a B::Vector>)>,
+    pub coarse: Vec<CoarseParts<'a, B>>,
     pub inverse: &'a B::Vector,
     pub inverse_n: usize,
 }
