@@ -59,7 +59,7 @@ pub struct SweepArgs {
     pub jobs: Option<usize>,
     /// Cases solved together by one worker: k right-hand sides through the
     /// batched mg-PCG kernels (`--precond mg` only; 1 = one at a time)
-    /// [default: 64 on a GPU, 1 on the CPU, as measured in BENCHMARKS.md].
+    /// [default: 32 on a GPU, 1 on the CPU, as measured in BENCHMARKS.md].
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=65535))]
     pub batch: Option<u64>,
     #[command(flatten)]
@@ -198,7 +198,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
 }
 
 /// Batch size on a GPU when `--batch` is not given (BENCHMARKS.md, sweeps).
-const GPU_BATCH: usize = 64;
+const GPU_BATCH: usize = 32;
 
 #[allow(clippy::too_many_arguments)]
 fn worker<B: ChebyshevBackend + BatchOps + 'static>(
