@@ -5,6 +5,8 @@
 //! [`CudaBatchScratch`]. Lengths and slots are checked here, on the host,
 //! because the kernels trust them.
 
+pub use super::batch_launch::CudaBatchScratch;
+use super::batch_launch::{bases, check_k, grid, rows, ROW_CAP};
 use super::kernels::{KernelFamily, BLOCK};
 use super::launch::driver_err;
 use super::{same_len, CudaBackend, CudaMatrix};
@@ -12,7 +14,7 @@ use crate::backend::batch::{BatchCheck, BatchOps, HostBuffer};
 use crate::backend::mg::{ColumnUpdate, Guess};
 use crate::backend::{BackendError, Ratio};
 use crate::linalg::mg::Coarsening;
-use cudarc::driver::{CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, PinnedHostSlice, PushKernelArg};
 
 /// `kernels/batch.cu`, with `kernels/mg.cu` before it.
 pub static BATCH: KernelFamily = KernelFamily {
@@ -35,77 +37,6 @@ pub static BATCH: KernelFamily = KernelFamily {
         "bq_mg_dense_f64",
     ],
 };
-
-/// Reduction scratch of a batch: `blocks` partials per vector, a ticket each.
-#[derive(Debug)]
-pub struct CudaBatchScratch {
-    partials: CudaSlice<f64>,
-    tickets: CudaSlice<u32>,
-    k: usize,
-    /// Row blocks per vector of a reduction (fixed per batch: reproducible).
-    blocks: usize,
-}
-
-/// A 2D grid: `threads` per vector (grid-stride beyond `cap` blocks), k vectors.
-fn grid(threads: usize, k: usize, cap: usize) -> LaunchConfig {
-    let blocks = threads.div_ceil(BLOCK as usize).clamp(1, cap.max(1));
-    LaunchConfig {
-        grid_dim: (blocks as u32, k as u32, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// Blocks per vector outside reductions: enough to fill the GPU twice over.
-const ROW_CAP: usize = 1 << 20;
-
-fn rows(k: usize, n: usize, lens: &[usize]) -> Result<(), BackendError> {
-    lens.iter().try_for_each(|&l| same_len(k * n, l))
-}
-
-/// Every slot base + k must lie in s; the bases as the kernels take them.
-fn bases<const N: usize>(
-    s: &CudaSlice<f64>,
-    k: usize,
-    b: [usize; N],
-) -> Result<[i32; N], BackendError> {
-    for &x in &b {
-        if x + k > s.len() {
-            return Err(BackendError::Length(x + k, s.len()));
-        }
-    }
-    Ok(b.map(|x| x as i32))
-}
-
-fn check_k(k: usize) -> Result<(), BackendError> {
-    if k == 0 || k > 65535 {
-        return Err(BackendError::Unsupported(
-            "a batch holds 1 to 65535 vectors",
-        ));
-    }
-    Ok(())
-}
-
-impl CudaBackend {
-    fn scratch_for(&self, sc: &CudaBatchScratch, k: usize) -> Result<(), BackendError> {
-        check_k(k)?;
-        match k <= sc.k {
-            true => Ok(()),
-            false => Err(BackendError::Length(k, sc.k)),
-        }
-    }
-}
-
-impl HostBuffer for PinnedHostSlice<f64> {
-    fn values(&self) -> Result<&[f64], BackendError> {
-        self.as_slice()
-            .map_err(|e| driver_err("waiting for a batch copy", e))
-    }
-    fn values_mut(&mut self) -> Result<&mut [f64], BackendError> {
-        self.as_mut_slice()
-            .map_err(|e| driver_err("waiting for a batch copy", e))
-    }
-}
 
 impl BatchOps for CudaBackend {
     type BatchScratch = CudaBatchScratch;

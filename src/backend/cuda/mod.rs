@@ -15,10 +15,12 @@
 //! (probing, contexts, `cuth info`), `kernels` (families, NVRTC, cache),
 //! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
 //! reduction scratch, errors), `quad_diag` / `blas1` /
-//! `chebyshev` (one launcher per kernel), `memory` (device budget), `timing`
+//! `chebyshev` (one launcher per kernel), `batch` / `batch_launch` (k
+//! right-hand sides at once), `memory` (device budget), `timing`
 //! (events, graphs, copy bandwidth for the benchmark).
 
 mod batch;
+mod batch_launch;
 mod blas1;
 mod chebyshev;
 pub mod device;
