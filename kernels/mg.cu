@@ -38,12 +38,14 @@ __device__ __forceinline__ double mg_rhs(const double* __restrict__ gx,
 //     x_k = (r_k + gz_{k-1} x_{k-1} + gz_k x_{k+1}) / d_k, cells of the
 //     column not yet visited taken as 0 when `zero` >= 1.
 // zero: 0 = x holds the iterate, 1 = this colour's cells are 0, 2 = all 0.
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
-              const double* __restrict__ gy, const double* __restrict__ gz,
-              const double* __restrict__ ip, const double* __restrict__ b,
-              double* x, long long nx, long long ny, long long nz, int colour,
-              int mode, int zero)
+// The body is a device function so that the batched family (batch.cu, which
+// is compiled with this file prepended) runs the same code per vector.
+__device__ __forceinline__ void
+mg_smooth_body(const double* __restrict__ diag, const double* __restrict__ gx,
+               const double* __restrict__ gy, const double* __restrict__ gz,
+               const double* __restrict__ ip, const double* __restrict__ b,
+               double* x, long long nx, long long ny, long long nz, int colour,
+               int mode, int zero)
 {
     const long long hx = (nx + 1) / 2;
     const long long plane = nx * ny;
@@ -82,14 +84,24 @@ mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
     }
 }
 
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
+              const double* __restrict__ gy, const double* __restrict__ gz,
+              const double* __restrict__ ip, const double* __restrict__ b,
+              double* x, long long nx, long long ny, long long nz, int colour,
+              int mode, int zero)
+{
+    mg_smooth_body(diag, gx, gy, gz, ip, b, x, nx, ny, nz, colour, mode, zero);
+}
+
 // bc = P^T (b - A x): one thread per coarse cell sums the residual of its
 // children (A x in row_apply's diagonal form).
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-mg_restrict_f64(const double* __restrict__ diag, const double* __restrict__ gx,
-                const double* __restrict__ gy, const double* __restrict__ gz,
-                const double* __restrict__ b, const double* __restrict__ x,
-                double* __restrict__ bc, long long nx, long long ny, long long nz,
-                long long nxc, long long nyc, int rx, int ry)
+__device__ __forceinline__ void
+mg_restrict_body(const double* __restrict__ diag, const double* __restrict__ gx,
+                 const double* __restrict__ gy, const double* __restrict__ gz,
+                 const double* __restrict__ b, const double* __restrict__ x,
+                 double* __restrict__ bc, long long nx, long long ny, long long nz,
+                 long long nxc, long long nyc, int rx, int ry)
 {
     const long long plane = nx * ny;
     const long long n = plane * nz;
@@ -114,11 +126,21 @@ mg_restrict_f64(const double* __restrict__ diag, const double* __restrict__ gx,
     }
 }
 
-// x += P xc: every fine cell adds its coarse parent.
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-mg_prolong_f64(const double* __restrict__ xc, double* __restrict__ x,
-               long long nx, long long ny, long long nz, long long nxc,
-               long long nyc, int rx, int ry)
+mg_restrict_f64(const double* __restrict__ diag, const double* __restrict__ gx,
+                const double* __restrict__ gy, const double* __restrict__ gz,
+                const double* __restrict__ b, const double* __restrict__ x,
+                double* __restrict__ bc, long long nx, long long ny, long long nz,
+                long long nxc, long long nyc, int rx, int ry)
+{
+    mg_restrict_body(diag, gx, gy, gz, b, x, bc, nx, ny, nz, nxc, nyc, rx, ry);
+}
+
+// x += P xc: every fine cell adds its coarse parent.
+__device__ __forceinline__ void
+mg_prolong_body(const double* __restrict__ xc, double* __restrict__ x,
+                long long nx, long long ny, long long nz, long long nxc,
+                long long nyc, int rx, int ry)
 {
     const long long plane = nx * ny;
     for (long long i = CUTH_ROW0; i < plane * nz; i += CUTH_STRIDE) {
@@ -129,10 +151,18 @@ mg_prolong_f64(const double* __restrict__ xc, double* __restrict__ x,
     }
 }
 
-// x = M b, M dense row-major n x n: one warp per row, fixed-order sum.
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-mg_dense_f64(const double* __restrict__ m, const double* __restrict__ b,
-             double* __restrict__ x, long long n)
+mg_prolong_f64(const double* __restrict__ xc, double* __restrict__ x,
+               long long nx, long long ny, long long nz, long long nxc,
+               long long nyc, int rx, int ry)
+{
+    mg_prolong_body(xc, x, nx, ny, nz, nxc, nyc, rx, ry);
+}
+
+// x = M b, M dense row-major n x n: one warp per row, fixed-order sum.
+__device__ __forceinline__ void
+mg_dense_body(const double* __restrict__ m, const double* __restrict__ b,
+              double* __restrict__ x, long long n)
 {
     const long long warps = (long long)gridDim.x * (CUTH_BLOCK / 32);
     const int lane = threadIdx.x & 31;
@@ -146,4 +176,11 @@ mg_dense_f64(const double* __restrict__ m, const double* __restrict__ b,
             x[row] = s;
         }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+mg_dense_f64(const double* __restrict__ m, const double* __restrict__ b,
+             double* __restrict__ x, long long n)
+{
+    mg_dense_body(m, b, x, n);
 }

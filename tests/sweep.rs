@@ -217,27 +217,87 @@ fn every_case_equals_its_own_solve() {
     let stack = dir.path().join("stack.toml");
     std::fs::write(&stack, stack_text(None)).unwrap();
     let cases = manifest(dir.path(), 3);
-    let out = dir.path().join("sweep");
-    ok(&sweep(&stack, &cases, &out, &["--maps"]));
-    let rows = read_csv(&out.join("sweep.csv"));
-    assert_eq!(rows.len(), 3);
-    for (i, row) in rows.iter().enumerate() {
-        assert_eq!(row["case"], format!("case{i}"));
-        assert!(!row["memory_feol.hot.max_k"].is_empty());
-        let own = dir.path().join(format!("case{i}.toml"));
-        std::fs::write(&own, stack_text(Some(&case_power(i)))).unwrap();
-        assert_equals_solve(row, &own, &dir.path().join(format!("solve{i}")));
-        // The power in is the case's own: raster total + blocks.
-        let p = 3.0 + 1.5 * i as f64 + 0.3 + 0.4 * i as f64 + 0.4;
-        assert!((num(row, "power_w") - p).abs() < 1e-9 * p);
-        // --maps: one CSV per layer per case.
-        let maps = out.join(format!("cases/{i:05}_case{i}"));
-        assert_eq!(std::fs::read_dir(maps).unwrap().count(), 10);
+    // One case at a time, and batched (a full batch of 2, then 1 and a pad).
+    for (run, extra) in [("sweep", &[][..]), ("batched", &["--batch", "2"][..])] {
+        let out = dir.path().join(run);
+        let mut args = vec!["--maps"];
+        args.extend_from_slice(extra);
+        ok(&sweep(&stack, &cases, &out, &args));
+        let rows = read_csv(&out.join("sweep.csv"));
+        assert_eq!(rows.len(), 3);
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row["case"], format!("case{i}"));
+            assert!(!row["memory_feol.hot.max_k"].is_empty());
+            let own = dir.path().join(format!("case{i}.toml"));
+            std::fs::write(&own, stack_text(Some(&case_power(i)))).unwrap();
+            assert_equals_solve(row, &own, &dir.path().join(format!("solve{i}")));
+            // The power in is the case's own: raster total + blocks.
+            let p = 3.0 + 1.5 * i as f64 + 0.3 + 0.4 * i as f64 + 0.4;
+            assert!((num(row, "power_w") - p).abs() < 1e-9 * p);
+            // --maps: one CSV per layer per case.
+            let maps = out.join(format!("cases/{i:05}_case{i}"));
+            assert_eq!(std::fs::read_dir(maps).unwrap().count(), 10);
+        }
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(s["solved"], 3);
+        assert_eq!(s["failed"], 0);
+        assert_eq!(s["batch"], if extra.is_empty() { 1 } else { 2 });
     }
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(s["solved"], 3);
-    assert_eq!(s["failed"], 0);
+}
+
+/// A CSV manifest (one row per case and layer) runs the same cases as the
+/// TOML manifest that says the same; a bad row is bad input with its line.
+#[test]
+fn a_csv_manifest_equals_its_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    let stack = dir.path().join("stack.toml");
+    std::fs::write(&stack, stack_text(None)).unwrap();
+    let raster = format!("{ROOT}/powermaps/mol_logic.csv");
+    let (mut toml, mut csv) = (String::new(), String::from("case,layer,file,power\n"));
+    for i in 0..3 {
+        let (logic, memory) = (3.0 + i as f64, 0.5 + 0.25 * i as f64);
+        toml += &format!(
+            "[[case]]\nname = \"c{i}\"\n\
+             power.logic_feol = {{ type = \"raster\", file = \"{raster}\", total = {logic} }}\n\
+             power.memory_feol = {{ type = \"uniform\", total = {memory} }}\n\n"
+        );
+        csv += &format!("c{i},logic_feol,{raster},{logic}\n");
+        csv += &format!("# a comment\nc{i},memory_feol,,{memory}\n");
+    }
+    let (t, c) = (dir.path().join("cases.toml"), dir.path().join("cases.csv"));
+    std::fs::write(&t, toml).unwrap();
+    std::fs::write(&c, csv).unwrap();
+    let (ot, oc) = (dir.path().join("t"), dir.path().join("c"));
+    ok(&sweep(&stack, &t, &ot, &[]));
+    ok(&sweep(&stack, &c, &oc, &["--batch", "3"]));
+    assert_eq!(read_csv(&oc.join("sweep.csv")).len(), 3);
+    assert_tables_match(&ot.join("sweep.csv"), &oc.join("sweep.csv"));
+    for (text, what) in [
+        ("case,layer,power\nc0,nope,1\n", "no layer `nope`"),
+        (
+            "case,layer,power\nc0,logic_feol,-1\n",
+            "not a number of watts",
+        ),
+        (
+            "case,layer,watts\nc0,logic_feol,1\n",
+            "unknown column `watts`",
+        ),
+        (
+            "case,layer,power\nc0,logic_feol,1\nc0,logic_feol,2\n",
+            "twice",
+        ),
+    ] {
+        std::fs::write(&c, text).unwrap();
+        let o = sweep(&stack, &c, &oc, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{text}: {err}");
+        assert!(
+            err.contains(what) && err.contains("cases.csv:"),
+            "{text}: {err}"
+        );
+    }
 }
 
 /// Every cell equal, numbers to 1e-9 (each run may split its sums differently).
@@ -270,11 +330,12 @@ fn sharded_and_merged_equals_unsharded() {
     let mut tables = Vec::new();
     for i in 0..3 {
         let out = dir.path().join(format!("shard{i}"));
+        // Shards batched (2 at a time) against the unbatched whole.
         ok(&sweep(
             &stack,
             &cases,
             &out,
-            &["--shard", &format!("{i}/3")],
+            &["--shard", &format!("{i}/3"), "--batch", "2"],
         ));
         assert_eq!(
             read_csv(&out.join("sweep.csv")).len(),

@@ -13,7 +13,8 @@
 //! Jacobi-scaled Â, generic over the arithmetic's element type) and
 //! `topopt::ElasticBackend` (the matrix-free elasticity operator). A new
 //! family (grid transfers for multigrid, say) is one more such trait.
-//! [`ChebyshevBackend`] names the set the thermal solvers need (with
+//! [`batch::BatchOps`] runs PCG and the multigrid cycle over k right-hand
+//! sides at once (sweeps). [`ChebyshevBackend`] names the set the thermal solvers need (with
 //! [`mg::MultigridOps`], the multigrid preconditioner's grid operations).
 //!
 //! Scalars produced by reductions stay on the device in a [`Backend::Scalars`]
@@ -21,6 +22,7 @@
 //! as a ratio of two slots (α = s[num]/s[den]), so a CG iteration needs no
 //! host round trip. The host reads slots only when it checks convergence.
 
+pub mod batch;
 pub mod cpu;
 pub mod cuda;
 pub mod mg;

@@ -4,6 +4,7 @@
 //! thermal Quad-Diag matrix and topopt's matrix-free elasticity operator are
 //! both operators.
 
+pub mod batch;
 pub mod eigen;
 pub mod mg;
 pub mod offset;

@@ -8,4 +8,5 @@ pub mod probes;
 pub mod steady;
 pub mod summary;
 pub mod sweep;
+pub mod sweep_batch;
 pub mod transient;

@@ -12,7 +12,7 @@ use crate::backend::ChebyshevBackend;
 use crate::grid::Grid;
 use crate::linalg::{
     build_thermal_precond, pcg_with, true_relative_residual, CgInfo, Offset, PcgWork,
-    QuadDiagOperator, Stop,
+    Preconditioner, QuadDiagOperator, Stop,
 };
 use crate::output::blocks::layer_block_stats;
 use crate::power::{layer_power, LayerPower};
@@ -104,39 +104,19 @@ pub fn run_worker<B: ChebyshevBackend + 'static>(
                 continue;
             }
         };
-        let rhs = power_rhs(&base.grid, &power);
-        let offset = Offset::new(&base.sys.a, &rhs);
-        let solved = (|| -> Result<CaseStats, String> {
-            let b = be.upload(&offset.rhs).map_err(|e| e.to_string())?;
-            be.copy(&zero, &mut x).map_err(|e| e.to_string())?;
-            let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
-            let mut info = CgInfo::default();
-            pcg_with(
-                be,
-                &mut op,
-                m.as_mut(),
-                &b,
-                &mut x,
-                &mut work,
-                &params,
-                &mut info,
-            )
-            .map_err(|e| e.to_string())?;
-            let true_res = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)
-                .map_err(|e| e.to_string())?;
-            let mut theta = be.download(&x).map_err(|e| e.to_string())?;
-            offset.restore(&mut theta);
-            let t: Vec<f64> = theta.iter().map(|v| v + stack.ambient_k).collect();
-            Ok(stats(
-                stack,
-                &base.grid,
-                t,
-                power,
-                &info,
-                true_res,
-                keep_fields,
-            ))
-        })();
+        let solved = solve_one(
+            be,
+            stack,
+            base,
+            opts,
+            &mut op,
+            m.as_mut(),
+            &mut work,
+            &mut x,
+            &zero,
+            power,
+            keep_fields,
+        );
         done(CaseResult {
             index: i,
             name: case.name.clone(),
@@ -146,7 +126,46 @@ pub fn run_worker<B: ChebyshevBackend + 'static>(
     Ok(())
 }
 
-fn failed(i: usize, case: &SweepCase, reason: String) -> CaseResult {
+/// One case alone: its right-hand side uploaded, PCG from zero on the
+/// worker's operator and preconditioner, the true residual, the statistics.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn solve_one<B: ChebyshevBackend + 'static>(
+    be: &B,
+    stack: &Stack,
+    base: &SweepBase,
+    opts: &SteadyOptions,
+    op: &mut QuadDiagOperator<'_, B>,
+    m: &mut dyn Preconditioner<B>,
+    work: &mut PcgWork<B>,
+    x: &mut B::Vector,
+    zero: &B::Vector,
+    power: Vec<LayerPower>,
+    keep_fields: bool,
+) -> Result<CaseStats, String> {
+    let rhs = power_rhs(&base.grid, &power);
+    let offset = Offset::new(&base.sys.a, &rhs);
+    let b = be.upload(&offset.rhs).map_err(|e| e.to_string())?;
+    be.copy(zero, x).map_err(|e| e.to_string())?;
+    let params = opts.cg_params(be, m, Stop::against(opts.rtol, offset.b_norm));
+    let mut info = CgInfo::default();
+    pcg_with(be, op, m, &b, x, work, &params, &mut info).map_err(|e| e.to_string())?;
+    let true_res =
+        true_relative_residual(be, op, &b, x, offset.rtol_scale).map_err(|e| e.to_string())?;
+    let mut theta = be.download(x).map_err(|e| e.to_string())?;
+    offset.restore(&mut theta);
+    let t: Vec<f64> = theta.iter().map(|v| v + stack.ambient_k).collect();
+    Ok(stats(
+        stack,
+        &base.grid,
+        t,
+        power,
+        info.iterations,
+        true_res,
+        keep_fields,
+    ))
+}
+
+pub(super) fn failed(i: usize, case: &SweepCase, reason: String) -> CaseResult {
     CaseResult {
         index: i,
         name: case.name.clone(),
@@ -156,7 +175,7 @@ fn failed(i: usize, case: &SweepCase, reason: String) -> CaseResult {
 
 /// The case's power per layer: the stack's own where the case names none.
 /// `own` is a scratch copy of `stack` whose overridden layers are restored.
-fn case_power(
+pub(super) fn case_power(
     own: &mut Stack,
     stack: &Stack,
     base: &SweepBase,
@@ -179,12 +198,12 @@ fn case_power(
     Ok(power)
 }
 
-fn stats(
+pub(super) fn stats(
     stack: &Stack,
     grid: &Grid,
     t: Vec<f64>,
     power: Vec<LayerPower>,
-    info: &CgInfo,
+    iterations: usize,
     true_residual: f64,
     keep_fields: bool,
 ) -> CaseStats {
@@ -205,7 +224,7 @@ fn stats(
         }
     }
     CaseStats {
-        iterations: info.iterations,
+        iterations,
         true_residual,
         power_w: power.iter().map(|p| p.map_w.iter().sum::<f64>()).sum(),
         layers,

@@ -1,7 +1,8 @@
 //! [`MultigridOps`] on the CPU: rayon over rows of columns for the zebra
 //! smoother (one task per y row, its columns of one colour, every z plane in
 //! turn, so each pass reads contiguous row segments), over coarse cells for
-//! the restriction and over fine cells for the prolongation.
+//! the restriction and over fine cells for the prolongation. The trait
+//! methods call the slice functions below, which `batch.rs` runs per vector.
 
 use super::{same_len, CpuBackend};
 use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
@@ -40,79 +41,7 @@ impl MultigridOps for CpuBackend {
         b: &Vec<f64>,
         x: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        for len in [inv_pivots.len(), b.len(), x.len()] {
-            same_len(a.len(), len)?;
-        }
-        let (nx, ny, nz) = (a.nx, a.ny, a.nz);
-        let plane = nx * ny;
-        let xs = Shared(x.as_mut_ptr());
-        let zero_inplane = guess == Guess::Zero;
-        let zero_column = guess != Guess::Full;
-        (0..ny).into_par_iter().for_each(|y| {
-            // SAFETY: indices below are < n (checked lengths); see `Shared`.
-            let get = |i: usize| unsafe { *xs.at(i) };
-            let set = |i: usize, v: f64| unsafe { *xs.at(i) = v };
-            let x0 = (colour as usize + y) % 2;
-            // b + the in-plane couplings to the (held) neighbours.
-            let rhs = |i: usize, xx: usize| {
-                let mut r = b[i];
-                if !zero_inplane {
-                    if xx + 1 < nx {
-                        r += a.gx[i] * get(i + 1);
-                    }
-                    if xx > 0 {
-                        r += a.gx[i - 1] * get(i - 1);
-                    }
-                    if y + 1 < ny {
-                        r += a.gy[i] * get(i + nx);
-                    }
-                    if y > 0 {
-                        r += a.gy[i - nx] * get(i - nx);
-                    }
-                }
-                r
-            };
-            match update {
-                ColumnUpdate::Line => {
-                    for z in 0..nz {
-                        for xx in (x0..nx).step_by(2) {
-                            let i = xx + nx * y + plane * z;
-                            let mut r = rhs(i, xx);
-                            if z > 0 {
-                                r += a.gz[i - plane] * get(i - plane);
-                            }
-                            set(i, r * inv_pivots[i]);
-                        }
-                    }
-                    for z in (0..nz.saturating_sub(1)).rev() {
-                        for xx in (x0..nx).step_by(2) {
-                            let i = xx + nx * y + plane * z;
-                            let v = get(i) + a.gz[i] * inv_pivots[i] * get(i + plane);
-                            set(i, v);
-                        }
-                    }
-                }
-                ColumnUpdate::PointUp | ColumnUpdate::PointDown => {
-                    let up = update == ColumnUpdate::PointUp;
-                    for step in 0..nz {
-                        let z = if up { step } else { nz - 1 - step };
-                        for xx in (x0..nx).step_by(2) {
-                            let i = xx + nx * y + plane * z;
-                            let mut r = rhs(i, xx);
-                            // Cells of the column not yet visited may be 0.
-                            if z > 0 && (up || !zero_column) {
-                                r += a.gz[i - plane] * get(i - plane);
-                            }
-                            if z + 1 < nz && (!up || !zero_column) {
-                                r += a.gz[i] * get(i + plane);
-                            }
-                            set(i, r / a.d[i]);
-                        }
-                    }
-                }
-            }
-        });
-        Ok(())
+        smooth(a, inv_pivots, colour, update, guess, b, x)
     }
 
     fn mg_restrict_residual(
@@ -123,45 +52,7 @@ impl MultigridOps for CpuBackend {
         x: &Vec<f64>,
         bc: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        same_len(a.len(), b.len())?;
-        same_len(a.len(), x.len())?;
-        same_len(c.coarse_len(), bc.len())?;
-        same_len(a.len(), c.nx * c.ny * c.nz)?;
-        let (nx, ny, plane) = (a.nx, a.ny, a.nx * a.ny);
-        let shift = c.rx / 2; // x / rx
-                              // One task per coarse row (yc, z): the residual of each child row,
-                              // formed row-wise (as `QuadDiag::row_apply`), summed into it.
-        bc.par_chunks_mut(c.nxc).enumerate().for_each(|(row, out)| {
-            let (yc, z) = (row % c.nyc, row / c.nyc);
-            out.fill(0.0);
-            for y in c.ys(yc) {
-                let i0 = nx * y + plane * z;
-                for xx in 0..nx {
-                    let i = i0 + xx;
-                    let mut ax = a.d[i] * x[i];
-                    if xx + 1 < nx {
-                        ax -= a.gx[i] * x[i + 1];
-                    }
-                    if xx > 0 {
-                        ax -= a.gx[i - 1] * x[i - 1];
-                    }
-                    if y + 1 < ny {
-                        ax -= a.gy[i] * x[i + nx];
-                    }
-                    if y > 0 {
-                        ax -= a.gy[i - nx] * x[i - nx];
-                    }
-                    if z + 1 < c.nz {
-                        ax -= a.gz[i] * x[i + plane];
-                    }
-                    if z > 0 {
-                        ax -= a.gz[i - plane] * x[i - plane];
-                    }
-                    out[xx >> shift] += b[i] - ax;
-                }
-            }
-        });
-        Ok(())
+        restrict_residual(a, c, b, x, bc)
     }
 
     fn mg_prolong_add(
@@ -170,19 +61,7 @@ impl MultigridOps for CpuBackend {
         xc: &Vec<f64>,
         x: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        same_len(c.coarse_len(), xc.len())?;
-        same_len(c.nx * c.ny * c.nz, x.len())?;
-        let shift = c.rx / 2; // x / rx
-                              // One task per fine row (y, z), reading its coarse row.
-        x.par_chunks_mut(c.nx).enumerate().for_each(|(row, xr)| {
-            let (y, z) = (row % c.ny, row / c.ny);
-            let crow = (y / c.ry + c.nyc * z) * c.nxc;
-            let xcr = &xc[crow..crow + c.nxc];
-            for (xx, v) in xr.iter_mut().enumerate() {
-                *v += xcr[xx >> shift];
-            }
-        });
-        Ok(())
+        prolong_add(c, xc, x)
     }
 
     fn mg_dense_apply(
@@ -192,16 +71,174 @@ impl MultigridOps for CpuBackend {
         b: &Vec<f64>,
         x: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        same_len(n * n, m.len())?;
-        same_len(n, b.len())?;
-        same_len(n, x.len())?;
-        x.par_iter_mut().enumerate().for_each(|(i, xi)| {
-            *xi = m[i * n..(i + 1) * n]
-                .iter()
-                .zip(b)
-                .map(|(mij, bj)| mij * bj)
-                .sum();
-        });
-        Ok(())
+        dense_apply(m, n, b, x)
     }
+}
+
+// The operations on slices, for the batched capability too (`batch.rs`).
+pub(super) fn smooth(
+    a: &QuadDiag,
+    inv_pivots: &[f64],
+    colour: u32,
+    update: ColumnUpdate,
+    guess: Guess,
+    b: &[f64],
+    x: &mut [f64],
+) -> Result<(), BackendError> {
+    for len in [inv_pivots.len(), b.len(), x.len()] {
+        same_len(a.len(), len)?;
+    }
+    let (nx, ny, nz) = (a.nx, a.ny, a.nz);
+    let plane = nx * ny;
+    let xs = Shared(x.as_mut_ptr());
+    let zero_inplane = guess == Guess::Zero;
+    let zero_column = guess != Guess::Full;
+    (0..ny).into_par_iter().for_each(|y| {
+        // SAFETY: indices below are < n (checked lengths); see `Shared`.
+        let get = |i: usize| unsafe { *xs.at(i) };
+        let set = |i: usize, v: f64| unsafe { *xs.at(i) = v };
+        let x0 = (colour as usize + y) % 2;
+        // b + the in-plane couplings to the (held) neighbours.
+        let rhs = |i: usize, xx: usize| {
+            let mut r = b[i];
+            if !zero_inplane {
+                if xx + 1 < nx {
+                    r += a.gx[i] * get(i + 1);
+                }
+                if xx > 0 {
+                    r += a.gx[i - 1] * get(i - 1);
+                }
+                if y + 1 < ny {
+                    r += a.gy[i] * get(i + nx);
+                }
+                if y > 0 {
+                    r += a.gy[i - nx] * get(i - nx);
+                }
+            }
+            r
+        };
+        match update {
+            ColumnUpdate::Line => {
+                for z in 0..nz {
+                    for xx in (x0..nx).step_by(2) {
+                        let i = xx + nx * y + plane * z;
+                        let mut r = rhs(i, xx);
+                        if z > 0 {
+                            r += a.gz[i - plane] * get(i - plane);
+                        }
+                        set(i, r * inv_pivots[i]);
+                    }
+                }
+                for z in (0..nz.saturating_sub(1)).rev() {
+                    for xx in (x0..nx).step_by(2) {
+                        let i = xx + nx * y + plane * z;
+                        let v = get(i) + a.gz[i] * inv_pivots[i] * get(i + plane);
+                        set(i, v);
+                    }
+                }
+            }
+            ColumnUpdate::PointUp | ColumnUpdate::PointDown => {
+                let up = update == ColumnUpdate::PointUp;
+                for step in 0..nz {
+                    let z = if up { step } else { nz - 1 - step };
+                    for xx in (x0..nx).step_by(2) {
+                        let i = xx + nx * y + plane * z;
+                        let mut r = rhs(i, xx);
+                        // Cells of the column not yet visited may be 0.
+                        if z > 0 && (up || !zero_column) {
+                            r += a.gz[i - plane] * get(i - plane);
+                        }
+                        if z + 1 < nz && (!up || !zero_column) {
+                            r += a.gz[i] * get(i + plane);
+                        }
+                        set(i, r / a.d[i]);
+                    }
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+pub(super) fn restrict_residual(
+    a: &QuadDiag,
+    c: &Coarsening,
+    b: &[f64],
+    x: &[f64],
+    bc: &mut [f64],
+) -> Result<(), BackendError> {
+    same_len(a.len(), b.len())?;
+    same_len(a.len(), x.len())?;
+    same_len(c.coarse_len(), bc.len())?;
+    same_len(a.len(), c.nx * c.ny * c.nz)?;
+    let (nx, ny, plane) = (a.nx, a.ny, a.nx * a.ny);
+    let shift = c.rx / 2; // x / rx
+                          // One task per coarse row (yc, z): the residual of each child row,
+                          // formed row-wise (as `QuadDiag::row_apply`), summed into it.
+    bc.par_chunks_mut(c.nxc).enumerate().for_each(|(row, out)| {
+        let (yc, z) = (row % c.nyc, row / c.nyc);
+        out.fill(0.0);
+        for y in c.ys(yc) {
+            let i0 = nx * y + plane * z;
+            for xx in 0..nx {
+                let i = i0 + xx;
+                let mut ax = a.d[i] * x[i];
+                if xx + 1 < nx {
+                    ax -= a.gx[i] * x[i + 1];
+                }
+                if xx > 0 {
+                    ax -= a.gx[i - 1] * x[i - 1];
+                }
+                if y + 1 < ny {
+                    ax -= a.gy[i] * x[i + nx];
+                }
+                if y > 0 {
+                    ax -= a.gy[i - nx] * x[i - nx];
+                }
+                if z + 1 < c.nz {
+                    ax -= a.gz[i] * x[i + plane];
+                }
+                if z > 0 {
+                    ax -= a.gz[i - plane] * x[i - plane];
+                }
+                out[xx >> shift] += b[i] - ax;
+            }
+        }
+    });
+    Ok(())
+}
+
+pub(super) fn prolong_add(c: &Coarsening, xc: &[f64], x: &mut [f64]) -> Result<(), BackendError> {
+    same_len(c.coarse_len(), xc.len())?;
+    same_len(c.nx * c.ny * c.nz, x.len())?;
+    let shift = c.rx / 2; // x / rx
+                          // One task per fine row (y, z), reading its coarse row.
+    x.par_chunks_mut(c.nx).enumerate().for_each(|(row, xr)| {
+        let (y, z) = (row % c.ny, row / c.ny);
+        let crow = (y / c.ry + c.nyc * z) * c.nxc;
+        let xcr = &xc[crow..crow + c.nxc];
+        for (xx, v) in xr.iter_mut().enumerate() {
+            *v += xcr[xx >> shift];
+        }
+    });
+    Ok(())
+}
+
+pub(super) fn dense_apply(
+    m: &[f64],
+    n: usize,
+    b: &[f64],
+    x: &mut [f64],
+) -> Result<(), BackendError> {
+    same_len(n * n, m.len())?;
+    same_len(n, b.len())?;
+    same_len(n, x.len())?;
+    x.par_iter_mut().enumerate().for_each(|(i, xi)| {
+        *xi = m[i * n..(i + 1) * n]
+            .iter()
+            .zip(b)
+            .map(|(mij, bj)| mij * bj)
+            .sum();
+    });
+    Ok(())
 }

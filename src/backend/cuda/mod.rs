@@ -16,11 +16,14 @@
 //! (probing, contexts, `cuth info`), `kernels` (families, NVRTC, cache),
 //! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
 //! reduction scratch, errors), `quad_diag` / `blas1` /
-//! `chebyshev` (one launcher per kernel), `memory` (device budget), `timing`
+//! `chebyshev` (one launcher per kernel), `batch` / `batch_launch` (k
+//! right-hand sides at once), `memory` (device budget), `timing`
 //! (events, graphs, copy bandwidth for the benchmark), `transfer` (large
 //! downloads through pinned staging buffers).
 
 mod assemble;
+mod batch;
+mod batch_launch;
 mod blas1;
 mod chebyshev;
 pub mod device;
@@ -34,6 +37,7 @@ pub mod timing;
 mod transfer;
 
 pub use assemble::{DeviceSystem, ASSEMBLE};
+pub use batch::{CudaBatchScratch, BATCH};
 pub use blas1::BLAS1;
 pub use chebyshev::CHEBYSHEV;
 pub use device::{info_text, DeviceInfo, GpuInfo};

@@ -14,6 +14,8 @@
 //!     { name = "core0", x = "1 mm", y = "1 mm", width = "2 mm", height = "2 mm", power = 4.0 } ] }
 //! ```
 //!
+//! or a CSV manifest (`csv_manifest.rs`: one row per case and layer).
+//!
 //! Each `power.<layer>` has the syntax of a stack layer's `power` (paths
 //! relative to the manifest); layers a case does not name keep the stack's
 //! own power. A manifest that cannot be parsed, or names a layer the stack
@@ -49,8 +51,13 @@ pub fn load_cases(
     stack: &Stack,
     layer: Option<&str>,
 ) -> Result<Vec<SweepCase>, InputError> {
+    let csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     let cases = if path.is_dir() {
         from_dir(path, stack, layer)?
+    } else if csv {
+        super::csv_manifest::from_csv(path, stack)?
     } else {
         from_manifest(path, stack)?
     };
@@ -60,7 +67,7 @@ pub fn load_cases(
     Ok(cases)
 }
 
-fn layer_index(stack: &Stack, name: &str, at: &Path) -> Result<usize, InputError> {
+pub(super) fn layer_index(stack: &Stack, name: &str, at: &Path) -> Result<usize, InputError> {
     stack
         .layers
         .iter()
@@ -141,7 +148,7 @@ fn from_manifest(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputErro
 }
 
 /// Paths relative to the manifest's directory.
-fn resolve(base: &Path, spec: PowerSpec) -> PowerSpec {
+pub(super) fn resolve(base: &Path, spec: PowerSpec) -> PowerSpec {
     let abs = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
     match spec {
         PowerSpec::Raster { file, total } => PowerSpec::Raster {

@@ -4,17 +4,22 @@
 //! (`thermal::sweep`). On the CPU `--jobs` workers run cases in parallel,
 //! each solve on `threads / jobs` threads. `--shard I/N` keeps every N-th
 //! case from I; `cuth sweep --merge A.csv B.csv --out DIR` joins shard tables.
+//! `--batch K` makes each worker solve K cases together
+//! (`thermal::sweep_batch`).
 
 mod cases;
+mod csv_manifest;
 mod table;
 
 use super::common::RunArgs;
 use super::plan::{Device, RunPlan, Typed};
 use anyhow::Context;
+use cuth::backend::batch::BatchOps;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::error::InputError;
 use cuth::output::{Owned, Transaction};
-use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
+use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase};
+use cuth::thermal::sweep_batch::{batches, check_workers, run_worker_batched, WorkerTimes};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -27,7 +32,7 @@ pub struct SweepArgs {
     /// Stack file (TOML).
     #[arg(required_unless_present = "merge")]
     pub stack: Option<PathBuf>,
-    /// A directory of power rasters (one case per .csv/.png) or a TOML manifest.
+    /// A directory of power rasters (one case per .csv/.png), or a TOML or CSV manifest.
     #[arg(required_unless_present = "merge")]
     pub cases: Option<PathBuf>,
     /// Join these shard tables (sweep.csv of `--shard` runs) into --out.
@@ -52,6 +57,11 @@ pub struct SweepArgs {
     /// [default: 1; on 2 cores 1 and 2 measured equal within noise, BENCHMARKS.md].
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Cases solved together by one worker: k right-hand sides through the
+    /// batched mg-PCG kernels (`--precond mg` only; 1 = one at a time)
+    /// [default: 32 on a GPU, 1 on the CPU, as measured in BENCHMARKS.md].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=65535))]
+    pub batch: Option<u64>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -104,8 +114,21 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     };
     let t_solve = Instant::now();
     let jobs = args.jobs.unwrap_or(1).clamp(1, mine.len().max(1));
+    let batch = match (args.batch, &plan.device) {
+        (Some(k), _) => k as usize,
+        (None, Device::Cuda(_)) => GPU_BATCH,
+        (None, Device::Cpu) => 1,
+    }
+    .min(mine.len().max(1));
+    let batch = if batches(batch, &plan.solver) {
+        batch
+    } else {
+        1
+    };
+    let times = Mutex::new(WorkerTimes::default());
     let device = match plan.device {
         Device::Cpu => {
+            check_workers(&CpuBackend::new(), base.grid.len(), jobs, batch)?;
             let threads = rayon::current_num_threads();
             let inner = (threads / jobs).max(1);
             std::thread::scope(|s| -> anyhow::Result<()> {
@@ -116,7 +139,11 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
                                 rayon::ThreadPoolBuilder::new().num_threads(inner).build()?;
                             pool.install(|| {
                                 let be = CpuBackend::new();
-                                worker(&be, &plan, &base, &all, args.maps, &next, &done)
+                                let t = worker(
+                                    &be, &plan, &base, &all, args.maps, batch, &next, &done,
+                                )?;
+                                *times.lock().unwrap() += t;
+                                anyhow::Ok(())
                             })
                         })
                     })
@@ -131,7 +158,8 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         }
         Device::Cuda(n) => {
             let be = CudaBackend::new(n)?;
-            worker(&be, &plan, &base, &all, args.maps, &next, &done)?;
+            *times.lock().unwrap() +=
+                worker(&be, &plan, &base, &all, args.maps, batch, &next, &done)?;
             format!("cuda:{n}")
         }
     };
@@ -151,6 +179,8 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         "shard": [shard_i, shard_n],
         "grid": {"nx": base.grid.nx, "ny": base.grid.ny, "nz": base.grid.nz},
         "device": device,
+        "batch": batch,
+        "batch_times": times.into_inner().unwrap(),
         "precond": plan.solver.precond.name(),
         "rtol": plan.solver.rtol,
         "setup_s": setup_s,
@@ -168,22 +198,28 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     finish(&table)
 }
 
-fn worker<B: ChebyshevBackend + 'static>(
+/// Batch size on a GPU when `--batch` is not given (BENCHMARKS.md, sweeps).
+const GPU_BATCH: usize = 32;
+
+#[allow(clippy::too_many_arguments)]
+fn worker<B: ChebyshevBackend + BatchOps + 'static>(
     be: &B,
     plan: &RunPlan,
     base: &SweepBase,
     cases: &[SweepCase],
     maps: bool,
+    batch: usize,
     next: &(dyn Fn() -> Option<usize> + Sync),
     done: &(dyn Fn(CaseResult) + Sync),
-) -> anyhow::Result<()> {
-    Ok(run_worker(
+) -> anyhow::Result<WorkerTimes> {
+    Ok(run_worker_batched(
         be,
         &plan.stack,
         base,
         &plan.solver,
         cases,
         maps,
+        batch,
         next,
         done,
     )?)

@@ -138,6 +138,43 @@ impl<B: MultigridOps> Multigrid<B> {
     pub fn mg_report(&self) -> &MgReport {
         &self.report
     }
+
+    /// The hierarchy, for the batched cycle (`linalg::batch::mg`), which
+    /// shares it and keeps only its own k-vector work vectors.
+    pub fn parts(&self) -> MgParts<'_, B> {
+        MgParts {
+            opts: self.opts,
+            fine_pivots: self.fine_pivots.as_ref(),
+            steps: &self.steps,
+            coarse: self
+                .coarse
+                .iter()
+                .map(|c| (c.a.as_ref(), c.pivots.as_ref()))
+                .collect(),
+            inverse: &self.inverse,
+            inverse_n: self.inverse_n,
+        }
+    }
+}
+
+/// A level below the finest: its operator and pivots, None at the coarsest.
+pub type CoarseParts<'a, B> = (
+    Option<&'a <B as crate::backend::QuadDiagOps>::Matrix>,
+    Option<&'a <B as crate::backend::Backend>::Vector>,
+);
+
+/// A borrowed view of a [`Multigrid`]'s hierarchy (see [`Multigrid::parts`]).
+pub struct MgParts<'a, B: MultigridOps> {
+    pub opts: MgOptions,
+    /// None when the fine level is itself the coarsest.
+    pub fine_pivots: Option<&'a B::Vector>,
+    /// Fine to coarse; `steps[l]` makes level l + 1.
+    pub steps: &'a [Coarsening],
+    /// Per level below the finest: its operator and pivots (None at the
+    /// coarsest, solved with `inverse`).
+    pub coarse: Vec<CoarseParts<'a, B>>,
+    pub inverse: &'a B::Vector,
+    pub inverse_n: usize,
 }
 
 /// The operator, pivots and coarsening of the level a cycle runs on.

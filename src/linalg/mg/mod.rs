@@ -20,7 +20,7 @@ pub mod cycle;
 pub mod hierarchy;
 
 pub use coarsen::{coarsen, line_pivots, Coarsening};
-pub use cycle::Multigrid;
+pub use cycle::{MgParts, Multigrid};
 pub use hierarchy::{plan, CoarsestInverse};
 
 use serde::Serialize;

@@ -1,0 +1,119 @@
+//! The multigrid preconditioner over a batch: one cycle from z = 0 on each
+//! of k vectors, the same cycle as `linalg::mg::cycle` (zebra z-line
+//! smoothing, fused residual-restriction, prolongation, dense coarsest
+//! solve) with every operation a batched kernel ([`BatchOps`]), so each
+//! level's operator is read once per launch for the k vectors and a
+//! converged vector (status ≤ 0) costs nothing. The hierarchy (operators,
+//! pivots, coarsest inverse) is the single-vector [`Multigrid`]'s, borrowed;
+//! only the per-level work vectors are k times larger.
+
+use super::BatchPreconditioner;
+use crate::backend::batch::BatchOps;
+use crate::backend::mg::{ColumnUpdate, Guess};
+use crate::backend::BackendError;
+use crate::linalg::mg::{MgCycle, MgParts, MgSmoother, Multigrid};
+
+pub struct BatchMultigrid<'a, B: BatchOps> {
+    parts: MgParts<'a, B>,
+    k: usize,
+    /// (b, x) of every level below the finest, k vectors each.
+    work: Vec<(B::Vector, B::Vector)>,
+}
+
+impl<'a, B: BatchOps> BatchMultigrid<'a, B> {
+    /// Work vectors for batches of `k` on the hierarchy of `mg`.
+    pub fn new(be: &B, mg: &'a Multigrid<B>, k: usize) -> Result<Self, BackendError> {
+        let parts = mg.parts();
+        let work = parts
+            .steps
+            .iter()
+            .map(|c| Ok((be.zeros(k * c.coarse_len())?, be.zeros(k * c.coarse_len())?)))
+            .collect::<Result<Vec<_>, BackendError>>()?;
+        Ok(BatchMultigrid { parts, k, work })
+    }
+}
+
+impl<B: BatchOps> BatchPreconditioner<B> for BatchMultigrid<'_, B> {
+    fn apply(
+        &mut self,
+        be: &B,
+        a: &B::Matrix,
+        r: &B::Vector,
+        z: &mut B::Vector,
+        s: &B::Scalars,
+        mask: usize,
+    ) -> Result<(), BackendError> {
+        let p = &self.parts;
+        let Some(pivots) = p.fine_pivots else {
+            return be.batch_mg_dense_apply(self.k, p.inverse, p.inverse_n, r, z, s, mask);
+        };
+        let at = Level {
+            be,
+            p,
+            k: self.k,
+            s,
+            mask,
+        };
+        at.cycle(0, a, pivots, &mut self.work, r, z, true)
+    }
+}
+
+/// What every level of one cycle shares.
+struct Level<'c, 'a, B: BatchOps> {
+    be: &'c B,
+    p: &'c MgParts<'a, B>,
+    k: usize,
+    s: &'c B::Scalars,
+    mask: usize,
+}
+
+impl<B: BatchOps> Level<'_, '_, B> {
+    /// One cycle on level `l` (operator `a`) for A x = b, x taken as 0
+    /// when `zero`; `work` holds the levels below.
+    #[allow(clippy::too_many_arguments)]
+    fn cycle(
+        &self,
+        l: usize,
+        a: &B::Matrix,
+        pivots: &B::Vector,
+        work: &mut [(B::Vector, B::Vector)],
+        b: &B::Vector,
+        x: &mut B::Vector,
+        zero: bool,
+    ) -> Result<(), BackendError> {
+        let (be, p, k, s, mask) = (self.be, self.p, self.k, self.s, self.mask);
+        let (pre, post) = match p.opts.smoother {
+            MgSmoother::ZLine => (ColumnUpdate::Line, ColumnUpdate::Line),
+            MgSmoother::ZPoint => (ColumnUpdate::PointUp, ColumnUpdate::PointDown),
+        };
+        for sweep in 0..p.opts.sweeps {
+            let (g0, g1) = match zero && sweep == 0 {
+                true => (Guess::Zero, Guess::ColourZero),
+                false => (Guess::Full, Guess::Full),
+            };
+            be.batch_mg_smooth(a, k, pivots, 0, pre, g0, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 1, pre, g1, b, x, s, mask)?;
+        }
+        let step = &p.steps[l];
+        let ((cb, cx), deeper) = work.split_first_mut().expect("a coarser level");
+        be.batch_mg_restrict_residual(a, k, step, b, x, cb, s, mask)?; // b_c = Pᵀ(b − A x)
+        match p.coarse[l] {
+            (Some(ac), Some(pc)) => {
+                let repeats = match p.opts.cycle {
+                    MgCycle::V => 1,
+                    MgCycle::W => 2,
+                };
+                for g in 0..repeats {
+                    self.cycle(l + 1, ac, pc, deeper, cb, cx, g == 0)?;
+                }
+            }
+            _ => be.batch_mg_dense_apply(k, p.inverse, p.inverse_n, cb, cx, s, mask)?,
+        }
+        be.batch_mg_prolong_add(k, step, cx, x, s, mask)?; // x += P x_c
+        for _ in 0..p.opts.sweeps {
+            be.batch_mg_smooth(a, k, pivots, 1, post, Guess::Full, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 0, post, Guess::Full, b, x, s, mask)?;
+        }
+        Ok(())
+    }
+}

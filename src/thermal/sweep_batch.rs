@@ -1,0 +1,337 @@
+//! A sweep worker that solves its cases k at a time (`cuth sweep --batch
+//! K`, issue 16 item 2): one upload of the matrix, one multigrid hierarchy,
+//! and per batch one upload of the k right-hand sides ([k][n]), one batched
+//! PCG ([`crate::linalg::batch`]) and one download of the k fields, through
+//! page-locked host buffers ([`HostBuffer`]). The host work runs beside the
+//! device in a three-stage pipeline: while the device solves batch i, one
+//! thread reads the power of batch i + 1 and forms its right-hand sides,
+//! another computes the statistics of batch i − 1 (each stage parallel over
+//! its cases), with two buffers each way. Each case equals its own solve to rounding (same recurrence, same
+//! stopping iteration); a case whose true residual misses rtol after the
+//! recurrence converged is solved again alone, as `run_worker` would.
+//! Batching applies to `--precond mg` (the default); other preconditioners
+//! take `run_worker`'s one-at-a-time path.
+
+use super::steady::{SteadyError, SteadyOptions};
+use super::sweep::{case_power, failed, run_worker, solve_one, stats, CaseResult, SweepBase};
+use super::sweep::{CaseStats, SweepCase};
+use crate::assemble::power_rhs;
+use crate::backend::batch::{BatchOps, HostBuffer};
+use crate::backend::ChebyshevBackend;
+use crate::linalg::batch::mg::BatchMultigrid;
+use crate::linalg::batch::{batch_pcg, BatchOutcome, BatchWork};
+use crate::linalg::mg::Multigrid;
+use crate::linalg::{build_thermal_precond, Offset, PcgWork, PrecondKind, QuadDiagOperator, Stop};
+use crate::power::LayerPower;
+use crate::stack::Stack;
+use rayon::prelude::*;
+use std::sync::mpsc::{channel, sync_channel};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Host reads of the batch's statuses: every this many PCG iterations
+/// (a converged vector is frozen on the device, so this only decides how
+/// many masked, empty iterations run after the last vector converged).
+const CHECK_EVERY: usize = 2;
+
+/// n-vectors one worker holds with batches of `k` (the solver's own set is
+/// in `Backend::check_capacity`): the batch's vectors and its multigrid
+/// work vectors (two per level, a third of the fine level together).
+pub fn worker_vectors(k: usize) -> usize {
+    match k {
+        0 | 1 => 0,
+        k => BatchWork::<crate::backend::cpu::CpuBackend>::vectors(k) + k,
+    }
+}
+
+/// Fails early when `jobs` workers with batches of `k` on grids of `cells`
+/// cannot fit in `be`'s memory together (each worker holds the solver's
+/// vectors, its hierarchy and the batch's).
+pub fn check_workers<B: crate::backend::Backend>(
+    be: &B,
+    cells: usize,
+    jobs: usize,
+    k: usize,
+) -> Result<(), crate::backend::BackendError> {
+    // `check_capacity` counts one solve (assembly included, ~20 vectors);
+    // each further worker adds its own solver vectors (~12) and every
+    // worker its batch.
+    let jobs = jobs.max(1);
+    be.check_capacity_with(cells, (jobs - 1) * 12 + jobs * worker_vectors(k))
+}
+
+/// Whether a worker with batch size `k` and these options batches.
+pub fn batches(k: usize, opts: &SteadyOptions) -> bool {
+    k > 1 && opts.precond == PrecondKind::Multigrid
+}
+
+/// Where a batched worker spent its time (seconds, summed over its batches):
+/// the host's reading of the cases' power and forming of their right-hand
+/// sides, the device's upload + batched PCG + download, and the host's
+/// statistics of the fields (with the callbacks). Zero when not batched.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct WorkerTimes {
+    pub batches: usize,
+    pub prepare_s: f64,
+    pub solve_s: f64,
+    pub finish_s: f64,
+}
+
+impl std::ops::AddAssign for WorkerTimes {
+    fn add_assign(&mut self, o: WorkerTimes) {
+        self.batches += o.batches;
+        self.prepare_s += o.prepare_s;
+        self.solve_s += o.solve_s;
+        self.finish_s += o.finish_s;
+    }
+}
+
+/// A batch on its way through the pipeline: per case its index, power and
+/// shifted right-hand side (the device slot is the position).
+type Cases = Vec<(usize, Vec<LayerPower>, Offset)>;
+
+/// [`run_worker`] with the cases solved `k` at a time (see the module doc).
+#[allow(clippy::too_many_arguments)]
+pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
+    be: &B,
+    stack: &Stack,
+    base: &SweepBase,
+    opts: &SteadyOptions,
+    cases: &[SweepCase],
+    keep_fields: bool,
+    k: usize,
+    next: &(dyn Fn() -> Option<usize> + Sync),
+    done: &(dyn Fn(CaseResult) + Sync),
+) -> Result<WorkerTimes, SteadyError> {
+    if !batches(k, opts) {
+        run_worker(be, stack, base, opts, cases, keep_fields, next, done)?;
+        return Ok(WorkerTimes::default());
+    }
+    let n = base.grid.len();
+    be.check_capacity_with(n, worker_vectors(k))?;
+    be.prepare_quad_diag()?;
+    be.prepare_batch()?;
+    let a = be.upload_matrix(&base.sys.a)?;
+    let mg = Multigrid::new(be, &base.sys.a, &opts.precond_opts.mg)?;
+    let mut bm = BatchMultigrid::new(be, &mg, k)?;
+    let mut work = BatchWork::new(be, k, n)?;
+    let mut x = be.zeros(k * n)?;
+    let mut b = be.zeros(k * n)?;
+    // Two buffers each way: one in the device's hands, one in the host's.
+    let (free_in, inputs) = channel::<B::HostBuffer>();
+    let (free_out, outputs) = channel::<B::HostBuffer>();
+    for _ in 0..2 {
+        free_in.send(be.host_buffer(k * n)?).ok();
+        free_out.send(be.host_buffer(k * n)?).ok();
+    }
+    let times = Mutex::new(WorkerTimes::default());
+    let alone = Mutex::new(Vec::new());
+    let (to_device, prepared) = sync_channel::<(Cases, B::HostBuffer)>(1);
+    let (to_host, solved) = sync_channel::<(Cases, Vec<BatchOutcome>, B::HostBuffer)>(1);
+    let device = std::thread::scope(|sc| -> Result<(), SteadyError> {
+        let times = &times;
+        let alone = &alone;
+        // Stage 1: the cases' power and right-hand sides, into a free buffer.
+        let producer = sc.spawn(move || -> Result<(), SteadyError> {
+            loop {
+                let t0 = Instant::now();
+                let ids: Vec<usize> = std::iter::from_fn(next).take(k).collect();
+                if ids.is_empty() {
+                    return Ok(());
+                }
+                let batch = prepare(stack, base, cases, &ids, done);
+                if batch.is_empty() {
+                    continue;
+                }
+                let Ok(mut host) = inputs.recv() else {
+                    return Ok(()); // the device stage stopped
+                };
+                host.values_mut()?.par_chunks_mut(n).enumerate().for_each(
+                    |(slot, dst)| match batch.get(slot) {
+                        Some((_, _, offset)) => dst.copy_from_slice(&offset.rhs),
+                        None => dst.fill(0.0),
+                    },
+                );
+                times.lock().unwrap().prepare_s += t0.elapsed().as_secs_f64();
+                if to_device.send((batch, host)).is_err() {
+                    return Ok(());
+                }
+            }
+        });
+        // Stage 3: every case's statistics from the downloaded fields.
+        let consumer = sc.spawn(move || -> Result<(), SteadyError> {
+            for (batch, outcomes, host) in solved {
+                let t0 = Instant::now();
+                let fields = host.values()?;
+                for r in finish(stack, base, cases, batch, outcomes, fields, keep_fields) {
+                    match r {
+                        Ok(r) => done(r),
+                        Err(again) => alone.lock().unwrap().push(again),
+                    }
+                }
+                times.lock().unwrap().finish_s += t0.elapsed().as_secs_f64();
+                if free_out.send(host).is_err() {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        });
+        // Stage 2 (this thread, the only one on the device): upload, solve,
+        // download.
+        let run = (|| -> Result<(), SteadyError> {
+            for (batch, host) in prepared {
+                let t0 = Instant::now();
+                be.upload_from(&host, &mut b)?;
+                free_in.send(host).ok();
+                let stops: Vec<Option<Stop>> = (0..k)
+                    .map(|slot| {
+                        let (_, _, offset) = batch.get(slot)?;
+                        Some(Stop::against(opts.rtol, offset.b_norm))
+                    })
+                    .collect();
+                let m = &mut bm;
+                let (check, max_iter) = (CHECK_EVERY, opts.max_iter);
+                let out = batch_pcg(be, &a, m, &b, &mut x, &mut work, &stops, max_iter, check)?;
+                let Ok(mut fields) = outputs.recv() else {
+                    return Ok(()); // the host stage stopped
+                };
+                be.download_to(&x, &mut fields)?;
+                let mut t = times.lock().unwrap();
+                t.batches += 1;
+                t.solve_s += t0.elapsed().as_secs_f64();
+                drop(t);
+                if to_host.send((batch, out, fields)).is_err() {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        })();
+        // Unblock and end the other stages whatever happened here.
+        drop((free_in, to_host, outputs));
+        let joined = |h: std::thread::ScopedJoinHandle<'_, Result<(), SteadyError>>| {
+            h.join()
+                .unwrap_or_else(|_| panic!("a sweep pipeline stage panicked"))
+        };
+        let (p, c) = (joined(producer), joined(consumer));
+        run.and(p).and(c)
+    });
+    device?;
+    // Cases whose true residual missed rtol: alone, as `run_worker` solves.
+    let alone = alone.into_inner().unwrap();
+    if !alone.is_empty() {
+        let mut op = QuadDiagOperator::new(be, &a, n);
+        let mut m =
+            build_thermal_precond(opts.precond, be, &mut op, &base.sys.a, &opts.precond_opts)?;
+        let mut w = PcgWork::new(be, n)?;
+        let (mut x1, zero) = (be.zeros(n)?, be.zeros(n)?);
+        for (i, power) in alone {
+            let outcome = solve_one(
+                be,
+                stack,
+                base,
+                opts,
+                &mut op,
+                m.as_mut(),
+                &mut w,
+                &mut x1,
+                &zero,
+                power,
+                keep_fields,
+            );
+            done(CaseResult {
+                index: i,
+                name: cases[i].name.clone(),
+                outcome,
+            });
+        }
+    }
+    Ok(times.into_inner().unwrap())
+}
+
+/// The power and shifted right-hand side of cases `ids`, in parallel; a
+/// case whose power cannot be read is handed to `done` as failed.
+fn prepare(
+    stack: &Stack,
+    base: &SweepBase,
+    cases: &[SweepCase],
+    ids: &[usize],
+    done: &(dyn Fn(CaseResult) + Sync),
+) -> Cases {
+    type Prepared = (usize, Result<(Vec<LayerPower>, Offset), String>);
+    let prepared: Vec<Prepared> = ids
+        .par_iter()
+        .map_init(
+            || stack.clone(),
+            |own, &i| {
+                let p = case_power(own, stack, base, &cases[i]).map(|power| {
+                    let offset = Offset::new(&base.sys.a, &power_rhs(&base.grid, &power));
+                    (power, offset)
+                });
+                (i, p)
+            },
+        )
+        .collect();
+    let mut batch = Vec::with_capacity(ids.len());
+    for (i, p) in prepared {
+        match p {
+            Ok((power, offset)) => batch.push((i, power, offset)),
+            Err(e) => done(failed(i, &cases[i], e)),
+        }
+    }
+    batch
+}
+
+/// Each case's result from its outcome and field (slot order), in
+/// parallel: `Err` gives back the cases to solve alone (index, power).
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    stack: &Stack,
+    base: &SweepBase,
+    cases: &[SweepCase],
+    batch: Cases,
+    outcomes: Vec<BatchOutcome>,
+    fields: &[f64],
+    keep_fields: bool,
+) -> Vec<Result<CaseResult, (usize, Vec<LayerPower>)>> {
+    let n = base.grid.len();
+    batch
+        .into_par_iter()
+        .zip(outcomes.into_par_iter())
+        .zip(fields.par_chunks(n))
+        .map(|(((i, power, offset), out), theta)| {
+            let outcome: Result<CaseStats, String> = match out {
+                BatchOutcome::Converged {
+                    iterations,
+                    true_rr,
+                    bb,
+                } => {
+                    let rel = match bb > 0.0 {
+                        true => (true_rr / bb).sqrt() / offset.rtol_scale,
+                        false => 0.0,
+                    };
+                    // (θ + c) + ambient, as `solve_one` restores it.
+                    let t: Vec<f64> = theta
+                        .iter()
+                        .map(|v| v + offset.c + stack.ambient_k)
+                        .collect();
+                    Ok(stats(
+                        stack,
+                        &base.grid,
+                        t,
+                        power,
+                        iterations,
+                        rel,
+                        keep_fields,
+                    ))
+                }
+                BatchOutcome::Failed(e) => Err(e.to_string()),
+                BatchOutcome::Unconfirmed { .. } | BatchOutcome::Empty => return Err((i, power)),
+            };
+            Ok(CaseResult {
+                index: i,
+                name: cases[i].name.clone(),
+                outcome,
+            })
+        })
+        .collect()
+}
