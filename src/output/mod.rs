@@ -9,7 +9,8 @@
 //!   [`Transaction`]; on error `dir` is left as it was.
 //! - `print_table(&Summary, TempUnit)` prints the readable summary to stdout.
 //!
-//! Files: `colormap` (palette), `text` (bitmap labels), `png`, `csv`,
+//! Files: `colormap` (palette), `fonts` (the embedded font), `ticks`,
+//! `raster` (map pixels from cell edges), `png` (heat maps), `csv`,
 //! `blocks`, `json`, `table`, and `write` (render-then-commit of a steady result);
 //! for transient runs `timeseries`, `plot` (line plot) and `transient`
 //! (snapshots staged during the run, committed at the end); `vtk` (the one
@@ -108,18 +109,22 @@ impl TempUnit {
 pub mod blocks;
 mod colormap;
 pub mod csv;
+pub mod fonts;
 pub mod json;
 pub mod plot;
 pub mod png;
+pub mod raster;
 pub mod signals;
 mod table;
 pub(crate) mod text;
+pub mod ticks;
 pub mod timeseries;
 pub mod transaction;
 mod transient;
 pub mod vtk;
 pub(crate) mod write;
 
+pub use fonts::DrawError;
 pub use table::{format_table, print_table};
 pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;

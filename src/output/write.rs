@@ -8,7 +8,7 @@
 use super::blocks::{blocks_csv, blocks_steady, layer_block_stats};
 use super::png::{self, HeatMap};
 use super::transaction::{Owned, Transaction};
-use super::{csv, json, OutputError, OutputOptions, SteadyView};
+use super::{csv, json, raster, OutputError, OutputOptions, SteadyView};
 use rayon::prelude::*;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -104,6 +104,8 @@ pub fn render_steady(
         .len()
         .max(2);
     let unit_label = png::unit_label(unit);
+    let x_edges = raster::uniform_edges(grid.nx, grid.dx);
+    let y_edges = raster::uniform_edges(grid.ny, grid.dy);
     // Layers are rendered in parallel (a PNG takes milliseconds even for a
     // tiny grid: a stack of 10 000 layers spent most of its time here).
     let per_layer = stack
@@ -115,20 +117,21 @@ pub fn render_steady(
             let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
             let stem = format!("{l:0digits$}_{}", sanitize(&layer.name));
             let title = format!("layer {l}: {} ({unit_label})", layer.name);
+            let png_name = format!("{stem}.png");
+            let image_error = |message: String| OutputError::Image {
+                path: dir.join(&png_name),
+                message,
+            };
             let image = png::render(&HeatMap {
+                x_edges_m: &x_edges,
+                y_edges_m: &y_edges,
                 values: &shown,
-                nx: grid.nx,
-                ny: grid.ny,
-                dx: grid.dx,
-                dy: grid.dy,
                 title: &title,
                 unit: unit_label,
-            });
-            let png_name = format!("{stem}.png");
-            let bytes = png::encode(&image).map_err(|e| OutputError::Image {
-                path: dir.join(&png_name),
-                message: e.to_string(),
-            })?;
+                blocks: view.power.get(l).map_or(&[][..], |p| &p.blocks),
+            })
+            .map_err(|e| image_error(e.to_string()))?;
+            let bytes = png::encode(&image).map_err(|e| image_error(e.to_string()))?;
             let files = [
                 Rendered {
                     name: png_name,
