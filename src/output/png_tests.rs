@@ -92,14 +92,14 @@ fn colour_bar_labels_are_distinct_and_apart() {
         (-5.0, 1e4),
         (1e17, 1e17 + 64.0),
     ] {
-        let t = ticks::spaced(lo, hi, f64::from(MIN_BAR_PX - 1), 1.6 * f64::from(TEXT_PX));
+        let t = ticks::spaced(lo, hi, f64::from(MIN_BAR_PX - 1), MIN_TICK_GAP);
         assert!(t.len() >= 2, "{lo}..{hi}: {t:?}");
         let mut labels: Vec<&str> = t.iter().map(|(_, s)| s.as_str()).collect();
         labels.dedup();
         assert_eq!(labels.len(), t.len(), "{t:?}");
         for w in t.windows(2) {
             let gap = (w[1].0 - w[0].0) / (hi - lo) * f64::from(MIN_BAR_PX - 1);
-            assert!(gap >= 1.6 * f64::from(TEXT_PX) - 1e-9, "{t:?}");
+            assert!(gap >= MIN_TICK_GAP - 1e-9, "{t:?}");
         }
     }
 }
