@@ -86,7 +86,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     if plan.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
     } else if !plan.quiet {
-        output::print_table(&outcome.summary, unit);
+        output::print_table(&outcome.summary, unit, plan.verbose);
         println!("results: {}", out_dir.display());
     }
     Ok(())

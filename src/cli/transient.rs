@@ -148,6 +148,16 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         None => PowerSchedule::constant(base),
         Some(path) => {
             let trace = read_time_trace(path, args.sample_interval, args.dt)?;
+            if !plan.quiet {
+                // The format comes from the content: say which it was.
+                eprintln!(
+                    "cuth: --trace {}: read as {}, {} blocks, {} rows",
+                    path.display(),
+                    trace.format().describe(),
+                    trace.names.len(),
+                    trace.rows.len()
+                );
+            }
             PowerSchedule::with_trace(stack, &grid, base, trace)?
         }
     };

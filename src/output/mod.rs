@@ -7,7 +7,8 @@
 //! - `write_steady(dir, &SteadyView, &OutputOptions) -> Result<Vec<PathBuf>, OutputError>`
 //!   renders everything in memory first and commits it into `dir` through a
 //!   [`Transaction`]; on error `dir` is left as it was.
-//! - `print_table(&Summary, TempUnit)` prints the readable summary to stdout.
+//! - `print_table(&Summary, TempUnit, verbose)` prints the readable summary
+//!   to stdout (solver details and timings with `verbose`).
 //!
 //! Files: `colormap` (palette), `fonts` (the embedded font), `ticks`,
 //! `raster` (map pixels from cell edges), `png` (heat maps), `csv`,
