@@ -2,6 +2,7 @@
 
 use super::common::RunArgs;
 use super::plan::{Device, RunPlan, Typed};
+use super::progress::SolveProgress;
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::linalg::PrecisionMode;
@@ -48,10 +49,13 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     )?;
     let (stack, opts) = (&plan.stack, &plan.solver);
     let read_s = t0.elapsed().as_secs_f64();
+    // On a terminal, a solve longer than a second shows PCG's progress.
+    let progress = SolveProgress::start(!plan.quiet && !plan.json);
     let mut outcome = match plan.device {
         Device::Cpu => solve_on(&CpuBackend::new(), stack, opts)?,
         Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, stack, opts)?,
     };
+    drop(progress);
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
 
     let out_dir = &plan.out.dir;

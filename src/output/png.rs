@@ -102,9 +102,7 @@ pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError>
     let text = sans(TEXT_PX)?;
     let bar_h = map_h.max(MIN_BAR_PX);
     let bar_ticks: Vec<(f64, String)> = match range {
-        Some(_) if span > 0.0 => {
-            ticks::spaced(lo, hi, f64::from(bar_h - 1), MIN_TICK_GAP)
-        }
+        Some(_) if span > 0.0 => ticks::spaced(lo, hi, f64::from(bar_h - 1), MIN_TICK_GAP),
         Some(_) => vec![(hi, ticks::clean(hi, hi.abs()))],
         None => Vec::new(),
     };

@@ -151,7 +151,11 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
         },
         sv.iterations,
         sv.final_true_residual,
-        if verbose { "" } else { " (--verbose for details)" }
+        if verbose {
+            ""
+        } else {
+            " (--verbose for details)"
+        }
     );
     if verbose {
         let params: Vec<String> = sv
@@ -321,16 +325,28 @@ mod tests {
         let s = super::super::tests::summary();
         let plain = format_table(&s, TempUnit::Celsius, false);
         let verbose = format_table(&s, TempUnit::Celsius, true);
-        assert!(plain.contains("converged in") && plain.contains("--verbose"), "{plain}");
+        assert!(
+            plain.contains("converged in") && plain.contains("--verbose"),
+            "{plain}"
+        );
         // Preconditioner internals (λ bounds, degree) only with --verbose.
         let params: Vec<&String> = s.solver.precond.params.iter().map(|(k, _)| k).collect();
         assert!(!params.is_empty());
         for k in params {
             assert!(!plain.contains(&format!("{k}=")), "{k} in\n{plain}");
-            assert!(verbose.contains(&format!("{k}=")), "{k} missing in\n{verbose}");
+            assert!(
+                verbose.contains(&format!("{k}=")),
+                "{k} missing in\n{verbose}"
+            );
         }
-        assert!(!plain.contains("timings") && plain.contains("time "), "{plain}");
-        assert!(verbose.contains("timings") && verbose.contains("rtol"), "{verbose}");
+        assert!(
+            !plain.contains("timings") && plain.contains("time "),
+            "{plain}"
+        );
+        assert!(
+            verbose.contains("timings") && verbose.contains("rtol"),
+            "{verbose}"
+        );
     }
 
     #[test]
@@ -343,7 +359,10 @@ mod tests {
         s.layers[1].material = "ünïcödé µ-material".into();
         let text = format_table(&s, TempUnit::Celsius, false);
         let lines: Vec<&str> = text.lines().collect();
-        let head = lines.iter().position(|l| l.contains("layer") && l.contains("material")).unwrap();
+        let head = lines
+            .iter()
+            .position(|l| l.contains("layer") && l.contains("material"))
+            .unwrap();
         let table: Vec<&str> = lines[head..head + 1 + s.layers.len()].to_vec();
         // Every row as long as the header, and each column's right edge in
         // the same character position.
@@ -355,7 +374,10 @@ mod tests {
             for l in &table[1..] {
                 let c: Vec<char> = l.chars().collect();
                 assert!(c[edge - 1] != ' ', "{col} misaligned:\n{text}");
-                assert!(edge == c.len() || c[edge] == ' ', "{col} misaligned:\n{text}");
+                assert!(
+                    edge == c.len() || c[edge] == ' ',
+                    "{col} misaligned:\n{text}"
+                );
             }
         }
         assert!(text.contains("…"), "long name cut:\n{text}");

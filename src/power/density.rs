@@ -41,10 +41,7 @@ fn layer_warning(
             .map(|b| (b.power_w / b.rect.area(), b.name.as_str()))
             .filter(|(d, _)| *d > MAX_POWER_DENSITY)
             .collect();
-        let (d, name) = dense
-            .iter()
-            .copied()
-            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        let (d, name) = dense.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0))?;
         let more = match dense.len() - 1 {
             0 => String::new(),
             n => format!(" (and {n} more blocks)"),
