@@ -50,7 +50,8 @@ fn watch(stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(REFRESH);
         if bar.is_none() && t0.elapsed() >= DELAY {
-            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+                .with_elapsed(t0.elapsed());
             // The template is fixed; fall back to the default rather than
             // panic if indicatif ever rejects it.
             let style = ProgressStyle::with_template("{spinner} {elapsed} {msg}")
