@@ -330,7 +330,7 @@ mod tests {
             "{plain}"
         );
         // Preconditioner internals (λ bounds, degree) only with --verbose.
-        let params: Vec<&String> = s.solver.precond.params.iter().map(|(k, _)| k).collect();
+        let params: Vec<&String> = s.solver.precond.params.keys().collect();
         assert!(!params.is_empty());
         for k in params {
             assert!(!plain.contains(&format!("{k}=")), "{k} in\n{plain}");
