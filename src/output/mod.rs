@@ -126,7 +126,7 @@ pub mod vtk;
 pub(crate) mod write;
 
 pub use fonts::DrawError;
-pub use table::{format_table, print_table};
+pub use table::{columns, cut, format_table, print_table, MAX_COL};
 pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;
 pub use write::{render_steady, write_steady};

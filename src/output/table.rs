@@ -5,7 +5,7 @@
 //! facts for machines.
 
 /// Widest column of the table: longer names are cut (ending in `…`).
-const MAX_COL: usize = 48;
+pub const MAX_COL: usize = 48;
 
 use super::TempUnit;
 use crate::thermal::summary::Summary;
@@ -60,7 +60,7 @@ macro_rules! put {
 
 /// `s` cut to `max` characters, ending in `…` when cut, so one long name
 /// cannot push a column out of line.
-fn cut(s: &str, max: usize) -> String {
+pub fn cut(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -71,7 +71,7 @@ fn cut(s: &str, max: usize) -> String {
 /// Rows of cells laid out in columns as wide as their widest cell (header
 /// included), two spaces apart; `right[c]` right-aligns column `c`
 /// (numbers). Widths count characters, so `µ` and `°` take one.
-fn columns(rows: &[Vec<String>], right: &[bool], indent: usize) -> Vec<String> {
+pub fn columns(rows: &[Vec<String>], right: &[bool], indent: usize) -> Vec<String> {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n)
         .map(|c| {
