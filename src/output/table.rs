@@ -262,9 +262,12 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
                     cut(&p.name, MAX_COL),
                     format!("{:.2} {sym}", t(p.t_k)),
                     format!("in {}", cut(&p.layer, MAX_COL)),
-                    format!("at x {} mm,", short(p.x_m * 1e3)),
-                    format!("y {} mm,", short(p.y_m * 1e3)),
-                    format!("z {} µm", short(p.z_m * 1e6)),
+                    format!(
+                        "at x {} mm, y {} mm, z {} µm",
+                        short(p.x_m * 1e3),
+                        short(p.y_m * 1e3),
+                        short(p.z_m * 1e6)
+                    ),
                 ]
             })
             .collect();
