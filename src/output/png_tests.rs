@@ -168,6 +168,10 @@ fn a_2048_square_map_renders_quickly() {
     let (img, r) = draw(&v, &e, &e, &[block("a", 0.0, 0.0, 1e-2, 1e-2)]);
     let bytes = encode(&img).unwrap();
     let s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "2048² map: render + encode {s:.3} s, {} PNG bytes",
+        bytes.len()
+    );
     assert_eq!((r.w, r.h), (1024, 1024));
     assert!(bytes.len() < 4 << 20);
     // Well under a second in release; debug builds get slack.
