@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Also print the solver's details: method, precision, preconditioner
+    /// parameters (Chebyshev λ bounds, multigrid levels), stop reason, timings.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 impl RunArgs {

@@ -8,6 +8,7 @@ mod common;
 mod device;
 mod import;
 mod plan;
+mod progress;
 mod solve;
 mod sweep;
 mod topopt;

@@ -10,6 +10,7 @@ use cuth::backend::cuda;
 use cuth::error::InputError;
 use cuth::linalg::PrecisionMode;
 use cuth::output::{transaction, TempUnit};
+use cuth::power::density::density_warnings;
 use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
 use std::path::{Path, PathBuf};
@@ -125,6 +126,7 @@ pub struct RunPlan {
     pub out: Outputs,
     pub quiet: bool,
     pub json: bool,
+    pub verbose: bool,
 }
 
 /// The options of `solve` and `transient` beside [`RunArgs`].
@@ -187,6 +189,11 @@ impl RunPlan {
         if !typed.memory_planned {
             check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
         }
+        // Power densities of file-based sources, known once the files are read.
+        let mut stack = stack;
+        let dense = density_warnings(&stack, &cuth::grid::Grid::from_stack(&stack))?;
+        report_warnings(&dense, run.strict, run.quiet)?;
+        stack.warnings.extend(dense);
         let mut solver = run.solver_options(&stack, typed.rtol);
         if stack.is_nonlinear() {
             let extra = nonlinear_values_per_cell(solver.nonlinear.anderson as u64);
@@ -211,6 +218,7 @@ impl RunPlan {
             out,
             quiet: run.quiet,
             json: run.json,
+            verbose: run.verbose,
         })
     }
 }

@@ -2,6 +2,7 @@
 
 use super::common::RunArgs;
 use super::plan::{Device, RunPlan, Typed};
+use super::progress::SolveProgress;
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::error::InputError;
@@ -76,10 +77,13 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         maps,
         npy: args.npy,
     };
+    // On a terminal, a solve longer than a second shows PCG's progress.
+    let progress = SolveProgress::start(!plan.quiet && !plan.json);
     let mut outcome = match plan.device {
         Device::Cpu => solve_on(&CpuBackend::new(), &plan, &out_opts)?,
         Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, &plan, &out_opts)?,
     };
+    drop(progress);
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
 
     let out_dir = &plan.out.dir;
@@ -109,7 +113,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     if plan.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
     } else if !plan.quiet {
-        output::print_table(&outcome.summary, unit);
+        output::print_table(&outcome.summary, unit, plan.verbose);
         println!("results: {}", out_dir.display());
     }
     Ok(())

@@ -8,7 +8,7 @@ use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::error::InputError;
 use cuth::grid::Grid;
-use cuth::output::{OutputOptions, SteadyView, TempUnit, TransientWriter};
+use cuth::output::{self, OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;
 use cuth::power::trace::read_time_trace;
 use cuth::power::{layer_power, LayerPower};
@@ -163,6 +163,16 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         None => PowerSchedule::constant(base),
         Some(path) => {
             let trace = read_time_trace(path, args.sample_interval, args.dt)?;
+            if !plan.quiet {
+                // The format comes from the content: say which it was.
+                eprintln!(
+                    "cuth: --trace {}: read as {}, {} blocks, {} rows",
+                    path.display(),
+                    trace.format().describe(),
+                    trace.names.len(),
+                    trace.rows.len()
+                );
+            }
             PowerSchedule::with_trace(stack, &grid, base, trace)?
         }
     };
@@ -305,9 +315,14 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit) {
         );
     }
     println!("peak {} at t = {:e} s", t(s.peak_t_k), s.peak_time_s);
-    println!("{:<24} {:>12} {:>12}", "layer (final)", "max", "avg");
+    let mut rows = vec![vec!["layer (final)".into(), "max".into(), "avg".into()]];
     for l in &s.layers {
-        println!("{:<24} {:>12} {:>12}", l.name, t(l.t_max_k), t(l.t_avg_k));
+        let name = output::cut(&l.name, output::MAX_COL);
+        rows.push(vec![name, t(l.t_max_k), t(l.t_avg_k)]);
+    }
+    // Columns as wide as their widest value, whatever the names and values.
+    for line in output::columns(&rows, &[false, true, true], 0) {
+        println!("{line}");
     }
 }
 

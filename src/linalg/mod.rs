@@ -12,6 +12,7 @@ pub mod operator;
 pub mod params;
 pub mod pcg;
 pub mod precond;
+pub mod progress;
 pub mod refine;
 
 /// The preconditioner's storage precision lives with the matrices it stores.

@@ -223,6 +223,7 @@ fn iterate<B: Backend>(
         if check {
             let v = be.read_scalars(s)?;
             info.rel_residual = stop.relative_residual(v[RR], bb);
+            super::progress::report(info.iterations, info.rel_residual); // for a display only
             if v[PQ].is_nan() || v[PQ] <= 0.0 || !v[RR].is_finite() {
                 // A breakdown under a low-precision M (z flushed to 0, say)
                 // is a reason to switch up; restart from the true residual.

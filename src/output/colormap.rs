@@ -1,47 +1,16 @@
 //! The heat-map palette: matplotlib's *inferno* (Smith & van der Walt,
-//! released CC0), kept as 18 evenly spaced 8-bit control points and linearly
-//! interpolated in sRGB. Inferno is perceptually uniform and monotone in
-//! lightness (black → purple → orange → pale yellow), so "brighter is hotter"
-//! holds in greyscale prints and for colour-blind readers, which rainbow maps
-//! do not give.
-
-/// Inferno sampled at t = i/17, i = 0..=17 (sRGB, 8 bits per channel).
-const INFERNO: [[u8; 3]; 18] = [
-    [0, 0, 4],
-    [10, 7, 34],
-    [30, 12, 69],
-    [56, 9, 98],
-    [81, 14, 108],
-    [105, 22, 110],
-    [128, 31, 108],
-    [152, 39, 102],
-    [176, 49, 91],
-    [198, 61, 77],
-    [217, 77, 61],
-    [233, 97, 43],
-    [244, 121, 24],
-    [250, 148, 7],
-    [252, 176, 20],
-    [248, 205, 55],
-    [242, 234, 105],
-    [252, 255, 164],
-];
+//! released CC0), exactly, as the `colorous` crate ships it (d3's 256-entry
+//! table). Inferno is perceptually uniform and monotone in lightness
+//! (black → purple → orange → pale yellow), so "brighter is hotter" holds in
+//! greyscale prints and for colour-blind readers, which rainbow maps do not give.
 
 /// Colour for a normalized value `t` in [0, 1]; values outside are clamped,
-/// and NaN (a cell the solver left undefined) maps to the cold end so that a
-/// caller that wants it visible must check for it itself.
+/// and NaN maps to the cold end, so a caller that wants absent cells visible
+/// (the heat map hatches them) must check for them itself.
 pub fn inferno(t: f64) -> [u8; 3] {
     let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
-    let last = INFERNO.len() - 1;
-    let pos = t * last as f64;
-    // `pos` is in [0, last], so the cast cannot wrap; `min` keeps t = 1 in range.
-    let i = (pos.floor() as usize).min(last - 1);
-    let f = pos - i as f64;
-    let (a, b) = (INFERNO[i], INFERNO[i + 1]);
-    std::array::from_fn(|c| {
-        let v = f64::from(a[c]) + f * (f64::from(b[c]) - f64::from(a[c]));
-        v.round().clamp(0.0, 255.0) as u8
-    })
+    let c = colorous::INFERNO.eval_continuous(t);
+    [c.r, c.g, c.b]
 }
 
 #[cfg(test)]
@@ -49,28 +18,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ends_and_clamping() {
-        assert_eq!(inferno(0.0), INFERNO[0]);
-        assert_eq!(inferno(1.0), INFERNO[17]);
-        assert_eq!(inferno(-3.0), INFERNO[0]);
-        assert_eq!(inferno(7.0), INFERNO[17]);
-        assert_eq!(inferno(f64::NAN), INFERNO[0]);
+    fn matches_matplotlib_inferno() {
+        // matplotlib's _inferno_data rows 0, 64, 128, 192 and 255, × 255.
+        let rows: [(usize, [f64; 3]); 5] = [
+            (0, [0.001462, 0.000466, 0.013866]),
+            (64, [0.341500, 0.062325, 0.429425]),
+            (128, [0.735683, 0.215906, 0.330245]),
+            (192, [0.978422, 0.557937, 0.034931]),
+            (255, [0.988362, 0.998364, 0.644924]),
+        ];
+        for (i, rgb) in rows {
+            let c = inferno(i as f64 / 255.0);
+            for k in 0..3 {
+                let want = rgb[k] * 255.0;
+                assert!(
+                    (f64::from(c[k]) - want).abs() <= 1.5,
+                    "row {i}: {c:?} vs {rgb:?}"
+                );
+            }
+        }
     }
 
     #[test]
-    fn interpolates_between_control_points() {
-        // Halfway between points 8 and 9.
-        assert_eq!(inferno(8.5 / 17.0), [187, 55, 84]);
+    fn clamps_and_nan_is_cold() {
+        assert_eq!(inferno(-3.0), inferno(0.0));
+        assert_eq!(inferno(7.0), inferno(1.0));
+        assert_eq!(inferno(f64::NAN), inferno(0.0));
     }
 
     #[test]
     fn lightness_increases() {
-        // Rec. 709 luma as a proxy for lightness: must rise monotonically.
-        let luma = |c: [u8; 3]| 0.2126 * c[0] as f64 + 0.7152 * c[1] as f64 + 0.0722 * c[2] as f64;
+        // Relative luminance (linear sRGB, Rec. 709 weights): must rise.
+        let lin = |u: u8| {
+            let c = f64::from(u) / 255.0;
+            if c <= 0.04045 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let luma = |c: [u8; 3]| 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
         let mut prev = -1.0;
-        for i in 0..=100 {
-            let l = luma(inferno(i as f64 / 100.0));
-            assert!(l >= prev, "luma falls at t = {}", i as f64 / 100.0);
+        for i in 0..=255 {
+            let l = luma(inferno(i as f64 / 255.0));
+            assert!(l >= prev, "luma falls at t = {}", i as f64 / 255.0);
             prev = l;
         }
     }

@@ -9,11 +9,13 @@
 //!   staging of a [`Transaction`] and commits it into `dir`; on error `dir`
 //!   is left as it was. `stream_steady` does the same into a caller's
 //!   transaction (`solve` adds its state file), `render_steady` into memory.
-//! - `print_table(&Summary, TempUnit)` prints the readable summary to stdout.
+//! - `print_table(&Summary, TempUnit, verbose)` prints the readable summary
+//!   to stdout (solver details and timings with `verbose`).
 //!
-//! Files: `colormap` (palette), `text` (bitmap labels), `png`, `csv`,
-//! `blocks`, `json`, `table`, `npy` (the 3D field for NumPy), and `write` (the
-//! streamed files of a steady result);
+//! Files: `colormap` (palette), `fonts` (the embedded font), `ticks`,
+//! `raster` (map pixels from cell edges), `png` (heat maps), `csv`,
+//! `blocks`, `json`, `table`, `npy` (the 3D field for NumPy), and `write`
+//! (the streamed files of a steady result);
 //! for transient runs `timeseries`, `plot` (line plot) and `transient`
 //! (snapshots staged during the run, committed at the end); `vtk` (the one
 //! VTK writer: `.vtr`, `.vti`, `.pvd`); `transaction`
@@ -141,20 +143,24 @@ impl TempUnit {
 pub mod blocks;
 mod colormap;
 pub mod csv;
+pub mod fonts;
 pub mod json;
 pub mod npy;
 pub mod plot;
 pub mod png;
+pub mod raster;
 pub mod signals;
 mod table;
 pub(crate) mod text;
+pub mod ticks;
 pub mod timeseries;
 pub mod transaction;
 mod transient;
 pub mod vtk;
 pub(crate) mod write;
 
-pub use table::{format_table, print_table};
+pub use fonts::DrawError;
+pub use table::{columns, cut, format_table, print_table, MAX_COL};
 pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;
 pub use write::{render_steady, stream_steady, write_steady, Staged};

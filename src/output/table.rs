@@ -4,8 +4,8 @@
 //! can be tested and is written in one piece; `summary.json` holds the same
 //! facts for machines.
 
-/// Widest padded column of the table (longer names overflow it).
-const MAX_COL: usize = 48;
+/// Widest column of the table: longer names are cut (ending in `…`).
+pub const MAX_COL: usize = 48;
 
 use super::TempUnit;
 use crate::thermal::summary::Summary;
@@ -15,8 +15,8 @@ use std::io::Write as _;
 /// Prints [`format_table`] to stdout. Write errors are ignored on purpose:
 /// `cuth solve … | head` closes the pipe early, and that must not turn into a
 /// panic or a failed run after the results are already on disk.
-pub fn print_table(summary: &Summary, unit: TempUnit) {
-    let text = format_table(summary, unit);
+pub fn print_table(summary: &Summary, unit: TempUnit, verbose: bool) {
+    let text = format_table(summary, unit, verbose);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -58,9 +58,58 @@ macro_rules! put {
     }};
 }
 
-/// The report as text. Temperatures are shown in `unit`; lengths in mm and
-/// µm, which read better than metres at chip scale.
-pub fn format_table(s: &Summary, unit: TempUnit) -> String {
+/// `s` cut to `max` characters, ending in `…` when cut, so one long name
+/// cannot push a column out of line.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        s.chars().take(max - 1).chain(['…']).collect()
+    }
+}
+
+/// Rows of cells laid out in columns as wide as their widest cell (header
+/// included), two spaces apart; `right[c]` right-aligns column `c`
+/// (numbers). Widths count characters, so `µ` and `°` take one.
+pub fn columns(rows: &[Vec<String>], right: &[bool], indent: usize) -> Vec<String> {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|v| v.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|r| {
+            let cells: Vec<String> = r
+                .iter()
+                .enumerate()
+                .map(|(c, v)| {
+                    let pad = " ".repeat(widths[c] - v.chars().count());
+                    if right.get(c) == Some(&true) {
+                        pad + v
+                    } else if c + 1 == r.len() {
+                        v.clone() // no trailing blanks
+                    } else {
+                        v.clone() + &pad
+                    }
+                })
+                .collect();
+            format!("{}{}", " ".repeat(indent), cells.join("  "))
+        })
+        .collect()
+}
+
+/// The report as text: what a thermal engineer asks first (grid, power,
+/// energy balance, temperatures per layer, hottest cell, probes), the
+/// solver in one line. `verbose` adds the solver's details (method,
+/// precision, preconditioner parameters such as the Chebyshev λ bounds,
+/// iteration cap, stop reason) and every timing. Lengths in mm and µm,
+/// which read better than metres at chip scale.
+pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
     let sym = unit.symbol();
     let t = |k: f64| unit.convert_k(k);
     let mut o = String::new();
@@ -73,17 +122,17 @@ pub fn format_table(s: &Summary, unit: TempUnit) -> String {
     let g = &s.grid;
     put!(
         o,
-        "{:<10} {} x {} x {} = {} cells, cell {:.4} x {:.4} mm",
+        "{:<10} {} x {} x {} = {} cells, cell {} x {} mm",
         "grid",
         g.nx,
         g.ny,
         g.nz,
         g.cells,
-        g.dx_m * 1e3,
-        g.dy_m * 1e3
+        short(g.dx_m * 1e3),
+        short(g.dy_m * 1e3)
     );
     let d = &s.device;
-    let detail = if d.detail.is_empty() {
+    let detail = if d.detail.is_empty() || !verbose {
         String::new()
     } else {
         format!(" ({})", d.detail)
@@ -91,52 +140,65 @@ pub fn format_table(s: &Summary, unit: TempUnit) -> String {
     put!(o, "{:<10} {}: {}{detail}", "device", d.backend, d.name);
 
     let sv = &s.solver;
-    let params: Vec<String> = sv
-        .precond
-        .params
-        .iter()
-        .map(|(k, v)| format!("{k}={}", num(*v)))
-        .collect();
-    let params = if params.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", params.join(", "))
-    };
     put!(
         o,
-        "{:<10} {} {}, preconditioner {}{params}",
+        "{:<10} {} in {} iterations, residual {:.1e}{}",
         "solver",
-        sv.method,
-        sv.precision,
-        sv.precond.name
-    );
-    put!(
-        o,
-        "{:<10} {} iterations (max {}), final true residual {:.3e} (rtol {:.1e}), {}: {}",
-        "",
-        sv.iterations,
-        sv.max_iter,
-        sv.final_true_residual,
-        sv.rtol,
         if sv.converged {
             "converged"
         } else {
             "NOT converged"
         },
-        sv.stop_reason
+        sv.iterations,
+        sv.final_true_residual,
+        if verbose {
+            ""
+        } else {
+            " (--verbose for details)"
+        }
     );
-    if sv.residual_replacements > 0 {
+    if verbose {
+        let params: Vec<String> = sv
+            .precond
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", num(*v)))
+            .collect();
+        let params = if params.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", params.join(", "))
+        };
         put!(
             o,
-            "{:<10} restarted {} time(s) from the true residual (recurrence drift)",
+            "{:<10} {} {}, preconditioner {}{params}",
             "",
-            sv.residual_replacements
+            sv.method,
+            sv.precision,
+            sv.precond.name
         );
+        put!(
+            o,
+            "{:<10} max {} iterations, final true residual {:.3e} (rtol {:.1e}): {}",
+            "",
+            sv.max_iter,
+            sv.final_true_residual,
+            sv.rtol,
+            sv.stop_reason
+        );
+        if sv.residual_replacements > 0 {
+            put!(
+                o,
+                "{:<10} restarted {} time(s) from the true residual (recurrence drift)",
+                "",
+                sv.residual_replacements
+            );
+        }
     }
     let e = &s.energy;
     put!(
         o,
-        "{:<10} power in {:.6} W, heat out {:.6} W (top {:.6}, bottom {:.6}), relative error {:.2e}",
+        "{:<10} power in {:.6} W, heat out {:.6} W (top {:.6}, bottom {:.6}), balance {:.1e}",
         "energy",
         e.power_in_w,
         e.heat_out_top_w + e.heat_out_bottom_w,
@@ -147,107 +209,85 @@ pub fn format_table(s: &Summary, unit: TempUnit) -> String {
     put!(o, "{:<10} {:.2} {sym}", "ambient", t(s.ambient_k));
     put!(o);
 
-    let name_w = s
-        .layers
-        .iter()
-        .map(|l| l.name.chars().count())
-        .chain([5])
-        .max()
-        .unwrap_or(5)
-        // Column widths are capped: a longer name overflows its column,
-        // and a width beyond u16 would panic in `format!`.
-        .min(MAX_COL);
-    let mat_w = s
-        .layers
-        .iter()
-        .map(|l| l.material.chars().count())
-        .chain([8])
-        .max()
-        .unwrap_or(8)
-        // Column widths are capped: a longer name overflows its column,
-        // and a width beyond u16 would panic in `format!`.
-        .min(MAX_COL);
-    let (tmin, tavg, tmax) = (
-        format!("min {sym}"),
-        format!("avg {sym}"),
-        format!("max {sym}"),
-    );
-    put!(
-        o,
-        "{:>3}  {:<name_w$}  {:<mat_w$}  {:>10}  {:>10}  {:>9}  {:>9}  {:>9}",
+    let mut rows = vec![[
         "#",
         "layer",
         "material",
         "thick µm",
         "power W",
-        tmin,
-        tavg,
-        tmax
-    );
+        &format!("min {sym}"),
+        &format!("avg {sym}"),
+        &format!("max {sym}"),
+    ]
+    .map(String::from)
+    .to_vec()];
     for (i, l) in s.layers.iter().enumerate() {
-        put!(
-            o,
-            "{i:>3}  {:<name_w$}  {:<mat_w$}  {:>10.3}  {:>10.4}  {:>9.2}  {:>9.2}  {:>9.2}",
-            l.name,
-            l.material,
-            l.thickness_m * 1e6,
-            l.power_w,
-            t(l.t_min_k),
-            t(l.t_avg_k),
-            t(l.t_max_k)
-        );
+        rows.push(vec![
+            i.to_string(),
+            cut(&l.name, MAX_COL),
+            cut(&l.material, MAX_COL),
+            format!("{:.3}", l.thickness_m * 1e6),
+            format!("{:.4}", l.power_w),
+            format!("{:.2}", t(l.t_min_k)),
+            format!("{:.2}", t(l.t_avg_k)),
+            format!("{:.2}", t(l.t_max_k)),
+        ]);
+    }
+    let right = [true, false, false, true, true, true, true, true];
+    for line in columns(&rows, &right, 0) {
+        put!(o, "{line}");
     }
     put!(o);
 
     let h = &s.hottest;
     put!(
         o,
-        "{:<10} {:.2} {sym} in {} at x {:.3} mm, y {:.3} mm (cell {}, {}, {})",
+        "{:<10} {:.2} {sym} in {} at x {} mm, y {} mm (cell {}, {}, {})",
         "hottest",
         t(h.t_k),
         h.layer,
-        h.x_m * 1e3,
-        h.y_m * 1e3,
+        short(h.x_m * 1e3),
+        short(h.y_m * 1e3),
         h.x,
         h.y,
         h.z
     );
     if !s.probes.is_empty() {
-        let w = s
+        put!(o, "probes");
+        let rows: Vec<Vec<String>> = s
             .probes
             .iter()
-            .map(|p| p.name.chars().count())
-            .chain([5])
-            .max()
-            .unwrap_or(5)
-            .min(MAX_COL);
-        put!(o, "probes");
-        for p in &s.probes {
-            put!(
-                o,
-                "{:<10} {:<w$}  {:>9.2} {sym}  in {} at x {} mm, y {} mm, z {} µm",
-                "",
-                p.name,
-                t(p.t_k),
-                p.layer,
-                short(p.x_m * 1e3),
-                short(p.y_m * 1e3),
-                short(p.z_m * 1e6)
-            );
+            .map(|p| {
+                vec![
+                    cut(&p.name, MAX_COL),
+                    format!("{:.2} {sym}", t(p.t_k)),
+                    format!("in {}", cut(&p.layer, MAX_COL)),
+                    format!(
+                        "at x {} mm, y {} mm, z {} µm",
+                        short(p.x_m * 1e3),
+                        short(p.y_m * 1e3),
+                        short(p.z_m * 1e6)
+                    ),
+                ]
+            })
+            .collect();
+        for line in columns(&rows, &[false, true], 11) {
+            put!(o, "{line}");
         }
     }
-    if !s.timings_s.is_empty() {
-        let phase_w = s
+    let total: f64 = s.timings_s.iter().map(|(_, secs)| secs).sum();
+    if verbose && !s.timings_s.is_empty() {
+        put!(o, "timings");
+        let rows: Vec<Vec<String>> = s
             .timings_s
             .iter()
-            .map(|(p, _)| p.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(MAX_COL);
-        put!(o, "timings");
-        for (phase, secs) in &s.timings_s {
-            put!(o, "{:<10} {phase:<phase_w$}  {secs:>9.3} s", "");
+            .map(|(phase, secs)| vec![cut(phase, MAX_COL), format!("{secs:.3} s")])
+            .collect();
+        for line in columns(&rows, &[false, true], 11) {
+            put!(o, "{line}");
         }
+    } else if !s.timings_s.is_empty() {
+        put!(o, "{:<10} {total:.3} s", "time");
     }
     o
 }
@@ -271,8 +311,8 @@ mod tests {
     #[test]
     fn table_shows_each_section() {
         let s = super::super::tests::summary();
-        let k = format_table(&s, TempUnit::Kelvin);
-        let c = format_table(&s, TempUnit::Celsius);
+        let k = format_table(&s, TempUnit::Kelvin, true);
+        let c = format_table(&s, TempUnit::Celsius, true);
         for needle in ["grid", "device", "chebyshev", "energy", "hottest", "solve"] {
             assert!(c.contains(needle), "missing {needle}:\n{c}");
         }
@@ -281,5 +321,68 @@ mod tests {
         assert!(k.contains("max K") && c.contains("max °C"));
         assert!(k.contains("350.00") && c.contains("76.85"), "{k}\n{c}");
         assert!(c.contains("100.000"), "thickness in µm:\n{c}");
+    }
+
+    #[test]
+    fn default_table_speaks_thermal_and_verbose_adds_the_solver() {
+        let s = super::super::tests::summary();
+        let plain = format_table(&s, TempUnit::Celsius, false);
+        let verbose = format_table(&s, TempUnit::Celsius, true);
+        assert!(
+            plain.contains("converged in") && plain.contains("--verbose"),
+            "{plain}"
+        );
+        // Preconditioner internals (λ bounds, degree) only with --verbose.
+        let params: Vec<&String> = s.solver.precond.params.keys().collect();
+        assert!(!params.is_empty());
+        for k in params {
+            assert!(!plain.contains(&format!("{k}=")), "{k} in\n{plain}");
+            assert!(
+                verbose.contains(&format!("{k}=")),
+                "{k} missing in\n{verbose}"
+            );
+        }
+        assert!(
+            !plain.contains("timings") && plain.contains("time "),
+            "{plain}"
+        );
+        assert!(
+            verbose.contains("timings") && verbose.contains("rtol"),
+            "{verbose}"
+        );
+    }
+
+    #[test]
+    fn columns_stay_aligned_for_any_value() {
+        let mut s = super::super::tests::summary();
+        s.layers[0].name = "a_layer_name_far_longer_than_any_column_should_ever_be_allowed".into();
+        s.layers[0].power_w = 123_456_789.123;
+        s.layers[0].t_max_k = 1e12;
+        s.layers[1].thickness_m = 3.0;
+        s.layers[1].material = "ünïcödé µ-material".into();
+        let text = format_table(&s, TempUnit::Celsius, false);
+        let lines: Vec<&str> = text.lines().collect();
+        let head = lines
+            .iter()
+            .position(|l| l.contains("layer") && l.contains("material"))
+            .unwrap();
+        let table: Vec<&str> = lines[head..head + 1 + s.layers.len()].to_vec();
+        // Every row as long as the header, and each column's right edge in
+        // the same character position.
+        let len = |l: &str| l.chars().count();
+        assert!(table.iter().all(|l| len(l) == len(table[0])), "{text}");
+        for col in ["power W", "max °C", "thick µm"] {
+            let at = table[0].find(col).unwrap() + col.len();
+            let edge = table[0][..at].chars().count();
+            for l in &table[1..] {
+                let c: Vec<char> = l.chars().collect();
+                assert!(c[edge - 1] != ' ', "{col} misaligned:\n{text}");
+                assert!(
+                    edge == c.len() || c[edge] == ' ',
+                    "{col} misaligned:\n{text}"
+                );
+            }
+        }
+        assert!(text.contains("…"), "long name cut:\n{text}");
     }
 }

@@ -1,4 +1,5 @@
-//! Bitmap text for the PNG labels, from the public-domain 8×8 `font8x8`
+//! Bitmap text for topopt's PNG views (the heat maps and plots use the
+//! embedded TrueType font, `fonts`), from the public-domain 8×8 `font8x8`
 //! glyphs drawn at an integer scale. A fixed-width font keeps label widths
 //! computable before drawing (layout needs them) and avoids shipping a
 //! TrueType font and rasterizer for a dozen numbers per image.
@@ -21,7 +22,8 @@ fn glyph(ch: char) -> [u8; 8] {
         .unwrap_or([0; 8])
 }
 
-/// Whether the font can draw `ch` (so a caller can fall back, e.g. `°C` → `degC`).
+/// Whether the font can draw `ch` (topopt's views label in ASCII and Latin-1).
+#[cfg(test)]
 pub fn has_glyph(ch: char) -> bool {
     BASIC_FONTS
         .get(ch)

@@ -91,20 +91,20 @@ impl TransientWriter {
                     .collect(),
             })
             .collect();
-        let title = format!(
-            "max temperature per layer ({})",
-            super::png::unit_label(unit)
-        );
+        let y_label = format!("max temperature ({})", super::png::unit_label(unit));
+        let image_error = |message: String| OutputError::Image {
+            path: self.txn.out().join("temperature.png"),
+            message,
+        };
         let img = plot::render(&LinePlot {
-            title: &title,
+            title: "hottest cell of each layer",
             x_label: "time (s)",
+            y_label: &y_label,
             x: &x,
             series,
-        });
-        let png = super::png::encode(&img).map_err(|e| OutputError::Image {
-            path: self.txn.out().join("temperature.png"),
-            message: e.to_string(),
-        })?;
+        })
+        .map_err(|e| image_error(e.to_string()))?;
+        let png = super::png::encode(&img).map_err(|e| image_error(e.to_string()))?;
         let json = serde_json::to_string_pretty(summary)
             .map_err(|e| io(&self.txn.out().join("summary.json"), e.into()))?;
         let probes: Vec<String> = final_view

@@ -10,7 +10,7 @@
 use super::blocks::{blocks_csv, blocks_steady, layer_block_stats};
 use super::png::{self, HeatMap};
 use super::transaction::{Owned, Transaction};
-use super::{csv, json, OutputError, OutputOptions, SteadyView};
+use super::{csv, json, raster, OutputError, OutputOptions, SteadyView};
 use crate::thermal::summary::Summary;
 use rayon::prelude::*;
 use std::io::{self, Write};
@@ -220,6 +220,8 @@ pub fn stream_steady(
         .max(2);
     let stem = |l: usize| format!("{l:0digits$}_{}", sanitize(&stack.layers[l].name));
     let unit_label = png::unit_label(unit);
+    let x_edges = raster::uniform_edges(grid.nx, grid.dx);
+    let y_edges = raster::uniform_edges(grid.ny, grid.dy);
     let has_blocks = |l: usize| view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
     // Layers whose map is needed: for maps, or for block statistics.
     let needed: Vec<usize> = (0..stack.layers.len())
@@ -251,19 +253,20 @@ pub fn stream_steady(
                 let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
                 drop(map_k);
                 let title = format!("layer {l}: {} ({unit_label})", layer.name);
+                let image_error = |message: String| OutputError::Image {
+                    path: dir.join(format!("{}.png", stem(l))),
+                    message,
+                };
                 let image = png::render(&HeatMap {
+                    x_edges_m: &x_edges,
+                    y_edges_m: &y_edges,
                     values: &shown,
-                    nx: grid.nx,
-                    ny: grid.ny,
-                    dx: grid.dx,
-                    dy: grid.dy,
                     title: &title,
                     unit: unit_label,
-                });
-                let png = png::encode(&image).map_err(|e| OutputError::Image {
-                    path: dir.join(format!("{}.png", stem(l))),
-                    message: e.to_string(),
-                })?;
+                    blocks: view.power.get(l).map_or(&[][..], |p| &p.blocks),
+                })
+                .map_err(|e| image_error(e.to_string()))?;
+                let png = png::encode(&image).map_err(|e| image_error(e.to_string()))?;
                 Ok(LayerMaps {
                     l,
                     shown,

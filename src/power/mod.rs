@@ -97,6 +97,7 @@ pub(crate) fn invalid(
 }
 
 pub mod csv_raster;
+pub mod density;
 pub mod flp;
 mod layer;
 pub mod ptrace;

@@ -1,6 +1,7 @@
 //! Power traces over time for transient runs: a HotSpot `.ptrace` (one row
 //! per sampling interval, `--sample-interval` seconds) or a CSV whose first
-//! column is the time in seconds (`time,<block>,<block>,...`). Each row holds
+//! column is the time in seconds (`time,<block>,<block>,...`), told apart by
+//! their content ([`detect_format`]); CSV is read through the `csv` crate. Each row holds
 //! from its time until the next row's time (piecewise constant); the last row
 //! holds forever. Hands rows of block powers to [`super::schedule`].
 
@@ -38,10 +39,53 @@ impl TimeTrace {
     }
 }
 
-/// Reads a trace: `.csv` files (by extension) need a time column and take no
-/// `sample_interval`; anything else is read as a HotSpot `.ptrace` whose rows
-/// are `sample_interval` seconds apart (`default_interval`, one row per time
-/// step, when not given).
+/// The two trace formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// `time,<block>,...` with commas.
+    Csv,
+    /// HotSpot `.ptrace`: whitespace-separated names, then rows.
+    Ptrace,
+}
+
+impl TraceFormat {
+    /// How the format is called in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TraceFormat::Csv => "a CSV trace (its own `time` column)",
+            TraceFormat::Ptrace => "a HotSpot .ptrace (rows --sample-interval apart)",
+        }
+    }
+}
+
+/// The format of trace text, decided by its content, not its name: a header
+/// line (the first that is neither blank nor a `#` comment) with a comma is
+/// CSV, one without is a `.ptrace` (HotSpot separates names by whitespace).
+pub fn detect_format(text: &str) -> TraceFormat {
+    let header = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
+    match header {
+        Some(h) if h.contains(',') => TraceFormat::Csv,
+        _ => TraceFormat::Ptrace,
+    }
+}
+
+impl TimeTrace {
+    /// The format the trace was read as.
+    pub fn format(&self) -> TraceFormat {
+        match self.times {
+            RowTimes::Listed(_) => TraceFormat::Csv,
+            RowTimes::Interval(_) => TraceFormat::Ptrace,
+        }
+    }
+}
+
+/// Reads a trace, CSV or `.ptrace` as its content says ([`detect_format`];
+/// the extension does not decide). A CSV needs a time column and takes no
+/// `sample_interval`; a `.ptrace`'s rows are `sample_interval` seconds apart
+/// (`default_interval`, one row per time step, when not given).
 pub fn read_time_trace(
     path: &Path,
     sample_interval: Option<f64>,
@@ -53,10 +97,7 @@ pub fn read_time_trace(
             source,
         }
     })?;
-    let is_csv = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
-    if is_csv {
+    if detect_format(&text) == TraceFormat::Csv {
         if sample_interval.is_some() {
             return Err(invalid(
                 path,
@@ -83,15 +124,40 @@ pub fn read_time_trace(
     })
 }
 
+/// The records of CSV text through the `csv` crate (quoted names allowed,
+/// fields trimmed, rows of any length: checked by the caller), each with its
+/// line number; blank lines and lines starting with `#` are skipped.
+fn csv_records(text: &str, file: &Path) -> Result<Vec<(usize, csv::StringRecord)>, PowerError> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut out = Vec::new();
+    for record in rdr.records() {
+        let record = record.map_err(|e| {
+            let field = e
+                .position()
+                .map_or("csv".to_string(), |p| format!("line {}", p.line()));
+            invalid(file, field, e.to_string())
+        })?;
+        let first = record.get(0).unwrap_or("");
+        if first.starts_with('#') || (record.len() == 1 && first.is_empty()) {
+            continue;
+        }
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        out.push((line, record));
+    }
+    Ok(out)
+}
+
 /// Parses a CSV trace: header `time,<names...>`, then rows of a time (s,
 /// finite, ≥ 0, strictly increasing) and one power (W, finite, ≥ 0) per name.
-/// Blank lines and lines starting with `#` are skipped.
+/// Blank lines and lines starting with `#` are skipped; names may be quoted
+/// (as cuth's own `timeseries.csv` quotes them).
 pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    let records = csv_records(text, file)?;
+    let mut lines = records.iter();
     let Some((hl, header)) = lines.next() else {
         return Err(invalid(
             file,
@@ -99,7 +165,8 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError>
             "the trace is empty: no header line",
         ));
     };
-    let cols: Vec<&str> = header.split(',').map(str::trim).collect();
+    let hl = *hl;
+    let cols: Vec<&str> = header.iter().collect();
     if !cols[0].eq_ignore_ascii_case("time") {
         return Err(invalid(
             file,
@@ -136,9 +203,8 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError>
     }
     let (mut times, mut rows) = (Vec::new(), Vec::new());
     let mut prev: Option<(usize, f64)> = None;
-    for (line, l) in lines {
+    for (line, vals) in lines {
         let at = format!("line {line}");
-        let vals: Vec<&str> = l.split(',').map(str::trim).collect();
         if vals.len() != cols.len() {
             return Err(invalid(
                 file,
@@ -156,7 +222,7 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError>
                 return Err(invalid(
                     file,
                     format!("{at}, column 1 (time)"),
-                    format!("`{}` is not a time (a finite number ≥ 0, s)", vals[0]),
+                    format!("`{}` is not a time (a finite number ≥ 0, s)", &vals[0]),
                 ))
             }
         };
@@ -169,9 +235,10 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError>
                 ));
             }
         }
-        prev = Some((line, t));
-        let row = vals[1..]
+        prev = Some((*line, t));
+        let row = vals
             .iter()
+            .skip(1)
             .enumerate()
             .map(|(j, s)| match s.parse::<f64>() {
                 Ok(p) if (0.0..=super::MAX_POWER_W).contains(&p) => Ok(p),
@@ -266,5 +333,30 @@ mod tests {
         assert!(m.contains("`a`"), "{m}");
         let m = csv("time,a\n").unwrap_err().to_string();
         assert!(m.contains("no rows"), "{m}");
+    }
+
+    #[test]
+    fn quoted_names_and_comments_read_with_their_line_numbers() {
+        let t = csv("# made by hand\n\ntime,\"core,0\", b\n0,1,2\n").unwrap();
+        assert_eq!(t.names, ["core,0", "b"]);
+        let m = csv("# c\ntime,a\n\n0,1\n1,x\n").unwrap_err().to_string();
+        assert!(m.contains("line 5, column 2 (a)"), "{m}");
+    }
+
+    #[test]
+    fn the_format_is_decided_by_content_not_extension() {
+        assert_eq!(detect_format("# c\ntime,a\n0,1\n"), TraceFormat::Csv);
+        assert_eq!(detect_format("a b\n1 2\n"), TraceFormat::Ptrace);
+        assert_eq!(detect_format(""), TraceFormat::Ptrace);
+        let dir = tempfile::tempdir().unwrap();
+        // A CSV named .ptrace and a .ptrace named .csv.
+        let (c, p) = (dir.path().join("w.ptrace"), dir.path().join("w.csv"));
+        std::fs::write(&c, "time,a\n0,1\n1,2\n").unwrap();
+        std::fs::write(&p, "a b\n1 2\n3 4\n").unwrap();
+        let tc = read_time_trace(&c, None, 0.5).unwrap();
+        assert_eq!((tc.format(), tc.row_at(1.0)), (TraceFormat::Csv, 1));
+        let tp = read_time_trace(&p, Some(0.25), 1.0).unwrap();
+        assert_eq!(tp.format(), TraceFormat::Ptrace);
+        assert_eq!(tp.names, ["a", "b"]);
     }
 }

@@ -10,6 +10,7 @@ pub mod units;
 mod validate;
 
 pub use law::{Law, MaterialLaw};
+pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
 pub use schema::{BlockSpec, LeakageSpec, PowerSpec};
 use std::path::PathBuf;
 

@@ -11,7 +11,10 @@
 //! - a layer thinner than 1 nm;
 //! - an ambient below 200 K or above 500 K (`ambient = 45` meant °C);
 //! - a power density above 1 kW/cm² (1e7 W/m²) in a `uniform` layer or an
-//!   inline block (file-based sources are not read at this stage).
+//!   inline block (here, from the stack file alone), or in a floorplan block
+//!   powered by a `.ptrace` or a raster's hottest cell
+//!   ([`power_density_warning`], called by `power::density` once the files
+//!   are read).
 
 use super::{PowerSpec, Stack};
 
@@ -24,7 +27,25 @@ fn is_package(name: &str, material: &str) -> bool {
 }
 
 /// 1 kW/cm² in W/m².
-const MAX_POWER_DENSITY: f64 = 1e7;
+pub const MAX_POWER_DENSITY: f64 = 1e7;
+
+/// The warning for `density_w_m2` (W/m²) at `what` of layer `l`, when it is
+/// above 1 kW/cm²; the same words as the stack file's own sources get.
+pub fn power_density_warning(
+    stack: &Stack,
+    l: usize,
+    what: &str,
+    density_w_m2: f64,
+) -> Option<String> {
+    let name = stack.layers.get(l).map_or("?", |layer| layer.name.as_str());
+    (density_w_m2 > MAX_POWER_DENSITY).then(|| {
+        format!(
+            "{}: layers[{l}] ({name}).{what}: {:.3} kW/cm² is above 1 kW/cm²",
+            stack.source.display(),
+            density_w_m2 * 1e-7
+        )
+    })
+}
 
 /// The warnings of `stack`; `bare_thickness[l]` says whether layer `l`'s
 /// thickness was a bare number.

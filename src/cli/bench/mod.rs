@@ -29,9 +29,11 @@ use system::BenchSystem;
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct BenchArgs {
-    /// Stack file; every layer is forced to one z cell.
-    #[arg(long, default_value = "configs/mol_f2f.toml")]
-    pub stack: PathBuf,
+    /// Stack file; every layer is forced to one z cell [default:
+    /// configs/mol_f2f.toml, found in the current directory, above the cuth
+    /// binary or in the source tree it was built from].
+    #[arg(long, value_name = "FILE")]
+    pub stack: Option<PathBuf>,
     /// In-plane sizes N (grids N×N), comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = [128, 256, 512, 1024, 2048, 4096])]
     pub sizes: Vec<usize>,
@@ -109,13 +111,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if args.topopt {
         return topopt::run(args);
     }
-    let base =
-        Stack::load(&args.stack).with_context(|| "loading the benchmark stack".to_string())?;
+    let stack_path = system::bench_stack(args.stack.as_deref())?;
+    let base = Stack::load(&stack_path)
+        .with_context(|| format!("loading the benchmark stack {}", stack_path.display()))?;
     let cpu = CpuBackend::new();
     let mut rep = BenchReport {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         cuth_version: env!("CARGO_PKG_VERSION").into(),
-        stack: args.stack.display().to_string(),
+        stack: stack_path.display().to_string(),
         cpu: format!("{} ({})", cpu.report().name, cpu.report().detail),
         rtol: args.rtol,
         ..Default::default()
@@ -190,7 +193,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             cpu_size(&cpu, &s, args, &mut rep)?;
         }
         if let (Some(dir), true) = (&args.export, export) {
-            let path = system::export(dir, &s, &args.stack)?;
+            let path = system::export(dir, &s, &stack_path)?;
             eprintln!("bench: exported {}", path.display());
         }
         // Keep what is measured so far, should a later size be cut short.

@@ -5,12 +5,48 @@
 
 use anyhow::{Context, Result};
 use cuth::assemble::{assemble, System};
+use cuth::error::InputError;
 use cuth::grid::Grid;
 use cuth::power::layer_power;
 use cuth::stack::Stack;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The shipped stack `bench` runs without `--stack`, relative to the repository.
+const DEFAULT_STACK: &str = "configs/mol_f2f.toml";
+
+/// The benchmark stack: `given`, else [`DEFAULT_STACK`] from the current
+/// directory, a directory above the cuth binary (`target/release/cuth` in a
+/// checkout) or the source tree cuth was built from, in that order; else an
+/// input error (exit 2) that says what to pass.
+pub fn bench_stack(given: Option<&Path>) -> Result<PathBuf, InputError> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    // The empty path is the current directory (the path stays relative).
+    let mut roots = vec![PathBuf::new()];
+    if let Ok(exe) = std::env::current_exe() {
+        roots.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    find_stack(&roots)
+}
+
+/// [`DEFAULT_STACK`] under the first of `roots` that has it.
+fn find_stack(roots: &[PathBuf]) -> Result<PathBuf, InputError> {
+    roots
+        .iter()
+        .map(|r| r.join(DEFAULT_STACK))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            InputError(format!(
+                "no --stack given, and the default {DEFAULT_STACK} is not in the current \
+                 directory, above the cuth binary or in the source tree it was built from; \
+                 pass --stack FILE (a cuth stack TOML, e.g. configs/mol_f2f.toml of a cuth checkout)"
+            ))
+        })
+}
 
 /// An assembled benchmark system and how long it took to build.
 pub struct BenchSystem {
@@ -121,4 +157,28 @@ pub fn export(dir: &Path, s: &BenchSystem, stack_path: &Path) -> Result<PathBuf>
     std::fs::write(&meta_path, serde_json::to_string_pretty(&meta)? + "\n")
         .with_context(|| format!("writing {}", meta_path.display()))?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_stack_is_found_or_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::create_dir_all(b.join("configs")).unwrap();
+        std::fs::write(b.join(DEFAULT_STACK), "").unwrap();
+        assert_eq!(
+            find_stack(&[a.clone(), b.clone()]).unwrap(),
+            b.join(DEFAULT_STACK)
+        );
+        let m = find_stack(&[a]).unwrap_err().to_string();
+        assert!(
+            m.contains("--stack FILE") && m.contains(DEFAULT_STACK),
+            "{m}"
+        );
+        let given = bench_stack(Some(Path::new("x.toml"))).unwrap();
+        assert_eq!(given, Path::new("x.toml"));
+    }
 }

@@ -1,0 +1,66 @@
+//! Power-density plausibility for sources read from files (a floorplan's
+//! blocks powered by a `.ptrace`, a raster): the stack file alone cannot tell
+//! their density, so it is checked here, once the layer's power is known.
+//! Over 1 kW/cm² is almost always a unit slip (mW written as W, a block in
+//! µm² read as m²); the warning names the layer, the block or cell, and the
+//! density ([`crate::stack::power_density_warning`]).
+
+use super::{layer_power, LayerPower, PowerError};
+use crate::grid::Grid;
+use crate::stack::{power_density_warning, PowerSpec, Stack, MAX_POWER_DENSITY};
+
+/// Warnings for every layer whose power comes from a file.
+pub fn density_warnings(stack: &Stack, grid: &Grid) -> Result<Vec<String>, PowerError> {
+    let mut out = Vec::new();
+    for (l, layer) in stack.layers.iter().enumerate() {
+        let source = match &layer.power {
+            Some(PowerSpec::Ptrace { .. }) => "ptrace",
+            Some(PowerSpec::Raster { .. }) => "raster",
+            _ => continue,
+        };
+        let power = layer_power(stack, grid, l)?;
+        out.extend(layer_warning(stack, grid, l, source, &power));
+    }
+    Ok(out)
+}
+
+/// The densest block of a `.ptrace` layer (with how many more are over the
+/// limit), or the densest cell of a raster layer.
+fn layer_warning(
+    stack: &Stack,
+    grid: &Grid,
+    l: usize,
+    source: &str,
+    p: &LayerPower,
+) -> Option<String> {
+    if source == "ptrace" {
+        let dense: Vec<(f64, &str)> = p
+            .blocks
+            .iter()
+            .filter(|b| b.rect.area() > 0.0)
+            .map(|b| (b.power_w / b.rect.area(), b.name.as_str()))
+            .filter(|(d, _)| *d > MAX_POWER_DENSITY)
+            .collect();
+        let (d, name) = dense.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0))?;
+        let more = match dense.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more blocks)"),
+        };
+        let what = format!("power (ptrace) block `{name}`{more}");
+        return power_density_warning(stack, l, &what, d);
+    }
+    let cell_area = grid.dx * grid.dy;
+    let (i, w) = p
+        .map_w
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let (x, y) = (i % grid.nx, i / grid.nx);
+    let what = format!(
+        "power (raster) cell ({x}, {y}) at x {:.3} mm, y {:.3} mm",
+        (x as f64 + 0.5) * grid.dx * 1e3,
+        (y as f64 + 0.5) * grid.dy * 1e3
+    );
+    power_density_warning(stack, l, &what, w / cell_area)
+}
