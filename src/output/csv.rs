@@ -74,6 +74,23 @@ pub fn layer_csv(values: &[f64], nx: usize, ny: usize) -> String {
     out
 }
 
+/// [`layer_csv`] preceded by the cell centres, in mm, as two `#` comment
+/// lines (which cuth's raster reader, numpy's `comments='#'` and pandas'
+/// `comment='#'` skip): `# x_mm,` then the nx column centres left to right,
+/// `# y_mm,` then the ny row centres in row order (top row first).
+pub fn layer_csv_with_coords(values: &[f64], grid: &crate::grid::Grid) -> String {
+    let mut out = String::from("# x_mm");
+    for x in 0..grid.nx {
+        let _ = write!(out, ",{:.6}", grid.x_center(x) * 1e3);
+    }
+    out.push_str("\n# y_mm");
+    for y in (0..grid.ny).rev() {
+        let _ = write!(out, ",{:.6}", grid.y_center(y) * 1e3);
+    }
+    out.push('\n');
+    out + &layer_csv(values, grid.nx, grid.ny)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,16 +111,23 @@ pub fn render_steady(
         .par_iter()
         .enumerate()
         .map(|(l, layer)| {
-            let map_k = grid.layer_map(view.temperature_k, l);
+            let mut map_k = grid.layer_map(view.temperature_k, l);
+            if let Some(p) = view.power.get(l) {
+                let absent = crate::assemble::absent_plane(grid, p, layer.material);
+                for (m, _) in map_k.iter_mut().zip(&absent).filter(|(_, a)| **a) {
+                    *m = f64::NAN;
+                }
+            }
             let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
+            let (raster, rnx, rny, rdx, rdy) = uniform_raster(&shown, grid);
             let stem = format!("{l:0digits$}_{}", sanitize(&layer.name));
             let title = format!("layer {l}: {} ({unit_label})", layer.name);
             let image = png::render(&HeatMap {
-                values: &shown,
-                nx: grid.nx,
-                ny: grid.ny,
-                dx: grid.dx,
-                dy: grid.dy,
+                values: &raster,
+                nx: rnx,
+                ny: rny,
+                dx: rdx,
+                dy: rdy,
                 title: &title,
                 unit: unit_label,
             });
@@ -136,7 +143,7 @@ pub fn render_steady(
                 },
                 Rendered {
                     name: format!("{stem}.csv"),
-                    bytes: csv::layer_csv(&shown, grid.nx, grid.ny).into_bytes(),
+                    bytes: csv::layer_csv_with_coords(&shown, grid).into_bytes(),
                 },
             ];
             let stats = match view.power.get(l) {
@@ -195,6 +202,41 @@ pub fn render_steady(
         bytes: summary.into_bytes(),
     });
     Ok(files)
+}
+
+/// Longest side of the uniform raster a non-uniform map is resampled to.
+const MAX_RASTER_CELLS: usize = 2048;
+
+/// A map on a uniform raster for the PNG (which draws equal cells): as is on
+/// a uniform grid, else resampled to pixels of the smallest cell (at most
+/// [`MAX_RASTER_CELLS`] a side), each showing the cell under its centre.
+/// Returns (values, nx, ny, dx, dy).
+pub fn uniform_raster(
+    values: &[f64],
+    grid: &crate::grid::Grid,
+) -> (Vec<f64>, usize, usize, f64, f64) {
+    if grid.is_uniform() {
+        return (values.to_vec(), grid.nx, grid.ny, grid.dx[0], grid.dy[0]);
+    }
+    let min = |w: &[f64]| w.iter().copied().fold(f64::INFINITY, f64::min);
+    let (w, l) = (grid.width(), grid.length());
+    let d = min(&grid.dx)
+        .min(min(&grid.dy))
+        .max(w.max(l) / MAX_RASTER_CELLS as f64);
+    let (nx, ny) = (
+        ((w / d).round() as usize).max(1),
+        ((l / d).round() as usize).max(1),
+    );
+    let (dx, dy) = (w / nx as f64, l / ny as f64);
+    let cols: Vec<usize> = (0..nx)
+        .map(|i| grid.column_of((i as f64 + 0.5) * dx))
+        .collect();
+    let mut out = Vec::with_capacity(nx * ny);
+    for j in 0..ny {
+        let row = grid.row_of((j as f64 + 0.5) * dy) * grid.nx;
+        out.extend(cols.iter().map(|&c| values[row + c]));
+    }
+    (out, nx, ny, dx, dy)
 }
 
 /// Writes `files` into `dir` through one [`Transaction`] that owns `owned`.
