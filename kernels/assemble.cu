@@ -95,7 +95,8 @@ asm_faces_f64(const double* __restrict__ dx, const double* __restrict__ dy,
 
 // Diagonal (the row's conductances plus those to ambient, summed in the
 // host's order) and amb, the coupling to ambient. A row whose diagonal
-// would be 0 (an absent cell: no conductance at all) gets 1.
+// would be 0 (an absent cell: no conductance at all) gets an identity row,
+// d = amb = 1, as the host's.
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
 asm_diag_f64(const double* __restrict__ gx, const double* __restrict__ gy,
              const double* __restrict__ gz, const double* __restrict__ g_top,
@@ -123,7 +124,7 @@ asm_diag_f64(const double* __restrict__ gx, const double* __restrict__ gy,
         if (z == 0)
             s = __dadd_rn(s, g_bottom[j]);
         diag[i] = s == 0.0 ? 1.0 : s;
-        amb[i] = e;
+        amb[i] = s == 0.0 ? 1.0 : e;
     }
 }
 

@@ -7,8 +7,8 @@
 
 use crate::grid::Grid;
 use crate::matrix::QuadDiag;
-use crate::power::{rasterize::coverage, LayerPower, MaterialPatch};
-use crate::stack::{Material, Stack};
+use crate::power::{rasterize::coverage, LayerPower, MaterialPatch, Rect};
+use crate::stack::{CoolingMap, Material, Stack};
 use rayon::prelude::*;
 
 /// The assembled steady system `A θ = rhs`.
@@ -25,54 +25,135 @@ pub struct System {
     pub g_bottom: Vec<f64>,
 }
 
-/// A layer's material: uniform, or per plane cell where floorplan blocks
-/// override it (mixed by area fraction: exact in z, the parallel bound in-plane).
-enum LayerMaterial {
+/// A layer's material: uniform, or per plane cell where an outline's fill,
+/// floorplan blocks or regions override it (mixed by area fraction: exact in
+/// z, the parallel bound in-plane).
+pub enum LayerMaterial {
     Uniform,
-    /// Per plane cell: the fraction covered by patches and the patches'
-    /// area-weighted k and c; the layer's own material fills the rest.
+    /// Per plane cell: the fraction of the layer's own material and the
+    /// area-weighted k and c of everything else painted on the cell.
     Mixed(Vec<(f64, [f64; 3], f64)>),
 }
 
 impl LayerMaterial {
     /// The cell's material when the layer's own is `base`.
     #[inline]
-    fn mix(&self, plane_idx: usize, base: Material) -> Material {
+    pub fn mix(&self, plane_idx: usize, base: Material) -> Material {
         match self {
             LayerMaterial::Uniform => base,
             LayerMaterial::Mixed(v) => {
-                let (frac, acc_k, acc_c) = v[plane_idx];
-                let rest = (1.0 - frac).max(0.0);
+                let (own, acc_k, acc_c) = v[plane_idx];
                 let mut k = [0.0; 3];
                 for (d, kd) in k.iter_mut().enumerate() {
-                    *kd = acc_k[d] + rest * base.k[d];
+                    *kd = acc_k[d] + own * base.k[d];
                 }
                 Material {
                     k,
-                    heat_capacity: acc_c + rest * base.heat_capacity,
+                    heat_capacity: acc_c + own * base.heat_capacity,
                 }
             }
         }
     }
 }
 
-fn layer_material(grid: &Grid, power: &LayerPower) -> LayerMaterial {
-    if power.patches.is_empty() {
+/// Paints a layer: the fill over the domain (or the layer's own material
+/// when there is no outline), the own material over the outline, then the
+/// patches in order; later paint wins. Per cell the shares are taken from
+/// the last paint back (each at most what is left uncovered), so on a grid
+/// snapped to the rectangles every cell is exactly one material, and where
+/// cells straddle edges the mix is by area (in the uniform-grid case of
+/// non-overlapping floorplan units, exactly the area fractions).
+pub fn layer_material(grid: &Grid, power: &LayerPower) -> LayerMaterial {
+    if power.patches.is_empty() && power.outline.is_none() {
         return LayerMaterial::Uniform;
     }
-    let area = grid.cell_area();
-    let mut acc = vec![(0.0, [0.0; 3], 0.0); grid.plane()];
-    for patch in &power.patches {
-        for (i, a) in coverage(&patch.rect, grid) {
-            let f = a / area;
-            acc[i].0 += f;
-            for d in 0..3 {
-                acc[i].1[d] += f * patch.material.k[d];
+    // Paints after the first (domain-wide) one; None = the layer's own material.
+    let mut paints: Vec<(&Rect, Option<Material>)> = Vec::new();
+    if let Some((r, _)) = &power.outline {
+        paints.push((r, None));
+    }
+    paints.extend(power.patches.iter().map(|p| (&p.rect, Some(p.material))));
+    let plane = grid.plane();
+    // shares[k][j]: area fraction of cell j covered by paint k.
+    let mut frac: Vec<Vec<(usize, f64)>> = Vec::with_capacity(paints.len());
+    for (k, (r, _)) in paints.iter().enumerate() {
+        // The outline covers whole cells exactly (so an outline over the
+        // whole domain changes nothing, to the bit).
+        let snap = k == 0 && power.outline.is_some();
+        frac.push(
+            coverage(r, grid)
+                .into_iter()
+                .map(|(j, a)| {
+                    let f = a / grid.cell_area(j);
+                    (j, if snap && f > 1.0 - 1e-12 { 1.0 } else { f })
+                })
+                .collect(),
+        );
+    }
+    // Uncovered share of each cell, from the last paint back.
+    let mut left = vec![1.0; plane];
+    let mut take: Vec<Vec<f64>> = Vec::with_capacity(paints.len());
+    for cov in frac.iter().rev() {
+        let t: Vec<f64> = cov
+            .iter()
+            .map(|&(j, f)| {
+                // Rounding (units that tile a cell) never clips; overlaps do.
+                let t = if f > left[j] + 1e-12 { left[j] } else { f };
+                left[j] = (left[j] - t).max(0.0);
+                t
+            })
+            .collect();
+        take.push(t);
+    }
+    take.reverse();
+    let mut acc = vec![(0.0, [0.0; 3], 0.0); plane];
+    let mut covered = vec![0.0; plane];
+    for (((_, m), cov), t) in paints.iter().zip(&frac).zip(&take) {
+        for (&(j, _), &f) in cov.iter().zip(t) {
+            covered[j] += f;
+            match m {
+                None => acc[j].0 += f,
+                Some(m) => {
+                    for d in 0..3 {
+                        acc[j].1[d] += f * m.k[d];
+                    }
+                    acc[j].2 += f * m.heat_capacity;
+                }
             }
-            acc[i].2 += f * patch.material.heat_capacity;
+        }
+    }
+    // The rest of each cell: the fill, or the layer's own material.
+    for (a, c) in acc.iter_mut().zip(&covered) {
+        let rest = (1.0 - c).max(0.0);
+        match &power.outline {
+            None => a.0 += rest,
+            Some((_, fill)) => {
+                for d in 0..3 {
+                    a.1[d] += rest * fill.k[d];
+                }
+                a.2 += rest * fill.heat_capacity;
+            }
         }
     }
     LayerMaterial::Mixed(acc)
+}
+
+/// Which plane cells of a layer have no material at all (`fill` or region
+/// `"none"`); empty when the layer has none such. Maps show them as NaN.
+pub fn absent_plane(grid: &Grid, power: &LayerPower, base: Material) -> Vec<bool> {
+    match layer_material(grid, power) {
+        LayerMaterial::Uniform => Vec::new(),
+        m => {
+            let v: Vec<bool> = (0..grid.plane())
+                .map(|j| m.mix(j, base).is_absent())
+                .collect();
+            if v.iter().any(|&a| a) {
+                v
+            } else {
+                Vec::new()
+            }
+        }
+    }
 }
 
 /// Each layer's material per plane cell, floorplan patches mixed in.
@@ -123,7 +204,6 @@ pub fn cell_materials(
     let plane = grid.plane();
     let mixes: Vec<LayerMaterial> = power.iter().map(|p| layer_material(grid, p)).collect();
     // Per layer: (plane cell, area fraction, patch) of every patch with a law.
-    let area = grid.cell_area();
     let law_cover: Vec<Vec<(usize, f64, &MaterialPatch)>> = power
         .iter()
         .map(|p| {
@@ -133,7 +213,7 @@ pub fn cell_materials(
                 .flat_map(|q| {
                     coverage(&q.rect, grid)
                         .into_iter()
-                        .map(move |(j, a)| (j, a / area, q))
+                        .map(move |(j, a)| (j, a / grid.cell_area(j), q))
                 })
                 .collect()
         })
@@ -213,11 +293,10 @@ where
 {
     let (nx, ny, nz) = (grid.nx, grid.ny, grid.nz);
     let plane = grid.plane();
-    let (dx, dy) = (grid.dx, grid.dy);
-    let area_z = dx * dy;
+    let (dx, dy) = (&grid.dx, &grid.dy);
 
     let mut a = QuadDiag::zeros(nx, ny, nz);
-    // Off-diagonals, one z plane per task.
+    // Off-diagonals, one z plane per task. Each half-cell uses its own width.
     a.gx.par_chunks_mut(plane)
         .zip(a.gy.par_chunks_mut(plane))
         .zip(a.gz.par_chunks_mut(plane))
@@ -230,30 +309,32 @@ where
                     let m = mat(z, j);
                     if x + 1 < nx {
                         let n = mat(z, j + 1);
-                        gx[j] = dy * dz * series(dx, m.k[0], dx, n.k[0]);
+                        gx[j] = dy[y] * dz * series(dx[x], m.k[0], dx[x + 1], n.k[0]);
                     }
                     if y + 1 < ny {
                         let n = mat(z, j + nx);
-                        gy[j] = dx * dz * series(dy, m.k[1], dy, n.k[1]);
+                        gy[j] = dx[x] * dz * series(dy[y], m.k[1], dy[y + 1], n.k[1]);
                     }
                     if z + 1 < nz {
                         let n = mat(z + 1, j);
-                        gz[j] = area_z * series(dz, m.k[2], grid.dz[z + 1], n.k[2]);
+                        gz[j] = dx[x] * dy[y] * series(dz, m.k[2], grid.dz[z + 1], n.k[2]);
                     }
                 }
             }
         });
 
-    // Conductance to ambient: half-cell in series with the film 1/(h A).
-    let to_ambient = |z: usize, h: f64| -> Vec<f64> {
+    // Conductance to ambient: half-cell in series with the film 1/(h A)
+    // (0 where h = 0 or the cell is absent).
+    let to_ambient = |z: usize, h: &[f64]| -> Vec<f64> {
         (0..plane)
-            .map(|j| area_z / (grid.dz[z] / (2.0 * mat(z, j).k[2]) + 1.0 / h))
+            .map(|j| grid.cell_area(j) / (grid.dz[z] / (2.0 * mat(z, j).k[2]) + 1.0 / h[j]))
             .collect()
     };
-    let g_top = to_ambient(nz - 1, stack.h_top);
-    let g_bottom = match stack.h_bottom {
-        Some(h) => to_ambient(0, h),
-        None => vec![0.0; plane],
+    let g_top = to_ambient(nz - 1, &film(grid, stack.h_top, stack.h_top_map.as_ref()));
+    let g_bottom = match (stack.h_bottom, &stack.h_bottom_map) {
+        (_, Some(map)) => to_ambient(0, &film(grid, 0.0, Some(map))),
+        (Some(h), None) => to_ambient(0, &film(grid, h, None)),
+        (None, None) => vec![0.0; plane],
     };
 
     // Diagonal: sum of the row's conductances plus those to ambient.
@@ -287,12 +368,22 @@ where
         a.amb[j] += g_bottom[j];
         a.amb[top + j] += g_top[j];
     }
+    // Absent cells (no conductance at all): identity rows, decoupled.
+    for (d, amb) in a.d.iter_mut().zip(a.amb.iter_mut()) {
+        if *d == 0.0 {
+            (*d, *amb) = (1.0, 1.0);
+        }
+    }
+    if !grid.is_uniform() {
+        // Multigrid rediscretises with the physical widths.
+        (a.wx, a.wy) = (grid.dx.clone(), grid.dy.clone());
+    }
 
     let rhs = power_rhs(grid, power);
     let mut capacity = vec![0.0; n];
     for z in 0..nz {
-        let vol = area_z * grid.dz[z];
         for j in 0..plane {
+            let vol = grid.cell_area(j) * grid.dz[z];
             capacity[z * plane + j] = mat(z, j).heat_capacity * vol;
         }
     }
@@ -303,6 +394,45 @@ where
         g_top,
         g_bottom,
     }
+}
+
+/// The film coefficient of every plane cell, W/(m²·K): `h` everywhere, or
+/// the map's area-weighted mean over each cell (rectangles: later wins,
+/// uncovered = 0; raster: pixels spread by overlap area).
+pub fn film(grid: &Grid, h: f64, map: Option<&CoolingMap>) -> Vec<f64> {
+    let plane = grid.plane();
+    let Some(map) = map else {
+        return vec![h; plane];
+    };
+    let mut out = vec![0.0; plane];
+    match map {
+        CoolingMap::Rects(rects) => {
+            let mut left = vec![1.0; plane];
+            for (r, h) in rects.iter().rev() {
+                for (j, a) in coverage(r, grid) {
+                    let f = (a / grid.cell_area(j)).min(left[j]);
+                    left[j] -= f;
+                    out[j] += f * h;
+                }
+            }
+        }
+        CoolingMap::Raster { rows, cols, values } => {
+            let (w, l) = (grid.width(), grid.length());
+            let pixel = w * l / (rows * cols) as f64;
+            let ha: Vec<f64> = values.iter().map(|h| h * pixel).collect();
+            let at = Rect {
+                x0: 0.0,
+                y0: 0.0,
+                x1: w,
+                y1: l,
+            };
+            crate::power::rasterize::add_pixels(&mut out, &ha, *rows, *cols, &at, grid);
+            for (j, o) in out.iter_mut().enumerate() {
+                *o /= grid.cell_area(j);
+            }
+        }
+    }
+    out
 }
 
 /// The right-hand side (W per cell) of the power maps: each layer's map split

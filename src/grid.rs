@@ -2,8 +2,10 @@
 //! the layers, and index maps. Knows nothing of conductances or power.
 //!
 //! Cell index `i = x + nx*(y + ny*z)`; z = 0 is the bottom of the stack.
-//! In-plane cells are uniform (`dx`, `dy`); each layer is split into `cells`
-//! equal z cells, so `dz` varies by layer.
+//! In-plane the grid is a tensor product of per-column widths `dx[x]` and
+//! per-row widths `dy[y]` (uniform for `nx`/`ny` stacks, non-uniform for a
+//! `[grid] cell` stack, see `stack::mesh`); `xe`/`ye` are the cell edges.
+//! Each layer is split into `cells` equal z cells, so `dz` varies by layer.
 
 use crate::stack::Stack;
 use std::ops::Range;
@@ -13,10 +15,14 @@ pub struct Grid {
     pub nx: usize,
     pub ny: usize,
     pub nz: usize,
-    /// Cell size in x, m.
-    pub dx: f64,
-    /// Cell size in y, m.
-    pub dy: f64,
+    /// Width of each column (x), m; len nx.
+    pub dx: Vec<f64>,
+    /// Width of each row (y), m; len ny.
+    pub dy: Vec<f64>,
+    /// Column edges, m; len nx + 1, `xe[0] = 0`.
+    pub xe: Vec<f64>,
+    /// Row edges, m; len ny + 1, `ye[0] = 0`.
+    pub ye: Vec<f64>,
     /// Cell size in z for each z index, m.
     pub dz: Vec<f64>,
     /// Layer index of each z index.
@@ -25,29 +31,122 @@ pub struct Grid {
     pub layer_z: Vec<Range<usize>>,
 }
 
+/// `n` equal widths over `extent` and their edges `i·d` (computed as the
+/// uniform grid always did, so uniform results stay bit-identical).
+pub fn uniform_axis(extent: f64, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let d = extent / n as f64;
+    (vec![d; n], (0..=n).map(|i| i as f64 * d).collect())
+}
+
+/// Edges of cells of the given widths, from 0.
+pub fn edges_of(widths: &[f64]) -> Vec<f64> {
+    std::iter::once(0.0)
+        .chain(widths.iter().scan(0.0, |s, w| {
+            *s += w;
+            Some(*s)
+        }))
+        .collect()
+}
+
 impl Grid {
     pub fn from_stack(stack: &Stack) -> Grid {
         let mut dz = Vec::new();
         let mut layer_of_z = Vec::new();
-        let mut layer_z = Vec::new();
         for (l, layer) in stack.layers.iter().enumerate() {
-            let start = dz.len();
             for _ in 0..layer.cells {
                 dz.push(layer.thickness_m / layer.cells as f64);
                 layer_of_z.push(l);
             }
-            layer_z.push(start..dz.len());
         }
+        let ((dx, xe), (dy, ye)) = match &stack.plane_widths {
+            Some((wx, wy)) => ((wx.clone(), edges_of(wx)), (wy.clone(), edges_of(wy))),
+            None => (
+                uniform_axis(stack.width_m, stack.nx),
+                uniform_axis(stack.length_m, stack.ny),
+            ),
+        };
+        Grid::new(dx, xe, dy, ye, dz, layer_of_z)
+    }
+
+    /// A grid from its in-plane widths and edges and its z cells (`layer_of_z`
+    /// non-decreasing from 0).
+    pub fn new(
+        dx: Vec<f64>,
+        xe: Vec<f64>,
+        dy: Vec<f64>,
+        ye: Vec<f64>,
+        dz: Vec<f64>,
+        layer_of_z: Vec<usize>,
+    ) -> Grid {
+        let layers = layer_of_z.last().map_or(0, |l| l + 1);
+        let layer_z = (0..layers)
+            .map(|l| {
+                let a = layer_of_z.partition_point(|&k| k < l);
+                let b = layer_of_z.partition_point(|&k| k <= l);
+                a..b
+            })
+            .collect();
         Grid {
-            nx: stack.nx,
-            ny: stack.ny,
+            nx: dx.len(),
+            ny: dy.len(),
             nz: dz.len(),
-            dx: stack.width_m / stack.nx as f64,
-            dy: stack.length_m / stack.ny as f64,
+            dx,
+            dy,
+            xe,
+            ye,
             dz,
             layer_of_z,
             layer_z,
         }
+    }
+
+    /// A uniform `nx × ny` grid over `width × length` with the given z cells.
+    pub fn uniform(
+        nx: usize,
+        ny: usize,
+        width: f64,
+        length: f64,
+        dz: Vec<f64>,
+        layer_of_z: Vec<usize>,
+    ) -> Grid {
+        let (dx, xe) = uniform_axis(width, nx);
+        let (dy, ye) = uniform_axis(length, ny);
+        Grid::new(dx, xe, dy, ye, dz, layer_of_z)
+    }
+
+    /// Whether every column and every row has one width.
+    pub fn is_uniform(&self) -> bool {
+        self.dx.iter().all(|&w| w == self.dx[0]) && self.dy.iter().all(|&w| w == self.dy[0])
+    }
+
+    /// Domain extent in x, m.
+    pub fn width(&self) -> f64 {
+        self.xe[self.nx]
+    }
+
+    /// Domain extent in y, m.
+    pub fn length(&self) -> f64 {
+        self.ye[self.ny]
+    }
+
+    /// Centre of column `x`, m.
+    pub fn x_center(&self, x: usize) -> f64 {
+        0.5 * (self.xe[x] + self.xe[x + 1])
+    }
+
+    /// Centre of row `y`, m.
+    pub fn y_center(&self, y: usize) -> f64 {
+        0.5 * (self.ye[y] + self.ye[y + 1])
+    }
+
+    /// Column holding coordinate `v` (clamped; an edge belongs to the cell above).
+    pub fn column_of(&self, v: f64) -> usize {
+        cell_at(&self.xe, v)
+    }
+
+    /// Row holding coordinate `v` (clamped).
+    pub fn row_of(&self, v: f64) -> usize {
+        cell_at(&self.ye, v)
     }
 
     /// Number of cells.
@@ -74,9 +173,10 @@ impl Grid {
         (i % self.nx, (i % plane) / self.nx, i / plane)
     }
 
-    /// Footprint area of one cell, m².
-    pub fn cell_area(&self) -> f64 {
-        self.dx * self.dy
+    /// Footprint area of plane cell `j = x + nx*y`, m².
+    #[inline]
+    pub fn cell_area(&self, j: usize) -> f64 {
+        self.dx[j % self.nx] * self.dy[j / self.nx]
     }
 
     /// Height of the bottom face of z cell `z` above the stack bottom, m.
@@ -98,4 +198,13 @@ impl Grid {
         map.iter_mut().for_each(|m| *m /= n);
         map
     }
+}
+
+/// Index of the cell of `edges` holding `v`, clamped to the cells.
+fn cell_at(edges: &[f64], v: f64) -> usize {
+    let n = edges.len() - 1;
+    edges
+        .partition_point(|&e| e <= v)
+        .saturating_sub(1)
+        .min(n - 1)
 }

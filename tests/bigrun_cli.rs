@@ -154,7 +154,8 @@ fn npy_holds_the_field() {
     assert_eq!(data.len(), nx * ny * nz);
     // logic_feol is layer 1, one z cell, z index 1; the CSV's first row is max y.
     let csv = std::fs::read_to_string(out.join("01_logic_feol.csv")).unwrap();
-    for (r, line) in csv.lines().enumerate() {
+    // (after the two `#` lines of cell centres)
+    for (r, line) in csv.lines().filter(|l| !l.starts_with('#')).enumerate() {
         let y = ny - 1 - r;
         for (x, v) in line.split(',').enumerate() {
             let v: f64 = v.parse().unwrap();

@@ -1,5 +1,7 @@
 //! `cuth import hotspot` end to end on HotSpot's own examples: the ev6 3D
-//! import solved against the hand-written `configs/hotspot_ev6_3d.toml`,
+//! import solved against the hand-written chip-size transcription
+//! `tests/data/hotspot_ev6_3d_chipsize.toml` (the import approximates the
+//! package by chip-size layers; `configs/hotspot_ev6_3d.toml` is the real one),
 //! HotSpot's default layers and materials files, and the features cuth
 //! cannot represent (exit 2, file and line named, nothing written).
 
@@ -49,7 +51,11 @@ fn hotspot_ev6_import_matches_the_hand_written_stack() {
     assert!(text.contains("configs/hotspot/ev6_3D.ptrace"), "{text}");
     assert!(text.contains("--sample-interval 3.333e-6"), "{text}");
 
-    let (dims_h, hand) = solve_state(Path::new("configs/hotspot_ev6_3d.toml"), tmp.path(), "hand");
+    let (dims_h, hand) = solve_state(
+        Path::new("tests/data/hotspot_ev6_3d_chipsize.toml"),
+        tmp.path(),
+        "hand",
+    );
     let (dims_i, imp) = solve_state(&imported, tmp.path(), "imp");
     assert_eq!(dims_h, dims_i);
 

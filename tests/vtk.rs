@@ -131,7 +131,7 @@ fn solve_vtk_writes_a_rectilinear_grid_with_true_z() {
     );
     // Temperature of the tim layer (one z cell) equals its map CSV (first row = max y).
     let map = std::fs::read_to_string(out.join("01_tim.csv")).unwrap();
-    for (r, line) in map.lines().enumerate() {
+    for (r, line) in map.lines().filter(|l| !l.starts_with('#')).enumerate() {
         for (x, v) in line.split(',').enumerate() {
             let y = 3 - r;
             let t = a["temperature_C"][x + 6 * (y + 4 * 3)];

@@ -125,6 +125,8 @@ pub struct RunPlan {
     pub vtk: bool,
     pub out: Outputs,
     pub quiet: bool,
+    /// Plausibility warnings are errors (`--strict`).
+    pub strict: bool,
     pub json: bool,
     pub verbose: bool,
 }
@@ -145,6 +147,15 @@ pub struct Typed<'a> {
 /// Plausibility warnings: errors with `--strict` (exit 2), else one
 /// `cuth: warning:` line each on stderr (not with `--quiet`; `summary.json`
 /// lists them either way).
+/// Power densities of file-based sources, known once the files are read
+/// (which rasterizes every such layer: after the memory check).
+pub fn power_density(stack: &mut Stack, strict: bool, quiet: bool) -> anyhow::Result<()> {
+    let dense = density_warnings(stack, &cuth::grid::Grid::from_stack(stack))?;
+    report_warnings(&dense, strict, quiet)?;
+    stack.warnings.extend(dense);
+    Ok(())
+}
+
 fn report_warnings(warnings: &[String], strict: bool, quiet: bool) -> Result<(), InputError> {
     if warnings.is_empty() {
         return Ok(());
@@ -186,14 +197,11 @@ impl RunPlan {
         let stack = run.load_stack(typed.stack)?;
         report_warnings(&stack.warnings, run.strict, run.quiet)?;
         let cells = stack.cells()?;
+        let mut stack = stack;
         if !typed.memory_planned {
             check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
+            power_density(&mut stack, run.strict, run.quiet)?;
         }
-        // Power densities of file-based sources, known once the files are read.
-        let mut stack = stack;
-        let dense = density_warnings(&stack, &cuth::grid::Grid::from_stack(&stack))?;
-        report_warnings(&dense, run.strict, run.quiet)?;
-        stack.warnings.extend(dense);
         let mut solver = run.solver_options(&stack, typed.rtol);
         if stack.is_nonlinear() {
             let extra = nonlinear_values_per_cell(solver.nonlinear.anderson as u64);
@@ -217,6 +225,7 @@ impl RunPlan {
             },
             out,
             quiet: run.quiet,
+            strict: run.strict,
             json: run.json,
             verbose: run.verbose,
         })

@@ -55,7 +55,7 @@ pub struct SolveArgs {
 
 pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let plan = RunPlan::resolve(
+    let mut plan = RunPlan::resolve(
         &args.run,
         Typed {
             stack: &args.stack,
@@ -67,8 +67,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
             memory_planned: true,
         },
     )?;
-    let stack = &plan.stack;
-    let maps = map_layers(stack, args)?;
+    let maps = map_layers(&plan.stack, args)?;
     let read_s = t0.elapsed().as_secs_f64();
     let out_opts = OutputOptions {
         unit: plan.unit,
@@ -80,10 +79,11 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     // On a terminal, a solve longer than a second shows PCG's progress.
     let progress = SolveProgress::start(!plan.quiet && !plan.json);
     let mut outcome = match plan.device {
-        Device::Cpu => solve_on(&CpuBackend::new(), &plan, &out_opts)?,
-        Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, &plan, &out_opts)?,
+        Device::Cpu => solve_on(&CpuBackend::new(), &mut plan, &out_opts)?,
+        Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, &mut plan, &out_opts)?,
     };
     drop(progress);
+    let stack = &plan.stack;
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
 
     let out_dir = &plan.out.dir;
@@ -123,10 +123,10 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
 /// then solves; the plan goes into the summary.
 fn solve_on<B: ChebyshevBackend + 'static>(
     be: &B,
-    plan: &RunPlan,
+    plan: &mut RunPlan,
     out: &OutputOptions,
 ) -> anyhow::Result<SteadyOutcome> {
-    let (stack, opts) = (&plan.stack, &plan.solver);
+    let stack = &plan.stack;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
     let shape = RunShape {
         nx: stack.nx,
@@ -137,8 +137,8 @@ fn solve_on<B: ChebyshevBackend + 'static>(
             Device::Cpu => Executor::Cpu,
             Device::Cuda(_) => Executor::Cuda,
         },
-        precond: opts.precond,
-        precision: opts.precond_opts.precision,
+        precond: plan.solver.precond,
+        precision: plan.solver.precond_opts.precision,
         outputs: OutputShape {
             map_layers: out.maps.count(stack.layers.len()),
             vtk: out.vtk,
@@ -148,7 +148,8 @@ fn solve_on<B: ChebyshevBackend + 'static>(
     };
     let host_free = cuth::backend::cpu::available_memory();
     let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
-    let mut outcome = solve_steady(be, stack, opts)?;
+    super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
+    let mut outcome = solve_steady(be, &plan.stack, &plan.solver)?;
     outcome.summary.memory = Some(memory);
     Ok(outcome)
 }

@@ -29,6 +29,10 @@ pub struct QuadDiag {
     /// d[i] minus the row's off-diagonal conductances, kept exactly (the
     /// coupling to ambient; 0 inside the stack). Read only by the residual.
     pub amb: Vec<f64>,
+    /// Column widths (len nx) and row widths (len ny), m, of a non-uniform
+    /// grid, for multigrid's rediscretisation; empty: all cells alike.
+    pub wx: Vec<f64>,
+    pub wy: Vec<f64>,
 }
 
 impl QuadDiag {
@@ -43,6 +47,8 @@ impl QuadDiag {
             gy: vec![0.0; n],
             gz: vec![0.0; n],
             amb: vec![0.0; n],
+            wx: Vec::new(),
+            wy: Vec::new(),
         }
     }
 

@@ -102,9 +102,8 @@ pub fn layer_block_stats(
 
 /// The value of the cell holding the centre of `r` (clamped to the grid).
 fn center(r: &crate::power::Rect, map_k: &[f64], grid: &Grid) -> f64 {
-    let cell = |v: f64, d: f64, n: usize| ((v / d).floor().max(0.0) as usize).min(n - 1);
-    let x = cell(0.5 * (r.x0 + r.x1), grid.dx, grid.nx);
-    let y = cell(0.5 * (r.y0 + r.y1), grid.dy, grid.ny);
+    let x = grid.column_of(0.5 * (r.x0 + r.x1));
+    let y = grid.row_of(0.5 * (r.y0 + r.y1));
     map_k[x + grid.nx * y]
 }
 
@@ -175,16 +174,7 @@ mod tests {
 
     /// 4 × 2 grid of 1 mm cells; no stack needed for geometry alone.
     fn grid() -> Grid {
-        Grid {
-            nx: 4,
-            ny: 2,
-            nz: 1,
-            dx: 1e-3,
-            dy: 1e-3,
-            dz: vec![1e-4],
-            layer_of_z: vec![0],
-            layer_z: std::iter::once(0..1).collect(),
-        }
+        Grid::uniform(4, 2, 4e-3, 2e-3, vec![1e-4], vec![0])
     }
 
     #[test]

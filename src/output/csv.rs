@@ -109,6 +109,28 @@ fn push_row(out: &mut String, values: &[f64], nx: usize, y: usize) {
     out.push('\n');
 }
 
+/// [`write_layer_csv`] preceded by the cell centres, in mm, as two `#`
+/// comment lines (which cuth's raster reader, numpy's `comments='#'` and
+/// pandas' `comment='#'` skip): `# x_mm,` then the nx column centres left to
+/// right, `# y_mm,` then the ny row centres in row order (top row first).
+pub fn write_layer_csv_with_coords<W: io::Write + ?Sized>(
+    w: &mut W,
+    values: &[f64],
+    grid: &crate::grid::Grid,
+) -> io::Result<()> {
+    let mut head = String::from("# x_mm");
+    for x in 0..grid.nx {
+        let _ = write!(head, ",{:.6}", grid.x_center(x) * 1e3);
+    }
+    head.push_str("\n# y_mm");
+    for y in (0..grid.ny).rev() {
+        let _ = write!(head, ",{:.6}", grid.y_center(y) * 1e3);
+    }
+    head.push('\n');
+    w.write_all(head.as_bytes())?;
+    write_layer_csv(w, values, grid.nx, grid.ny)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

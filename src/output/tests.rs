@@ -75,6 +75,7 @@ fn powers() -> Vec<crate::power::LayerPower> {
             total_w: 2.0,
             blocks: vec![block],
             patches: vec![],
+            outline: None,
         },
         crate::power::LayerPower::default(),
     ]
@@ -191,6 +192,7 @@ fn read(dir: &Path, name: &str) -> String {
 
 fn parse_csv(text: &str) -> Vec<Vec<f64>> {
     text.lines()
+        .filter(|l| !l.starts_with('#'))
         .map(|l| l.split(',').map(|v| v.parse().expect("number")).collect())
         .collect()
 }
@@ -253,7 +255,16 @@ fn png_decodes_and_shows_the_map() {
 fn csv_is_ny_rows_of_nx_with_max_y_first() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), TempUnit::Kelvin).unwrap();
-    let rows = parse_csv(&read(tmp.path(), "00_die.csv"));
+    let text = read(tmp.path(), "00_die.csv");
+    // Cell centres in mm: nx columns left to right, ny rows top first.
+    let mut lines = text.lines();
+    let x: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let y: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!((x.len(), y.len(), x[0], y[0]), (5, 4, "# x_mm", "# y_mm"));
+    let (x1, y1): (f64, f64) = (x[1].parse().unwrap(), y[1].parse().unwrap());
+    let (x4, y3): (f64, f64) = (x[4].parse().unwrap(), y[3].parse().unwrap());
+    assert!(x1 < x4 && y1 > y3, "{x:?} {y:?}");
+    let rows = parse_csv(&text);
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|r| r.len() == 4));
     assert_eq!(rows[0], [320.5, 321.5, 322.5, 323.5]);

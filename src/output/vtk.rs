@@ -118,30 +118,39 @@ pub fn vtk_xml(geom: &Geometry, arrays: &[CellArray]) -> Vec<u8> {
     out
 }
 
-/// A steady field as `.vtr`: `temperature_C` (or `_K`), `power_density`
+/// A steady field as `.vtr`: `temperature_C` (or `_K`; NaN in absent cells), `power_density`
 /// (W/m³) and `conductivity` (kx, ky, kz in W/(m·K)) per cell, x and y faces
-/// uniform, z faces at the layers' true cell boundaries, in metres.
+/// at the grid's true cell edges (non-uniform grids too), z faces at the layers' true cell boundaries, in metres.
 pub fn thermal_vtr(view: &SteadyView, unit: TempUnit) -> Vec<u8> {
     let g = view.grid;
-    let faces = |n: usize, d: f64| (0..=n).map(|i| i as f64 * d).collect::<Vec<_>>();
-    let (x, y) = (faces(g.nx, g.dx), faces(g.ny, g.dy));
+    let (x, y) = (g.xe.clone(), g.ye.clone());
     let z: Vec<f64> = std::iter::once(0.0)
         .chain(g.dz.iter().scan(0.0, |s, d| {
             *s += d;
             Some(*s)
         }))
         .collect();
-    let temperature: Vec<f64> = view
+    let plane = g.plane();
+    let mut temperature: Vec<f64> = view
         .temperature_k
         .iter()
         .map(|&t| unit.convert_k(t))
         .collect();
+    // Absent cells (no material) have no temperature: NaN, as in the maps.
+    for (l, layer) in view.stack.layers.iter().enumerate() {
+        let Some(p) = view.power.get(l) else { continue };
+        let absent = crate::assemble::absent_plane(g, p, layer.material);
+        for z in g.layer_z[l].clone() {
+            for (j, _) in absent.iter().enumerate().filter(|(_, a)| **a) {
+                temperature[z * plane + j] = f64::NAN;
+            }
+        }
+    }
     let maps: Vec<Vec<f64>> = view.power.iter().map(|p| p.map_w.clone()).collect();
-    let plane = g.plane();
     let power_density: Vec<f64> = crate::power::schedule::cell_power(g, &maps)
         .iter()
         .enumerate()
-        .map(|(i, w)| w / (g.cell_area() * g.dz[i / plane]))
+        .map(|(i, w)| w / (g.cell_area(i % plane) * g.dz[i / plane]))
         .collect();
     let k = crate::assemble::cell_conductivity(view.stack, g, view.power);
     let name = format!("temperature_{}", unit.suffix().to_uppercase());

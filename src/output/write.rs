@@ -10,7 +10,7 @@
 use super::blocks::{blocks_csv, blocks_steady, layer_block_stats};
 use super::png::{self, HeatMap};
 use super::transaction::{Owned, Transaction};
-use super::{csv, json, raster, OutputError, OutputOptions, SteadyView};
+use super::{csv, json, OutputError, OutputOptions, SteadyView};
 use crate::thermal::summary::Summary;
 use rayon::prelude::*;
 use std::io::{self, Write};
@@ -220,8 +220,8 @@ pub fn stream_steady(
         .max(2);
     let stem = |l: usize| format!("{l:0digits$}_{}", sanitize(&stack.layers[l].name));
     let unit_label = png::unit_label(unit);
-    let x_edges = raster::uniform_edges(grid.nx, grid.dx);
-    let y_edges = raster::uniform_edges(grid.ny, grid.dy);
+    let x_edges = grid.xe.clone();
+    let y_edges = grid.ye.clone();
     let has_blocks = |l: usize| view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
     // Layers whose map is needed: for maps, or for block statistics.
     let needed: Vec<usize> = (0..stack.layers.len())
@@ -237,7 +237,13 @@ pub fn stream_steady(
             .par_iter()
             .map(|&l| {
                 let layer = &stack.layers[l];
-                let map_k = grid.layer_map(view.temperature_k, l);
+                let mut map_k = grid.layer_map(view.temperature_k, l);
+                if let Some(p) = view.power.get(l) {
+                    let absent = crate::assemble::absent_plane(grid, p, layer.material);
+                    for (m, _) in map_k.iter_mut().zip(&absent).filter(|(_, a)| **a) {
+                        *m = f64::NAN;
+                    }
+                }
                 let stats = match view.power.get(l) {
                     Some(power) => layer_block_stats(&layer.name, &map_k, &power.blocks, grid),
                     None => Vec::new(),
@@ -279,7 +285,7 @@ pub fn stream_steady(
             if let Some(png) = &m.png {
                 sink.file(&format!("{}.png", stem(m.l)), &mut |w| w.write_all(png))?;
                 sink.file(&format!("{}.csv", stem(m.l)), &mut |w| {
-                    csv::write_layer_csv(w, &m.shown, grid.nx, grid.ny)
+                    csv::write_layer_csv_with_coords(w, &m.shown, grid)
                 })?;
             }
             stats.extend(m.stats);

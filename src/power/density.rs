@@ -49,18 +49,17 @@ fn layer_warning(
         let what = format!("power (ptrace) block `{name}`{more}");
         return power_density_warning(stack, l, &what, d);
     }
-    let cell_area = grid.dx * grid.dy;
-    let (i, w) = p
+    let (i, density) = p
         .map_w
         .iter()
-        .copied()
         .enumerate()
+        .map(|(i, &w)| (i, w / grid.cell_area(i)))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let (x, y) = (i % grid.nx, i / grid.nx);
     let what = format!(
         "power (raster) cell ({x}, {y}) at x {:.3} mm, y {:.3} mm",
-        (x as f64 + 0.5) * grid.dx * 1e3,
-        (y as f64 + 0.5) * grid.dy * 1e3
+        grid.x_center(x) * 1e3,
+        grid.y_center(y) * 1e3
     );
-    power_density_warning(stack, l, &what, w / cell_area)
+    power_density_warning(stack, l, &what, density)
 }

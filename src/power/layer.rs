@@ -18,33 +18,52 @@ use std::path::Path;
 /// `left-x + width` in binary floating point can land a few ulps past the edge.
 const EDGE_TOL: f64 = 1e-9;
 
-/// The chip footprint [0, width] × [0, length], metres.
+/// The rectangle a source's rectangles must lie in: the domain, a layer's
+/// outline or a region, metres.
 struct Footprint {
-    width: f64,
-    length: f64,
+    at: Rect,
+    /// How messages name it.
+    what: String,
+    /// Whether it is the whole domain (uniform power then fills every cell).
+    whole: bool,
 }
 
 impl Footprint {
     /// `r` clamped to the footprint, or `None` when it sticks out by more than
     /// [`EDGE_TOL`]: power outside the chip is an input mistake, never clipped.
     fn fit(&self, r: Rect) -> Option<Rect> {
-        let (tx, ty) = (EDGE_TOL * self.width, EDGE_TOL * self.length);
+        let a = self.at;
+        let (tx, ty) = (EDGE_TOL * (a.x1 - a.x0), EDGE_TOL * (a.y1 - a.y0));
         let inside =
-            r.x0 >= -tx && r.y0 >= -ty && r.x1 <= self.width + tx && r.y1 <= self.length + ty;
+            r.x0 >= a.x0 - tx && r.y0 >= a.y0 - ty && r.x1 <= a.x1 + tx && r.y1 <= a.y1 + ty;
         inside.then(|| Rect {
-            x0: r.x0.max(0.0),
-            y0: r.y0.max(0.0),
-            x1: r.x1.min(self.width),
-            y1: r.y1.min(self.length),
+            x0: r.x0.max(a.x0),
+            y0: r.y0.max(a.y0),
+            x1: r.x1.min(a.x1),
+            y1: r.y1.min(a.y1),
         })
     }
 
     fn outside(&self, what: &str, r: &Rect) -> String {
+        let a = self.at;
         format!(
             "{what} spans x [{}, {}] m, y [{}, {}] m, outside the footprint \
-             [0, {}] × [0, {}] m (chip.width × chip.length)",
-            r.x0, r.x1, r.y0, r.y1, self.width, self.length
+             [{}, {}] × [{}, {}] m ({})",
+            r.x0, r.x1, r.y0, r.y1, a.x0, a.x1, a.y0, a.y1, self.what
         )
+    }
+}
+
+/// `r` moved by `origin`.
+fn shift(r: Rect, (ox, oy): (f64, f64)) -> Rect {
+    if (ox, oy) == (0.0, 0.0) {
+        return r;
+    }
+    Rect {
+        x0: r.x0 + ox,
+        y0: r.y0 + oy,
+        x1: r.x1 + ox,
+        y1: r.y1 + oy,
     }
 }
 
@@ -86,10 +105,14 @@ fn check_material_overlaps(
     Ok(())
 }
 
-/// The power map, blocks and material patches of layer `l`.
+/// The power map, blocks and material patches of layer `l`: its own source
+/// (floorplan and power, placed at the layer's `origin` inside its outline),
+/// then each region's.
 ///
 /// `blocks` lists the floorplan's units (power from the trace, else 0)
-/// followed by the inline rectangles of a `blocks` source.
+/// followed by the inline rectangles of a `blocks` source, then the
+/// regions' blocks likewise (a region's uniform or raster power is one block
+/// named after the region).
 pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, PowerError> {
     let src = stack.source.as_path();
     let layer = stack.layers.get(l).ok_or_else(|| {
@@ -99,46 +122,152 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
             format!("no such layer: the stack has {}", stack.layers.len()),
         )
     })?;
-    let field = format!("layers[{l}] ({}).power", layer.name);
-    let fp = Footprint {
-        width: stack.width_m,
-        length: stack.length_m,
+    let field = format!("layers[{l}] ({})", layer.name);
+    let domain = Rect {
+        x0: 0.0,
+        y0: 0.0,
+        x1: stack.width_m,
+        y1: stack.length_m,
     };
+    let mut out = LayerPower {
+        map_w: vec![0.0; grid.plane()],
+        outline: layer.outline.map(|r| (r, layer.fill)),
+        ..LayerPower::default()
+    };
+    let fp = match layer.outline {
+        Some(at) => Footprint {
+            at,
+            what: format!("{field}.outline"),
+            whole: false,
+        },
+        None => Footprint {
+            at: domain,
+            what: "chip.width × chip.length".into(),
+            whole: true,
+        },
+    };
+    let own = Source {
+        field: &field,
+        floorplan: layer.floorplan.as_deref(),
+        power: layer.power.as_ref(),
+        origin: layer.origin,
+        fp,
+        name: None,
+        unit_materials: &layer.unit_materials,
+    };
+    add_source(&mut out, stack, grid, &own)?;
+    for (j, r) in layer.regions.iter().enumerate() {
+        out.patches.push(MaterialPatch {
+            rect: r.rect,
+            material: r.material,
+            law: None,
+        });
+        let f = format!("{field}.regions[{j}] ({})", r.name);
+        let region = Source {
+            field: &f,
+            floorplan: r.floorplan.as_deref(),
+            power: r.power.as_ref(),
+            origin: r.origin,
+            fp: Footprint {
+                at: r.rect,
+                what: f.clone(),
+                whole: false,
+            },
+            name: Some(&r.name),
+            unit_materials: &[],
+        };
+        add_source(&mut out, stack, grid, &region)?;
+    }
+    if layer.outline.is_some() || !layer.regions.is_empty() {
+        check_absent_power(&out, layer, grid, src, &field)?;
+    }
+    Ok(out)
+}
 
-    let mut blocks = Vec::new();
-    let mut patches = Vec::new();
-    if let Some(flp) = &layer.floorplan {
+/// Power on a cell with no material would leave the system: an input error.
+fn check_absent_power(
+    p: &LayerPower,
+    layer: &crate::stack::Layer,
+    grid: &Grid,
+    src: &Path,
+    field: &str,
+) -> Result<(), PowerError> {
+    let mix = crate::assemble::layer_material(grid, p);
+    for (j, &w) in p.map_w.iter().enumerate() {
+        if w > 0.0 && mix.mix(j, layer.material).is_absent() {
+            let (x, y) = (j % grid.nx, j / grid.nx);
+            return Err(invalid(
+                src,
+                field,
+                format!(
+                    "{w:e} W fall on the cell at x {:.6} mm, y {:.6} mm, which has no material \
+                     (fill or region \"none\")",
+                    grid.x_center(x) * 1e3,
+                    grid.y_center(y) * 1e3
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One source of power and blocks: a layer's own, or a region's.
+struct Source<'a> {
+    field: &'a str,
+    floorplan: Option<&'a Path>,
+    power: Option<&'a PowerSpec>,
+    /// Domain coordinates of the source's (0, 0).
+    origin: (f64, f64),
+    fp: Footprint,
+    /// The region's name (block name of its uniform or raster power).
+    name: Option<&'a str>,
+    /// Floorplan units given a `[materials]` entry (the layer's own source).
+    unit_materials: &'a [crate::stack::UnitMaterial],
+}
+
+fn add_source(
+    out: &mut LayerPower,
+    stack: &Stack,
+    grid: &Grid,
+    s: &Source,
+) -> Result<(), PowerError> {
+    let src = stack.source.as_path();
+    let field = format!("{}.power", s.field);
+    let fp = &s.fp;
+    let first_block = out.blocks.len();
+    if let Some(flp) = s.floorplan {
         let units = read_flp(flp)?;
-        check_material_overlaps(flp, &units, &layer.unit_materials)?;
-        if let Some(u) = layer
+        check_material_overlaps(flp, &units, s.unit_materials)?;
+        if let Some(u) = s
             .unit_materials
             .iter()
             .find(|u| !units.iter().any(|f| f.name == u.unit))
         {
             return Err(invalid(
                 src,
-                format!("layers[{l}] ({}).unit_materials.{}", layer.name, u.unit),
+                format!("{}.unit_materials.{}", s.field, u.unit),
                 format!("no unit `{}` in floorplan {}", u.unit, flp.display()),
             ));
         }
         for unit in units {
             let at = format!("line {} ({})", unit.line, unit.name);
-            let rect = fp.fit(unit.rect).ok_or_else(|| {
+            let placed = shift(unit.rect, s.origin);
+            let rect = fp.fit(placed).ok_or_else(|| {
                 invalid(
                     flp,
                     &at,
-                    fp.outside(&format!("unit `{}`", unit.name), &unit.rect),
+                    fp.outside(&format!("unit `{}`", unit.name), &placed),
                 )
             })?;
-            match layer.unit_materials.iter().find(|u| u.unit == unit.name) {
-                Some(u) => patches.push(MaterialPatch {
+            match s.unit_materials.iter().find(|u| u.unit == unit.name) {
+                Some(u) => out.patches.push(MaterialPatch {
                     rect,
                     material: u.material,
                     law: u.law.clone(),
                 }),
                 None => {
                     if let Some(material) = unit.material {
-                        patches.push(MaterialPatch {
+                        out.patches.push(MaterialPatch {
                             rect,
                             material,
                             law: None,
@@ -146,35 +275,49 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
                     }
                 }
             }
-            blocks.push(Block {
+            out.blocks.push(Block {
                 name: unit.name,
                 rect,
                 power_w: 0.0,
             });
         }
     }
-
-    let mut map_w = vec![0.0; grid.plane()];
-    let total_w = match &layer.power {
+    let map_w = &mut out.map_w;
+    let region_block = |power_w: f64| {
+        s.name.map(|n| Block {
+            name: n.to_string(),
+            rect: fp.at,
+            power_w,
+        })
+    };
+    let total_w = match s.power {
         None => 0.0,
         Some(PowerSpec::Uniform { total }) => {
-            map_w.fill(total / grid.plane() as f64);
+            if s.fp.whole {
+                map_w.fill(total / grid.plane() as f64);
+            } else {
+                spread(map_w, &fp.at, *total, grid, src, &field)?;
+            }
+            out.blocks.extend(region_block(*total));
             *total
         }
         Some(PowerSpec::Blocks { blocks: specs }) => {
             for (i, b) in specs.iter().enumerate() {
                 let at = format!("{field}.blocks[{i}] ({})", b.name);
-                let raw = Rect {
-                    x0: b.x.0,
-                    y0: b.y.0,
-                    x1: b.x.0 + b.width.0,
-                    y1: b.y.0 + b.height.0,
-                };
+                let raw = shift(
+                    Rect {
+                        x0: b.x.0,
+                        y0: b.y.0,
+                        x1: b.x.0 + b.width.0,
+                        y1: b.y.0 + b.height.0,
+                    },
+                    s.origin,
+                );
                 let rect = fp
                     .fit(raw)
                     .ok_or_else(|| invalid(src, &at, fp.outside("the block", &raw)))?;
-                spread(&mut map_w, &rect, b.power, grid, src, &at)?;
-                blocks.push(Block {
+                spread(map_w, &rect, b.power, grid, src, &at)?;
+                out.blocks.push(Block {
                     name: b.name.clone(),
                     rect,
                     power_w: b.power,
@@ -183,7 +326,7 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
             specs.iter().map(|b| b.power).sum()
         }
         Some(PowerSpec::Ptrace { file, row }) => {
-            let Some(flp) = &layer.floorplan else {
+            let Some(flp) = s.floorplan else {
                 return Err(invalid(
                     src,
                     field,
@@ -209,7 +352,7 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
                     .to_vec(),
             };
             let mut total = 0.0;
-            for b in &mut blocks {
+            for b in &mut out.blocks[first_block..] {
                 let col = trace.column(&b.name).ok_or_else(|| {
                     invalid(
                         file,
@@ -222,21 +365,19 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
                     )
                 })?;
                 b.power_w = powers[col];
-                spread(&mut map_w, &b.rect, b.power_w, grid, file, &b.name)?;
+                spread(map_w, &b.rect, b.power_w, grid, file, &b.name)?;
                 total += b.power_w;
             }
             total
         }
         Some(PowerSpec::Raster { file, total }) => {
-            raster(&mut map_w, file, *total, stack, grid, &field)?
+            let t = raster(map_w, file, *total, stack, grid, &field, &fp.at)?;
+            out.blocks.extend(region_block(t));
+            t
         }
     };
-    Ok(LayerPower {
-        map_w,
-        total_w,
-        blocks,
-        patches,
-    })
+    out.total_w += total_w;
+    Ok(())
 }
 
 /// Adds a rectangle's power to the map, or reports it if the power would be
@@ -269,6 +410,7 @@ fn raster(
     stack: &Stack,
     grid: &Grid,
     field: &str,
+    extent: &Rect,
 ) -> Result<f64, PowerError> {
     let mut r = read_raster(file)?;
     let sum = r.sum();
@@ -298,15 +440,7 @@ fn raster(
     if scale != 1.0 {
         r.values.iter_mut().for_each(|v| *v *= scale);
     }
-    add_pixels(
-        map,
-        &r.values,
-        r.rows,
-        r.cols,
-        stack.width_m,
-        stack.length_m,
-        grid,
-    );
+    add_pixels(map, &r.values, r.rows, r.cols, extent, grid);
     Ok(total.unwrap_or(sum))
 }
 

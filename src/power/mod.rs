@@ -58,7 +58,12 @@ pub struct LayerPower {
     pub total_w: f64,
     /// Blocks for the per-block report (floorplan units or inline rectangles).
     pub blocks: Vec<Block>,
+    /// Constant-material rectangles painted over the layer in order (later
+    /// wins): floorplan units with their own material, regions.
     pub patches: Vec<MaterialPatch>,
+    /// The layer's `outline` and the `fill` around it (painted first: the
+    /// fill over the domain, then the layer's own material over the outline).
+    pub outline: Option<(Rect, Material)>,
 }
 
 /// Largest power of one value of a trace or raster, W (README: limits):

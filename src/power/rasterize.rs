@@ -10,26 +10,48 @@ use crate::grid::Grid;
 /// (plane index `x + nx*y`, overlap area m²) of every cell a rectangle touches
 /// with positive area. The rectangle is clipped to the footprint.
 pub fn coverage(rect: &Rect, grid: &Grid) -> Vec<(usize, f64)> {
-    let (nx, ny, dx, dy) = (grid.nx, grid.ny, grid.dx, grid.dy);
-    let span = |lo: f64, hi: f64, d: f64, n: usize| {
-        let a = ((lo / d).floor().max(0.0) as usize).min(n);
-        let b = ((hi / d).ceil().max(0.0) as usize).min(n);
-        a..b
-    };
+    let nx = grid.nx;
+    let (sx, sy) = (step_of(&grid.dx), step_of(&grid.dy));
     let mut out = Vec::new();
-    for iy in span(rect.y0, rect.y1, dy, ny) {
-        let oy = (rect.y1.min((iy + 1) as f64 * dy) - rect.y0.max(iy as f64 * dy)).max(0.0);
+    for iy in span(&grid.ye, sy, rect.y0, rect.y1) {
+        let oy = (rect.y1.min(grid.ye[iy + 1]) - rect.y0.max(grid.ye[iy])).max(0.0);
         if oy <= 0.0 {
             continue;
         }
-        for ix in span(rect.x0, rect.x1, dx, nx) {
-            let ox = (rect.x1.min((ix + 1) as f64 * dx) - rect.x0.max(ix as f64 * dx)).max(0.0);
+        for ix in span(&grid.xe, sx, rect.x0, rect.x1) {
+            let ox = (rect.x1.min(grid.xe[ix + 1]) - rect.x0.max(grid.xe[ix])).max(0.0);
             if ox > 0.0 {
                 out.push((ix + nx * iy, ox * oy));
             }
         }
     }
     out
+}
+
+/// Cells of an axis that may overlap [lo, hi] (zero overlaps are filtered
+/// by the caller). A uniform axis (`step`) finds them by division, exactly
+/// as the uniform grid always did (so its results stay bit-identical: a
+/// rounding sliver at a coinciding edge falls the same way), any other by
+/// binary search on the edges.
+fn span(edges: &[f64], step: Option<f64>, lo: f64, hi: f64) -> std::ops::Range<usize> {
+    let n = edges.len() - 1;
+    match step {
+        Some(d) => {
+            let a = ((lo / d).floor().max(0.0) as usize).min(n);
+            let b = ((hi / d).ceil().max(0.0) as usize).min(n);
+            a..b
+        }
+        None => {
+            let a = edges.partition_point(|&e| e <= lo).saturating_sub(1).min(n);
+            let b = edges.partition_point(|&e| e < hi).min(n);
+            a..b.max(a)
+        }
+    }
+}
+
+/// The common width of an axis's cells, if they are all alike.
+fn step_of(widths: &[f64]) -> Option<f64> {
+    widths.iter().all(|&w| w == widths[0]).then(|| widths[0])
 }
 
 /// Adds `power_w` of a rectangle to `map` (W per plane cell) by overlap area.
@@ -46,19 +68,28 @@ pub fn add_rect(map: &mut [f64], rect: &Rect, power_w: f64, grid: &Grid) -> bool
     true
 }
 
-/// For each of `n_src` equal intervals tiling [0, extent], the (cell, weight)
-/// pairs of the cells of size `d` (`n_cells` of them) it overlaps. Weights are
-/// overlap lengths normalized by their sum, so each interval's weights add to
-/// 1 to rounding: the 1D half of the overlap-area rule.
-fn interval_weights(n_src: usize, extent: f64, n_cells: usize, d: f64) -> Vec<Vec<(usize, f64)>> {
-    let step = extent / n_src as f64;
+/// For each of `n_src` equal intervals tiling [lo, hi], the (cell, weight)
+/// pairs of the cells with these `edges` it overlaps. Weights are overlap
+/// lengths normalized by their sum, so each interval's weights add to 1 to
+/// rounding: the 1D half of the overlap-area rule.
+fn interval_weights(
+    n_src: usize,
+    lo: f64,
+    hi: f64,
+    edges: &[f64],
+    widths: &[f64],
+) -> Vec<Vec<(usize, f64)>> {
+    let step = (hi - lo) / n_src as f64;
+    let n_cells = edges.len() - 1;
+    let cell = step_of(widths);
     (0..n_src)
         .map(|s| {
-            let (lo, hi) = (s as f64 * step, (s + 1) as f64 * step);
-            let first = ((lo / d).floor().max(0.0) as usize).min(n_cells - 1);
-            let end = ((hi / d).ceil().max(0.0) as usize).clamp(first + 1, n_cells);
-            let mut w: Vec<(usize, f64)> = (first..end)
-                .map(|i| (i, hi.min((i + 1) as f64 * d) - lo.max(i as f64 * d)))
+            let (a, b) = (lo + s as f64 * step, lo + (s + 1) as f64 * step);
+            let r = span(edges, cell, a, b);
+            let first = r.start.min(n_cells - 1);
+            let r = r.start.min(n_cells - 1)..r.end.clamp(first + 1, n_cells);
+            let mut w: Vec<(usize, f64)> = r
+                .map(|i| (i, b.min(edges[i + 1]) - a.max(edges[i])))
                 .filter(|&(_, o)| o > 0.0)
                 .collect();
             let sum: f64 = w.iter().map(|&(_, o)| o).sum();
@@ -74,26 +105,26 @@ fn interval_weights(n_src: usize, extent: f64, n_cells: usize, d: f64) -> Vec<Ve
         .collect()
 }
 
-/// Adds a raster of `rows`×`cols` pixel powers (W, row-major, row 0 along the
-/// top edge y = `length`) covering the footprint `width`×`length` to `map`.
-/// Same rule as [`add_rect`] per pixel, but the overlap weights of an
-/// axis-aligned pixel grid factor into x and y weights, so this costs
-/// O(rows·(cols + nx)) instead of O(rows·cols·cells per pixel).
+/// Adds a raster of `rows`×`cols` pixel values (row-major, row 0 along the
+/// top edge y = `at.y1`) covering the rectangle `at` to `map`, each pixel's
+/// value spread over the cells by overlap area. Same rule as [`add_rect`]
+/// per pixel, but the overlap weights of an axis-aligned pixel grid factor
+/// into x and y weights, so this costs O(rows·(cols + nx)) instead of
+/// O(rows·cols·cells per pixel).
 pub fn add_pixels(
     map: &mut [f64],
     values: &[f64],
     rows: usize,
     cols: usize,
-    width: f64,
-    length: f64,
+    at: &Rect,
     grid: &Grid,
 ) {
     if rows == 0 || cols == 0 {
         return;
     }
-    let wx = interval_weights(cols, width, grid.nx, grid.dx);
+    let wx = interval_weights(cols, at.x0, at.x1, &grid.xe, &grid.dx);
     // Indexed bottom-up (pixel row r is y interval rows-1-r).
-    let wy = interval_weights(rows, length, grid.ny, grid.dy);
+    let wy = interval_weights(rows, at.y0, at.y1, &grid.ye, &grid.dy);
     let mut strip = vec![0.0; grid.nx];
     for (r, row) in values.chunks_exact(cols).take(rows).enumerate() {
         // strip[ix] = Σ_c p[r][c]·wx[c][ix]: the pixel row spread over x cells.
@@ -120,16 +151,7 @@ mod tests {
     use super::*;
 
     fn grid(nx: usize, ny: usize, w: f64, l: f64) -> Grid {
-        Grid {
-            nx,
-            ny,
-            nz: 1,
-            dx: w / nx as f64,
-            dy: l / ny as f64,
-            dz: vec![1e-4],
-            layer_of_z: vec![0],
-            layer_z: std::iter::once(0..1).collect(),
-        }
+        Grid::uniform(nx, ny, w, l, vec![1e-4], vec![0])
     }
 
     #[test]
@@ -140,7 +162,13 @@ mod tests {
         let (rows, cols) = (3, 5);
         let values: Vec<f64> = (0..rows * cols).map(|i| (i * i % 7) as f64 + 0.5).collect();
         let mut fast = vec![0.0; g.plane()];
-        add_pixels(&mut fast, &values, rows, cols, w, l, &g);
+        let at = Rect {
+            x0: 0.0,
+            y0: 0.0,
+            x1: w,
+            y1: l,
+        };
+        add_pixels(&mut fast, &values, rows, cols, &at, &g);
         let mut slow = vec![0.0; g.plane()];
         for r in 0..rows {
             for c in 0..cols {

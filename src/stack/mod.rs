@@ -3,6 +3,8 @@
 //! assembly stages. Every error names the file and the field at fault.
 
 pub mod law;
+pub mod mesh;
+mod package;
 mod plausible;
 mod probes;
 pub mod schema;
@@ -26,11 +28,18 @@ pub struct Stack {
     pub length_m: f64,
     pub nx: usize,
     pub ny: usize,
+    /// Non-uniform in-plane grid (`[grid] cell`): column and row widths, m
+    /// (len nx, ny). `None`: uniform nx × ny.
+    pub plane_widths: Option<(Vec<f64>, Vec<f64>)>,
     pub ambient_k: f64,
-    /// W/(m²·K) on top of the top layer.
+    /// W/(m²·K) on top of the top layer (0 when `h_top_map` gives it).
     pub h_top: f64,
     /// W/(m²·K) under the bottom layer; `None` means adiabatic.
     pub h_bottom: Option<f64>,
+    /// A cooling map replacing `h_top` (rectangles or raster).
+    pub h_top_map: Option<CoolingMap>,
+    /// A cooling map under the bottom layer (then `h_bottom` is `None`).
+    pub h_bottom_map: Option<CoolingMap>,
     /// Bottom to top.
     pub layers: Vec<Layer>,
     pub solver: schema::SolverSpec,
@@ -58,6 +67,39 @@ pub enum ProbeAt {
     Z(f64),
 }
 
+/// A film coefficient that varies over a face, W/(m²·K).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CoolingMap {
+    /// Rectangles with their own h; later ones win; uncovered faces adiabatic.
+    Rects(Vec<(crate::power::Rect, f64)>),
+    /// Pixels over the domain, row-major, row 0 along the top edge (max y).
+    Raster {
+        rows: usize,
+        cols: usize,
+        values: Vec<f64>,
+    },
+}
+
+/// A rectangle of a layer with its own material, floorplan and power.
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub name: String,
+    pub rect: crate::power::Rect,
+    /// [`ABSENT`] for `"none"`.
+    pub material: Material,
+    pub floorplan: Option<PathBuf>,
+    pub power: Option<PowerSpec>,
+    /// Domain coordinates of the floorplan's and power's (0, 0), m.
+    pub origin: (f64, f64),
+}
+
+/// No material (`fill = "none"`): k = 0 and c = 0; assembly gives such
+/// cells an identity row (contract with the device assembly).
+pub const ABSENT: Material = Material {
+    k: [0.0; 3],
+    heat_capacity: 0.0,
+};
+
 /// Thermal properties of a material or of one floorplan block.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Material {
@@ -83,6 +125,14 @@ pub struct Layer {
     pub law: Option<MaterialLaw>,
     /// Leakage of the layer's source as a whole (blocks carry their own).
     pub leakage: Option<LeakageSpec>,
+    /// Where the layer's own material lies (`None`: the whole domain).
+    pub outline: Option<crate::power::Rect>,
+    /// Material outside the outline ([`ABSENT`] by default).
+    pub fill: Material,
+    /// Domain coordinates of the floorplan's and power's (0, 0), m.
+    pub origin: (f64, f64),
+    /// Rectangles with their own material and power, painted in order.
+    pub regions: Vec<Region>,
     /// Floorplan units given a `[materials]` entry (`unit_materials`).
     pub unit_materials: Vec<UnitMaterial>,
 }
@@ -97,8 +147,14 @@ pub struct UnitMaterial {
     pub law: Option<MaterialLaw>,
 }
 
+impl Material {
+    /// Whether this is no material ([`ABSENT`]).
+    pub fn is_absent(&self) -> bool {
+        self.k == [0.0; 3]
+    }
+}
+
 impl Layer {
-    /// Whether the layer or one of its blocks leaks.
     /// Whether the layer's material or one of its units' is a temperature law.
     pub fn has_law(&self) -> bool {
         self.law.is_some() || self.unit_materials.iter().any(|u| u.law.is_some())
@@ -110,6 +166,7 @@ impl Layer {
         varies(&self.law) || self.unit_materials.iter().any(|u| varies(&u.law))
     }
 
+    /// Whether the layer or one of its blocks leaks.
     pub fn has_leakage(&self) -> bool {
         self.leakage.is_some()
             || matches!(&self.power, Some(PowerSpec::Blocks { blocks })
@@ -166,6 +223,7 @@ impl Stack {
         validate::check_grid(nx, ny, &self.source, "--grid")?;
         self.nx = nx;
         self.ny = ny;
+        self.plane_widths = None;
         Ok(self)
     }
 

@@ -14,6 +14,9 @@ use std::path::PathBuf;
 pub struct StackFile {
     /// Free text shown in the summary.
     pub title: Option<String>,
+    /// The domain: the largest extent of the package; `[package]` and
+    /// `[domain]` are accepted for `[chip]`.
+    #[serde(alias = "package", alias = "domain")]
     pub chip: ChipSpec,
     pub grid: GridSpec,
     pub boundary: BoundarySpec,
@@ -50,8 +53,18 @@ pub struct ChipSpec {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GridSpec {
-    pub nx: usize,
-    pub ny: usize,
+    /// Uniform grid: cells in x and y (both, or `cell` instead).
+    pub nx: Option<usize>,
+    pub ny: Option<usize>,
+    /// Non-uniform grid: the largest cell over powered dies; grid lines
+    /// snapped to every outline, region and block edge (`stack::mesh`).
+    pub cell: Option<Length>,
+    /// Largest ratio of neighbouring cell widths outside powered dies
+    /// (default 1.2).
+    pub growth: Option<f64>,
+    /// Largest cell anywhere (default 8 × `cell`): bounds the cells' aspect
+    /// ratio, which multigrid's iteration count follows.
+    pub max_cell: Option<Length>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -59,10 +72,78 @@ pub struct GridSpec {
 pub struct BoundarySpec {
     /// Ambient temperature: kelvin, or a string with a unit (`"45 C"`).
     pub ambient: Temperature,
-    /// Heat transfer coefficient on top of the top layer, W/(m²·K).
-    pub h_top: f64,
+    /// Heat transfer coefficient on top of the top layer, W/(m²·K): a
+    /// number, rectangles, or a CSV raster.
+    pub h_top: CoolingSpec,
     /// Optional heat transfer coefficient under the bottom layer, W/(m²·K).
-    pub h_bottom: Option<f64>,
+    pub h_bottom: Option<CoolingSpec>,
+}
+
+/// A film coefficient: one number over the face, a list of rectangles (each
+/// with its own `h`; faces no rectangle covers are adiabatic, later
+/// rectangles win where they overlap), or a CSV raster of W/(m²·K) per pixel
+/// over the domain (first row = max y, as power rasters).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum CoolingSpec {
+    Uniform(f64),
+    Rects(Vec<CoolingRectSpec>),
+    Raster { file: PathBuf },
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoolingRectSpec {
+    pub x: Length,
+    pub y: Length,
+    pub width: Length,
+    pub length: Length,
+    pub h: f64,
+}
+
+/// A rectangle in the domain, lower-left corner at (`x`, `y`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RectSpec {
+    pub x: Length,
+    pub y: Length,
+    pub width: Length,
+    pub length: Length,
+}
+
+/// Where a floorplan's and power source's (0, 0) sits in the domain.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OriginSpec {
+    pub x: Length,
+    pub y: Length,
+}
+
+/// A material by name from `[materials]`, `"none"` (no material: the
+/// cells drop out of the system), or an inline table (constant properties).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum MaterialRef {
+    Name(String),
+    Inline(Box<MaterialSpec>),
+}
+
+/// A rectangle of a layer with its own material and, optionally, its own
+/// floorplan and power (a die beside others, a TSV array): `[[layers.regions]]`.
+/// Its floorplan and power are placed relative to its lower-left corner
+/// unless `origin` says otherwise. Later regions win where regions overlap.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionSpec {
+    pub name: String,
+    pub x: Length,
+    pub y: Length,
+    pub width: Length,
+    pub length: Length,
+    pub material: MaterialRef,
+    pub floorplan: Option<PathBuf>,
+    pub power: Option<PowerSpec>,
+    pub origin: Option<OriginSpec>,
 }
 
 /// Either an isotropic `k` or all three of `kx`, `ky`, `kz` (W/(m·K)); each
@@ -107,6 +188,16 @@ pub struct LayerSpec {
     /// name (`{ tsv = "copper" }`): replaces the unit's `.flp` material
     /// columns, and may be a temperature law.
     pub unit_materials: Option<BTreeMap<String, String>>,
+    /// The layer's own material covers this rectangle (default: the whole
+    /// domain); `fill` covers the rest.
+    pub outline: Option<RectSpec>,
+    /// Material outside the outline (default `"none"`: absent cells).
+    pub fill: Option<MaterialRef>,
+    /// Where the floorplan's and power's (0, 0) sits (default: the
+    /// outline's lower-left corner, or the domain's).
+    pub origin: Option<OriginSpec>,
+    #[serde(default)]
+    pub regions: Vec<RegionSpec>,
 }
 
 /// Where a layer's power comes from. Paths are relative to the stack file.

@@ -74,7 +74,7 @@ pub(super) fn check_grid(nx: usize, ny: usize, file: &Path, field: &str) -> Resu
     Ok(())
 }
 
-fn material(
+pub(super) fn material(
     file: &Path,
     name: &str,
     m: &schema::MaterialSpec,
@@ -216,12 +216,51 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
     let base = file.parent().unwrap_or(Path::new("."));
     let width_m = positive(file, "chip.width", raw.chip.width.0)?;
     let length_m = positive(file, "chip.length", raw.chip.length.0)?;
-    check_grid(raw.grid.nx, raw.grid.ny, file, "grid")?;
+    let domain = (width_m, length_m);
+    let g = &raw.grid;
+    let (nx, ny, cell) = match (g.nx, g.ny, g.cell) {
+        (Some(nx), Some(ny), None) => (nx, ny, None),
+        (None, None, Some(c)) => (1, 1, Some(positive(file, "grid.cell", c.0)?)),
+        _ => {
+            return Err(invalid(
+                file,
+                "grid",
+                "give either `nx` and `ny` (uniform grid) or `cell` (non-uniform grid)",
+            ))
+        }
+    };
+    check_grid(nx, ny, file, "grid")?;
+    let max_cell = match (g.max_cell, cell) {
+        (Some(m), Some(c)) if m.0.is_finite() && m.0 >= c => m.0,
+        (Some(m), _) => {
+            return Err(invalid(
+                file,
+                "grid.max_cell",
+                format!(
+                    "goes with `cell` and must be at least `cell`, got {} m",
+                    m.0
+                ),
+            ))
+        }
+        (None, c) => 8.0 * c.unwrap_or(0.0),
+    };
+    let growth = g.growth.unwrap_or(1.2);
+    if !(1.0..=4.0).contains(&growth) || g.growth.is_some() && cell.is_none() {
+        return Err(invalid(
+            file,
+            "grid.growth",
+            format!("must be in [1, 4] and goes with `cell`, got {growth}"),
+        ));
+    }
     let ambient_k = positive(file, "boundary.ambient", raw.boundary.ambient.0)?;
-    let h_top = positive(file, "boundary.h_top", raw.boundary.h_top)?;
-    let h_bottom = match raw.boundary.h_bottom {
-        Some(h) => Some(positive(file, "boundary.h_bottom", h)?),
-        None => None,
+    let (h_top, h_top_map) =
+        super::package::cooling(file, "boundary.h_top", &raw.boundary.h_top, domain)?;
+    let (h_bottom, h_bottom_map) = match &raw.boundary.h_bottom {
+        Some(h) => {
+            let (v, map) = super::package::cooling(file, "boundary.h_bottom", h, domain)?;
+            (map.is_none().then_some(v), map)
+        }
+        None => (None, None),
     };
     if raw.layers.is_empty() {
         return Err(invalid(
@@ -232,7 +271,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
     }
     let bare_thickness: Vec<bool> = raw.layers.iter().map(|l| l.thickness.1).collect();
     let mut layers = Vec::with_capacity(raw.layers.len());
-    for (i, l) in raw.layers.into_iter().enumerate() {
+    for (i, mut l) in raw.layers.into_iter().enumerate() {
         let field = format!("layers[{i}] ({})", l.name);
         if layers.iter().any(|p: &Layer| p.name == l.name) {
             return Err(invalid(
@@ -295,6 +334,9 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
                 format!("must be between 1 and 4096, got {cells}"),
             ));
         }
+        let rp = |f: &str, p: PowerSpec| resolve_power(file, base, f, p);
+        let (outline, fill, origin, regions) =
+            super::package::layer_content(file, &field, &mut l, &raw.materials, domain, &rp, base)?;
         let power = match l.power {
             Some(p) => Some(resolve_power(file, base, &format!("{field}.power"), p)?),
             None => None,
@@ -307,6 +349,10 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
             ));
         }
         layers.push(Layer {
+            outline,
+            fill,
+            origin,
+            regions,
             name: l.name,
             material_name: l.material,
             material,
@@ -318,6 +364,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
             leakage: layer_leakage,
             unit_materials,
         });
+        super::package::check_leakage(file, &field, layers.last().expect("pushed"))?;
     }
     let solver = raw.solver.unwrap_or_default();
     if let Some(rtol) = solver.rtol {
@@ -349,14 +396,22 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
         title: raw.title,
         width_m,
         length_m,
-        nx: raw.grid.nx,
-        ny: raw.grid.ny,
+        nx,
+        ny,
+        plane_widths: None,
         ambient_k,
         h_top,
         h_bottom,
+        h_top_map,
+        h_bottom_map,
         layers,
         solver,
     };
+    if let Some(cell) = cell {
+        let (wx, wy) = super::package::plane_widths(&stack, cell, growth, max_cell)?;
+        (stack.nx, stack.ny) = (wx.len(), wy.len());
+        stack.plane_widths = Some((wx, wy));
+    }
     stack.warnings = super::plausible::warnings(&stack, &bare_thickness);
     Ok(stack)
 }

@@ -7,10 +7,10 @@
 //! per column and row the in-plane widths; the film coefficients per plane
 //! cell or one for all. O(nz + layers·plane) values for an n = plane·nz grid.
 
-use crate::assemble::layer_plane_materials;
+use crate::assemble::{film, layer_plane_materials};
 use crate::grid::Grid;
 use crate::power::LayerPower;
-use crate::stack::{Material, Stack};
+use crate::stack::{CoolingMap, Material, Stack};
 
 /// A layer's material: one for the whole layer, or one per plane cell
 /// (index `x + nx*y`), each `[kx, ky, kz, c]`.
@@ -49,16 +49,18 @@ pub struct AssemblyInput<'p> {
     pub h_bottom: Option<Vec<f64>>,
 }
 
-/// Per-column and per-row widths from today's uniform grid (issue 13 makes
-/// them non-uniform; this is the one place that builds them from scalars).
-pub fn widths(grid: &Grid) -> (Vec<f64>, Vec<f64>) {
-    (vec![grid.dx; grid.nx], vec![grid.dy; grid.ny])
+/// One film coefficient for every plane cell (stride 0 on the device), or
+/// the cooling map's per cell, exactly as the host assembly's [`film`].
+fn film_values(grid: &Grid, h: f64, map: Option<&CoolingMap>) -> Vec<f64> {
+    match map {
+        None => vec![h],
+        Some(_) => film(grid, h, map),
+    }
 }
 
 impl<'p> AssemblyInput<'p> {
     /// The inputs of `stack` on `grid` with its rasterized `power`.
     pub fn new(stack: &Stack, grid: &Grid, power: &'p [LayerPower]) -> AssemblyInput<'p> {
-        let (dx, dy) = widths(grid);
         let layers = stack
             .layers
             .iter()
@@ -77,8 +79,8 @@ impl<'p> AssemblyInput<'p> {
             nx: grid.nx,
             ny: grid.ny,
             nz: grid.nz,
-            dx,
-            dy,
+            dx: grid.dx.clone(),
+            dy: grid.dy.clone(),
             dz: grid.dz.clone(),
             layer_of_z: grid.layer_of_z.iter().map(|&l| l as u32).collect(),
             layer_cells: grid.layer_z.iter().map(|r| r.len() as u32).collect(),
@@ -91,8 +93,12 @@ impl<'p> AssemblyInput<'p> {
                         .filter(|m| !m.is_empty())
                 })
                 .collect(),
-            h_top: vec![stack.h_top],
-            h_bottom: stack.h_bottom.map(|h| vec![h]),
+            h_top: film_values(grid, stack.h_top, stack.h_top_map.as_ref()),
+            h_bottom: match (stack.h_bottom, &stack.h_bottom_map) {
+                (_, Some(map)) => Some(film_values(grid, 0.0, Some(map))),
+                (Some(h), None) => Some(vec![h]),
+                (None, None) => None,
+            },
         }
     }
 
@@ -144,8 +150,8 @@ mod tests {
             .collect();
         let inp = AssemblyInput::new(&stack, &grid, &power);
         assert_eq!(inp.len(), grid.len());
-        assert!(inp.dx.len() == 40 && inp.dx.iter().all(|&d| d == grid.dx));
-        assert!(inp.dy.len() == 24 && inp.dy.iter().all(|&d| d == grid.dy));
+        assert!(inp.dx.len() == 40 && inp.dx.iter().all(|&d| d == grid.dx[0]));
+        assert!(inp.dy.len() == 24 && inp.dy.iter().all(|&d| d == grid.dy[0]));
         assert_eq!(inp.layer_of_z.len(), grid.nz);
         let cells: u32 = inp.layer_cells.iter().sum();
         assert_eq!(cells as usize, grid.nz);

@@ -38,11 +38,6 @@ pub struct ProbeReading {
     pub t_k: f64,
 }
 
-/// Index of the cell of size `d` holding coordinate `v`, clamped to `n - 1`.
-fn cell_of(v: f64, d: f64, n: usize) -> usize {
-    ((v / d).floor().max(0.0) as usize).min(n - 1)
-}
-
 /// The z cell holding height `z` (a face belongs to the cell above it).
 fn z_cell(grid: &Grid, z: f64) -> usize {
     let mut bottom = 0.0;
@@ -61,8 +56,8 @@ pub fn probe_cells(stack: &Stack, grid: &Grid) -> Vec<ProbeCell> {
         .probes
         .iter()
         .map(|p| {
-            let x = cell_of(p.x_m, grid.dx, grid.nx);
-            let y = cell_of(p.y_m, grid.dy, grid.ny);
+            let x = grid.column_of(p.x_m);
+            let y = grid.row_of(p.y_m);
             let (layer, z) = match p.at {
                 ProbeAt::Layer(l) => (l, grid.layer_z[l].clone()),
                 ProbeAt::Z(z) => {

@@ -130,7 +130,7 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
             let offset = Offset::new(&sys.a, &sys.rhs);
             let a = be.upload_matrix(&sys.a)?;
             let b = be.upload(&offset.rhs)?;
-            (a, b, offset, Assembled::Host(sys))
+            (a, b, offset, Assembled::Host(Box::new(sys)))
         }
     };
     let mut x = be.zeros(n)?;
@@ -184,7 +184,7 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
         }),
     };
     let coupling = match &sys {
-        Assembled::Host(sys) => Coupling::from(sys),
+        Assembled::Host(sys) => Coupling::from(&**sys),
         Assembled::Device(c) => c.borrowed(),
     };
     let summary = summarize(
@@ -210,7 +210,7 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
 /// or `CUTH_HOST_ASSEMBLY`), or on the device with only its coupling to
 /// ambient on the host.
 enum Assembled {
-    Host(System),
+    Host(Box<System>),
     Device(OwnedCoupling),
 }
 
@@ -329,8 +329,8 @@ fn cell_ref(stack: &Stack, grid: &Grid, i: usize, t: f64) -> CellRef {
         x,
         y,
         z,
-        x_m: (x as f64 + 0.5) * grid.dx,
-        y_m: (y as f64 + 0.5) * grid.dy,
+        x_m: grid.x_center(x),
+        y_m: grid.y_center(y),
         z_m: grid.z_bottom(z) + 0.5 * grid.dz[z],
         t_k: t,
     }
@@ -345,6 +345,39 @@ fn argmax(v: &[f64], range: std::ops::Range<usize>) -> (usize, f64) {
         }
     }
     best
+}
+
+/// Min and mean of a layer's cells (`cells`: its z planes): a plain mean on
+/// a uniform grid, else weighted by cell area; absent cells (no material)
+/// left out.
+fn layer_min_avg(
+    grid: &Grid,
+    power: &[LayerPower],
+    layer: &crate::stack::Layer,
+    l: usize,
+    cells: &[f64],
+) -> (f64, f64) {
+    let absent = power
+        .get(l)
+        .map(|p| crate::assemble::absent_plane(grid, p, layer.material))
+        .unwrap_or_default();
+    if absent.is_empty() && grid.is_uniform() {
+        let min = cells.iter().cloned().fold(f64::INFINITY, f64::min);
+        return (min, cells.iter().sum::<f64>() / cells.len() as f64);
+    }
+    let plane = grid.plane();
+    let (mut min, mut sum, mut area) = (f64::INFINITY, 0.0, 0.0);
+    for (i, &t) in cells.iter().enumerate() {
+        let j = i % plane;
+        if absent.get(j) == Some(&true) {
+            continue;
+        }
+        let a = grid.cell_area(j);
+        min = min.min(t);
+        sum += a * t;
+        area += a;
+    }
+    (min, sum / area)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -369,6 +402,7 @@ pub(crate) fn summarize<'s, B: ChebyshevBackend>(
             let range = zr.start * plane..zr.end * plane;
             let cells = &t[range.clone()];
             let (imax, tmax) = argmax(t, range);
+            let (t_min_k, t_avg_k) = layer_min_avg(grid, power, layer, l, cells);
             LayerSummary {
                 name: layer.name.clone(),
                 material: layer.material_name.clone(),
@@ -376,8 +410,8 @@ pub(crate) fn summarize<'s, B: ChebyshevBackend>(
                 thickness_m: layer.thickness_m,
                 cells: layer.cells,
                 power_w: power[l].map_w.iter().sum(),
-                t_min_k: cells.iter().cloned().fold(f64::INFINITY, f64::min),
-                t_avg_k: cells.iter().sum::<f64>() / cells.len() as f64,
+                t_min_k,
+                t_avg_k,
                 t_max_k: tmax,
                 hottest: cell_ref(stack, grid, imax, tmax),
             }
@@ -393,8 +427,8 @@ pub(crate) fn summarize<'s, B: ChebyshevBackend>(
             ny: grid.ny,
             nz: grid.nz,
             cells: grid.len(),
-            dx_m: grid.dx,
-            dy_m: grid.dy,
+            dx_m: grid.dx.iter().copied().fold(f64::INFINITY, f64::min),
+            dy_m: grid.dy.iter().copied().fold(f64::INFINITY, f64::min),
         },
         ambient_k: stack.ambient_k,
         device: be.report(),

@@ -194,6 +194,14 @@ impl CudaBackend {
             // SAFETY: as above.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
+        // Multigrid rediscretises with the physical widths (as the host's
+        // `QuadDiag::wx`/`wy`: empty on a uniform grid).
+        let uniform = |w: &[f64]| w.iter().all(|&v| v == w[0]);
+        let (wx, wy) = if uniform(&inp.dx) && uniform(&inp.dy) {
+            (Vec::new(), Vec::new())
+        } else {
+            (inp.dx.clone(), inp.dy.clone())
+        };
         Ok(DeviceSystem {
             a: CudaMatrix {
                 d,
@@ -204,6 +212,8 @@ impl CudaBackend {
                 nx,
                 ny,
                 nz,
+                wx,
+                wy,
             },
             rhs,
             capacity,

@@ -75,6 +75,9 @@ pub struct CudaMatrix {
     pub nx: usize,
     pub ny: usize,
     pub nz: usize,
+    /// The host matrix's cell widths (`QuadDiag::wx`, `wy`), kept on the host.
+    pub wx: Vec<f64>,
+    pub wy: Vec<f64>,
 }
 
 impl CudaMatrix {

@@ -46,6 +46,8 @@ impl QuadDiagOps for CudaBackend {
             nx: a.nx,
             ny: a.ny,
             nz: a.nz,
+            wx: a.wx.clone(),
+            wy: a.wy.clone(),
         })
     }
     fn assemble_on_device(
@@ -83,6 +85,8 @@ impl QuadDiagOps for CudaBackend {
             gy: self.to_host(&a.gy, "gy")?,
             gz: self.to_host(&a.gz, "gz")?,
             amb: self.to_host(&a.amb, "amb")?,
+            wx: a.wx.clone(),
+            wy: a.wy.clone(),
         }))
     }
     fn diagonal<'m>(&self, a: &'m CudaMatrix) -> &'m CudaSlice<f64> {

@@ -7,13 +7,20 @@
 //! last fine column alone (a 1-wide aggregate), likewise in y. Its operator:
 //! - z faces and the coupling to ambient (`amb`, which also carries a
 //!   transient's C/Δt): the sum over the children, as Galerkin gives;
-//! - x faces: the sum of the fine faces crossing the coarse face, times
-//!   2/(wₗ + wᵣ), where w is the width in fine cells of the two coarse cells.
-//!   For 2-wide cells this halves the Galerkin sum (Galerkin aggregation is
+//! - x faces: the sum of the fine faces crossing the coarse face, times the
+//!   fine-to-coarse ratio of the centre-to-centre distances across it,
+//!   (wₗ' + wᵣ')/(Wₗ + Wᵣ) with w' the widths of the two fine cells at the
+//!   face and W those of the two coarse cells. On a uniform grid (widths
+//!   unknown: `QuadDiag::wx` empty, every cell counts 1) that is 2/(wₗ + wᵣ),
+//!   which for 2-wide cells halves the Galerkin sum (Galerkin aggregation is
 //!   exactly 2× too stiff in-plane, issue 11) and equals the stack assembled
-//!   on the half grid; the factor is the fine-to-coarse ratio of the
-//!   centre-to-centre distances, so 1-wide cells get the distance they have;
+//!   on the half grid; with the physical widths of a non-uniform grid it stays
+//!   that rediscretisation (the coarse widths are the sums of their children);
 //! - y faces likewise; the diagonal is `amb` plus the row's conductances.
+//!
+//! Absent cells (identity rows: no conductance, d = amb = 1 exactly) contribute no
+//! `amb` to their aggregate, and a coarse row left with a zero diagonal (all
+//! children absent) becomes an identity row again.
 //!
 //! Every face is coarsened on its own, so material patches are carried face
 //! by face; nothing assumes a per-layer constant. The result is again a
@@ -83,7 +90,34 @@ pub fn coarsen(a: &QuadDiag, c: &Coarsening) -> QuadDiag {
     let (nxc, nyc) = (c.nxc, c.nyc);
     let cplane = nxc * nyc;
     let mut ac = QuadDiag::zeros(nxc, nyc, a.nz);
-    let w = |r: std::ops::Range<usize>| r.len() as f64;
+    // Widths: physical when known, else 1 per fine cell.
+    let widths = |w: &[f64], n: usize| -> Vec<f64> {
+        if w.len() == n {
+            w.to_vec()
+        } else {
+            vec![1.0; n]
+        }
+    };
+    let (wx, wy) = (widths(&a.wx, nx), widths(&a.wy, ny));
+    let sum = |w: &[f64], r: std::ops::Range<usize>| -> f64 { w[r].iter().sum() };
+    let wxc: Vec<f64> = (0..nxc).map(|xc| sum(&wx, c.xs(xc))).collect();
+    let wyc: Vec<f64> = (0..nyc).map(|yc| sum(&wy, c.ys(yc))).collect();
+    // Fine-to-coarse ratio of the centre distances across each coarse face.
+    // (As numerator and denominator: sum·2/(wₗ + wᵣ) rounds as it always did.)
+    let ratio = |w: &[f64], wc: &[f64], last: usize, k: usize| -> (f64, f64) {
+        (w[last] + w[last + 1], wc[k] + wc[k + 1])
+    };
+    let absent = |i: usize| -> bool {
+        let (x, y, z) = (i % nx, (i % plane) / nx, i / plane);
+        a.d[i] == 1.0
+            && a.amb[i] == 1.0
+            && a.gx[i] == 0.0
+            && a.gy[i] == 0.0
+            && a.gz[i] == 0.0
+            && (x == 0 || a.gx[i - 1] == 0.0)
+            && (y == 0 || a.gy[i - nx] == 0.0)
+            && (z == 0 || a.gz[i - plane] == 0.0)
+    };
     ac.gx
         .par_chunks_mut(cplane)
         .zip(ac.gy.par_chunks_mut(cplane))
@@ -99,29 +133,52 @@ pub fn coarsen(a: &QuadDiag, c: &Coarsening) -> QuadDiag {
                     for y in ys.clone() {
                         for x in xs.clone() {
                             gz[j] += a.gz[f(x, y)];
-                            amb[j] += a.amb[f(x, y)];
+                            if !absent(f(x, y)) {
+                                amb[j] += a.amb[f(x, y)];
+                            }
                         }
                     }
                     if xc + 1 < nxc {
                         let last = xs.end - 1;
                         let sum: f64 = ys.clone().map(|y| a.gx[f(last, y)]).sum();
-                        gx[j] = sum * 2.0 / (w(xs.clone()) + w(c.xs(xc + 1)));
+                        let (num, den) = ratio(&wx, &wxc, last, xc);
+                        gx[j] = sum * num / den;
                     }
                     if yc + 1 < nyc {
                         let last = ys.end - 1;
                         let sum: f64 = xs.clone().map(|x| a.gy[f(x, last)]).sum();
-                        gy[j] = sum * 2.0 / (w(ys.clone()) + w(c.ys(yc + 1)));
+                        let (num, den) = ratio(&wy, &wyc, last, yc);
+                        gy[j] = sum * num / den;
                     }
                 }
             }
         });
     fill_diagonal(&mut ac);
+    if a.wx.len() == nx && a.wy.len() == ny {
+        (ac.wx, ac.wy) = (wxc, wyc);
+    }
     ac
 }
 
-/// d = amb + the row's six conductances.
+/// d = amb + the row's six conductances; a row with none (an aggregate of
+/// absent cells) gets d = amb = 1, an identity row.
 pub fn fill_diagonal(a: &mut QuadDiag) {
     let (nx, plane) = (a.nx, a.nx * a.ny);
+    for i in 0..a.len() {
+        let mut s = a.amb[i] + a.gx[i] + a.gy[i] + a.gz[i];
+        if i % nx > 0 {
+            s += a.gx[i - 1];
+        }
+        if i % plane >= nx {
+            s += a.gy[i - nx];
+        }
+        if i >= plane {
+            s += a.gz[i - plane];
+        }
+        if s == 0.0 {
+            a.amb[i] = 1.0;
+        }
+    }
     let (gx, gy, gz, amb) = (&a.gx, &a.gy, &a.gz, &a.amb);
     a.d.par_iter_mut().enumerate().for_each(|(i, d)| {
         let mut s = amb[i] + gx[i] + gy[i] + gz[i];

@@ -46,7 +46,7 @@ const GROWING: usize = 6;
 pub fn place_name(stack: &Stack, grid: &Grid, power: &[LayerPower], i: usize) -> String {
     let (x, y, z) = grid.coords(i);
     let l = grid.layer_of_z[z];
-    let (cx, cy) = ((x as f64 + 0.5) * grid.dx, (y as f64 + 0.5) * grid.dy);
+    let (cx, cy) = (grid.x_center(x), grid.y_center(y));
     let layer = &stack.layers[l].name;
     match power[l]
         .blocks

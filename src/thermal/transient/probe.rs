@@ -290,16 +290,14 @@ mod tests {
     #[test]
     fn block_stats_over_runs_equal_the_gather() {
         let (nx, ny, nz) = (13, 11, 4);
-        let grid = Grid {
+        let grid = Grid::uniform(
             nx,
             ny,
-            nz,
-            dx: 1.0,
-            dy: 1.0,
-            dz: vec![1.0; nz],
-            layer_of_z: vec![0, 1, 1, 1],
-            layer_z: vec![0..1, 1..4],
-        };
+            nx as f64,
+            ny as f64,
+            vec![1.0; nz],
+            vec![0, 1, 1, 1],
+        );
         let plane = nx * ny;
         let t: Vec<f64> = (0..grid.len())
             .map(|i| ((i * 7919) % 1009) as f64)
@@ -346,16 +344,7 @@ mod tests {
     #[test]
     fn absorb_matches_plain_loops() {
         let (nx, ny, nz) = (97, 101, 3);
-        let grid = Grid {
-            nx,
-            ny,
-            nz,
-            dx: 1.0,
-            dy: 1.0,
-            dz: vec![1.0; nz],
-            layer_of_z: vec![0, 0, 1],
-            layer_z: vec![0..2, 2..3],
-        };
+        let grid = Grid::uniform(nx, ny, nx as f64, ny as f64, vec![1.0; nz], vec![0, 0, 1]);
         let n = grid.len();
         let raw: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1013) as f64 / 97.0).collect();
         let old: Vec<f64> = (0..n).map(|i| ((i * 104729) % 991) as f64 / 89.0).collect();

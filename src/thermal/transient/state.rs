@@ -98,16 +98,7 @@ mod tests {
     use super::*;
 
     fn grid(nx: usize, ny: usize, nz: usize) -> Grid {
-        Grid {
-            nx,
-            ny,
-            nz,
-            dx: 1.0,
-            dy: 1.0,
-            dz: vec![1.0; nz],
-            layer_of_z: vec![0; nz],
-            layer_z: std::iter::once(0..nz).collect(),
-        }
+        Grid::uniform(nx, ny, nx as f64, ny as f64, vec![1.0; nz], vec![0; nz])
     }
 
     #[test]

@@ -1,0 +1,393 @@
+//! The package keys of a stack file, checked: a layer's `outline`, `fill`
+//! and `origin`, its `[[layers.regions]]`, cooling maps for `h_top` /
+//! `h_bottom`, and the non-uniform grid of `[grid] cell` (its snapped lines
+//! come from every outline, region, floorplan unit, inline block and cooling
+//! rectangle; `stack::mesh` makes the widths).
+//!
+//! Overlap policy: regions are painted in file order over the layer (fill,
+//! then the outline's own material, then the floorplan's material units, then
+//! the regions), so a later region wins where it overlaps an earlier one.
+
+use super::schema::{self, CoolingSpec, MaterialRef, OriginSpec, PowerSpec, RectSpec};
+use super::{CoolingMap, Layer, Material, Region, Stack, StackError, ABSENT};
+use crate::power::Rect;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Relative tolerance for a rectangle's edges against the domain.
+const EDGE_TOL: f64 = 1e-9;
+
+fn invalid(file: &Path, field: impl Into<String>, message: impl Into<String>) -> StackError {
+    StackError::Invalid {
+        file: file.to_path_buf(),
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// A rectangle inside the domain `w × l` (clamped within [`EDGE_TOL`]).
+pub(super) fn rect_in(
+    file: &Path,
+    field: &str,
+    r: &RectSpec,
+    w: f64,
+    l: f64,
+) -> Result<Rect, StackError> {
+    rect_of(file, field, r.x.0, r.y.0, r.width.0, r.length.0, w, l)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rect_of(
+    file: &Path,
+    field: &str,
+    x: f64,
+    y: f64,
+    width: f64,
+    length: f64,
+    w: f64,
+    l: f64,
+) -> Result<Rect, StackError> {
+    for (v, k) in [(width, "width"), (length, "length")] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(invalid(
+                file,
+                format!("{field}.{k}"),
+                format!("must be positive, got {v:e} m"),
+            ));
+        }
+    }
+    let r = Rect {
+        x0: x,
+        y0: y,
+        x1: x + width,
+        y1: y + length,
+    };
+    let (tx, ty) = (EDGE_TOL * w, EDGE_TOL * l);
+    let inside = x.is_finite()
+        && y.is_finite()
+        && r.x0 >= -tx
+        && r.y0 >= -ty
+        && r.x1 <= w + tx
+        && r.y1 <= l + ty;
+    if !inside {
+        return Err(invalid(
+            file,
+            field,
+            format!(
+                "spans x [{}, {}] m, y [{}, {}] m, outside the domain [0, {w}] × [0, {l}] m",
+                r.x0, r.x1, r.y0, r.y1
+            ),
+        ));
+    }
+    Ok(Rect {
+        x0: r.x0.max(0.0),
+        y0: r.y0.max(0.0),
+        x1: r.x1.min(w),
+        y1: r.y1.min(l),
+    })
+}
+
+/// A material reference: `"none"`, a name of `[materials]` (constant
+/// properties only), or an inline table.
+pub(super) fn material_ref(
+    file: &Path,
+    field: &str,
+    m: &MaterialRef,
+    materials: &BTreeMap<String, schema::MaterialSpec>,
+) -> Result<Material, StackError> {
+    let (name, spec) = match m {
+        MaterialRef::Name(n) if n == "none" => return Ok(ABSENT),
+        MaterialRef::Name(n) => {
+            let spec = materials.get(n).ok_or_else(|| {
+                let known: Vec<&str> = materials.keys().map(String::as_str).collect();
+                invalid(
+                    file,
+                    field,
+                    format!("unknown material `{n}` (known: none, {})", known.join(", ")),
+                )
+            })?;
+            (n.clone(), spec)
+        }
+        MaterialRef::Inline(spec) => (field.to_string(), spec.as_ref()),
+    };
+    let (mat, law) = super::validate::material(file, &name, spec)?;
+    if law.is_some() {
+        return Err(invalid(
+            file,
+            field,
+            "fills and regions take constant properties (no temperature law)",
+        ));
+    }
+    Ok(mat)
+}
+
+fn origin(o: &Option<OriginSpec>, default: (f64, f64)) -> (f64, f64) {
+    o.as_ref().map_or(default, |o| (o.x.0, o.y.0))
+}
+
+/// Outline, fill, origin and regions of layer `spec` (index `i`).
+#[allow(clippy::type_complexity)]
+pub(super) fn layer_content(
+    file: &Path,
+    field: &str,
+    spec: &mut schema::LayerSpec,
+    materials: &BTreeMap<String, schema::MaterialSpec>,
+    (w, l): (f64, f64),
+    resolve_power: &dyn Fn(&str, PowerSpec) -> Result<PowerSpec, StackError>,
+    base: &Path,
+) -> Result<(Option<Rect>, Material, (f64, f64), Vec<Region>), StackError> {
+    let outline = match &spec.outline {
+        Some(r) => Some(rect_in(file, &format!("{field}.outline"), r, w, l)?),
+        None => None,
+    };
+    let fill = match (&spec.fill, outline) {
+        (Some(m), Some(_)) => material_ref(file, &format!("{field}.fill"), m, materials)?,
+        (Some(_), None) => {
+            return Err(invalid(
+                file,
+                format!("{field}.fill"),
+                "a fill needs an `outline` (without one the layer's material fills the domain)",
+            ))
+        }
+        (None, _) => ABSENT,
+    };
+    let lo = outline.map_or((0.0, 0.0), |r| (r.x0, r.y0));
+    let org = origin(&spec.origin, lo);
+    let mut regions = Vec::new();
+    for (j, r) in std::mem::take(&mut spec.regions).into_iter().enumerate() {
+        let f = format!("{field}.regions[{j}] ({})", r.name);
+        if regions.iter().any(|o: &Region| o.name == r.name) {
+            return Err(invalid(
+                file,
+                format!("{f}.name"),
+                "region names must be unique within a layer",
+            ));
+        }
+        let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, w, l)?;
+        let material = material_ref(file, &format!("{f}.material"), &r.material, materials)?;
+        let power = match r.power {
+            Some(p) => Some(resolve_power(&format!("{f}.power"), p)?),
+            None => None,
+        };
+        if matches!(power, Some(PowerSpec::Ptrace { .. })) && r.floorplan.is_none() {
+            return Err(invalid(
+                file,
+                format!("{f}.power"),
+                "`type = \"ptrace\"` needs the region's `floorplan` to name the blocks",
+            ));
+        }
+        if power.is_some() && material.is_absent() {
+            return Err(invalid(
+                file,
+                format!("{f}.power"),
+                "a region of material \"none\" cannot hold power",
+            ));
+        }
+        regions.push(Region {
+            name: r.name,
+            rect,
+            material,
+            floorplan: r
+                .floorplan
+                .map(|p| if p.is_absolute() { p } else { base.join(p) }),
+            power,
+            origin: origin(&r.origin, (rect.x0, rect.y0)),
+        });
+    }
+    Ok((outline, fill, org, regions))
+}
+
+/// A film coefficient: the scalar (0 with a map) and the map.
+pub(super) fn cooling(
+    file: &Path,
+    field: &str,
+    spec: &CoolingSpec,
+    (w, l): (f64, f64),
+) -> Result<(f64, Option<CoolingMap>), StackError> {
+    let h_ok = |f: &str, h: f64, lo: f64| -> Result<f64, StackError> {
+        if h.is_finite() && h >= lo && h <= 1e12 {
+            Ok(h)
+        } else {
+            Err(invalid(
+                file,
+                f,
+                format!("must be between {lo:e} and 1e12 W/(m^2 K), got {h:e}"),
+            ))
+        }
+    };
+    match spec {
+        CoolingSpec::Uniform(h) => Ok((h_ok(field, *h, 1e-6)?, None)),
+        CoolingSpec::Rects(rects) => {
+            let mut out = Vec::with_capacity(rects.len());
+            for (i, r) in rects.iter().enumerate() {
+                let f = format!("{field}[{i}]");
+                let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, w, l)?;
+                out.push((rect, h_ok(&format!("{f}.h"), r.h, 0.0)?));
+            }
+            if !out.iter().any(|(_, h)| *h > 0.0) {
+                return Err(invalid(
+                    file,
+                    field,
+                    "no rectangle has h > 0: the face would be adiabatic",
+                ));
+            }
+            Ok((0.0, Some(CoolingMap::Rects(out))))
+        }
+        CoolingSpec::Raster { file: f } => {
+            let path = if f.is_absolute() {
+                f.clone()
+            } else {
+                file.parent().unwrap_or(Path::new(".")).join(f)
+            };
+            let r = crate::power::csv_raster::read_csv_raster(&path)
+                .map_err(|e| invalid(file, format!("{field}.file"), e.to_string()))?;
+            if let Some(v) = r.values.iter().find(|v| **v > 1e12) {
+                return Err(invalid(
+                    file,
+                    format!("{field}.file"),
+                    format!("h {v:e} above 1e12 W/(m^2 K)"),
+                ));
+            }
+            if r.sum() <= 0.0 {
+                return Err(invalid(
+                    file,
+                    format!("{field}.file"),
+                    "every pixel is 0: the face would be adiabatic",
+                ));
+            }
+            Ok((
+                0.0,
+                Some(CoolingMap::Raster {
+                    rows: r.rows,
+                    cols: r.cols,
+                    values: r.values,
+                }),
+            ))
+        }
+    }
+}
+
+/// Edges (x, y) of the inline blocks and floorplan units of a source placed
+/// at `org`, and whether it holds power.
+fn source_lines(
+    file: &Path,
+    field: &str,
+    floorplan: Option<&Path>,
+    power: Option<&PowerSpec>,
+    org: (f64, f64),
+    xs: &mut Vec<f64>,
+    ys: &mut Vec<f64>,
+) -> Result<(), StackError> {
+    if let Some(flp) = floorplan {
+        let units = crate::power::flp::read_flp(flp)
+            .map_err(|e| invalid(file, format!("{field}.floorplan"), e.to_string()))?;
+        for u in units {
+            xs.extend([org.0 + u.rect.x0, org.0 + u.rect.x1]);
+            ys.extend([org.1 + u.rect.y0, org.1 + u.rect.y1]);
+        }
+    }
+    if let Some(PowerSpec::Blocks { blocks }) = power {
+        for b in blocks {
+            xs.extend([org.0 + b.x.0, org.0 + b.x.0 + b.width.0]);
+            ys.extend([org.1 + b.y.0, org.1 + b.y.0 + b.height.0]);
+        }
+    }
+    Ok(())
+}
+
+/// Column and row widths of the `[grid] cell` grid of `stack`.
+pub(super) fn plane_widths(
+    stack: &Stack,
+    cell: f64,
+    growth: f64,
+    max_cell: f64,
+) -> Result<(Vec<f64>, Vec<f64>), StackError> {
+    let file = stack.source.as_path();
+    let (w, l) = (stack.width_m, stack.length_m);
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    let (mut fx, mut fy) = (Vec::new(), Vec::new());
+    let whole = Rect {
+        x0: 0.0,
+        y0: 0.0,
+        x1: w,
+        y1: l,
+    };
+    let add_rect = |r: &Rect, xs: &mut Vec<f64>, ys: &mut Vec<f64>| {
+        xs.extend([r.x0, r.x1]);
+        ys.extend([r.y0, r.y1]);
+    };
+    for map in [&stack.h_top_map, &stack.h_bottom_map]
+        .into_iter()
+        .flatten()
+    {
+        if let CoolingMap::Rects(rects) = map {
+            for (r, _) in rects {
+                add_rect(r, &mut xs, &mut ys);
+            }
+        }
+    }
+    for (i, layer) in stack.layers.iter().enumerate() {
+        let field = format!("layers[{i}] ({})", layer.name);
+        let extent = layer.outline.unwrap_or(whole);
+        add_rect(&extent, &mut xs, &mut ys);
+        source_lines(
+            file,
+            &field,
+            layer.floorplan.as_deref(),
+            layer.power.as_ref(),
+            layer.origin,
+            &mut xs,
+            &mut ys,
+        )?;
+        if layer.power.is_some() {
+            fx.push((extent.x0, extent.x1));
+            fy.push((extent.y0, extent.y1));
+        }
+        for (j, r) in layer.regions.iter().enumerate() {
+            add_rect(&r.rect, &mut xs, &mut ys);
+            let f = format!("{field}.regions[{j}] ({})", r.name);
+            source_lines(
+                file,
+                &f,
+                r.floorplan.as_deref(),
+                r.power.as_ref(),
+                r.origin,
+                &mut xs,
+                &mut ys,
+            )?;
+            if r.power.is_some() {
+                fx.push((r.rect.x0, r.rect.x1));
+                fy.push((r.rect.y0, r.rect.y1));
+            }
+        }
+    }
+    let too_many = |axis: &str, n: usize| {
+        invalid(
+            file,
+            "grid.cell",
+            format!(
+                "{n}+ cells in {axis} (limit {}): choose a larger cell",
+                super::mesh::MAX_AXIS_CELLS
+            ),
+        )
+    };
+    let wx = super::mesh::axis_widths(w, &xs, &fx, cell, growth, max_cell)
+        .map_err(|n| too_many("x", n))?;
+    let wy = super::mesh::axis_widths(l, &ys, &fy, cell, growth, max_cell)
+        .map_err(|n| too_many("y", n))?;
+    Ok((wx, wy))
+}
+
+/// Leakage reads blocks in domain coordinates of the whole layer: not (yet)
+/// combined with an origin, an outline or regions.
+pub(super) fn check_leakage(file: &Path, field: &str, layer: &Layer) -> Result<(), StackError> {
+    let placed = layer.origin != (0.0, 0.0) || !layer.regions.is_empty() || layer.outline.is_some();
+    if layer.has_leakage() && placed {
+        return Err(invalid(
+            file,
+            format!("{field}.leakage"),
+            "leakage is not supported on a layer with an outline, origin or regions",
+        ));
+    }
+    Ok(())
+}
