@@ -16,7 +16,7 @@ mod common;
 use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::{
-    kernels, KernelFamily, QdSchedule, BLAS1, CHEBYSHEV, MIXED, MULTIGRID, QUAD_DIAG,
+    kernels, KernelFamily, QdSchedule, BLAS1, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG,
 };
 use cuth::backend::{Backend, ChebWork, ChebyshevBackend, QuadDiagOps, Ratio};
 use cuth::linalg::{
@@ -149,8 +149,9 @@ fn kernels_compile_with_nvrtc() {
         Ok((a, b)) => println!("NVRTC {a}.{b}"),
         Err(e) => panic!("{e} (install NVRTC or point LD_LIBRARY_PATH at it)"),
     }
-    let families: [&KernelFamily; 6] =
-        [&QUAD_DIAG, &BLAS1, &CHEBYSHEV, &TOPOPT, &MIXED, &MULTIGRID];
+    let families: [&KernelFamily; 7] = [
+        &QUAD_DIAG, &BLAS1, &CHEBYSHEV, &TOPOPT, &MIXED, &MULTIGRID, &MG_SETUP,
+    ];
     for file in families {
         let ptx = kernels::compile(file, "sm_90").unwrap_or_else(|e| panic!("{e}"));
         let text = ptx.to_src();

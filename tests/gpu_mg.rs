@@ -131,7 +131,7 @@ fn mg_cycle_matches_cpu() {
             .unwrap();
         let g = gpu();
         let ad = g.upload_matrix(&a).unwrap();
-        let mut mg = Multigrid::new(g, &a, &opts).unwrap();
+        let mut mg = Multigrid::new(g, &ad, &opts).unwrap();
         let rd = g.upload(&r).unwrap();
         let mut zd = g.upload(&vec![f64::NAN; n]).unwrap();
         mg.apply(g, &mut QuadDiagOperator::new(g, &ad, n), &rd, &mut zd)

@@ -188,7 +188,7 @@ fn cuda_batch_rate_128() {
     let opts = SteadyOptions::from_stack(&stack, PrecondKind::Multigrid);
     let n = base.grid.len();
     let a = be.upload_matrix(&base.sys.a).unwrap();
-    let mg = Multigrid::new(&be, &base.sys.a, &opts.precond_opts.mg).unwrap();
+    let mg = Multigrid::new(&be, &a, &opts.precond_opts.mg).unwrap();
     let offset = Offset::new(&base.sys.a, &base.sys.rhs);
     for k in [8, 32, 64, 128, 256] {
         let mut bm = BatchMultigrid::new(&be, &mg, k).unwrap();

@@ -1,11 +1,13 @@
 //! The multigrid capability: the four operations the geometric multigrid
-//! cycle (`linalg::mg`) needs beyond [`QuadDiagOps`]. Every level's operator
-//! is an ordinary [`QuadDiagOps::Matrix`] (7-point Quad-Diag), so nothing
-//! else is new. CPU: `backend/cpu/mg.rs`; CUDA: `backend/cuda/mg.rs` launching
+//! cycle (`linalg::mg`) needs beyond [`QuadDiagOps`], and the three of its
+//! set-up (coarse operator, line pivots, shape), which build every level
+//! where the fine matrix lives (issue 15: on a GPU the fine matrix never goes
+//! to the host). Every level's operator is an ordinary
+//! [`QuadDiagOps::Matrix`] (7-point Quad-Diag), so nothing else is new. CPU: `backend/cpu/mg.rs`; CUDA: `backend/cuda/mg.rs` launching
 //! `kernels/mg.cu`.
 
 use super::{BackendError, QuadDiagOps};
-use crate::linalg::mg::Coarsening;
+use crate::linalg::mg::{AxisMap, Coarsening};
 
 /// How the smoother updates the cells of one z column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,11 +34,47 @@ pub enum Guess {
     Zero,
 }
 
+/// A level's grid and widths, as the set-up reads them (host values).
+#[derive(Clone, Copy, Debug)]
+pub struct LevelShape<'m> {
+    pub nx: usize,
+    pub ny: usize,
+    pub nz: usize,
+    /// Empty on a uniform grid.
+    pub wx: &'m [f64],
+    pub wy: &'m [f64],
+}
+
 pub trait MultigridOps: QuadDiagOps {
     /// Readies the kernels (compiles them, on a GPU), so that the first
     /// cycle is not timed with the compiler; the hierarchy's set-up calls it.
     fn prepare_multigrid(&self) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    /// The grid of `a` and its cell widths (`QuadDiag::wx`, `wy`).
+    fn mg_shape<'m>(&self, a: &'m Self::Matrix) -> LevelShape<'m>;
+
+    /// The coarse operator of `a` under the aggregation of `mx`, `my`
+    /// (`linalg::mg::coarsen_with`, whose sums it rounds identically), on
+    /// this device. The default goes through the host.
+    fn mg_coarsen(
+        &self,
+        a: &Self::Matrix,
+        mx: &AxisMap,
+        my: &AxisMap,
+    ) -> Result<Self::Matrix, BackendError> {
+        let host = self.host_matrix(a)?;
+        check_axes(&*host, mx, my)?;
+        self.upload_matrix(&crate::linalg::mg::coarsen_with(&host, mx, my))
+    }
+
+    /// The inverse pivots of `a`'s z columns (`linalg::mg::line_pivots`,
+    /// rounded identically), on this device. The default goes through the
+    /// host.
+    fn mg_line_pivots(&self, a: &Self::Matrix) -> Result<Self::Vector, BackendError> {
+        let host = self.host_matrix(a)?;
+        self.upload(&crate::linalg::mg::line_pivots(&host))
     }
 
     /// One colour of a zebra (red-black in x-y) column relaxation: for every
@@ -84,4 +122,72 @@ pub trait MultigridOps: QuadDiagOps {
         b: &Self::Vector,
         x: &mut Self::Vector,
     ) -> Result<(), BackendError>;
+}
+
+/// Checks that `mx`, `my` describe an aggregation of `a`'s grid (monotone
+/// contiguous aggregates covering every column, one factor per coarse face),
+/// so that the set-up never indexes out of bounds on bad input.
+pub fn check_axes(a: &impl HasShape, mx: &AxisMap, my: &AxisMap) -> Result<(), BackendError> {
+    let (nx, ny, _) = a.shape();
+    for (m, n) in [(mx, nx), (my, ny)] {
+        let nc = m.widths.len();
+        let ok = m.start.len() == nc + 1
+            && m.start.first() == Some(&0)
+            && m.start.last() == Some(&n)
+            && m.start.windows(2).all(|w| w[0] < w[1])
+            && m.num.len() == nc.saturating_sub(1)
+            && m.den.len() == m.num.len();
+        if !ok {
+            return Err(BackendError::Unsupported(
+                "multigrid set-up: an axis map does not aggregate the level's grid",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The grid of a level (host or device matrix).
+pub trait HasShape {
+    fn shape(&self) -> (usize, usize, usize);
+}
+
+impl HasShape for crate::linalg::QuadDiag {
+    fn shape(&self) -> (usize, usize, usize) {
+        (self.nx, self.ny, self.nz)
+    }
+}
+
+impl HasShape for LevelShape<'_> {
+    fn shape(&self) -> (usize, usize, usize) {
+        (self.nx, self.ny, self.nz)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::QuadDiag;
+
+    #[test]
+    fn axis_maps_of_a_step_pass_and_bad_ones_are_refused() {
+        let a = QuadDiag::zeros(5, 4, 2);
+        let c = Coarsening::halve(5, 4, 2);
+        let (mx, my) = c.axis_maps(&[], &[]);
+        assert_eq!(mx.start, vec![0, 2, 4, 5]);
+        assert_eq!((mx.num.len(), my.start.len()), (2, 3));
+        assert!(check_axes(&a, &mx, &my).is_ok());
+        // Not covering the axis, not increasing, a factor missing.
+        let mut short = mx.clone();
+        short.start[3] = 4;
+        let mut flat = mx.clone();
+        flat.start[2] = 2;
+        let mut few = mx.clone();
+        few.den.pop();
+        for bad in [short, flat, few] {
+            assert!(check_axes(&a, &bad, &my).is_err(), "{bad:?}");
+            assert!(crate::backend::cpu::CpuBackend::new()
+                .mg_coarsen(&a, &bad, &my)
+                .is_err());
+        }
+    }
 }

@@ -138,7 +138,7 @@ fn mg_coarse(nx: usize, ny: usize, nz: usize) -> (u64, u64, u64) {
 }
 
 /// Bytes of the preconditioner on its device, and of what set-up builds on
-/// the host (kept there on the CPU; freed after upload on a GPU).
+/// the host besides (transient: freed after set-up).
 fn precond_bytes(s: &RunShape) -> (u64, u64) {
     let n = (s.nx * s.ny * s.nz) as u64;
     match s.precond {
@@ -155,8 +155,14 @@ fn precond_bytes(s: &RunShape) -> (u64, u64) {
             // Fine line pivots; per coarse level matrix (5), pivots, b, x;
             // the coarsest b, x and its inverse.
             let dev = 8 * n + 64 * mid + 16 * coarsest + 8 * inverse;
-            // On the host set-up holds one level and the next at a time.
-            (dev, 8 * n + 48 * (n / 4 + 1))
+            // Every level is built where the fine matrix lives (issue 15);
+            // only the coarsest comes to the host: its matrix, the banded
+            // factor (one plane wide) and the inverse with its transpose.
+            let plane_c = coarsest / s.nz.max(1) as u64;
+            (
+                dev,
+                48 * coarsest + 8 * coarsest * (plane_c + 1) + 16 * inverse,
+            )
         }
     }
 }
@@ -178,7 +184,9 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
     ];
     // Host assembly: the system (Quad-Diag, rhs, capacity) and the shifted
     // rhs; on a GPU the system is built on the device (`CUTH_HOST_ASSEMBLY`
-    // turns that off) and set-up reads a host copy of the matrix.
+    // turns that off) and only Chebyshev's set-up reads a host copy of the
+    // matrix (its Gershgorin bound and scaled copy; multigrid builds its
+    // levels on the device).
     let host_assembly =
         s.executor == Executor::Cpu || std::env::var_os("CUTH_HOST_ASSEMBLY").is_some();
     if host_assembly {
@@ -187,7 +195,7 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
             56 * n + 16 * plane,
         ));
         host.push(("shifted right-hand side", 8 * n));
-    } else if pre_host > 0 {
+    } else if s.precond == PrecondKind::Chebyshev {
         host.push(("matrix copy for preconditioner set-up", 40 * n));
     }
     let mut device = None;
@@ -353,6 +361,36 @@ mod tests {
             pre > 8 * n + 64 * n / 4 && pre < 8 * n + 64 * n / 3 + (9 << 20),
             "{pre}"
         );
+    }
+
+    #[test]
+    fn cuda_multigrid_keeps_the_matrix_off_the_host() {
+        // 8192² × 18: a host copy of A alone would be 48 GB.
+        let mut s = shape(8192, Executor::Cuda, PrecondKind::Multigrid);
+        s.nz = 18;
+        s.outputs = OutputShape::default();
+        let p = plan(&s, None, None);
+        let field = 8 * 8192u64 * 8192 * 18;
+        assert!(!p.host.items.iter().any(|i| i.0.contains("matrix copy")));
+        // Besides the per-layer power maps (planes), temperatures (rise and
+        // K) are the only field-sized host item.
+        let big: Vec<_> = (p.host.items.iter())
+            .filter(|i| i.1 >= field / 4 && !i.0.starts_with("power maps"))
+            .collect();
+        assert_eq!(big.len(), 1, "{big:?}");
+        assert_eq!(big[0].1, 2 * field);
+        let pre = p.host.items.iter().find(|i| i.0 == "preconditioner set-up");
+        assert!(pre.unwrap().1 < 64 << 20, "{pre:?}");
+        // Chebyshev still downloads A for its set-up.
+        let cheb = plan(
+            &RunShape {
+                precond: PrecondKind::Chebyshev,
+                ..s
+            },
+            None,
+            None,
+        );
+        assert!(cheb.host.items.iter().any(|i| i.0.contains("matrix copy")));
     }
 
     #[test]

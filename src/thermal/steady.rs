@@ -139,13 +139,16 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
 
     let mut op = QuadDiagOperator::new(be, &a, n);
     let mut m = {
-        // The preconditioner's set-up reads the matrix on the host
-        // (multigrid coarsening, the scaled low-precision copy).
-        let host = match &sys {
-            Assembled::Host(sys) => std::borrow::Cow::Borrowed(&sys.a),
-            Assembled::Device(_) => be.host_matrix(&a)?,
+        // Chebyshev's set-up reads the matrix on the host (the Gershgorin
+        // bound, the scaled low-precision copy); multigrid builds its levels
+        // where the matrix lives, so a device-assembled A stays there.
+        let host = match (&sys, opts.precond) {
+            (Assembled::Host(sys), _) => Some(std::borrow::Cow::Borrowed(&sys.a)),
+            (Assembled::Device(_), PrecondKind::Chebyshev) => Some(be.host_matrix(&a)?),
+            (Assembled::Device(_), _) => None,
         };
-        build_thermal_precond(opts.precond, be, &mut op, &host, &opts.precond_opts)?
+        let host = host.as_deref();
+        build_thermal_precond(opts.precond, be, &mut op, host, &opts.precond_opts)?
     };
     lap("precond_setup", &mut timings);
 

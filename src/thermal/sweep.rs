@@ -90,7 +90,13 @@ pub fn run_worker<B: ChebyshevBackend + 'static>(
     be.prepare_quad_diag()?;
     let a = be.upload_matrix(&base.sys.a)?;
     let mut op = QuadDiagOperator::new(be, &a, n);
-    let mut m = build_thermal_precond(opts.precond, be, &mut op, &base.sys.a, &opts.precond_opts)?;
+    let mut m = build_thermal_precond(
+        opts.precond,
+        be,
+        &mut op,
+        Some(&base.sys.a),
+        &opts.precond_opts,
+    )?;
     let mut work = PcgWork::new(be, n)?;
     let mut x = be.zeros(n)?;
     let zero = be.zeros(n)?;

@@ -112,7 +112,7 @@ pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
     be.prepare_quad_diag()?;
     be.prepare_batch()?;
     let a = be.upload_matrix(&base.sys.a)?;
-    let mg = Multigrid::new(be, &base.sys.a, &opts.precond_opts.mg)?;
+    let mg = Multigrid::new(be, &a, &opts.precond_opts.mg)?;
     let mut bm = BatchMultigrid::new(be, &mg, k)?;
     let mut work = BatchWork::new(be, k, n)?;
     let mut x = be.zeros(k * n)?;
@@ -220,8 +220,13 @@ pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
     let alone = alone.into_inner().unwrap();
     if !alone.is_empty() {
         let mut op = QuadDiagOperator::new(be, &a, n);
-        let mut m =
-            build_thermal_precond(opts.precond, be, &mut op, &base.sys.a, &opts.precond_opts)?;
+        let mut m = build_thermal_precond(
+            opts.precond,
+            be,
+            &mut op,
+            Some(&base.sys.a),
+            &opts.precond_opts,
+        )?;
         let mut w = PcgWork::new(be, n)?;
         let (mut x1, zero) = (be.zeros(n)?, be.zeros(n)?);
         for (i, power) in alone {

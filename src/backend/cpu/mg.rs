@@ -5,9 +5,9 @@
 //! methods call the slice functions below, which `batch.rs` runs per vector.
 
 use super::{same_len, CpuBackend};
-use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
+use crate::backend::mg::{check_axes, ColumnUpdate, Guess, LevelShape, MultigridOps};
 use crate::backend::BackendError;
-use crate::linalg::mg::Coarsening;
+use crate::linalg::mg::{coarsen_with, line_pivots, AxisMap, Coarsening};
 use crate::linalg::QuadDiag;
 use rayon::prelude::*;
 
@@ -31,6 +31,30 @@ impl Shared {
 }
 
 impl MultigridOps for CpuBackend {
+    fn mg_shape<'m>(&self, a: &'m QuadDiag) -> LevelShape<'m> {
+        LevelShape {
+            nx: a.nx,
+            ny: a.ny,
+            nz: a.nz,
+            wx: &a.wx,
+            wy: &a.wy,
+        }
+    }
+
+    fn mg_coarsen(
+        &self,
+        a: &QuadDiag,
+        mx: &AxisMap,
+        my: &AxisMap,
+    ) -> Result<QuadDiag, BackendError> {
+        check_axes(a, mx, my)?;
+        Ok(coarsen_with(a, mx, my))
+    }
+
+    fn mg_line_pivots(&self, a: &QuadDiag) -> Result<Vec<f64>, BackendError> {
+        Ok(line_pivots(a))
+    }
+
     fn mg_smooth(
         &self,
         a: &QuadDiag,

@@ -1,12 +1,14 @@
-//! [`MultigridOps`] on CUDA: launchers of `kernels/mg.cu`. Lengths are
+//! [`MultigridOps`] on CUDA: launchers of `kernels/mg.cu` (the cycle); the
+//! set-up's are in `mg_setup.rs`. Lengths are
 //! checked here, on the host, because the kernels trust the sizes.
 
 use super::kernels::KernelFamily;
 use super::launch::rows_config;
+use super::mg_setup::MG_SETUP;
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
+use crate::backend::mg::{ColumnUpdate, Guess, LevelShape, MultigridOps};
 use crate::backend::BackendError;
-use crate::linalg::mg::Coarsening;
+use crate::linalg::mg::{AxisMap, Coarsening};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// `kernels/mg.cu`.
@@ -23,7 +25,25 @@ pub static MULTIGRID: KernelFamily = KernelFamily {
 
 impl MultigridOps for CudaBackend {
     fn prepare_multigrid(&self) -> Result<(), BackendError> {
-        self.load(&MULTIGRID)
+        self.load(&MULTIGRID)?;
+        self.load(&MG_SETUP)
+    }
+
+    fn mg_shape<'m>(&self, a: &'m CudaMatrix) -> LevelShape<'m> {
+        Self::mgs_shape(a)
+    }
+
+    fn mg_coarsen(
+        &self,
+        a: &CudaMatrix,
+        mx: &AxisMap,
+        my: &AxisMap,
+    ) -> Result<CudaMatrix, BackendError> {
+        self.mgs_coarsen(a, mx, my)
+    }
+
+    fn mg_line_pivots(&self, a: &CudaMatrix) -> Result<CudaSlice<f64>, BackendError> {
+        self.mgs_pivots(a)
     }
 
     fn mg_smooth(

@@ -218,7 +218,7 @@ pub fn pcg_run<B: ChebyshevBackend + 'static>(
     be.synchronize()?;
     let t0 = Instant::now();
     let mut op = QuadDiagOperator::new(be, a, n);
-    let mut m = build_thermal_precond(plan.kind, be, &mut op, host, &opts)?;
+    let mut m = build_thermal_precond(plan.kind, be, &mut op, Some(host), &opts)?;
     be.synchronize()?;
     let setup_s = t0.elapsed().as_secs_f64();
     let params = CgParams {

@@ -1,6 +1,7 @@
-//! One coarsening step of the geometric multigrid, on the host: the x-y
-//! aggregation (nz never changes) and the coarse operator, rediscretised by
-//! finite volumes from the fine face conductances.
+//! One coarsening step of the geometric multigrid: the x-y aggregation (nz
+//! never changes) and the coarse operator, rediscretised by finite volumes
+//! from the fine face conductances (on the host here; a GPU builds the same
+//! numbers in `kernels/mg_setup.cu`).
 //!
 //! A coarse cell is an `rx × ry` block of fine columns (r = 2 where the fine
 //! size is above 1, else 1); when nx is odd the last coarse column holds the
@@ -21,6 +22,10 @@
 //! Absent cells (identity rows: no conductance, d = amb = 1 exactly) contribute no
 //! `amb` to their aggregate, and a coarse row left with a zero diagonal (all
 //! children absent) becomes an identity row again.
+//!
+//! [`AxisMap`] holds one axis of a step as small arrays (aggregate bounds,
+//! the per-face factor, the coarse widths); [`coarsen`] and the device's
+//! set-up (`MultigridOps::mg_coarsen`) both build from it.
 //!
 //! Every face is coarsened on its own, so material patches are carried face
 //! by face; nothing assumes a per-layer constant. The result is again a
@@ -83,41 +88,98 @@ impl Coarsening {
     }
 }
 
-/// The rediscretised coarse operator of `a` (see the module doc).
-pub fn coarsen(a: &QuadDiag, c: &Coarsening) -> QuadDiag {
-    let (nx, ny) = (a.nx, a.ny);
-    let plane = nx * ny;
-    let (nxc, nyc) = (c.nxc, c.nyc);
-    let cplane = nxc * nyc;
-    let mut ac = QuadDiag::zeros(nxc, nyc, a.nz);
-    // Widths: physical when known, else 1 per fine cell.
-    let widths = |w: &[f64], n: usize| -> Vec<f64> {
-        if w.len() == n {
+/// One axis of a coarsening step as small host arrays: what the coarse
+/// operator needs besides the fine matrix, so that the host ([`coarsen`])
+/// and a device (`MultigridOps::mg_coarsen`) build it from the same numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AxisMap {
+    /// Coarse column k holds the fine columns `start[k]..start[k + 1]`
+    /// (monotone, contiguous; `start.len()` = coarse size + 1).
+    pub start: Vec<usize>,
+    /// The factor of coarse face k (between coarse columns k and k + 1) as
+    /// numerator and denominator: the face's conductance is
+    /// (Σ fine faces) · num[k] / den[k] (see the module doc).
+    pub num: Vec<f64>,
+    pub den: Vec<f64>,
+    /// Coarse widths (sums of their children's), or 1 per fine cell.
+    pub widths: Vec<f64>,
+}
+
+impl AxisMap {
+    /// The axis of `n` fine columns with widths `w` (empty: uniform, 1 per
+    /// cell), aggregated as `range(k)` for k < `nc`.
+    pub fn new(
+        w: &[f64],
+        n: usize,
+        nc: usize,
+        range: impl Fn(usize) -> std::ops::Range<usize>,
+    ) -> AxisMap {
+        // Widths: physical when known, else 1 per fine cell.
+        let w: Vec<f64> = if w.len() == n {
             w.to_vec()
         } else {
             vec![1.0; n]
+        };
+        let mut start: Vec<usize> = (0..nc).map(|k| range(k).start).collect();
+        start.push(n);
+        let widths: Vec<f64> = (0..nc).map(|k| w[range(k)].iter().sum()).collect();
+        // Fine-to-coarse ratio of the centre distances across each coarse
+        // face (as numerator and denominator: sum·2/(wₗ + wᵣ) rounds as it
+        // always did).
+        let (num, den) = (0..nc.saturating_sub(1))
+            .map(|k| {
+                let last = start[k + 1] - 1;
+                (w[last] + w[last + 1], widths[k] + widths[k + 1])
+            })
+            .unzip();
+        AxisMap {
+            start,
+            num,
+            den,
+            widths,
         }
-    };
-    let (wx, wy) = (widths(&a.wx, nx), widths(&a.wy, ny));
-    let sum = |w: &[f64], r: std::ops::Range<usize>| -> f64 { w[r].iter().sum() };
-    let wxc: Vec<f64> = (0..nxc).map(|xc| sum(&wx, c.xs(xc))).collect();
-    let wyc: Vec<f64> = (0..nyc).map(|yc| sum(&wy, c.ys(yc))).collect();
-    // Fine-to-coarse ratio of the centre distances across each coarse face.
-    // (As numerator and denominator: sum·2/(wₗ + wᵣ) rounds as it always did.)
-    let ratio = |w: &[f64], wc: &[f64], last: usize, k: usize| -> (f64, f64) {
-        (w[last] + w[last + 1], wc[k] + wc[k + 1])
-    };
-    let absent = |i: usize| -> bool {
-        let (x, y, z) = (i % nx, (i % plane) / nx, i / plane);
-        a.d[i] == 1.0
-            && a.amb[i] == 1.0
-            && a.gx[i] == 0.0
-            && a.gy[i] == 0.0
-            && a.gz[i] == 0.0
-            && (x == 0 || a.gx[i - 1] == 0.0)
-            && (y == 0 || a.gy[i - nx] == 0.0)
-            && (z == 0 || a.gz[i - plane] == 0.0)
-    };
+    }
+}
+
+impl Coarsening {
+    /// The x and y axes of this step for a fine matrix with widths `wx`, `wy`.
+    pub fn axis_maps(&self, wx: &[f64], wy: &[f64]) -> (AxisMap, AxisMap) {
+        (
+            AxisMap::new(wx, self.nx, self.nxc, |k| self.xs(k)),
+            AxisMap::new(wy, self.ny, self.nyc, |k| self.ys(k)),
+        )
+    }
+}
+
+/// Whether row `i` of `a` is an absent cell's identity row (no conductance,
+/// d = amb = 1 exactly).
+fn absent(a: &QuadDiag, i: usize) -> bool {
+    let (nx, plane) = (a.nx, a.nx * a.ny);
+    let (x, y, z) = (i % nx, (i % plane) / nx, i / plane);
+    a.d[i] == 1.0
+        && a.amb[i] == 1.0
+        && a.gx[i] == 0.0
+        && a.gy[i] == 0.0
+        && a.gz[i] == 0.0
+        && (x == 0 || a.gx[i - 1] == 0.0)
+        && (y == 0 || a.gy[i - nx] == 0.0)
+        && (z == 0 || a.gz[i - plane] == 0.0)
+}
+
+/// The rediscretised coarse operator of `a` (see the module doc).
+pub fn coarsen(a: &QuadDiag, c: &Coarsening) -> QuadDiag {
+    let (mx, my) = c.axis_maps(&a.wx, &a.wy);
+    coarsen_with(a, &mx, &my)
+}
+
+/// [`coarsen`] with the axes given (`kernels/mg.cu`'s `mg_coarsen_f64`
+/// computes the same sums in the same order).
+pub fn coarsen_with(a: &QuadDiag, mx: &AxisMap, my: &AxisMap) -> QuadDiag {
+    let (nx, ny) = (a.nx, a.ny);
+    let plane = nx * ny;
+    let (nxc, nyc) = (mx.widths.len(), my.widths.len());
+    let cplane = nxc * nyc;
+    let mut ac = QuadDiag::zeros(nxc, nyc, a.nz);
     ac.gx
         .par_chunks_mut(cplane)
         .zip(ac.gy.par_chunks_mut(cplane))
@@ -129,11 +191,12 @@ pub fn coarsen(a: &QuadDiag, c: &Coarsening) -> QuadDiag {
             for yc in 0..nyc {
                 for xc in 0..nxc {
                     let j = xc + nxc * yc;
-                    let (xs, ys) = (c.xs(xc), c.ys(yc));
+                    let xs = mx.start[xc]..mx.start[xc + 1];
+                    let ys = my.start[yc]..my.start[yc + 1];
                     for y in ys.clone() {
                         for x in xs.clone() {
                             gz[j] += a.gz[f(x, y)];
-                            if !absent(f(x, y)) {
+                            if !absent(a, f(x, y)) {
                                 amb[j] += a.amb[f(x, y)];
                             }
                         }
@@ -141,21 +204,19 @@ pub fn coarsen(a: &QuadDiag, c: &Coarsening) -> QuadDiag {
                     if xc + 1 < nxc {
                         let last = xs.end - 1;
                         let sum: f64 = ys.clone().map(|y| a.gx[f(last, y)]).sum();
-                        let (num, den) = ratio(&wx, &wxc, last, xc);
-                        gx[j] = sum * num / den;
+                        gx[j] = sum * mx.num[xc] / mx.den[xc];
                     }
                     if yc + 1 < nyc {
                         let last = ys.end - 1;
                         let sum: f64 = xs.clone().map(|x| a.gy[f(x, last)]).sum();
-                        let (num, den) = ratio(&wy, &wyc, last, yc);
-                        gy[j] = sum * num / den;
+                        gy[j] = sum * my.num[yc] / my.den[yc];
                     }
                 }
             }
         });
     fill_diagonal(&mut ac);
     if a.wx.len() == nx && a.wy.len() == ny {
-        (ac.wx, ac.wy) = (wxc, wyc);
+        (ac.wx, ac.wy) = (mx.widths.clone(), my.widths.clone());
     }
     ac
 }

@@ -21,14 +21,13 @@
 //! writes x twice), one residual-restriction, one prolongation: about 7
 //! fine SpMVs; all coarse levels together add a third of that.
 
-use super::coarsen::{coarsen, line_pivots, Coarsening};
+use super::coarsen::{line_pivots, Coarsening};
 use super::hierarchy::{plan, CoarsestInverse};
 use super::{LevelReport, MgCycle, MgOptions, MgReport, MgSmoother};
 use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::precond::{PrecondReport, Preconditioner};
 use crate::linalg::{LinearOperator, QuadDiag, SolveError};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A level below the finest: its operator, pivots and vectors.
@@ -53,48 +52,63 @@ pub struct Multigrid<B: MultigridOps> {
 }
 
 impl<B: MultigridOps> Multigrid<B> {
-    /// Builds the hierarchy of `host` (the matrix `a` lives on `be`): level
-    /// by level on the host, each uploaded before the next is made.
-    pub fn new(be: &B, host: &QuadDiag, opts: &MgOptions) -> Result<Self, SolveError> {
+    /// Builds the hierarchy of `a` where it lives (issue 15): every coarse
+    /// operator and its line pivots by the backend ([`MultigridOps::mg_coarsen`],
+    /// [`MultigridOps::mg_line_pivots`]) from the level above, from the
+    /// aggregation's small per-axis arrays; only the coarsest level
+    /// (≤ [`super::hierarchy::COARSEST_MAX_CELLS`] cells) is read on the
+    /// host, for its dense inverse.
+    pub fn new(be: &B, a: &B::Matrix, opts: &MgOptions) -> Result<Self, SolveError> {
         let opts = MgOptions {
             sweeps: opts.sweeps.max(1),
             ..*opts
         };
         be.prepare_multigrid()?;
-        let steps = plan(host.nx, host.ny, host.nz);
-        let n = host.len() as u64;
+        let fine = be.mg_shape(a);
+        let steps = plan(fine.nx, fine.ny, fine.nz);
+        let n = (fine.nx * fine.ny * fine.nz) as u64;
         let mut levels = vec![LevelReport {
-            nx: host.nx,
-            ny: host.ny,
-            nz: host.nz,
+            nx: fine.nx,
+            ny: fine.ny,
+            nz: fine.nz,
             memory_bytes: 0,
         }];
         let fine_pivots = match steps.is_empty() {
             true => None,
             false => {
                 levels[0].memory_bytes = 8 * n;
-                Some(be.upload(&line_pivots(host))?)
+                Some(be.mg_line_pivots(a)?)
             }
         };
-        let mut coarse = Vec::with_capacity(steps.len());
-        let mut cur = Cow::Borrowed(host);
+        let mut coarse: Vec<Coarse<B>> = Vec::with_capacity(steps.len());
+        // The coarsest operator, when it is not the fine one.
+        let mut coarsest: Option<B::Matrix> = None;
         for (k, c) in steps.iter().enumerate() {
-            let ac = coarsen(&cur, c);
-            let nc = ac.len();
+            let above = match coarse.last() {
+                Some(l) => l.a.as_ref().expect("a level above the coarsest"),
+                None => a,
+            };
+            let shape = be.mg_shape(above);
+            let (mx, my) = c.axis_maps(shape.wx, shape.wy);
+            let ac = be.mg_coarsen(above, &mx, &my)?;
+            let nc = c.coarse_len();
             let last = k + 1 == steps.len();
             let (a, pivots) = match last {
-                true => (None, None),
-                false => (
-                    Some(be.upload_matrix(&ac)?),
-                    Some(be.upload(&line_pivots(&ac))?),
-                ),
+                true => {
+                    coarsest = Some(ac);
+                    (None, None)
+                }
+                false => {
+                    let p = be.mg_line_pivots(&ac)?;
+                    (Some(ac), Some(p))
+                }
             };
             // Matrix (5 arrays) and pivots below the coarsest; b and x everywhere.
             let arrays = if last { 2 } else { 8 };
             levels.push(LevelReport {
-                nx: ac.nx,
-                ny: ac.ny,
-                nz: ac.nz,
+                nx: c.nxc,
+                ny: c.nyc,
+                nz: c.nz,
                 memory_bytes: (arrays * 8 * nc) as u64,
             });
             coarse.push(Coarse {
@@ -103,8 +117,8 @@ impl<B: MultigridOps> Multigrid<B> {
                 b: be.zeros(nc)?,
                 x: be.zeros(nc)?,
             });
-            cur = Cow::Owned(ac);
         }
+        let cur = be.host_matrix(coarsest.as_ref().unwrap_or(a))?;
         let inv = CoarsestInverse::new(&cur).map_err(|e| SolveError::Breakdown {
             iters: 0,
             what: format!(

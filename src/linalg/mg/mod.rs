@@ -7,7 +7,8 @@
 //! - `coarsen`: 2 × 2 aggregation and the rediscretised coarse operator
 //!   (z faces and ambient summed, in-plane faces half the sum), face by
 //!   face, so every level is again a 7-point Quad-Diag matrix and reuses the
-//!   backend's matrix storage;
+//!   backend's matrix storage (built where the fine matrix lives: on a GPU
+//!   by `kernels/mg_setup.cu`, so the fine matrix never goes to the host);
 //! - `hierarchy`: how far to coarsen, and the dense inverse of the coarsest
 //!   level;
 //! - `cycle`: the symmetric V- (or W-) cycle with zebra z-line smoothing,
@@ -19,7 +20,7 @@ pub mod coarsen;
 pub mod cycle;
 pub mod hierarchy;
 
-pub use coarsen::{coarsen, line_pivots, Coarsening};
+pub use coarsen::{coarsen, coarsen_with, line_pivots, AxisMap, Coarsening};
 pub use cycle::{MgParts, Multigrid};
 pub use hierarchy::{plan, CoarsestInverse};
 

@@ -197,17 +197,27 @@ pub fn build_precond<B: ChebyshevLevels + 'static>(
     })
 }
 
-/// [`build_precond`] for the thermal solvers, whose operator is the
-/// Quad-Diag matrix `host` (on `be`): also builds `mg`.
+/// [`build_precond`] for the thermal solvers, whose operator `a` is a
+/// Quad-Diag matrix on `be`: also builds `mg`, from the matrix where it
+/// lives (its set-up never reads `host`, so a GPU run need not download A).
+/// `host`, A on the host where the caller has it, is for the others.
 pub fn build_thermal_precond<B: ChebyshevLevels + MultigridOps + 'static>(
     kind: PrecondKind,
     be: &B,
     a: &mut dyn LinearOperator<B>,
-    host: &QuadDiag,
+    host: Option<&QuadDiag>,
     opts: &PrecondOptions,
 ) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
     match kind {
-        PrecondKind::Multigrid => Ok(Box::new(Multigrid::new(be, host, &opts.mg)?)),
-        _ => build_precond(kind, be, a, Some(host), opts),
+        PrecondKind::Multigrid => {
+            let m = a
+                .quad_diag_matrix()
+                .and_then(|m| m.downcast_ref::<B::Matrix>())
+                .ok_or(BackendError::Unsupported(
+                    "the mg preconditioner needs the system as a Quad-Diag matrix",
+                ))?;
+            Ok(Box::new(Multigrid::new(be, m, &opts.mg)?))
+        }
+        _ => build_precond(kind, be, a, host, opts),
     }
 }

@@ -241,7 +241,7 @@ pub fn picard<B: ChebyshevBackend + 'static>(
                 opts.precond,
                 be,
                 &mut op,
-                &sys.a,
+                Some(&sys.a),
                 &opts.precond_opts,
             )?),
         };

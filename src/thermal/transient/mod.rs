@@ -388,7 +388,7 @@ fn steady_theta<B: ChebyshevBackend + 'static>(
     let b = be.upload(&offset.rhs)?;
     let mut x = be.zeros(a_host.len())?;
     let mut op = QuadDiagOperator::new(be, &a, a_host.len());
-    let mut m = build_thermal_precond(opts.precond, be, &mut op, a_host, &opts.precond_opts)
+    let mut m = build_thermal_precond(opts.precond, be, &mut op, Some(a_host), &opts.precond_opts)
         .map_err(TransientError::Initial)?;
     let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
     pcg(be, &mut op, m.as_mut(), &b, &mut x, &params).map_err(TransientError::Initial)?;

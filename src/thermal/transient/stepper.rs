@@ -104,7 +104,13 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         let (shifted, w) = shifted_system(a, capacity, dt);
         let a_dev = be.upload_matrix(&shifted)?;
         let mut op = QuadDiagOperator::new(be, &a_dev, n);
-        let m = build_thermal_precond(opts.precond, be, &mut op, &shifted, &opts.precond_opts)?;
+        let m = build_thermal_precond(
+            opts.precond,
+            be,
+            &mut op,
+            Some(&shifted),
+            &opts.precond_opts,
+        )?;
         let params = opts.cg_params(be, m.as_ref(), Stop::relative(opts.rtol));
         let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
         Ok(Stepper {
@@ -143,8 +149,13 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         self.amb.clone_from(&a.amb);
         if rebuild {
             let mut op = QuadDiagOperator::new(be, &self.a, a.len());
-            self.m =
-                build_thermal_precond(opts.precond, be, &mut op, &shifted, &opts.precond_opts)?;
+            self.m = build_thermal_precond(
+                opts.precond,
+                be,
+                &mut op,
+                Some(&shifted),
+                &opts.precond_opts,
+            )?;
         } else {
             self.m.matrix_changed(be, &shifted)?;
         }
