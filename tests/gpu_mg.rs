@@ -50,14 +50,29 @@ fn mg_ops<B: MultigridOps>(be: &B, a: &cuth::linalg::QuadDiag, seed: u64) -> Vec
         }
         outs.push(be.download(&x).unwrap());
     }
-    let x = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
-    let c = Coarsening::halve(a.nx, a.ny, a.nz);
-    let mut bc = be.upload(&vec![f64::NAN; c.coarse_len()]).unwrap();
-    be.mg_restrict_residual(&ad, &c, &b, &x, &mut bc).unwrap();
-    outs.push(be.download(&bc).unwrap());
-    let mut xf = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
-    be.mg_prolong_add(&c, &bc, &mut xf).unwrap();
-    outs.push(be.download(&xf).unwrap());
+    // Pairs, and an irregular (size-graded) aggregation of singles and pairs.
+    let irregular = |n: usize| -> Vec<usize> {
+        let mut s = vec![0];
+        while *s.last().unwrap() < n {
+            let k = *s.last().unwrap();
+            s.push((k + 1 + (k / 3) % 2).min(n));
+        }
+        s
+    };
+    let steps = [
+        Coarsening::halve(a.nx, a.ny, a.nz),
+        Coarsening::from_starts(a.nz, irregular(a.nx), irregular(a.ny)),
+    ];
+    for c in &steps {
+        let t = be.mg_transfer(c).unwrap();
+        let x = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
+        let mut bc = be.upload(&vec![f64::NAN; c.coarse_len()]).unwrap();
+        be.mg_restrict_residual(&ad, &t, &b, &x, &mut bc).unwrap();
+        outs.push(be.download(&bc).unwrap());
+        let mut xf = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
+        be.mg_prolong_add(&t, &bc, &mut xf).unwrap();
+        outs.push(be.download(&xf).unwrap());
+    }
     let m = 37;
     let dense = be.upload(&rng.vec(m * m, -1.0, 1.0)).unwrap();
     let v = be.upload(&rng.vec(m, -1.0, 1.0)).unwrap();

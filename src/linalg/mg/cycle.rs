@@ -21,8 +21,8 @@
 //! writes x twice), one residual-restriction, one prolongation: about 7
 //! fine SpMVs; all coarse levels together add a third of that.
 
-use super::coarsen::{coarsen, line_pivots, Coarsening};
-use super::hierarchy::{plan, CoarsestInverse};
+use super::coarsen::{coarsen, line_pivots};
+use super::hierarchy::{plan_for, CoarsestInverse};
 use super::{LevelReport, MgCycle, MgOptions, MgReport, MgSmoother};
 use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use crate::backend::BackendError;
@@ -44,7 +44,7 @@ pub struct Multigrid<B: MultigridOps> {
     opts: MgOptions,
     /// Line pivots of the fine level (None when it is the coarsest).
     fine_pivots: Option<B::Vector>,
-    steps: Vec<Coarsening>,
+    steps: Vec<B::Transfer>,
     coarse: Vec<Coarse<B>>,
     /// Dense inverse of the coarsest level, n × n.
     inverse: B::Vector,
@@ -61,7 +61,7 @@ impl<B: MultigridOps> Multigrid<B> {
             ..*opts
         };
         be.prepare_multigrid()?;
-        let steps = plan(host.nx, host.ny, host.nz);
+        let steps = plan_for(host);
         let n = host.len() as u64;
         let mut levels = vec![LevelReport {
             nx: host.nx,
@@ -124,6 +124,10 @@ impl<B: MultigridOps> Multigrid<B> {
             levels,
             fine_matrix_bytes: 5 * 8 * n,
         };
+        let steps = steps
+            .iter()
+            .map(|c| be.mg_transfer(c))
+            .collect::<Result<_, _>>()?;
         Ok(Multigrid {
             opts,
             fine_pivots,
@@ -169,7 +173,7 @@ pub struct MgParts<'a, B: MultigridOps> {
     /// None when the fine level is itself the coarsest.
     pub fine_pivots: Option<&'a B::Vector>,
     /// Fine to coarse; `steps[l]` makes level l + 1.
-    pub steps: &'a [Coarsening],
+    pub steps: &'a [B::Transfer],
     /// Per level below the finest: its operator and pivots (None at the
     /// coarsest, solved with `inverse`).
     pub coarse: Vec<CoarseParts<'a, B>>,
@@ -181,13 +185,13 @@ pub struct MgParts<'a, B: MultigridOps> {
 struct Here<'a, B: MultigridOps> {
     a: &'a B::Matrix,
     pivots: &'a B::Vector,
-    step: &'a Coarsening,
+    step: &'a B::Transfer,
 }
 
 /// Below the current level: the remaining coarsenings and levels, and the
 /// coarsest inverse.
 struct Below<'a, B: MultigridOps> {
-    steps: &'a [Coarsening],
+    steps: &'a [B::Transfer],
     levels: &'a mut [Coarse<B>],
     inverse: &'a B::Vector,
     inverse_n: usize,

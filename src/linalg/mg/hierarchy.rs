@@ -4,7 +4,7 @@
 //! (from a banded Cholesky factorisation; the band is one z plane wide),
 //! applied on the device as one small dense product per cycle.
 
-use super::coarsen::Coarsening;
+use super::coarsen::{pairs, Coarsening};
 use crate::linalg::QuadDiag;
 use rayon::prelude::*;
 
@@ -12,8 +12,9 @@ use rayon::prelude::*;
 /// its dense inverse is then ≤ 8 MiB and costs well under a fine SpMV.
 pub const COARSEST_MAX_CELLS: usize = 1024;
 
-/// The coarsening steps from an `nx × ny × nz` grid down to the coarsest
-/// level (empty when the grid is already small enough).
+/// The coarsening steps from an `nx × ny × nz` grid of equal cells down to
+/// the coarsest level (empty when the grid is already small enough): each
+/// step halves every in-plane axis above 1.
 pub fn plan(nx: usize, ny: usize, nz: usize) -> Vec<Coarsening> {
     let mut steps = Vec::new();
     let (mut x, mut y) = (nx, ny);
@@ -24,6 +25,65 @@ pub fn plan(nx: usize, ny: usize, nz: usize) -> Vec<Coarsening> {
     }
     steps
 }
+
+/// The steps for `a`: [`plan`] on a uniform grid (no widths), else
+/// [`plan_graded`] on its column and row widths.
+pub fn plan_for(a: &QuadDiag) -> Vec<Coarsening> {
+    match a.wx.len() == a.nx && a.wy.len() == a.ny {
+        true => plan_graded(&a.wx, &a.wy, a.nz),
+        false => plan(a.nx, a.ny, a.nz),
+    }
+}
+
+/// Size-graded coarsening of a non-uniform grid (as semi-coarsening picks
+/// its direction): level l has a target width t = 2^(l+1)·h, h the smallest
+/// cell width of either axis, and merges (left to right) two neighbouring
+/// columns only while their joint width stays within t, likewise rows. The
+/// narrow cells (over the dies) are merged first, the wide ones (over the
+/// overhang) only once the coarse cells have caught up with them, so cells
+/// of aspect ratio up to `max_cell/cell`, where die columns cross overhang
+/// rows, are coarsened along their strong coupling only and the coarse
+/// levels become uniform. A target that merges nothing makes no level.
+pub fn plan_graded(wx: &[f64], wy: &[f64], nz: usize) -> Vec<Coarsening> {
+    let mut steps = Vec::new();
+    let (mut wx, mut wy) = (wx.to_vec(), wy.to_vec());
+    let h = wx.iter().chain(&wy).copied().fold(f64::INFINITY, f64::min);
+    let mut target = 2.0 * h;
+    while wx.len() * wy.len() * nz > COARSEST_MAX_CELLS && (wx.len() > 1 || wy.len() > 1) {
+        let (xs, ys) = (graded(&wx, target), graded(&wy, target));
+        target *= 2.0;
+        if xs.len() == wx.len() + 1 && ys.len() == wy.len() + 1 {
+            continue;
+        }
+        let sums = |w: &[f64], s: &[usize]| -> Vec<f64> {
+            s.windows(2).map(|r| w[r[0]..r[1]].iter().sum()).collect()
+        };
+        (wx, wy) = (sums(&wx, &xs), sums(&wy, &ys));
+        steps.push(Coarsening::from_starts(nz, xs, ys));
+    }
+    steps
+}
+
+/// Aggregate starts of one axis of widths `w`: pairs whose joint width is
+/// within `target` (relative slack [`GRADE_SLACK`]), else singles.
+fn graded(w: &[f64], target: f64) -> Vec<usize> {
+    if !target.is_finite() {
+        return pairs(w.len());
+    }
+    let limit = target * GRADE_SLACK;
+    let mut starts = vec![0];
+    let mut i = 0;
+    while i < w.len() {
+        i += if i + 1 < w.len() && w[i] + w[i + 1] <= limit { 2 } else { 1 };
+        starts.push(i);
+    }
+    starts
+}
+
+/// Relative slack of the graded merge test: cells that grow by a ratio
+/// below this (the mesher's default growth is 1.2) pair with their
+/// neighbour at the target of the smaller.
+pub const GRADE_SLACK: f64 = 1.0 + 1e-9;
 
 /// A⁻¹ of a small SPD Quad-Diag matrix, dense and row-major, made exactly
 /// symmetric (so that the cycle's M stays symmetric to rounding).
@@ -124,7 +184,7 @@ mod tests {
         assert!(plan(8, 8, 10).is_empty());
         // A 1-wide strip only coarsens along its length.
         let strip = plan(1, 5000, 1);
-        assert!(strip.iter().all(|c| c.rx == 1 && c.ry == 2));
+        assert!(strip.iter().all(|c| c.nxc == 1 && c.nyc == c.ny.div_ceil(2)));
     }
 
     #[test]

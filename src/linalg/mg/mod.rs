@@ -21,7 +21,7 @@ pub mod hierarchy;
 
 pub use coarsen::{coarsen, line_pivots, Coarsening};
 pub use cycle::{MgParts, Multigrid};
-pub use hierarchy::{plan, CoarsestInverse};
+pub use hierarchy::{plan, plan_for, plan_graded, CoarsestInverse};
 
 use serde::Serialize;
 
