@@ -4,12 +4,15 @@
 //! more strongly in z than in-plane), so the hierarchy coarsens x and y only
 //! and smooths whole z columns exactly:
 //!
-//! - `coarsen`: 2 × 2 aggregation and the rediscretised coarse operator
-//!   (z faces and ambient summed, in-plane faces half the sum), face by
-//!   face, so every level is again a 7-point Quad-Diag matrix and reuses the
-//!   backend's matrix storage;
-//! - `hierarchy`: how far to coarsen, and the dense inverse of the coarsest
-//!   level;
+//! - `coarsen`: a tensor-product aggregation (per axis, pairs or singles)
+//!   and the rediscretised coarse operator (z faces and ambient summed,
+//!   in-plane faces summed × the centre-distance ratio: half the sum on a
+//!   uniform grid), face by face, so every level is again a 7-point
+//!   Quad-Diag matrix and reuses the backend's matrix storage;
+//! - `hierarchy`: which columns to aggregate (2 × 2 on a uniform grid;
+//!   size-graded on a non-uniform one, narrow cells first, so cells of high
+//!   aspect ratio are coarsened along their strong coupling only), how far
+//!   to coarsen, and the dense inverse of the coarsest level;
 //! - `cycle`: the symmetric V- (or W-) cycle with zebra z-line smoothing,
 //!   written once over [`crate::backend::mg::MultigridOps`].
 //!
