@@ -21,7 +21,7 @@
 //! writes x twice), one residual-restriction, one prolongation: about 7
 //! fine SpMVs; all coarse levels together add a third of that on a uniform
 //! grid (each halves both axes), more on a graded one, whose first levels
-//! merge only the narrow columns (ev6's package: about 1.5× the fine level).
+//! merge only the narrow columns (ev6's package: about 0.9 of the fine level).
 
 use super::coarsen::{coarsen, line_pivots};
 use super::hierarchy::{plan_for, CoarsestInverse};
