@@ -231,6 +231,7 @@ fn graded_cycle_is_symmetric_and_positive() {
     let a = cuth::assemble::assemble(&s, &grid, &power).a;
     let be = CpuBackend::new();
     let mut m = Multigrid::new(&be, &a, &MgOptions::default()).unwrap();
+    assert_eq!(m.mg_report().coarsening, "size_graded");
     let levels = &m.mg_report().levels;
     // Size-graded: the first step is not a plain halving.
     assert!(levels[1].nx != a.nx.div_ceil(2) || levels[1].ny != a.ny.div_ceil(2));

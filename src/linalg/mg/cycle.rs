@@ -24,7 +24,7 @@
 //! merge only the narrow columns (ev6's package: about 0.9 of the fine level).
 
 use super::coarsen::{coarsen, line_pivots};
-use super::hierarchy::{plan_for, CoarsestInverse};
+use super::hierarchy::{is_graded, plan_for, CoarsestInverse};
 use super::{LevelReport, MgCycle, MgOptions, MgReport, MgSmoother};
 use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use crate::backend::BackendError;
@@ -121,6 +121,10 @@ impl<B: MultigridOps> Multigrid<B> {
         };
         let report = MgReport {
             cycle: format!("{gamma}({},{})", opts.sweeps, opts.sweeps),
+            coarsening: match is_graded(host) {
+                true => "size_graded",
+                false => "halving",
+            },
             smoother: opts.smoother,
             hierarchy_bytes: levels.iter().map(|l| l.memory_bytes).sum(),
             levels,

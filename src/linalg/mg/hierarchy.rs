@@ -27,10 +27,15 @@ pub fn plan(nx: usize, ny: usize, nz: usize) -> Vec<Coarsening> {
     steps
 }
 
+/// Whether `a` carries the widths of a non-uniform grid (`QuadDiag::wx`).
+pub fn is_graded(a: &QuadDiag) -> bool {
+    a.wx.len() == a.nx && a.wy.len() == a.ny
+}
+
 /// The steps for `a`: [`plan`] on a uniform grid (no widths), else
 /// [`plan_graded`] on its column and row widths.
 pub fn plan_for(a: &QuadDiag) -> Vec<Coarsening> {
-    match a.wx.len() == a.nx && a.wy.len() == a.ny {
+    match is_graded(a) {
         true => plan_graded(&a.wx, &a.wy, a.nz),
         false => plan(a.nx, a.ny, a.nz),
     }

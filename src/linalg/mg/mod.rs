@@ -82,6 +82,9 @@ pub struct LevelReport {
 pub struct MgReport {
     /// E.g. `V(1,1)`.
     pub cycle: String,
+    /// `halving` (2 × 2, a uniform grid) or `size_graded` (a non-uniform
+    /// grid's narrow cells first, `hierarchy::plan_graded`).
+    pub coarsening: &'static str,
     pub smoother: MgSmoother,
     /// Finest first.
     pub levels: Vec<LevelReport>,
