@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Every GPU test binary plus the package, 2048², k(T), sweep and topopt
+# checks of BENCHMARKS.md ("Merged main on the H200"), for a GPU machine
+# without a Rust toolchain. Stage here with scripts/gpu_stage.sh, carry
+# .gpu/main, run from the repo root: bash scripts/gpu_check.sh (logs: $OUT/main,
+# tarred at the end). DEADLINE (s, default 280) bounds the whole run.
+set -u
+B=${BIN:-.gpu/main/bin}; L=${OUT:-/tmp/out}/main; mkdir -p "$L"; W=/tmp/w; rm -rf $W; mkdir -p $W
+# The test binaries find configs/ through their build path (CARGO_MANIFEST_DIR).
+mkdir -p /work && ln -sfn "$PWD" /work/main
+T0=$(date +%s); DEADLINE=${DEADLINE:-280}
+step() { local n=$1 t=$2; shift 2; local left=$((DEADLINE - ($(date +%s) - T0)))
+  ((left < 5)) && { echo "== $n skipped" | tee -a $L/steps.txt; return; }; ((t > left)) && t=$left
+  local s=$(date +%s%N); timeout "$t" "$@" > "$L/$n.log" 2>&1; local rc=$?
+  echo "== $n rc=$rc $(( ($(date +%s%N) - s) / 1000000 )) ms :: $(grep -E '^test result' $L/$n.log | tail -1)" | tee -a $L/steps.txt; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $L/env.txt 2>&1
+for t in gpu gpu_mixed gpu_mg gpu_assemble gpu_nonlinear gpu_sweep gpu_sweep_batch gpu_topopt gpu_topopt_mg gpu_topopt_design; do
+  step t_$t 60 $B/$t --ignored --nocapture --test-threads=1
+done
+js() { step "$1" 40 $B/cuth solve "${@:2}" --json --no-maps --out $W/$1; }
+js hbm_cuda configs/hbm_2p5d.toml --device cuda
+js hbm_cpu configs/hbm_2p5d.toml --device cpu
+CUTH_HOST_ASSEMBLY=1 js hbm_cuda_hostasm configs/hbm_2p5d.toml --device cuda
+js ev6_cuda configs/hotspot_ev6_3d.toml --device cuda
+js ev6_cpu configs/hotspot_ev6_3d.toml --device cpu
+js ev6_cuda_cheb configs/hotspot_ev6_3d.toml --device cuda --precond chebyshev
+js b24_cuda benchmarks/package/die_on_spreader_24mm.toml --device cuda
+js b24_cuda_u480 benchmarks/package/die_on_spreader_24mm.toml --device cuda --grid 480x480
+js m2048 configs/mol_f2f.toml --device cuda --grid 2048x2048
+CUTH_HOST_ASSEMBLY=1 js m2048_hostasm configs/mol_f2f.toml --device cuda --grid 2048x2048
+step tr_nl 30 $B/cuth transient configs/mol_f2f_kt.toml --grid 128x128 --device cuda --dt 1e-2 --steps 5 --nonlinear-iterations 20 --init steady --no-maps --json --out $W/tr
+step kt1024 40 $B/cuth solve configs/mol_f2f_kt.toml --grid 1024x1024 --device cuda --json --no-maps --out $W/kt
+bash scripts/sweep_cases.sh 10000 /tmp/cases10000.toml > /dev/null 2>&1
+step sweep10000 40 $B/cuth sweep configs/mol_f2f.toml /tmp/cases10000.toml --grid 128x128 --device cuda --out $W/sw --json
+tp() { step "$1" "$2" $B/cuth topopt "${@:3}" --device cuda --quiet --out $W/$1; cp $W/$1/summary.json $L/$1.summary.json 2>/dev/null; cp $W/$1/history.csv $L/$1.history.csv 2>/dev/null; }
+tp c200 20 cantilever --nelx 200
+tp torsion 20 torsion
+tp c340 45 cantilever --nelx 340
+python3 - "$L" <<'PY' | tee $L/table.txt
+import json, sys, os, csv
+L = sys.argv[1]
+def j(n):
+    try: return json.load(open(f"{L}/{n}.log"))
+    except Exception as e: return None
+for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","m2048","m2048_hostasm","kt1024"]:
+    s = j(n)
+    if not s: print(n, "no json"); continue
+    t = dict(s["timings_s"]); g = s["grid"]
+    print(f"{n:18s} {g['nx']}x{g['ny']}x{g['nz']} it {s['solver']['iterations']:4d} Tmax {s['hottest']['t_k']:.9f} solve {t.get('solve',0):.3f}s total {sum(t.values()):.2f}s energy {s['energy']['relative_error']:.1e} " + " ".join(f"{k}={v:.3f}" for k,v in t.items() if k not in ('solve',)))
+for a,b in [("hbm_cuda","hbm_cpu"),("ev6_cuda","ev6_cpu"),("hbm_cuda","hbm_cuda_hostasm"),("m2048","m2048_hostasm")]:
+    sa, sb = j(a), j(b)
+    if sa and sb: print(f"{a} vs {b}: |dTmax| = {abs(sa['hottest']['t_k']-sb['hottest']['t_k']):.2e} K")
+s = j("sweep10000")
+if s: print("sweep10000:", {k: s[k] for k in s if k in ("cases","failed","cases_per_s","timings_s","batch")})
+s = j("tr_nl")
+if s: print("tr_nl:", s.get("nonlinear"), s.get("iterations_total"))
+for n in ["c200","torsion","c340"]:
+    try:
+        s = json.load(open(f"{L}/{n}.summary.json")); h = list(csv.DictReader(open(f"{L}/{n}.history.csv")))
+        cg = [int(r["cg_iterations"]) for r in h]
+        print(f"{n:8s} el {s['problem']['elements']} its {s['iterations']} wall {s['wall_s']:.2f}s CG/step mean {sum(cg)/len(cg):.1f} max {max(cg)} c {s['best']['compliance']:.5f} stop {s['stop']}")
+    except Exception as e: print(n, "no summary", e)
+PY
+cd $L/.. && tar czf main_logs.tgz main && rm -rf main
