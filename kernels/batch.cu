@@ -198,24 +198,24 @@ bq_mg_restrict_f64(const double* __restrict__ diag, const double* __restrict__ g
                    const double* __restrict__ gy, const double* __restrict__ gz,
                    const double* __restrict__ b, const double* __restrict__ x,
                    double* __restrict__ bc, long long nx, long long ny, long long nz,
-                   long long nxc, long long nyc, int rx, int ry, const double* s,
-                   int mask)
+                   long long nxc, long long nyc, const long long* __restrict__ maps,
+                   const double* s, int mask)
 {
     if (bq_skip(s, mask)) return;
     const long long o = (long long)blockIdx.y * nx * ny * nz;
     const long long oc = (long long)blockIdx.y * nxc * nyc * nz;
-    mg_restrict_body(diag, gx, gy, gz, b + o, x + o, bc + oc, nx, ny, nz, nxc, nyc, rx, ry);
+    mg_restrict_body(diag, gx, gy, gz, b + o, x + o, bc + oc, nx, ny, nz, nxc, nyc, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
 bq_mg_prolong_f64(const double* __restrict__ xc, double* __restrict__ x, long long nx,
-                  long long ny, long long nz, long long nxc, long long nyc, int rx,
-                  int ry, const double* s, int mask)
+                  long long ny, long long nz, long long nxc, long long nyc,
+                  const long long* __restrict__ maps, const double* s, int mask)
 {
     if (bq_skip(s, mask)) return;
     const long long o = (long long)blockIdx.y * nx * ny * nz;
     const long long oc = (long long)blockIdx.y * nxc * nyc * nz;
-    mg_prolong_body(xc + oc, x + o, nx, ny, nz, nxc, nyc, rx, ry);
+    mg_prolong_body(xc + oc, x + o, nx, ny, nz, nxc, nyc, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)

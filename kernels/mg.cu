@@ -4,8 +4,10 @@
 // coarsest solve. Needs common.cu (prepended). f64 throughout.
 //
 // Grids: level sizes nx, ny, nz; cell i = x + nx*(y + ny*z); a coarse cell is
-// an rx x ry block of fine columns (rx, ry in {1, 2}; the last block of an
-// odd size holds one column).
+// a block of fine columns given per axis by `maps` (linalg::mg::Coarsening):
+//   maps[0 .. nxc]                  first fine column of each coarse column, nx
+//   maps[nxc+1 .. nxc+nyc+1]        first fine row of each coarse row, ny
+//   maps[nxc+nyc+2 ..] (nx, ny)     coarse column of each fine column, then row
 
 // b_i plus the in-plane couplings to the (held) neighbours of cell i at
 // (x, y); none when `zero` == 2 (x taken as 0). Neighbours are of the other
@@ -101,8 +103,10 @@ mg_restrict_body(const double* __restrict__ diag, const double* __restrict__ gx,
                  const double* __restrict__ gy, const double* __restrict__ gz,
                  const double* __restrict__ b, const double* __restrict__ x,
                  double* __restrict__ bc, long long nx, long long ny, long long nz,
-                 long long nxc, long long nyc, int rx, int ry)
+                 long long nxc, long long nyc, const long long* __restrict__ maps)
 {
+    const long long* xs = maps;
+    const long long* ys = maps + nxc + 1;
     const long long plane = nx * ny;
     const long long n = plane * nz;
     const long long cplane = nxc * nyc;
@@ -110,11 +114,11 @@ mg_restrict_body(const double* __restrict__ diag, const double* __restrict__ gx,
         const long long xc = ic % nxc;
         const long long yc = (ic % cplane) / nxc;
         const long long z = ic / cplane;
-        const long long x1 = min((xc + 1) * rx, nx);
-        const long long y1 = min((yc + 1) * ry, ny);
+        const long long x0 = __ldg(xs + xc), x1 = __ldg(xs + xc + 1);
+        const long long y1 = __ldg(ys + yc + 1);
         double s = 0.0;
-        for (long long y = yc * ry; y < y1; ++y) {
-            for (long long xx = xc * rx; xx < x1; ++xx) {
+        for (long long y = __ldg(ys + yc); y < y1; ++y) {
+            for (long long xx = x0; xx < x1; ++xx) {
                 const long long i = xx + nx * y + plane * z;
                 double ax = qd_inplane(diag, gx, gy, x, __ldg(x + i), i, n, nx);
                 if (i + plane < n) ax -= __ldg(gz + i) * __ldg(x + i + plane);
@@ -131,32 +135,34 @@ mg_restrict_f64(const double* __restrict__ diag, const double* __restrict__ gx,
                 const double* __restrict__ gy, const double* __restrict__ gz,
                 const double* __restrict__ b, const double* __restrict__ x,
                 double* __restrict__ bc, long long nx, long long ny, long long nz,
-                long long nxc, long long nyc, int rx, int ry)
+                long long nxc, long long nyc, const long long* __restrict__ maps)
 {
-    mg_restrict_body(diag, gx, gy, gz, b, x, bc, nx, ny, nz, nxc, nyc, rx, ry);
+    mg_restrict_body(diag, gx, gy, gz, b, x, bc, nx, ny, nz, nxc, nyc, maps);
 }
 
 // x += P xc: every fine cell adds its coarse parent.
 __device__ __forceinline__ void
 mg_prolong_body(const double* __restrict__ xc, double* __restrict__ x,
                 long long nx, long long ny, long long nz, long long nxc,
-                long long nyc, int rx, int ry)
+                long long nyc, const long long* __restrict__ maps)
 {
+    const long long* xmap = maps + nxc + nyc + 2;
+    const long long* ymap = xmap + nx;
     const long long plane = nx * ny;
     for (long long i = CUTH_ROW0; i < plane * nz; i += CUTH_STRIDE) {
         const long long xx = i % nx;
         const long long y = (i % plane) / nx;
         const long long z = i / plane;
-        x[i] += __ldg(xc + xx / rx + nxc * (y / ry + nyc * z));
+        x[i] += __ldg(xc + __ldg(xmap + xx) + nxc * (__ldg(ymap + y) + nyc * z));
     }
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
 mg_prolong_f64(const double* __restrict__ xc, double* __restrict__ x,
                long long nx, long long ny, long long nz, long long nxc,
-               long long nyc, int rx, int ry)
+               long long nyc, const long long* __restrict__ maps)
 {
-    mg_prolong_body(xc, x, nx, ny, nz, nxc, nyc, rx, ry);
+    mg_prolong_body(xc, x, nx, ny, nz, nxc, nyc, maps);
 }
 
 // x = M b, M dense row-major n x n: one warp per row, fixed-order sum.

@@ -50,14 +50,29 @@ fn mg_ops<B: MultigridOps>(be: &B, a: &cuth::linalg::QuadDiag, seed: u64) -> Vec
         }
         outs.push(be.download(&x).unwrap());
     }
-    let x = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
-    let c = Coarsening::halve(a.nx, a.ny, a.nz);
-    let mut bc = be.upload(&vec![f64::NAN; c.coarse_len()]).unwrap();
-    be.mg_restrict_residual(&ad, &c, &b, &x, &mut bc).unwrap();
-    outs.push(be.download(&bc).unwrap());
-    let mut xf = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
-    be.mg_prolong_add(&c, &bc, &mut xf).unwrap();
-    outs.push(be.download(&xf).unwrap());
+    // Pairs, and an irregular (size-graded) aggregation of singles and pairs.
+    let irregular = |n: usize| -> Vec<usize> {
+        let mut s = vec![0];
+        while *s.last().unwrap() < n {
+            let k = *s.last().unwrap();
+            s.push((k + 1 + (k / 3) % 2).min(n));
+        }
+        s
+    };
+    let steps = [
+        Coarsening::halve(a.nx, a.ny, a.nz),
+        Coarsening::from_starts(a.nz, irregular(a.nx), irregular(a.ny)),
+    ];
+    for c in &steps {
+        let t = be.mg_transfer(c).unwrap();
+        let x = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
+        let mut bc = be.upload(&vec![f64::NAN; c.coarse_len()]).unwrap();
+        be.mg_restrict_residual(&ad, &t, &b, &x, &mut bc).unwrap();
+        outs.push(be.download(&bc).unwrap());
+        let mut xf = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
+        be.mg_prolong_add(&t, &bc, &mut xf).unwrap();
+        outs.push(be.download(&xf).unwrap());
+    }
     let m = 37;
     let dense = be.upload(&rng.vec(m * m, -1.0, 1.0)).unwrap();
     let v = be.upload(&rng.vec(m, -1.0, 1.0)).unwrap();
@@ -84,10 +99,13 @@ fn mg_kernels_match_cpu() {
             "line",
             "point up",
             "point down",
-            "restrict",
-            "prolong",
+            "restrict (pairs)",
+            "prolong (pairs)",
+            "restrict (graded)",
+            "prolong (graded)",
             "dense",
         ];
+        assert_eq!(cpu.len(), names.len());
         for ((name, c), g) in names.iter().zip(&cpu).zip(&gpu_out) {
             assert!(
                 g.iter().all(|v| v.is_finite()),
@@ -173,6 +191,38 @@ fn mg_solves_match_cpu() {
             path.display()
         );
         assert!(ic.abs_diff(ig) <= 1, "iterations {ic} vs {ig}");
+        assert!(dt < 1e-6, "{dt} K");
+    }
+}
+
+/// Graded (non-uniform) grids: the size-graded hierarchy on the device
+/// solves as on the CPU (configs from the working directory when there).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mg_solves_on_graded_grids_match_cpu() {
+    for name in ["configs/hbm_2p5d.toml", "configs/hotspot_ev6_3d.toml"] {
+        let here = Path::new(name);
+        let path = match here.exists() {
+            true => here.to_path_buf(),
+            false => Path::new(env!("CARGO_MANIFEST_DIR")).join(name),
+        };
+        let s = Stack::load(&path).unwrap();
+        assert!(s.plane_widths.is_some(), "{name}: not a graded grid");
+        let mut o = SteadyOptions::from_stack(&s, PrecondKind::Multigrid);
+        o.precond = PrecondKind::Multigrid;
+        o.rtol = 1e-10;
+        let c = solve_steady(&CpuBackend::new(), &s, &o).unwrap();
+        let g = solve_steady(gpu(), &s, &o).unwrap();
+        let (ic, ig) = (c.summary.solver.iterations, g.summary.solver.iterations);
+        let dt = c
+            .temperature_k
+            .iter()
+            .zip(&g.temperature_k)
+            .filter(|(a, b)| a.is_finite() && b.is_finite())
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        println!("{name}: cpu {ic} it, cuda {ig} it, max |dT| {dt:.2e} K");
+        assert!(ic.abs_diff(ig) <= 1, "iterations {ic} vs {ig}");
+        assert!(ic <= 20, "{name}: {ic} iterations");
         assert!(dt < 1e-6, "{dt} K");
     }
 }

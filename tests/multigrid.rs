@@ -401,5 +401,6 @@ fn mg_is_chosen_by_name_and_reported() {
     assert_eq!(levels[0]["nx"], 64);
     assert_eq!(levels[1]["nx"], 32);
     assert_eq!(p["multigrid"]["cycle"], "V(1,1)");
+    assert_eq!(p["multigrid"]["coarsening"], "halving");
     assert!(p["multigrid"]["hierarchy_bytes"].as_u64().unwrap() > 0);
 }

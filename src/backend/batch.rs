@@ -15,7 +15,6 @@
 
 use super::mg::{ColumnUpdate, Guess, MultigridOps};
 use super::{BackendError, Ratio};
-use crate::linalg::mg::Coarsening;
 
 /// The slot bases of PCG's fused per-vector stopping test (see
 /// [`BatchOps::batch_cg_update`]).
@@ -178,7 +177,7 @@ pub trait BatchOps: MultigridOps {
         &self,
         a: &Self::Matrix,
         k: usize,
-        c: &Coarsening,
+        c: &Self::Transfer,
         b: &Self::Vector,
         x: &Self::Vector,
         bc: &mut Self::Vector,
@@ -190,7 +189,7 @@ pub trait BatchOps: MultigridOps {
     fn batch_mg_prolong_add(
         &self,
         k: usize,
-        c: &Coarsening,
+        c: &Self::Transfer,
         xc: &Self::Vector,
         x: &mut Self::Vector,
         s: &Self::Scalars,

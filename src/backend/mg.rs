@@ -46,6 +46,14 @@ pub struct LevelShape<'m> {
 }
 
 pub trait MultigridOps: QuadDiagOps {
+    /// A coarsening step as the transfer operations read it: the host
+    /// [`Coarsening`] (sizes, per-axis maps) and, on a GPU, its maps in
+    /// device memory (uploaded once per hierarchy by [`Self::mg_transfer`]).
+    type Transfer: AsRef<Coarsening>;
+
+    /// The transfer of coarsening step `c`.
+    fn mg_transfer(&self, c: &Coarsening) -> Result<Self::Transfer, BackendError>;
+
     /// Readies the kernels (compiles them, on a GPU), so that the first
     /// cycle is not timed with the compiler; the hierarchy's set-up calls it.
     fn prepare_multigrid(&self) -> Result<(), BackendError> {
@@ -99,7 +107,7 @@ pub trait MultigridOps: QuadDiagOps {
     fn mg_restrict_residual(
         &self,
         a: &Self::Matrix,
-        c: &Coarsening,
+        c: &Self::Transfer,
         b: &Self::Vector,
         x: &Self::Vector,
         bc: &mut Self::Vector,
@@ -108,7 +116,7 @@ pub trait MultigridOps: QuadDiagOps {
     /// x += P xc: each fine cell adds its coarse parent's value.
     fn mg_prolong_add(
         &self,
-        c: &Coarsening,
+        c: &Self::Transfer,
         xc: &Self::Vector,
         x: &mut Self::Vector,
     ) -> Result<(), BackendError>;

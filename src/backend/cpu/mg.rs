@@ -31,6 +31,12 @@ impl Shared {
 }
 
 impl MultigridOps for CpuBackend {
+    type Transfer = Coarsening;
+
+    fn mg_transfer(&self, c: &Coarsening) -> Result<Coarsening, BackendError> {
+        Ok(c.clone())
+    }
+
     fn mg_shape<'m>(&self, a: &'m QuadDiag) -> LevelShape<'m> {
         LevelShape {
             nx: a.nx,
@@ -196,9 +202,8 @@ pub(super) fn restrict_residual(
     same_len(c.coarse_len(), bc.len())?;
     same_len(a.len(), c.nx * c.ny * c.nz)?;
     let (nx, ny, plane) = (a.nx, a.ny, a.nx * a.ny);
-    let shift = c.rx / 2; // x / rx
-                          // One task per coarse row (yc, z): the residual of each child row,
-                          // formed row-wise (as `QuadDiag::row_apply`), summed into it.
+    // One task per coarse row (yc, z): the residual of each child row,
+    // formed row-wise (as `QuadDiag::row_apply`), summed into it.
     bc.par_chunks_mut(c.nxc).enumerate().for_each(|(row, out)| {
         let (yc, z) = (row % c.nyc, row / c.nyc);
         out.fill(0.0);
@@ -225,7 +230,7 @@ pub(super) fn restrict_residual(
                 if z > 0 {
                     ax -= a.gz[i - plane] * x[i - plane];
                 }
-                out[xx >> shift] += b[i] - ax;
+                out[c.xmap[xx]] += b[i] - ax;
             }
         }
     });
@@ -235,14 +240,13 @@ pub(super) fn restrict_residual(
 pub(super) fn prolong_add(c: &Coarsening, xc: &[f64], x: &mut [f64]) -> Result<(), BackendError> {
     same_len(c.coarse_len(), xc.len())?;
     same_len(c.nx * c.ny * c.nz, x.len())?;
-    let shift = c.rx / 2; // x / rx
-                          // One task per fine row (y, z), reading its coarse row.
+    // One task per fine row (y, z), reading its coarse row.
     x.par_chunks_mut(c.nx).enumerate().for_each(|(row, xr)| {
         let (y, z) = (row % c.ny, row / c.ny);
-        let crow = (y / c.ry + c.nyc * z) * c.nxc;
+        let crow = (c.ymap[y] + c.nyc * z) * c.nxc;
         let xcr = &xc[crow..crow + c.nxc];
         for (xx, v) in xr.iter_mut().enumerate() {
-            *v += xcr[xx >> shift];
+            *v += xcr[c.xmap[xx]];
         }
     });
     Ok(())

@@ -9,11 +9,11 @@ pub use super::batch_launch::CudaBatchScratch;
 use super::batch_launch::{bases, check_k, grid, rows, ROW_CAP};
 use super::kernels::{KernelFamily, BLOCK};
 use super::launch::driver_err;
+use super::mg::CudaTransfer;
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::batch::{BatchCheck, BatchOps, HostBuffer};
 use crate::backend::mg::{ColumnUpdate, Guess};
 use crate::backend::{BackendError, Ratio};
-use crate::linalg::mg::Coarsening;
 use cudarc::driver::{CudaSlice, PinnedHostSlice, PushKernelArg};
 
 /// `kernels/batch.cu`, with `kernels/mg.cu` before it.
@@ -306,13 +306,14 @@ impl BatchOps for CudaBackend {
         &self,
         a: &CudaMatrix,
         k: usize,
-        c: &Coarsening,
+        t: &CudaTransfer,
         b: &CudaSlice<f64>,
         x: &CudaSlice<f64>,
         bc: &mut CudaSlice<f64>,
         s: &CudaSlice<f64>,
         mask: usize,
     ) -> Result<(), BackendError> {
+        let c = t.as_ref();
         check_k(k)?;
         same_len(a.len(), c.nx * c.ny * c.nz)?;
         rows(k, a.len(), &[b.len(), x.len()])?;
@@ -321,14 +322,13 @@ impl BatchOps for CudaBackend {
         const NAME: &str = "bq_mg_restrict_f64";
         let f = self.kernel(&BATCH, NAME)?;
         let dims = [c.nx, c.ny, c.nz, c.nxc, c.nyc].map(|v| v as i64);
-        let (rx, ry) = (c.rx as i32, c.ry as i32);
         let mut args = self.stream().launch_builder(&f);
         args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
         args.arg(b).arg(x).arg(bc);
         for d in &dims {
             args.arg(d);
         }
-        args.arg(&rx).arg(&ry).arg(s).arg(&mask);
+        args.arg(&t.maps).arg(s).arg(&mask);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, grid(c.coarse_len(), k, ROW_CAP)) }
     }
@@ -336,12 +336,13 @@ impl BatchOps for CudaBackend {
     fn batch_mg_prolong_add(
         &self,
         k: usize,
-        c: &Coarsening,
+        t: &CudaTransfer,
         xc: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
         s: &CudaSlice<f64>,
         mask: usize,
     ) -> Result<(), BackendError> {
+        let c = t.as_ref();
         check_k(k)?;
         let n = c.nx * c.ny * c.nz;
         rows(k, n, &[x.len()])?;
@@ -350,13 +351,12 @@ impl BatchOps for CudaBackend {
         const NAME: &str = "bq_mg_prolong_f64";
         let f = self.kernel(&BATCH, NAME)?;
         let dims = [c.nx, c.ny, c.nz, c.nxc, c.nyc].map(|v| v as i64);
-        let (rx, ry) = (c.rx as i32, c.ry as i32);
         let mut args = self.stream().launch_builder(&f);
         args.arg(xc).arg(x);
         for d in &dims {
             args.arg(d);
         }
-        args.arg(&rx).arg(&ry).arg(s).arg(&mask);
+        args.arg(&t.maps).arg(s).arg(&mask);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, grid(n, k, ROW_CAP)) }
     }

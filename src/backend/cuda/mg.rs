@@ -3,7 +3,7 @@
 //! checked here, on the host, because the kernels trust the sizes.
 
 use super::kernels::KernelFamily;
-use super::launch::rows_config;
+use super::launch::{driver_err, rows_config};
 use super::mg_setup::MG_SETUP;
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::mg::{ColumnUpdate, Guess, LevelShape, MultigridOps};
@@ -23,7 +23,38 @@ pub static MULTIGRID: KernelFamily = KernelFamily {
     ],
 };
 
+/// A coarsening step on the device: the host [`Coarsening`] and its maps
+/// packed as the kernels read them (see kernels/mg.cu): aggregate starts in
+/// x and y, then the parent of each fine column and row.
+pub struct CudaTransfer {
+    host: Coarsening,
+    pub(super) maps: CudaSlice<i64>,
+}
+
+impl AsRef<Coarsening> for CudaTransfer {
+    fn as_ref(&self) -> &Coarsening {
+        &self.host
+    }
+}
+
 impl MultigridOps for CudaBackend {
+    type Transfer = CudaTransfer;
+
+    fn mg_transfer(&self, c: &Coarsening) -> Result<CudaTransfer, BackendError> {
+        let packed: Vec<i64> = [&c.xstart, &c.ystart, &c.xmap, &c.ymap]
+            .iter()
+            .flat_map(|v| v.iter().map(|&k| k as i64))
+            .collect();
+        let maps = self
+            .stream
+            .clone_htod(&packed)
+            .map_err(|e| driver_err("uploading the multigrid maps", e))?;
+        Ok(CudaTransfer {
+            host: c.clone(),
+            maps,
+        })
+    }
+
     fn prepare_multigrid(&self) -> Result<(), BackendError> {
         self.load(&MULTIGRID)?;
         self.load(&MG_SETUP)
@@ -90,11 +121,12 @@ impl MultigridOps for CudaBackend {
     fn mg_restrict_residual(
         &self,
         a: &CudaMatrix,
-        c: &Coarsening,
+        t: &CudaTransfer,
         b: &CudaSlice<f64>,
         x: &CudaSlice<f64>,
         bc: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
+        let c = &t.host;
         same_len(a.len(), b.len())?;
         same_len(a.len(), x.len())?;
         same_len(a.len(), c.nx * c.ny * c.nz)?;
@@ -102,37 +134,36 @@ impl MultigridOps for CudaBackend {
         const NAME: &str = "mg_restrict_f64";
         let f = self.kernel(&MULTIGRID, NAME)?;
         let dims = [c.nx, c.ny, c.nz, c.nxc, c.nyc].map(|v| v as i64);
-        let (rx, ry) = (c.rx as i32, c.ry as i32);
         let mut args = self.stream.launch_builder(&f);
         args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
         args.arg(b).arg(x).arg(bc);
         for d in &dims {
             args.arg(d);
         }
-        args.arg(&rx).arg(&ry);
+        args.arg(&t.maps);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, rows_config(c.coarse_len())) }
     }
 
     fn mg_prolong_add(
         &self,
-        c: &Coarsening,
+        t: &CudaTransfer,
         xc: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
+        let c = &t.host;
         same_len(c.coarse_len(), xc.len())?;
         same_len(c.nx * c.ny * c.nz, x.len())?;
         const NAME: &str = "mg_prolong_f64";
         let f = self.kernel(&MULTIGRID, NAME)?;
         let dims = [c.nx, c.ny, c.nz, c.nxc, c.nyc].map(|v| v as i64);
-        let (rx, ry) = (c.rx as i32, c.ry as i32);
         let n = x.len();
         let mut args = self.stream.launch_builder(&f);
         args.arg(xc).arg(x);
         for d in &dims {
             args.arg(d);
         }
-        args.arg(&rx).arg(&ry);
+        args.arg(&t.maps);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, rows_config(n)) }
     }

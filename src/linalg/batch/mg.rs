@@ -27,7 +27,10 @@ impl<'a, B: BatchOps> BatchMultigrid<'a, B> {
         let work = parts
             .steps
             .iter()
-            .map(|c| Ok((be.zeros(k * c.coarse_len())?, be.zeros(k * c.coarse_len())?)))
+            .map(|c| {
+                let nc = c.as_ref().coarse_len();
+                Ok((be.zeros(k * nc)?, be.zeros(k * nc)?))
+            })
             .collect::<Result<Vec<_>, BackendError>>()?;
         Ok(BatchMultigrid { parts, k, work })
     }

@@ -3,9 +3,10 @@
 //! from the fine face conductances (on the host here; a GPU builds the same
 //! numbers in `kernels/mg_setup.cu`).
 //!
-//! A coarse cell is an `rx × ry` block of fine columns (r = 2 where the fine
-//! size is above 1, else 1); when nx is odd the last coarse column holds the
-//! last fine column alone (a 1-wide aggregate), likewise in y. Its operator:
+//! A coarse cell is a block of fine columns: per axis an aggregation map of
+//! contiguous pairs or singles ([`Coarsening`]; `hierarchy::plan` chooses
+//! it: pairs from the left on a uniform grid, where an odd size leaves the
+//! last column alone, size-graded on a non-uniform one). Its operator:
 //! - z faces and the coupling to ambient (`amb`, which also carries a
 //!   transient's C/Δt): the sum over the children, as Galerkin gives;
 //! - x faces: the sum of the fine faces crossing the coarse face, times the
@@ -36,33 +37,66 @@
 use crate::linalg::QuadDiag;
 use rayon::prelude::*;
 
-/// Sizes of a fine level and of the coarse level made from it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One coarsening step: the sizes of a fine level and, per in-plane axis,
+/// the aggregation map fine column → coarse column (monotone, contiguous
+/// aggregates: pairs or singles). nz never changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Coarsening {
     pub nx: usize,
     pub ny: usize,
     pub nz: usize,
-    /// Fine cells per coarse cell in x (1 or 2), likewise in y.
-    pub rx: usize,
-    pub ry: usize,
     pub nxc: usize,
     pub nyc: usize,
+    /// First fine column of each coarse column, and `nx` (len nxc + 1).
+    pub xstart: Vec<usize>,
+    /// First fine row of each coarse row, and `ny` (len nyc + 1).
+    pub ystart: Vec<usize>,
+    /// Coarse column of each fine column (len nx), likewise rows.
+    pub xmap: Vec<usize>,
+    pub ymap: Vec<usize>,
+}
+
+impl AsRef<Coarsening> for Coarsening {
+    fn as_ref(&self) -> &Coarsening {
+        self
+    }
+}
+
+/// Aggregate starts of an axis of `n` cells merged in pairs from the left
+/// (the last aggregate of an odd `n` holds one cell); `n` = 1 stays.
+pub fn pairs(n: usize) -> Vec<usize> {
+    let r = if n > 1 { 2 } else { 1 };
+    (0..n.div_ceil(r)).map(|k| k * r).chain([n]).collect()
 }
 
 impl Coarsening {
-    /// Halves each in-plane direction whose size is above 1.
-    pub fn halve(nx: usize, ny: usize, nz: usize) -> Coarsening {
-        let rx = if nx > 1 { 2 } else { 1 };
-        let ry = if ny > 1 { 2 } else { 1 };
+    /// From the aggregate starts of each axis (each strictly increasing from
+    /// 0 to its fine size).
+    pub fn from_starts(nz: usize, xstart: Vec<usize>, ystart: Vec<usize>) -> Coarsening {
+        let map = |s: &[usize]| -> Vec<usize> {
+            s.windows(2)
+                .enumerate()
+                .flat_map(|(k, w)| std::iter::repeat_n(k, w[1] - w[0]))
+                .collect()
+        };
+        let (xmap, ymap) = (map(&xstart), map(&ystart));
         Coarsening {
-            nx,
-            ny,
+            nx: xmap.len(),
+            ny: ymap.len(),
             nz,
-            rx,
-            ry,
-            nxc: nx.div_ceil(rx),
-            nyc: ny.div_ceil(ry),
+            nxc: xstart.len() - 1,
+            nyc: ystart.len() - 1,
+            xstart,
+            ystart,
+            xmap,
+            ymap,
         }
+    }
+
+    /// Halves each in-plane direction whose size is above 1 (pairs from
+    /// the left).
+    pub fn halve(nx: usize, ny: usize, nz: usize) -> Coarsening {
+        Coarsening::from_starts(nz, pairs(nx), pairs(ny))
     }
 
     /// Coarse cells.
@@ -72,19 +106,19 @@ impl Coarsening {
 
     /// Fine x indices of coarse column `xc`.
     pub fn xs(&self, xc: usize) -> std::ops::Range<usize> {
-        xc * self.rx..((xc + 1) * self.rx).min(self.nx)
+        self.xstart[xc]..self.xstart[xc + 1]
     }
 
     /// Fine y indices of coarse row `yc`.
     pub fn ys(&self, yc: usize) -> std::ops::Range<usize> {
-        yc * self.ry..((yc + 1) * self.ry).min(self.ny)
+        self.ystart[yc]..self.ystart[yc + 1]
     }
 
     /// Coarse cell of fine cell `i` (the aggregation map; P is its 0/1 matrix).
     pub fn parent(&self, i: usize) -> usize {
         let plane = self.nx * self.ny;
         let (x, y, z) = (i % self.nx, (i % plane) / self.nx, i / plane);
-        x / self.rx + self.nxc * (y / self.ry + self.nyc * z)
+        self.xmap[x] + self.nxc * (self.ymap[y] + self.nyc * z)
     }
 }
 

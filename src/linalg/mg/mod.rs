@@ -4,13 +4,17 @@
 //! more strongly in z than in-plane), so the hierarchy coarsens x and y only
 //! and smooths whole z columns exactly:
 //!
-//! - `coarsen`: 2 × 2 aggregation and the rediscretised coarse operator
-//!   (z faces and ambient summed, in-plane faces half the sum), face by
-//!   face, so every level is again a 7-point Quad-Diag matrix and reuses the
-//!   backend's matrix storage (built where the fine matrix lives: on a GPU
-//!   by `kernels/mg_setup.cu`, so the fine matrix never goes to the host);
-//! - `hierarchy`: how far to coarsen, and the dense inverse of the coarsest
-//!   level;
+//! - `coarsen`: a tensor-product aggregation (per axis, pairs or singles)
+//!   and the rediscretised coarse operator (z faces and ambient summed,
+//!   in-plane faces summed × the centre-distance ratio: half the sum on a
+//!   uniform grid), face by face, so every level is again a 7-point
+//!   Quad-Diag matrix and reuses the backend's matrix storage (built where
+//!   the fine matrix lives: on a GPU by `kernels/mg_setup.cu`, so the fine
+//!   matrix never goes to the host);
+//! - `hierarchy`: which columns to aggregate (2 × 2 on a uniform grid;
+//!   size-graded on a non-uniform one, narrow cells first, so cells of high
+//!   aspect ratio are coarsened along their strong coupling only), how far
+//!   to coarsen, and the dense inverse of the coarsest level;
 //! - `cycle`: the symmetric V- (or W-) cycle with zebra z-line smoothing,
 //!   written once over [`crate::backend::mg::MultigridOps`].
 //!
@@ -22,7 +26,7 @@ pub mod hierarchy;
 
 pub use coarsen::{coarsen, coarsen_with, line_pivots, AxisMap, Coarsening};
 pub use cycle::{MgParts, Multigrid};
-pub use hierarchy::{plan, CoarsestInverse};
+pub use hierarchy::{plan, plan_for, plan_graded, CoarsestInverse};
 
 use serde::Serialize;
 
@@ -80,6 +84,9 @@ pub struct LevelReport {
 pub struct MgReport {
     /// E.g. `V(1,1)`.
     pub cycle: String,
+    /// `halving` (2 × 2, a uniform grid) or `size_graded` (a non-uniform
+    /// grid's narrow cells first, `hierarchy::plan_graded`).
+    pub coarsening: &'static str,
     pub smoother: MgSmoother,
     /// Finest first.
     pub levels: Vec<LevelReport>,

@@ -1,0 +1,39 @@
+# Stack of tests/package.rs (2 x 1.5 mm die, 3 W, in a 16 mm package): gen.py CELL MAXCELL|-
+import sys
+cell, maxc = sys.argv[1], sys.argv[2]
+mc = f'max_cell = "{maxc}"\n' if maxc != "-" else ""
+print(f'''[package]
+width = "16 mm"
+length = "16 mm"
+[grid]
+cell = "{cell}"
+{mc}[boundary]
+ambient = 300.0
+h_top = 5000.0
+[materials.si]
+k = 130.0
+heat_capacity = 1.6e6
+[materials.tim]
+k = 4.0
+heat_capacity = 4e6
+[materials.cu]
+k = 400.0
+heat_capacity = 3.5e6
+[[layers]]
+name = "die"
+material = "si"
+thickness = "100 um"
+outline = {{ x = "5 mm", y = "6 mm", width = "2 mm", length = "1.5 mm" }}
+fill = "none"
+power = {{ type = "uniform", total = 3.0 }}
+[[layers]]
+name = "tim"
+material = "tim"
+thickness = "20 um"
+outline = {{ x = "5 mm", y = "6 mm", width = "2 mm", length = "1.5 mm" }}
+[[layers]]
+name = "spreader"
+material = "cu"
+thickness = "1 mm"
+cells = 2
+''')
