@@ -151,7 +151,6 @@ pub mod png;
 pub mod raster;
 pub mod signals;
 mod table;
-pub(crate) mod text;
 pub mod ticks;
 pub mod timeseries;
 pub mod transaction;
