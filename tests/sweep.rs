@@ -244,6 +244,9 @@ fn every_case_equals_its_own_solve() {
         assert_eq!(s["solved"], 3);
         assert_eq!(s["failed"], 0);
         assert_eq!(s["batch"], if extra.is_empty() { 1 } else { 2 });
+        // Every case scales the same raster file: decoded once for all
+        // (and each case still equals its own solve, above).
+        assert_eq!(s["rasters_decoded"], 1);
     }
 }
 

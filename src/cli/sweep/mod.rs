@@ -187,6 +187,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         "setup_s": setup_s,
         "solve_s": solve_s,
         "cases_per_s": mine.len() as f64 / solve_s.max(1e-9),
+        "rasters_decoded": base.rasters.decodes(),
     });
     if let (Some(s), Some(e)) = (summary.as_object_mut(), extra.as_object()) {
         s.extend(e.clone());
