@@ -244,6 +244,9 @@ fn every_case_equals_its_own_solve() {
         assert_eq!(s["solved"], 3);
         assert_eq!(s["failed"], 0);
         assert_eq!(s["batch"], if extra.is_empty() { 1 } else { 2 });
+        // Every case scales the same raster file: decoded once for all
+        // (and each case still equals its own solve, above).
+        assert_eq!(s["rasters_decoded"], 1);
     }
 }
 
@@ -400,6 +403,44 @@ fn a_bad_map_fails_its_case_only() {
     // The good cases are the stack's own power: equal to the plain solve.
     assert_equals_solve(&rows[0], &stack, &dir.path().join("solve"));
     assert_tables_match_row(&rows[0], &rows[2]);
+    // The report on stdout speaks thermal, the solver only with --verbose.
+    let r = dir.path().join("r");
+    let report = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            stack.to_str().unwrap(),
+            maps.to_str().unwrap(),
+            "--out",
+            r.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--grid",
+            GRID,
+            "--layer",
+            "memory_feol",
+        ];
+        args.extend_from_slice(extra);
+        let o = cuth(&args);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (plain, verbose) = (report(&[]), report(&["--verbose"]));
+    for text in [&plain, &verbose] {
+        assert!(text.contains("3 cases: 2 solved, 1 failed"), "{text}");
+        assert!(
+            text.contains("hottest") && text.contains("case a_good"),
+            "{text}"
+        );
+        assert!(
+            text.contains("failed     b_bad: ") && text.contains("b_bad.csv"),
+            "{text}"
+        );
+    }
+    assert!(plain.contains("(--verbose for details)"), "{plain}");
+    for detail in ["preconditioner mg", "true residual", "set-up", "device"] {
+        assert!(!plain.contains(detail), "{detail} in\n{plain}");
+        assert!(verbose.contains(detail), "{detail} missing in\n{verbose}");
+    }
     // A layer the stack lacks is bad input, before any work.
     let o = sweep(&stack, &maps, &dir.path().join("x"), &["--layer", "nope"]);
     assert_eq!(o.status.code(), Some(2));

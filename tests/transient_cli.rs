@@ -273,3 +273,35 @@ fn a_steady_state_saved_by_solve_starts_a_transient_at_rest() {
         );
     }
 }
+
+#[test]
+fn pcg_details_only_with_verbose() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let args = [
+            &["--grid", "8x8", "--dt", "1e-3", "--steps", "3"][..],
+            extra,
+        ]
+        .concat();
+        let o = transient(EV6, &tmp.path().join("o"), &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (plain, verbose) = (run(&[]), run(&["--verbose"]));
+    // Thermal by default: iterations in one line, pointing at --verbose.
+    assert!(
+        plain.contains("iterations/step") && plain.contains("(--verbose for details)"),
+        "{plain}"
+    );
+    assert!(
+        !plain.contains("PCG (") && !plain.contains("rtol"),
+        "{plain}"
+    );
+    assert!(
+        verbose.contains("PCG (mg") && verbose.contains("rtol") && verbose.contains("s/step solve"),
+        "{verbose}"
+    );
+    for text in [&plain, &verbose] {
+        assert!(text.contains("energy:") && text.contains("peak"), "{text}");
+    }
+}

@@ -36,6 +36,10 @@ pub enum From {
         /// HotSpot 7 materials file (-materials_file), for material names.
         #[arg(long, value_name = "M")]
         materials: Option<PathBuf>,
+        /// Write a uniform nx x ny grid over the whole package (cells no larger
+        /// than HotSpot's over the chip) instead of the non-uniform grid.
+        #[arg(long)]
+        uniform_grid: bool,
         #[command(flatten)]
         out: OutArgs,
     },
@@ -77,6 +81,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<()> {
             flp,
             ptrace,
             materials,
+            uniform_grid,
             out,
         } => {
             let input = lcf.as_ref().or(flp.as_ref()).unwrap_or(config);
@@ -88,6 +93,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<()> {
                 ptrace: ptrace.clone(),
                 materials: materials.clone(),
                 out: path.clone(),
+                uniform_grid: *uniform_grid,
             };
             (import::hotspot::import(&inp)?, (path, out))
         }

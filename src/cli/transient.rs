@@ -256,7 +256,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     if plan.json {
         println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
     } else if !quiet {
-        print_summary(&outcome, unit);
+        print_summary(&outcome, unit, plan.verbose);
         println!("results: {}", out_dir.display());
     }
     Ok(())
@@ -286,21 +286,44 @@ fn progress(steps: usize, quiet: bool) -> ProgressBar {
     bar
 }
 
-fn print_summary(o: &TransientOutcome, unit: TempUnit) {
+/// The run's summary on stdout: thermal by default (PCG iterations in one
+/// line); `verbose` adds the solver's details (preconditioner and its
+/// parameters, rtol, time per step), as `solve`'s table does.
+fn print_summary(o: &TransientOutcome, unit: TempUnit, verbose: bool) {
     let s = &o.summary;
     let t = |k: f64| format!("{:.2} {}", unit.convert_k(k), unit.symbol());
     println!(
         "{} steps of {:e} s to t = {:e} s on {} ({}), init {}",
         s.steps, s.dt_s, s.t_end_s, s.device.backend, s.device.name, s.init
     );
-    println!(
-        "PCG ({}): {:.1} iterations/step (max {}), {:.3e} s/step solve, {:.3e} s/step wall",
-        s.precond.name,
-        s.iterations_per_step_mean,
-        s.iterations_per_step_max,
-        s.solve_s_per_step,
-        s.wall_s_per_step
-    );
+    if verbose {
+        let params: Vec<String> = s
+            .precond
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", output::param_num(*v)))
+            .collect();
+        let params = if params.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", params.join(" "))
+        };
+        println!(
+            "PCG ({}{params}), rtol {:e}: {:.1} iterations/step (max {}), {:.3e} s/step solve, {:.3e} s/step wall",
+            s.precond.name,
+            s.rtol,
+            s.iterations_per_step_mean,
+            s.iterations_per_step_max,
+            s.solve_s_per_step,
+            s.wall_s_per_step
+        );
+    } else {
+        println!(
+            "solver: {:.1} iterations/step, {:.3} s in all (--verbose for details)",
+            s.iterations_per_step_mean,
+            s.wall_s_per_step * s.steps as f64
+        );
+    }
     println!(
         "energy: in {:.4e} J, out {:.4e} J, stored {:.4e} J, worst step imbalance {:.1e}",
         s.energy.energy_in_j,

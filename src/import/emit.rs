@@ -55,6 +55,11 @@ pub struct LayerDoc {
     /// HotSpot `.flp`, as written in the TOML (relative to it).
     pub floorplan: Option<String>,
     pub power: Option<PowerDoc>,
+    /// The rectangle the layer's material covers (x, y, width, length,
+    /// metres; `None`: the whole domain).
+    pub outline: Option<[f64; 4]>,
+    /// What fills the layer outside its outline (`"none"`: no material).
+    pub fill: Option<String>,
     pub comment: Vec<String>,
 }
 
@@ -63,12 +68,18 @@ pub struct LayerDoc {
 pub struct StackDoc {
     pub header: Vec<String>,
     pub title: String,
+    /// Write the domain as `[package]` (a package wider than its dies)
+    /// rather than `[chip]`.
+    pub package: bool,
     /// x and y extent, metres.
     pub width: f64,
     pub length: f64,
     pub chip_comment: Vec<String>,
     pub nx: usize,
     pub ny: usize,
+    /// Non-uniform grid: the largest cell over powered dies, metres, and the
+    /// growth ratio; replaces `nx`, `ny` when given.
+    pub cell: Option<(f64, f64)>,
     pub grid_comment: Vec<String>,
     pub ambient: f64,
     pub h_top: f64,
@@ -121,12 +132,25 @@ impl StackDoc {
         comments(&mut o, &self.chip_comment);
         let _ = writeln!(
             o,
-            "[chip]\nwidth = {}     # x extent, m\nlength = {}    # y extent, m\n",
+            "[{}]\nwidth = {}     # x extent, m\nlength = {}    # y extent, m\n",
+            if self.package { "package" } else { "chip" },
             num(self.width),
             num(self.length)
         );
         comments(&mut o, &self.grid_comment);
-        let _ = writeln!(o, "[grid]\nnx = {}\nny = {}\n", self.nx, self.ny);
+        match self.cell {
+            Some((cell, growth)) => {
+                let _ = writeln!(
+                    o,
+                    "[grid]\ncell = {}    # m, largest cell over the powered dies\ngrowth = {}    # largest ratio of neighbouring cells elsewhere\n",
+                    num(cell),
+                    num(growth)
+                );
+            }
+            None => {
+                let _ = writeln!(o, "[grid]\nnx = {}\nny = {}\n", self.nx, self.ny);
+            }
+        }
 
         comments(&mut o, &self.boundary_comment);
         let _ = writeln!(
@@ -180,6 +204,19 @@ impl StackDoc {
             if l.cells != 1 {
                 let _ = writeln!(o, "cells = {}", l.cells);
             }
+            if let Some([x, y, w, len]) = l.outline {
+                let _ = writeln!(
+                    o,
+                    "outline = {{ x = {}, y = {}, width = {}, length = {} }}    # m",
+                    num(x),
+                    num(y),
+                    num(w),
+                    num(len)
+                );
+            }
+            if let Some(f) = &l.fill {
+                let _ = writeln!(o, "fill = {}", string(f));
+            }
             if let Some(f) = &l.floorplan {
                 let _ = writeln!(o, "floorplan = {}", string(f));
             }
@@ -226,10 +263,12 @@ mod tests {
         let doc = StackDoc {
             header: vec!["imported".into()],
             title: "t \"q\"".into(),
+            package: true,
             width: 0.0124,
             length: 1e-2,
             nx: 4,
             ny: 3,
+            cell: Some((2.5e-4, 1.3)),
             ambient: 318.15,
             h_top: 63201.537061381336,
             h_bottom: Some(1e-5),
@@ -253,6 +292,8 @@ mod tests {
                     height: 2e-3,
                     power: 1.5,
                 }])),
+                outline: Some([1e-3, 2e-3, 5e-3, 6e-3]),
+                fill: Some("none".into()),
                 comment: vec![],
             }],
             ..Default::default()
@@ -266,6 +307,18 @@ mod tests {
         assert_eq!(stack.layers[0].material.k, [1.0, 2.0, 3.5]);
         assert_eq!(stack.layers[0].thickness_m, 0.00015);
         assert_eq!(stack.layers[0].cells, 2);
-        assert_eq!((stack.nx, stack.ny), (4, 3));
+        let o = stack.layers[0].outline.expect("outline");
+        for (got, want) in [o.x0, o.y0, o.x1, o.y1]
+            .iter()
+            .zip([1e-3, 2e-3, 6e-3, 8e-3])
+        {
+            assert!((got - want).abs() < 1e-15, "{o:?}");
+        }
+        // `cell` replaces nx, ny: a non-uniform grid snapped to the outline.
+        let (wx, _) = stack.plane_widths.as_ref().expect("non-uniform grid");
+        assert!(wx.iter().all(|w| *w <= 8.0 * 2.5e-4 * (1.0 + 1e-12)));
+        let edges = crate::grid::edges_of(wx);
+        assert!(edges.iter().any(|e| (e - 6e-3).abs() < 1e-15), "{edges:?}");
+        assert!(text.contains("[package]"), "{text}");
     }
 }

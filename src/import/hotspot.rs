@@ -5,18 +5,17 @@
 //! and the power trace are referenced by relative paths, not copied, so the
 //! stack and HotSpot read the same files.
 //!
-//! Approximation (stated in the TOML): HotSpot's spreader and sink are wider
-//! than the die, cuth's layers share the die footprint, so they become
-//! chip-size layers and `r_convec` an `h_top` over the footprint. Refusing
-//! instead would make every HotSpot model unimportable; the comment gives the
-//! extra conduction resistance this adds. The secondary path, leakage loop,
+//! The package is HotSpot's own (`hotspot_package`): the sink is the domain,
+//! the chip's layers and the spreader have their own centred outlines, and
+//! `r_convec` is an `h_top` over the sink. The secondary path, leakage loop,
 //! detailed package model, microfluidics and layers without lateral flow are
 //! errors.
 
 use super::emit::{Conductivity, LayerDoc, MaterialDoc, PowerDoc, StackDoc};
 use super::hotspot_files::parse_config;
 use super::hotspot_keys::{self as keys, default as d};
-use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials, Pending};
+use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials};
+use super::hotspot_package::package;
 use super::{beside, read_text, relative_to, ImportError, Imported};
 use crate::power::ptrace::read_ptrace;
 use std::path::{Path, PathBuf};
@@ -35,6 +34,9 @@ pub struct HotspotInput {
     pub materials: Option<PathBuf>,
     /// Where the TOML will be written (relative paths are taken from its directory).
     pub out: PathBuf,
+    /// A uniform `nx` × `ny` grid over the whole package instead of the
+    /// non-uniform grid of HotSpot's cell size over the chip.
+    pub uniform_grid: bool,
 }
 
 pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
@@ -92,50 +94,11 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     let mut notes = Vec::new();
     let (mut layers, source) = chip_layers(inp, &cfg, &mats, &names, &mut footer)?;
     let (width, length) = footprint(&layers, cf)?;
-    let area = width * length;
-
-    // Package: spreader and sink at the die's footprint.
-    let (s_sp, s_hs) = (
-        cfg.num("s_spreader", d::S_SPREADER)?,
-        cfg.num("s_sink", d::S_SINK)?,
-    );
-    let (k_sp, c_sp, n_sp) = mats.prop("spreader", d::K_SPREADER, d::P_SPREADER)?;
-    let (k_hs, c_hs, n_hs) = mats.prop("sink", d::K_SINK, d::P_SINK)?;
-    let (t_sp, t_hs) = (
-        cfg.num("t_spreader", d::T_SPREADER)?,
-        cfg.num("t_sink", d::T_SINK)?,
-    );
-    let r_convec = cfg.num("r_convec", d::R_CONVEC)?;
-    let extra_r = t_sp / (k_sp * area) + t_hs / (k_hs * area);
-    let pkg = vec![
-        format!("HotSpot package at chip size (approximation): the spreader ({s_sp} m square) and sink ({s_hs} m square)"),
-        format!("are wider than the die ({width} x {length} m), cuth's layers share its footprint. Their conduction"),
-        format!("resistance at chip size, t_sp/(k_sp A) + t_sink/(k_sink A) = {extra_r:.4} K/W, replaces HotSpot's"),
-        "wide-package spreading, so temperatures come out higher than HotSpot's. 2 and 3 z cells refine the".into(),
-        "transient only (HotSpot uses one node layer each; configs/hotspot_ev6_3d.toml makes the same choice).".into(),
-    ];
-    layers.push(Pending {
-        name: "spreader".into(),
-        k: k_sp,
-        c: c_sp,
-        material_name: n_sp,
-        thickness: t_sp,
-        cells: 2,
-        floorplan: None,
-        power: false,
-        comment: pkg,
-    });
-    layers.push(Pending {
-        name: "sink".into(),
-        k: k_hs,
-        c: c_hs,
-        material_name: n_hs,
-        thickness: t_hs,
-        cells: 3,
-        floorplan: None,
-        power: false,
-        comment: vec!["HotSpot heat sink base at chip size (see the spreader)".into()],
-    });
+    let pkg = package(&cfg, &mats, (width, length), inp.uniform_grid)?;
+    for l in &mut layers {
+        l.outline = Some(pkg.die);
+    }
+    layers.extend(pkg.layers);
 
     // Power: the trace must cover every unit of every powered layer.
     let ptrace = inp
@@ -191,16 +154,19 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
             "Units: HotSpot's are SI already (m, W/(m K) = 1/resistivity, J/(m^3 K)).".into(),
         ],
         title: format!("HotSpot import: {}", Path::new(&source).file_name().map_or(source.clone(), |f| f.to_string_lossy().into_owned())),
-        width, length,
-        chip_comment: vec!["Footprint: the floorplans' extent (max right-x, max top-y), 12 significant digits.".into()],
-        nx: cfg.count("grid_cols", d::GRID)?,
-        ny: cfg.count("grid_rows", d::GRID)?,
-        grid_comment: vec!["-grid_cols x -grid_rows".into()],
+        package: true,
+        width: pkg.side,
+        length: pkg.side,
+        chip_comment: pkg.chip_comment,
+        nx: pkg.nx,
+        ny: pkg.ny,
+        cell: pkg.cell,
+        grid_comment: pkg.grid_comment,
         ambient: cfg.num("ambient", d::AMBIENT)?,
-        h_top: 1.0 / (r_convec * area),
+        h_top: pkg.h_top,
         h_bottom: None,
         boundary_comment: vec![
-            format!("h_top = 1/(r_convec A) = 1/({r_convec} K/W x {area:e} m^2): the convection resistance over the footprint."),
+            pkg.h_comment,
             format!("-c_convec {} J/K (lumped sink capacitance) has no counterpart: transients differ from HotSpot's.",
                 cfg.num("c_convec", d::C_CONVEC)?),
             "Adiabatic bottom: HotSpot's primary path only (-model_secondary 0).".into(),
@@ -234,6 +200,10 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
             });
         }
         let mut comment = l.comment.clone();
+        if l.outline == Some(pkg.die) {
+            comment.push("The chip's outline, centred on the sink, nothing around it (fill \"none\"); the floorplan".into());
+            comment.push("is placed at the outline's lower-left corner, unchanged.".into());
+        }
         if let Some((_, units)) = &l.floorplan {
             let n = units.iter().filter(|u| u.material.is_some()).count();
             if n > 0 {
@@ -250,6 +220,8 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
             power: (l.power).then(|| PowerDoc::Ptrace {
                 file: rel(ptrace.as_ref().expect("checked above")),
             }),
+            outline: l.outline,
+            fill: l.outline.map(|_| "none".to_string()),
             comment,
         });
     }
@@ -289,7 +261,6 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
             "transient: pass the sampling interval yourself: {hint}"
         ));
     }
-    notes.push(format!("package approximated at chip size: +{extra_r:.4} K/W of spreader/sink conduction (see the spreader layer's comment)"));
     doc.footer = footer;
     let toml = doc.render();
     super::check_loads(&toml, &inp.out)?;

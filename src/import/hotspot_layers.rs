@@ -22,6 +22,8 @@ pub(super) struct Pending {
     pub cells: usize,
     pub floorplan: Option<(PathBuf, Vec<FlpUnit>)>,
     pub power: bool,
+    /// x, y, width, length in the domain (`None`: the whole domain).
+    pub outline: Option<[f64; 4]>,
     pub comment: Vec<String>,
 }
 
@@ -166,6 +168,7 @@ pub(super) fn chip_layers(
                 cells: 1,
                 floorplan: Some((fp, units)),
                 power: l.power,
+                outline: None,
                 comment: vec![format!(
                     "lcf layer {} (line {}), power {}{}",
                     l.number,
@@ -209,11 +212,12 @@ pub(super) fn chip_layers(
             cells: 1,
             floorplan: Some((flp, units)),
             power: true,
+            outline: None,
             comment,
         });
         let (k, c, material_name) = mats.prop("interface", d::K_INTERFACE, d::P_INTERFACE)?;
         layers.push(Pending { name: "interface".into(), k, c, material_name, thickness: cfg.num("t_interface", d::T_INTERFACE)?,
-            cells: 1, floorplan: None, power: false,
+            cells: 1, floorplan: None, power: false, outline: None,
             comment: vec!["HotSpot's default thermal interface layer (-t_interface, -k_interface, -p_interface)".into()] });
     }
 

@@ -22,6 +22,7 @@ pub mod hotspot;
 mod hotspot_files;
 mod hotspot_keys;
 mod hotspot_layers;
+mod hotspot_package;
 pub mod threedice;
 
 use crate::grid::Grid;

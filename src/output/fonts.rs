@@ -35,3 +35,10 @@ pub fn sans(px: u32) -> Result<FontDesc<'static>, DrawError> {
         ))
     }
 }
+
+/// Width of `s` in `font`, pixels (a generous guess if the font cannot tell).
+pub fn text_width(s: &str, font: &FontDesc) -> u32 {
+    font.box_size(s)
+        .map(|(w, _)| w)
+        .unwrap_or(s.chars().count() as u32 * 10)
+}

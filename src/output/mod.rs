@@ -151,7 +151,6 @@ pub mod png;
 pub mod raster;
 pub mod signals;
 mod table;
-pub(crate) mod text;
 pub mod ticks;
 pub mod timeseries;
 pub mod transaction;
@@ -160,7 +159,7 @@ pub mod vtk;
 pub(crate) mod write;
 
 pub use fonts::DrawError;
-pub use table::{columns, cut, format_table, print_table, MAX_COL};
+pub use table::{columns, cut, format_table, num as param_num, print_table, MAX_COL};
 pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;
 pub use write::{render_steady, stream_steady, write_steady, Staged};

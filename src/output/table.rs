@@ -24,7 +24,7 @@ pub fn print_table(summary: &Summary, unit: TempUnit, verbose: bool) {
 
 /// A number for a parameter list: plain for moderate magnitudes, scientific
 /// otherwise, with trailing zeros dropped (`4`, `0.25`, `1.2e-5`).
-fn num(v: f64) -> String {
+pub fn num(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e9 {
         format!("{v:.0}")
     } else if (1e-3..1e6).contains(&v.abs()) {

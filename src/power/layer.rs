@@ -4,9 +4,10 @@
 //! checks every rectangle against the footprint, and rasterizes the power
 //! conservatively, so the map's sum equals `total_w` to rounding.
 
-use super::csv_raster::{read_raster, RasterUnit};
+use super::csv_raster::RasterUnit;
 use super::flp::read_flp;
 use super::ptrace::read_ptrace;
+use super::raster_cache::{Direct, RasterSource};
 use super::rasterize::{add_pixels, add_rect};
 use super::{invalid, Block, LayerPower, MaterialPatch, PowerError, Rect};
 use crate::grid::Grid;
@@ -114,6 +115,17 @@ fn check_material_overlaps(
 /// regions' blocks likewise (a region's uniform or raster power is one block
 /// named after the region).
 pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, PowerError> {
+    layer_power_with(stack, grid, l, &Direct)
+}
+
+/// [`layer_power`] with raster files read through `rasters` (a sweep's
+/// cache of decoded maps).
+pub fn layer_power_with(
+    stack: &Stack,
+    grid: &Grid,
+    l: usize,
+    rasters: &dyn RasterSource,
+) -> Result<LayerPower, PowerError> {
     let src = stack.source.as_path();
     let layer = stack.layers.get(l).ok_or_else(|| {
         invalid(
@@ -155,7 +167,7 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
         name: None,
         unit_materials: &layer.unit_materials,
     };
-    add_source(&mut out, stack, grid, &own)?;
+    add_source(&mut out, stack, grid, &own, rasters)?;
     for (j, r) in layer.regions.iter().enumerate() {
         out.patches.push(MaterialPatch {
             rect: r.rect,
@@ -176,7 +188,7 @@ pub fn layer_power(stack: &Stack, grid: &Grid, l: usize) -> Result<LayerPower, P
             name: Some(&r.name),
             unit_materials: &[],
         };
-        add_source(&mut out, stack, grid, &region)?;
+        add_source(&mut out, stack, grid, &region, rasters)?;
     }
     if layer.outline.is_some() || !layer.regions.is_empty() {
         check_absent_power(&out, layer, grid, src, &field)?;
@@ -230,6 +242,7 @@ fn add_source(
     stack: &Stack,
     grid: &Grid,
     s: &Source,
+    rasters: &dyn RasterSource,
 ) -> Result<(), PowerError> {
     let src = stack.source.as_path();
     let field = format!("{}.power", s.field);
@@ -371,7 +384,8 @@ fn add_source(
             total
         }
         Some(PowerSpec::Raster { file, total }) => {
-            let t = raster(map_w, file, *total, stack, grid, &field, &fp.at)?;
+            let r = rasters.read(file)?;
+            let t = raster(map_w, &r, file, *total, stack, grid, &field, &fp.at)?;
             out.blocks.extend(region_block(t));
             t
         }
@@ -403,8 +417,10 @@ fn spread(
 
 /// Spreads a raster onto the map, rescaled to `total` when given; returns the
 /// layer's input total, W.
+#[allow(clippy::too_many_arguments)]
 fn raster(
     map: &mut [f64],
+    r: &super::csv_raster::Raster,
     file: &Path,
     total: Option<f64>,
     stack: &Stack,
@@ -412,7 +428,6 @@ fn raster(
     field: &str,
     extent: &Rect,
 ) -> Result<f64, PowerError> {
-    let mut r = read_raster(file)?;
     let sum = r.sum();
     let at = format!("{field}.total");
     let scale = match (total, r.unit) {
@@ -437,10 +452,14 @@ fn raster(
             ))
         }
     };
-    if scale != 1.0 {
-        r.values.iter_mut().for_each(|v| *v *= scale);
-    }
-    add_pixels(map, &r.values, r.rows, r.cols, extent, grid);
+    let scaled: Vec<f64>;
+    let values = if scale != 1.0 {
+        scaled = r.values.iter().map(|v| v * scale).collect();
+        &scaled
+    } else {
+        &r.values
+    };
+    add_pixels(map, values, r.rows, r.cols, extent, grid);
     Ok(total.unwrap_or(sum))
 }
 

@@ -106,8 +106,9 @@ pub mod density;
 pub mod flp;
 mod layer;
 pub mod ptrace;
+pub mod raster_cache;
 pub mod rasterize;
 pub mod schedule;
 pub mod trace;
 
-pub use layer::layer_power;
+pub use layer::{layer_power, layer_power_with};

@@ -60,26 +60,27 @@ impl<'de> Deserialize<'de> for Temperature {
     }
 }
 
-const UNITS: &[(&str, f64)] = &[
-    ("nm", 1e-9),
-    ("um", 1e-6),
-    ("µm", 1e-6),
-    ("μm", 1e-6),
-    ("mm", 1e-3),
-    ("cm", 1e-2),
-    ("m", 1.0),
+/// Units and their decimal exponents.
+const UNITS: &[(&str, i32)] = &[
+    ("nm", -9),
+    ("um", -6),
+    ("µm", -6),
+    ("μm", -6),
+    ("mm", -3),
+    ("cm", -2),
+    ("m", 0),
 ];
 
-/// Parses `"<number>[ ]<unit>"` into metres.
+/// Parses `"<number>[ ]<unit>"` into metres. The unit shifts the decimal
+/// exponent before the one rounding to binary, so `"23.62 mm"` is the very
+/// double of `0.02362` (a multiplication by 1e-3 could be an ulp off, and
+/// a hand-written stack would then differ from a generated one).
 pub fn parse_length(s: &str) -> Result<f64, String> {
     let t = s.trim();
-    for (suffix, scale) in UNITS {
+    for (suffix, exp) in UNITS {
         if let Some(num) = t.strip_suffix(suffix) {
-            let num = num.trim_end();
-            return num
-                .parse::<f64>()
-                .map(|v| v * scale)
-                .map_err(|_| format!("`{s}` is not a number followed by a unit"));
+            return crate::import::shift_decimal(num.trim_end(), *exp)
+                .ok_or_else(|| format!("`{s}` is not a number followed by a unit"));
         }
     }
     t.parse::<f64>().map_err(|_| {
@@ -129,6 +130,15 @@ mod tests {
         close("3 µm", 3e-6);
         close("1.5cm", 1.5e-2);
         close("0.001", 0.001);
+        // Exactly the doubles of the decimal values, as in metres.
+        for (s, m) in [
+            ("23.62 mm", 0.02362),
+            ("0.19375 mm", 0.00019375),
+            ("1.5e2 um", 1.5e-4),
+        ] {
+            assert_eq!(parse_length(s).unwrap(), m, "{s}");
+        }
+        assert!(parse_length("inf mm").is_err());
         assert!(parse_length("10 furlongs").is_err());
         assert!(parse_length("mm").is_err());
     }

@@ -15,7 +15,8 @@ use crate::linalg::{
     Preconditioner, QuadDiagOperator, Stop,
 };
 use crate::output::blocks::layer_block_stats;
-use crate::power::{layer_power, LayerPower};
+use crate::power::raster_cache::RasterCache;
+use crate::power::{layer_power, layer_power_with, LayerPower};
 use crate::stack::{PowerSpec, Stack};
 
 /// One case: the power of some layers (by index) replaced; every other layer
@@ -51,12 +52,18 @@ pub struct CaseResult {
 }
 
 /// What every worker shares: the grid, the assembled system (its right-hand
-/// side that of the stack's own power) and the stack's own power per layer.
+/// side that of the stack's own power), the stack's own power per layer and
+/// the cases' decoded raster files.
 pub struct SweepBase {
     pub grid: Grid,
     pub sys: System,
     pub power: Vec<LayerPower>,
+    /// Raster files decoded once for all cases (up to [`RASTER_CACHE_BYTES`]).
+    pub rasters: RasterCache,
 }
+
+/// Decoded rasters a sweep keeps: 256 MiB, about 800 maps of 200 × 200.
+pub const RASTER_CACHE_BYTES: usize = 256 << 20;
 
 impl SweepBase {
     /// Rasterizes the stack's own power and assembles the matrix, once.
@@ -66,7 +73,12 @@ impl SweepBase {
             .map(|l| layer_power(stack, &grid, l))
             .collect::<Result<Vec<_>, _>>()?;
         let sys = assemble(stack, &grid, &power);
-        Ok(SweepBase { grid, sys, power })
+        Ok(SweepBase {
+            grid,
+            sys,
+            power,
+            rasters: RasterCache::new(RASTER_CACHE_BYTES),
+        })
     }
 }
 
@@ -190,7 +202,7 @@ pub(super) fn case_power(
     let mut power = base.power.clone();
     for (l, spec) in &case.power {
         own.layers[*l].power = Some(spec.clone());
-        let p = layer_power(own, &base.grid, *l);
+        let p = layer_power_with(own, &base.grid, *l, &base.rasters);
         own.layers[*l].power = stack.layers[*l].power.clone();
         power[*l] = p.map_err(|e| e.to_string())?;
         let bad = power[*l].map_w.iter().any(|v| !v.is_finite() || *v < 0.0);

@@ -9,6 +9,7 @@
 
 mod cases;
 mod csv_manifest;
+mod report;
 mod table;
 
 use super::common::RunArgs;
@@ -17,7 +18,7 @@ use anyhow::Context;
 use cuth::backend::batch::BatchOps;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
 use cuth::error::InputError;
-use cuth::output::{Owned, Transaction};
+use cuth::output::{Owned, TempUnit, Transaction};
 use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase};
 use cuth::thermal::sweep_batch::{batches, check_workers, run_worker_batched, WorkerTimes};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -186,6 +187,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         "setup_s": setup_s,
         "solve_s": solve_s,
         "cases_per_s": mine.len() as f64 / solve_s.max(1e-9),
+        "rasters_decoded": base.rasters.decodes(),
     });
     if let (Some(s), Some(e)) = (summary.as_object_mut(), extra.as_object()) {
         s.extend(e.clone());
@@ -194,7 +196,14 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     table::stage(&txn, &table, &summary)?;
     txn.commit()
         .with_context(|| format!("writing results under {}", plan.out.dir.display()))?;
-    report(&summary, &plan.out.dir, plan.quiet, plan.json)?;
+    let out = Out {
+        dir: &plan.out.dir,
+        quiet: plan.quiet,
+        json: plan.json,
+        unit: plan.unit,
+        verbose: plan.verbose,
+    };
+    print(&table, &summary, &out)?;
     finish(&table)
 }
 
@@ -281,23 +290,41 @@ fn merge(args: &SweepArgs) -> anyhow::Result<()> {
     table::stage(&txn, &table, &summary)?;
     txn.commit()
         .with_context(|| format!("writing results under {}", dir.display()))?;
-    report(&summary, &dir, args.run.quiet, args.run.json)?;
+    let unit = if args.run.kelvin {
+        TempUnit::Kelvin
+    } else {
+        TempUnit::Celsius
+    };
+    let out = Out {
+        dir: &dir,
+        quiet: args.run.quiet,
+        json: args.run.json,
+        unit,
+        verbose: args.run.verbose,
+    };
+    print(&table, &summary, &out)?;
     finish(&table)
 }
 
-fn report(summary: &serde_json::Value, dir: &Path, quiet: bool, json: bool) -> anyhow::Result<()> {
-    if json {
+/// Where and how a sweep reports.
+struct Out<'a> {
+    dir: &'a Path,
+    quiet: bool,
+    json: bool,
+    unit: TempUnit,
+    verbose: bool,
+}
+
+/// summary.json with --json, else the report (thermal; solver with --verbose).
+fn print(table: &table::Table, summary: &serde_json::Value, o: &Out) -> anyhow::Result<()> {
+    if o.json {
         println!("{}", serde_json::to_string_pretty(summary)?);
-    } else if !quiet {
-        let rate = summary["cases_per_s"]
-            .as_f64()
-            .map(|r| format!(", {r:.1} cases/s"))
-            .unwrap_or_default();
-        println!(
-            "{} cases: {} solved, {} failed{rate}",
-            summary["cases"], summary["solved"], summary["failed"]
+    } else if !o.quiet {
+        print!(
+            "{}",
+            report::format_report(table, summary, o.unit, o.verbose)
         );
-        println!("results: {}", dir.display());
+        println!("results: {}", o.dir.display());
     }
     Ok(())
 }

@@ -180,6 +180,8 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
                     cells: 1,
                     floorplan: None,
                     power: None,
+                    outline: None,
+                    fill: None,
                     comment: vec![format!(
                         "stack layer `{}` (line {}), {} um",
                         e.name, e.line, l.height
@@ -239,6 +241,8 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
                         cells: 1,
                         floorplan: None,
                         power,
+                        outline: None,
+                        fill: None,
                         comment,
                     });
                 }

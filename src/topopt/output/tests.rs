@@ -170,6 +170,38 @@ fn views_merge_elements_by_their_maximum_on_long_fields() {
     }
 }
 
+#[test]
+fn view_texts_are_drawn_with_the_truetype_font() {
+    let f = field([7, 6, 5], 1.0, &[0.5; 7 * 6 * 5]);
+    let img = image::load_from_memory(&view_pngs(&f).unwrap()[0].1)
+        .unwrap()
+        .to_rgb8();
+    let l = view_layout(&f, 0);
+    // The title band (above the panels): ink, and anti-aliased edges, which
+    // a bitmap font (ink or background only) does not have.
+    let (mut ink, mut shades) = (0, 0);
+    for y in 0..l.slice_at.1.saturating_sub(2) {
+        for x in 0..l.width {
+            let p = img.get_pixel(x, y).0;
+            if p[0] < 100 {
+                ink += 1;
+            } else if p[0] < 240 {
+                shades += 1;
+            }
+        }
+    }
+    assert!(ink > 50 && shades > 50, "ink {ink}, shades {shades}");
+    // Nothing drawn over the panels: a uniform density is one grey there.
+    let g = grey(0.5);
+    for at in [l.slice_at, l.max_at] {
+        for y in at.1..at.1 + l.panel_h {
+            for x in at.0..at.0 + l.panel_w {
+                assert_eq!(*img.get_pixel(x, y), g, "({x}, {y})");
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------- isosurface
 
 /// Closed and consistently oriented: each directed edge (by exact vertex

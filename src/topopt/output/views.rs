@@ -9,13 +9,19 @@
 //! in-plane axis pointing up (x view: y right, z up; y view: x right, z up;
 //! z view: x right, y up). Panels longer than 1024 elements are shrunk by a
 //! whole factor, a pixel showing the **maximum** of the elements it covers,
-//! so a one-element strut stays visible.
+//! so a one-element strut stays visible. Text is drawn with the heat maps'
+//! font (DejaVu Sans through `plotters`, `output::fonts`), after the pixels.
 
 use super::DensityField;
+use crate::output::fonts::{sans, text_width, DrawError};
 use crate::output::png;
-use crate::output::text::{self, CHAR_PX};
-use image::{ImageError, Rgb, RgbImage};
+use image::{Rgb, RgbImage};
+use plotters::prelude::{BitMapBackend, IntoDrawingArea, RGBColor};
+use plotters::style::{Color, FontDesc};
 
+/// Font size and line height of every text, pixels.
+const TEXT_PX: u32 = 15;
+const LINE_PX: u32 = 20;
 const MARGIN: u32 = 16;
 const GAP: u32 = 24;
 const BAR_W: u32 = 24;
@@ -114,23 +120,31 @@ pub(super) struct Layout {
     pub height: u32,
 }
 
-fn layout(nu: usize, nv: usize, captions: [&str; 2], title: &str, footer: &str) -> Layout {
+fn layout(
+    nu: usize,
+    nv: usize,
+    captions: [&str; 2],
+    title: &str,
+    footer: &str,
+    font: &FontDesc,
+) -> Layout {
+    let width_of = |s: &str| text_width(s, font);
     let long = nu.max(nv).max(1);
     let merge = long.div_ceil(MAX_PANEL_PX).max(1);
     let px = MIN_PANEL_PX.div_ceil(long).max(1) as u32;
     let panel_w = nu.div_ceil(merge) as u32 * px;
     let panel_h = nv.div_ceil(merge) as u32 * px;
     let col_w = panel_w
-        .max(text::width(captions[0]))
-        .max(text::width(captions[1]));
-    let top = MARGIN + 2 * (CHAR_PX + 8) + 4;
+        .max(width_of(captions[0]))
+        .max(width_of(captions[1]));
+    let top = MARGIN + 2 * (LINE_PX + 8) + 4;
     let slice_at = (MARGIN, top);
     let max_at = (MARGIN + col_w + GAP, top);
     let bar_x = max_at.0 + col_w + GAP;
-    let label_w = TICKS.iter().map(|(_, s)| text::width(s)).max().unwrap_or(0);
+    let label_w = TICKS.iter().map(|(_, s)| width_of(s)).max().unwrap_or(0);
     let width = (bar_x + BAR_W + TICK_LEN + LABEL_GAP + label_w + MARGIN)
-        .max(2 * MARGIN + text::width(title))
-        .max(2 * MARGIN + text::width(footer));
+        .max(2 * MARGIN + width_of(title))
+        .max(2 * MARGIN + width_of(footer));
     let footer_y = top + panel_h.max(MIN_BAR_PX) + 12;
     Layout {
         px,
@@ -141,7 +155,7 @@ fn layout(nu: usize, nv: usize, captions: [&str; 2], title: &str, footer: &str) 
         max_at,
         bar_x,
         width,
-        height: footer_y + CHAR_PX + MARGIN,
+        height: footer_y + LINE_PX + MARGIN,
     }
 }
 
@@ -161,17 +175,20 @@ fn labels(field: &DensityField, p: &Planes, axis: usize) -> (String, [String; 2]
 }
 
 /// `view_x`, `view_y`, `view_z` as images, in that order.
-pub fn view_images(field: &DensityField) -> Vec<(String, RgbImage)> {
+pub fn view_images(field: &DensityField) -> Result<Vec<(String, RgbImage)>, DrawError> {
     (0..3)
-        .map(|axis| (format!("view_{}", AXES[axis]), render(field, axis)))
+        .map(|axis| Ok((format!("view_{}", AXES[axis]), render(field, axis)?)))
         .collect()
 }
 
 /// `view_x.png`, `view_y.png`, `view_z.png` as (file name, PNG bytes).
-pub fn view_pngs(field: &DensityField) -> Result<Vec<(String, Vec<u8>)>, ImageError> {
-    view_images(field)
+pub fn view_pngs(field: &DensityField) -> Result<Vec<(String, Vec<u8>)>, DrawError> {
+    view_images(field)?
         .into_iter()
-        .map(|(stem, img)| Ok((format!("{stem}.png"), png::encode(&img)?)))
+        .map(|(stem, img)| {
+            let bytes = png::encode(&img).map_err(DrawError::from_any)?;
+            Ok((format!("{stem}.png"), bytes))
+        })
         .collect()
 }
 
@@ -180,21 +197,55 @@ pub fn view_pngs(field: &DensityField) -> Result<Vec<(String, Vec<u8>)>, ImageEr
 pub(super) fn view_layout(field: &DensityField, axis: usize) -> Layout {
     let p = planes(field, axis);
     let (title, captions, footer) = labels(field, &p, axis);
-    layout(p.nu, p.nv, [&captions[0], &captions[1]], &title, &footer)
+    let font = sans(TEXT_PX).expect("the embedded font loads");
+    layout(
+        p.nu,
+        p.nv,
+        [&captions[0], &captions[1]],
+        &title,
+        &footer,
+        &font,
+    )
 }
 
-fn render(field: &DensityField, axis: usize) -> RgbImage {
+/// Texts drawn over `img` at their top-left corners, in one plotters pass.
+fn draw_texts(
+    img: &mut RgbImage,
+    font: &FontDesc,
+    texts: &[(u32, u32, &str)],
+) -> Result<(), DrawError> {
+    let e = DrawError::from_any;
+    let (w, h) = img.dimensions();
+    let root = BitMapBackend::with_buffer(img.as_mut(), (w, h)).into_drawing_area();
+    let ink = RGBColor(INK.0[0], INK.0[1], INK.0[2]);
+    let style = font.color(&ink.to_rgba());
+    for (x, y, s) in texts {
+        root.draw_text(s, &style, (*x as i32, *y as i32))
+            .map_err(e)?;
+    }
+    root.present().map_err(e)
+}
+
+fn render(field: &DensityField, axis: usize) -> Result<RgbImage, DrawError> {
     let p = planes(field, axis);
     let (title, captions, footer) = labels(field, &p, axis);
-    let l = layout(p.nu, p.nv, [&captions[0], &captions[1]], &title, &footer);
+    let font = sans(TEXT_PX)?;
+    let l = layout(
+        p.nu,
+        p.nv,
+        [&captions[0], &captions[1]],
+        &title,
+        &footer,
+        &font,
+    );
     let mut img = RgbImage::from_pixel(l.width, l.height, BACKGROUND);
-    text::draw(&mut img, MARGIN, MARGIN, &title, INK);
-    let caption_y = MARGIN + CHAR_PX + 8;
+    let mut texts: Vec<(u32, u32, &str)> = vec![(MARGIN, MARGIN, &title)];
+    let caption_y = MARGIN + LINE_PX + 8;
     for ((x, y), (values, caption)) in [l.slice_at, l.max_at]
         .into_iter()
         .zip([(&p.slice, &captions[0]), (&p.max, &captions[1])])
     {
-        text::draw(&mut img, x, caption_y, caption, INK);
+        texts.push((x, caption_y, caption));
         draw_panel(&mut img, (x, y), values, p.nu, p.nv, &l);
         frame(&mut img, x, y, l.panel_w, l.panel_h);
     }
@@ -211,11 +262,12 @@ fn render(field: &DensityField, axis: usize) -> RgbImage {
     for (rho, s) in TICKS {
         let y = top + ((1.0 - rho) * f64::from(bar_h - 1)).round() as u32;
         fill(&mut img, bar_x + BAR_W, y, TICK_LEN, 1, INK);
-        let ty = y.saturating_sub(CHAR_PX / 2);
-        text::draw(&mut img, bar_x + BAR_W + TICK_LEN + LABEL_GAP, ty, s, INK);
+        let ty = y.saturating_sub(TEXT_PX / 2);
+        texts.push((bar_x + BAR_W + TICK_LEN + LABEL_GAP, ty, s));
     }
-    text::draw(&mut img, MARGIN, top + bar_h + 12, &footer, INK);
-    img
+    texts.push((MARGIN, top + bar_h + 12, &footer));
+    draw_texts(&mut img, &font, &texts)?;
+    Ok(img)
 }
 
 /// Fills one panel: pixel block (cu, cv) shows the max over the `merge²`
