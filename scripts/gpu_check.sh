@@ -3,7 +3,8 @@
 # checks of BENCHMARKS.md ("Merged main on the H200"), for a GPU machine
 # without a Rust toolchain. Stage here with scripts/gpu_stage.sh, carry
 # .gpu/main, run from the repo root: bash scripts/gpu_check.sh (logs: $OUT/main,
-# tarred at the end). DEADLINE (s, default 280) bounds the whole run.
+# tarred at the end). DEADLINE (s, default 280) bounds the whole run; BIG=1
+# adds the 8192² solve and a 50 M-element topopt run (~5 min more).
 set -u
 B=${BIN:-.gpu/main/bin}; L=${OUT:-/tmp/out}/main; mkdir -p "$L"; W=/tmp/w; rm -rf $W; mkdir -p $W
 # The test binaries find configs/ through their build path (CARGO_MANIFEST_DIR).
@@ -14,8 +15,8 @@ step() { local n=$1 t=$2; shift 2; local left=$((DEADLINE - ($(date +%s) - T0)))
   local s=$(date +%s%N); timeout "$t" "$@" > "$L/$n.log" 2>&1; local rc=$?
   echo "== $n rc=$rc $(( ($(date +%s%N) - s) / 1000000 )) ms :: $(grep -E '^test result' $L/$n.log | tail -1)" | tee -a $L/steps.txt; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $L/env.txt 2>&1
-for t in gpu gpu_mixed gpu_mg gpu_assemble gpu_nonlinear gpu_sweep gpu_sweep_batch gpu_topopt gpu_topopt_mg gpu_topopt_design; do
-  step t_$t 60 $B/$t --ignored --nocapture --test-threads=1
+for f in $B/gpu*; do
+  t=$(basename "$f"); step t_$t 60 "$f" --ignored --nocapture --test-threads=1
 done
 js() { step "$1" 40 $B/cuth solve "${@:2}" --json --no-maps --out $W/$1; }
 js hbm_cuda configs/hbm_2p5d.toml --device cuda
@@ -36,13 +37,19 @@ tp() { step "$1" "$2" $B/cuth topopt "${@:3}" --device cuda --quiet --out $W/$1;
 tp c200 20 cantilever --nelx 200
 tp torsion 20 torsion
 tp c340 45 cantilever --nelx 340
+if [[ -n ${BIG:-} ]]; then # the largest runs of BENCHMARKS.md (issues 15 and 18)
+  step m8192 120 /usr/bin/time -v $B/cuth solve configs/mol_f2f.toml --device cuda --grid 8192x8192 --json --no-maps --out $W/m8192
+  tp c740 260 cantilever --nelx 740
+fi
 python3 - "$L" <<'PY' | tee $L/table.txt
 import json, sys, os, csv
 L = sys.argv[1]
 def j(n):
-    try: return json.load(open(f"{L}/{n}.log"))
+    try:
+        t = open(f"{L}/{n}.log").read()
+        return json.JSONDecoder().raw_decode(t[t.index("{"):])[0]
     except Exception as e: return None
-for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","m2048","m2048_hostasm","kt1024"]:
+for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","m2048","m2048_hostasm","kt1024","m8192"]:
     s = j(n)
     if not s: print(n, "no json"); continue
     t = dict(s["timings_s"]); g = s["grid"]
@@ -50,11 +57,16 @@ for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda
 for a,b in [("hbm_cuda","hbm_cpu"),("ev6_cuda","ev6_cpu"),("hbm_cuda","hbm_cuda_hostasm"),("m2048","m2048_hostasm")]:
     sa, sb = j(a), j(b)
     if sa and sb: print(f"{a} vs {b}: |dTmax| = {abs(sa['hottest']['t_k']-sb['hottest']['t_k']):.2e} K")
+for n in ["m8192"]:
+    try:
+        rss = [l for l in open(f"{L}/{n}.log") if "Maximum resident" in l or "Elapsed (wall" in l]
+        print(n, " ".join(x.strip() for x in rss))
+    except Exception: pass
 s = j("sweep10000")
 if s: print("sweep10000:", {k: s[k] for k in s if k in ("cases","failed","cases_per_s","timings_s","batch")})
 s = j("tr_nl")
 if s: print("tr_nl:", s.get("nonlinear"), s.get("iterations_total"))
-for n in ["c200","torsion","c340"]:
+for n in ["c200","torsion","c340","c740"]:
     try:
         s = json.load(open(f"{L}/{n}.summary.json")); h = list(csv.DictReader(open(f"{L}/{n}.history.csv")))
         cg = [int(r["cg_iterations"]) for r in h]

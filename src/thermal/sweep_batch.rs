@@ -170,9 +170,10 @@ pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
                     }
                 }
                 times.lock().unwrap().finish_s += t0.elapsed().as_secs_f64();
-                if free_out.send(host).is_err() {
-                    return Ok(());
-                }
+                // The device stage may have finished and dropped its end:
+                // keep draining `solved` all the same (stopping here lost
+                // the last batch's results).
+                free_out.send(host).ok();
             }
             Ok(())
         });
