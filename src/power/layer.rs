@@ -12,6 +12,7 @@ use super::rasterize::{add_pixels, add_rect};
 use super::{invalid, Block, LayerPower, MaterialPatch, PowerError, Rect};
 use crate::grid::Grid;
 use crate::stack::{PowerSpec, Stack};
+use checks::{check_absent_power, check_material_overlaps};
 use std::path::Path;
 
 /// How far, relative to the footprint size, a rectangle may overshoot it and
@@ -66,44 +67,6 @@ fn shift(r: Rect, (ox, oy): (f64, f64)) -> Rect {
         x1: r.x1 + ox,
         y1: r.y1 + oy,
     }
-}
-
-/// Units with their own material must not overlap: the overlap would be
-/// counted twice. Sweep over units sorted by left edge; touching edges are
-/// not an overlap (relative tolerance 1e-9 of the smaller unit's area).
-fn check_material_overlaps(
-    file: &std::path::Path,
-    units: &[super::flp::FlpUnit],
-    named: &[crate::stack::UnitMaterial],
-) -> Result<(), PowerError> {
-    let mut own: Vec<&super::flp::FlpUnit> = units
-        .iter()
-        .filter(|u| u.material.is_some() || named.iter().any(|n| n.unit == u.name))
-        .collect();
-    own.sort_by(|a, b| a.rect.x0.total_cmp(&b.rect.x0));
-    for (i, a) in own.iter().enumerate() {
-        for b in &own[i + 1..] {
-            if b.rect.x0 >= a.rect.x1 {
-                break;
-            }
-            let w = a.rect.x1.min(b.rect.x1) - a.rect.x0.max(b.rect.x0);
-            let h = a.rect.y1.min(b.rect.y1) - a.rect.y0.max(b.rect.y0);
-            let tol = 1e-9 * a.rect.area().min(b.rect.area());
-            if w > 0.0 && h > 0.0 && w * h > tol {
-                let (first, second) = if a.line < b.line { (a, b) } else { (b, a) };
-                return Err(invalid(
-                    file,
-                    format!("line {} ({})", second.line, second.name),
-                    format!(
-                        "unit `{}` overlaps unit `{}` (line {}) and both have their own \
-                         material: the overlap would be counted twice",
-                        second.name, first.name, first.line
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The power map, blocks and material patches of layer `l`: its own source
@@ -194,33 +157,6 @@ pub fn layer_power_with(
         check_absent_power(&out, layer, grid, src, &field)?;
     }
     Ok(out)
-}
-
-/// Power on a cell with no material would leave the system: an input error.
-fn check_absent_power(
-    p: &LayerPower,
-    layer: &crate::stack::Layer,
-    grid: &Grid,
-    src: &Path,
-    field: &str,
-) -> Result<(), PowerError> {
-    let mix = crate::assemble::layer_material(grid, p);
-    for (j, &w) in p.map_w.iter().enumerate() {
-        if w > 0.0 && mix.mix(j, layer.material).is_absent() {
-            let (x, y) = (j % grid.nx, j / grid.nx);
-            return Err(invalid(
-                src,
-                field,
-                format!(
-                    "{w:e} W fall on the cell at x {:.6} mm, y {:.6} mm, which has no material \
-                     (fill or region \"none\")",
-                    grid.x_center(x) * 1e3,
-                    grid.y_center(y) * 1e3
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// One source of power and blocks: a layer's own, or a region's.
@@ -463,5 +399,6 @@ fn raster(
     Ok(total.unwrap_or(sum))
 }
 
+mod checks;
 #[cfg(test)]
 mod tests;
