@@ -11,10 +11,12 @@
 //! 1e-6 K (both stop at rtol 1e-8), a case with a bad raster must fail alone.
 //! Also prints cases/s at 128² × 18 (issue 16's GPU target is ≥ 1000/s).
 
+mod common;
+use common::sweep_cases as cases;
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::CudaBackend;
 use cuth::linalg::PrecondKind;
-use cuth::stack::{PowerSpec, Stack};
+use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
 use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
 use std::path::{Path, PathBuf};
@@ -28,41 +30,6 @@ fn stack_path() -> PathBuf {
         .map(PathBuf::from)
         .find(|p| p.exists())
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml"))
-}
-
-/// `n` cases: the logic raster scaled, the memory die uniform; case `bad`
-/// (if any) names a raster that does not exist.
-fn cases(stack: &Stack, n: usize, bad: Option<usize>) -> Vec<SweepCase> {
-    let layer = |name: &str| stack.layers.iter().position(|l| l.name == name).unwrap();
-    let raster = stack
-        .source
-        .parent()
-        .unwrap()
-        .join("../powermaps/mol_logic.csv");
-    (0..n)
-        .map(|i| SweepCase {
-            name: format!("case{i}"),
-            power: vec![
-                (
-                    layer("logic_feol"),
-                    PowerSpec::Raster {
-                        file: if Some(i) == bad {
-                            raster.with_file_name("missing.csv")
-                        } else {
-                            raster.clone()
-                        },
-                        total: Some(3.0 + 5.0 * i as f64 / n as f64),
-                    },
-                ),
-                (
-                    layer("memory_feol"),
-                    PowerSpec::Uniform {
-                        total: 0.5 + (i % 5) as f64 * 0.3,
-                    },
-                ),
-            ],
-        })
-        .collect()
 }
 
 /// Every case through one worker on `be`, in case order, and the wall time.

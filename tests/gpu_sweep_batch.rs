@@ -13,6 +13,8 @@
 //!   (whole worker: rasters read, right-hand sides formed, solved, field
 //!   statistics), and the batched PCG alone (right-hand sides prepared).
 
+mod common;
+use common::sweep_cases as cases;
 use cuth::backend::batch::BatchOps;
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::CudaBackend;
@@ -21,7 +23,7 @@ use cuth::linalg::batch::mg::BatchMultigrid;
 use cuth::linalg::batch::{batch_pcg, BatchOutcome, BatchWork};
 use cuth::linalg::mg::Multigrid;
 use cuth::linalg::{Offset, PrecondKind, Stop};
-use cuth::stack::{PowerSpec, Stack};
+use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
 use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
 use cuth::thermal::sweep_batch::run_worker_batched;
@@ -40,40 +42,6 @@ fn stack_path() -> PathBuf {
 
 fn gpu() -> CudaBackend {
     CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"))
-}
-
-/// `n` cases: the logic raster scaled, the memory die uniform; case `bad`
-/// names a raster that does not exist.
-fn cases(stack: &Stack, n: usize, bad: Option<usize>) -> Vec<SweepCase> {
-    let layer = |name: &str| stack.layers.iter().position(|l| l.name == name).unwrap();
-    let raster = stack
-        .source
-        .parent()
-        .unwrap()
-        .join("../powermaps/mol_logic.csv");
-    (0..n)
-        .map(|i| SweepCase {
-            name: format!("case{i}"),
-            power: vec![
-                (
-                    layer("logic_feol"),
-                    PowerSpec::Raster {
-                        file: match Some(i) == bad {
-                            true => raster.with_file_name("missing.csv"),
-                            false => raster.clone(),
-                        },
-                        total: Some(3.0 + 5.0 * i as f64 / n as f64),
-                    },
-                ),
-                (
-                    layer("memory_feol"),
-                    PowerSpec::Uniform {
-                        total: 0.5 + (i % 5) as f64 * 0.3,
-                    },
-                ),
-            ],
-        })
-        .collect()
 }
 
 /// Every case through one worker on `be` (batched by `k` > 1), by index,

@@ -3,7 +3,8 @@
 //! code under test.
 #![allow(dead_code)]
 
-use cuth::stack::Stack;
+use cuth::stack::{PowerSpec, Stack};
+use cuth::thermal::sweep::SweepCase;
 use std::path::Path;
 
 pub fn stack(toml: &str) -> Stack {
@@ -156,4 +157,39 @@ pub fn shear_cantilever(nelx: usize) -> cuth::topopt::problem::Problem {
     );
     p.penal = 3.0;
     p
+}
+
+/// `n` sweep cases on mol_f2f (the GPU sweep tests): the logic raster
+/// scaled, the memory die uniform; case `bad` names a raster that does not
+/// exist.
+pub fn sweep_cases(stack: &Stack, n: usize, bad: Option<usize>) -> Vec<SweepCase> {
+    let layer = |name: &str| stack.layers.iter().position(|l| l.name == name).unwrap();
+    let raster = stack
+        .source
+        .parent()
+        .unwrap()
+        .join("../powermaps/mol_logic.csv");
+    (0..n)
+        .map(|i| SweepCase {
+            name: format!("case{i}"),
+            power: vec![
+                (
+                    layer("logic_feol"),
+                    PowerSpec::Raster {
+                        file: match Some(i) == bad {
+                            true => raster.with_file_name("missing.csv"),
+                            false => raster.clone(),
+                        },
+                        total: Some(3.0 + 5.0 * i as f64 / n as f64),
+                    },
+                ),
+                (
+                    layer("memory_feol"),
+                    PowerSpec::Uniform {
+                        total: 0.5 + (i % 5) as f64 * 0.3,
+                    },
+                ),
+            ],
+        })
+        .collect()
 }
