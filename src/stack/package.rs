@@ -378,16 +378,17 @@ pub(super) fn plane_widths(
     Ok((wx, wy))
 }
 
-/// Leakage reads blocks in domain coordinates of the whole layer: not (yet)
-/// combined with an origin, an outline or regions.
+/// The leakage of a region's inline blocks is checked like a layer's (the
+/// layer's own were checked with its power); leakage is placed as the
+/// dynamic power is (origin, outline, region: `thermal::nonlinear::leakage`).
 pub(super) fn check_leakage(file: &Path, field: &str, layer: &Layer) -> Result<(), StackError> {
-    let placed = layer.origin != (0.0, 0.0) || !layer.regions.is_empty() || layer.outline.is_some();
-    if layer.has_leakage() && placed {
-        return Err(invalid(
-            file,
-            format!("{field}.leakage"),
-            "leakage is not supported on a layer with an outline, origin or regions",
-        ));
+    for (j, r) in layer.regions.iter().enumerate() {
+        if let Some(PowerSpec::Blocks { blocks }) = &r.power {
+            for (i, b) in blocks.iter().enumerate() {
+                let at = format!("{field}.regions[{j}].power.blocks[{i}].leakage");
+                super::validate::leakage(file, &at, b.leakage)?;
+            }
+        }
     }
     Ok(())
 }

@@ -126,7 +126,7 @@ pub(super) fn material(
     Ok((at300, (!constant).then_some(laws)))
 }
 
-fn leakage(
+pub(super) fn leakage(
     file: &Path,
     field: &str,
     l: Option<LeakageSpec>,
