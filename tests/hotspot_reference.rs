@@ -6,12 +6,13 @@
 //! HotSpot 7.0 as shipped (`-detailed_3D on`) puts half of the convection
 //! resistance between spreader and sink under the die and runs 12–28 K
 //! hotter; the reference here is HotSpot's network with that one link
-//! corrected. What remains is HotSpot's lumped package (die-size spreader
-//! and sink cores with 12 periphery nodes, cooler-running in cuth's
-//! resolved package) and the grid: measured −3.26 … +1.19 K per block
-//! maximum, −2.39 … −0.49 K per block average. The bands below are those
-//! figures with a small margin, so a change of the transcription, the
-//! import or the discretisation that moves any block shows up.
+//! corrected. What remains is HotSpot's package discretisation (one z node
+//! per spreader and sink: about +1.3 K; die-size cores with 12 lumped
+//! periphery nodes: the die edge hotter) and the grid: measured
+//! −3.26 … +1.19 K per block maximum, −2.39 … −0.49 K per block average.
+//! The bands below are those figures with a small margin, so a change of
+//! the transcription, the import or the discretisation that moves any
+//! block shows up.
 
 mod cli_util;
 use cli_util::*;
