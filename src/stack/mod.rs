@@ -2,6 +2,7 @@
 //! [`Stack`] (SI units, absolute paths, materials looked up) to the power and
 //! assembly stages. Every error names the file and the field at fault.
 
+mod cooling;
 pub mod law;
 pub mod mesh;
 mod package;
@@ -166,11 +167,12 @@ impl Layer {
         varies(&self.law) || self.unit_materials.iter().any(|u| varies(&u.law))
     }
 
-    /// Whether the layer or one of its blocks leaks.
+    /// Whether the layer, one of its blocks or one of its regions' blocks leaks.
     pub fn has_leakage(&self) -> bool {
+        let blocks_leak = |p: &Option<PowerSpec>| matches!(p, Some(PowerSpec::Blocks { blocks }) if blocks.iter().any(|b| b.leakage.is_some()));
         self.leakage.is_some()
-            || matches!(&self.power, Some(PowerSpec::Blocks { blocks })
-                if blocks.iter().any(|b| b.leakage.is_some()))
+            || blocks_leak(&self.power)
+            || self.regions.iter().any(|r| blocks_leak(&r.power))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The package keys of a stack file, checked: a layer's `outline`, `fill`
-//! and `origin`, its `[[layers.regions]]`, cooling maps for `h_top` /
-//! `h_bottom`, and the non-uniform grid of `[grid] cell` (its snapped lines
+//! and `origin`, its `[[layers.regions]]` (cooling maps: `stack::cooling`),
+//! and the non-uniform grid of `[grid] cell` (its snapped lines
 //! come from every outline, region, floorplan unit, inline block and cooling
 //! rectangle; `stack::mesh` makes the widths).
 //!
@@ -8,7 +8,7 @@
 //! then the outline's own material, then the floorplan's material units, then
 //! the regions), so a later region wins where it overlaps an earlier one.
 
-use super::schema::{self, CoolingSpec, MaterialRef, OriginSpec, PowerSpec, RectSpec};
+use super::schema::{self, MaterialRef, OriginSpec, PowerSpec, RectSpec};
 use super::{CoolingMap, Layer, Material, Region, Stack, StackError, ABSENT};
 use crate::power::Rect;
 use std::collections::BTreeMap;
@@ -17,7 +17,11 @@ use std::path::Path;
 /// Relative tolerance for a rectangle's edges against the domain.
 const EDGE_TOL: f64 = 1e-9;
 
-fn invalid(file: &Path, field: impl Into<String>, message: impl Into<String>) -> StackError {
+pub(super) fn invalid(
+    file: &Path,
+    field: impl Into<String>,
+    message: impl Into<String>,
+) -> StackError {
     StackError::Invalid {
         file: file.to_path_buf(),
         field: field.into(),
@@ -37,7 +41,7 @@ pub(super) fn rect_in(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn rect_of(
+pub(super) fn rect_of(
     file: &Path,
     field: &str,
     x: f64,
@@ -197,76 +201,6 @@ pub(super) fn layer_content(
     Ok((outline, fill, org, regions))
 }
 
-/// A film coefficient: the scalar (0 with a map) and the map.
-pub(super) fn cooling(
-    file: &Path,
-    field: &str,
-    spec: &CoolingSpec,
-    (w, l): (f64, f64),
-) -> Result<(f64, Option<CoolingMap>), StackError> {
-    let h_ok = |f: &str, h: f64, lo: f64| -> Result<f64, StackError> {
-        if h.is_finite() && h >= lo && h <= 1e12 {
-            Ok(h)
-        } else {
-            Err(invalid(
-                file,
-                f,
-                format!("must be between {lo:e} and 1e12 W/(m^2 K), got {h:e}"),
-            ))
-        }
-    };
-    match spec {
-        CoolingSpec::Uniform(h) => Ok((h_ok(field, *h, 1e-6)?, None)),
-        CoolingSpec::Rects(rects) => {
-            let mut out = Vec::with_capacity(rects.len());
-            for (i, r) in rects.iter().enumerate() {
-                let f = format!("{field}[{i}]");
-                let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, w, l)?;
-                out.push((rect, h_ok(&format!("{f}.h"), r.h, 0.0)?));
-            }
-            if !out.iter().any(|(_, h)| *h > 0.0) {
-                return Err(invalid(
-                    file,
-                    field,
-                    "no rectangle has h > 0: the face would be adiabatic",
-                ));
-            }
-            Ok((0.0, Some(CoolingMap::Rects(out))))
-        }
-        CoolingSpec::Raster { file: f } => {
-            let path = if f.is_absolute() {
-                f.clone()
-            } else {
-                file.parent().unwrap_or(Path::new(".")).join(f)
-            };
-            let r = crate::power::csv_raster::read_csv_raster(&path)
-                .map_err(|e| invalid(file, format!("{field}.file"), e.to_string()))?;
-            if let Some(v) = r.values.iter().find(|v| **v > 1e12) {
-                return Err(invalid(
-                    file,
-                    format!("{field}.file"),
-                    format!("h {v:e} above 1e12 W/(m^2 K)"),
-                ));
-            }
-            if r.sum() <= 0.0 {
-                return Err(invalid(
-                    file,
-                    format!("{field}.file"),
-                    "every pixel is 0: the face would be adiabatic",
-                ));
-            }
-            Ok((
-                0.0,
-                Some(CoolingMap::Raster {
-                    rows: r.rows,
-                    cols: r.cols,
-                    values: r.values,
-                }),
-            ))
-        }
-    }
-}
-
 /// Edges (x, y) of the inline blocks and floorplan units of a source placed
 /// at `org`, and whether it holds power.
 fn source_lines(
@@ -378,16 +312,17 @@ pub(super) fn plane_widths(
     Ok((wx, wy))
 }
 
-/// Leakage reads blocks in domain coordinates of the whole layer: not (yet)
-/// combined with an origin, an outline or regions.
+/// The leakage of a region's inline blocks is checked like a layer's (the
+/// layer's own were checked with its power); leakage is placed as the
+/// dynamic power is (origin, outline, region: `thermal::nonlinear::leakage`).
 pub(super) fn check_leakage(file: &Path, field: &str, layer: &Layer) -> Result<(), StackError> {
-    let placed = layer.origin != (0.0, 0.0) || !layer.regions.is_empty() || layer.outline.is_some();
-    if layer.has_leakage() && placed {
-        return Err(invalid(
-            file,
-            format!("{field}.leakage"),
-            "leakage is not supported on a layer with an outline, origin or regions",
-        ));
+    for (j, r) in layer.regions.iter().enumerate() {
+        if let Some(PowerSpec::Blocks { blocks }) = &r.power {
+            for (i, b) in blocks.iter().enumerate() {
+                let at = format!("{field}.regions[{j}].power.blocks[{i}].leakage");
+                super::validate::leakage(file, &at, b.leakage)?;
+            }
+        }
     }
     Ok(())
 }

@@ -81,14 +81,20 @@ pub struct BoundarySpec {
 
 /// A film coefficient: one number over the face, a list of rectangles (each
 /// with its own `h`; faces no rectangle covers are adiabatic, later
-/// rectangles win where they overlap), or a CSV raster of W/(m²·K) per pixel
-/// over the domain (first row = max y, as power rasters).
+/// rectangles win where they overlap), or a raster over the domain (first
+/// row = max y, as power rasters): a CSV of W/(m²·K) per pixel, or a PNG
+/// whose luma maps linearly from black = `h_min` (default 0) to white =
+/// `h_max` (required for a PNG, refused for a CSV).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(untagged)]
 pub enum CoolingSpec {
     Uniform(f64),
     Rects(Vec<CoolingRectSpec>),
-    Raster { file: PathBuf },
+    Raster {
+        file: PathBuf,
+        h_min: Option<f64>,
+        h_max: Option<f64>,
+    },
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -126,7 +126,7 @@ pub(super) fn material(
     Ok((at300, (!constant).then_some(laws)))
 }
 
-fn leakage(
+pub(super) fn leakage(
     file: &Path,
     field: &str,
     l: Option<LeakageSpec>,
@@ -254,10 +254,10 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
     }
     let ambient_k = positive(file, "boundary.ambient", raw.boundary.ambient.0)?;
     let (h_top, h_top_map) =
-        super::package::cooling(file, "boundary.h_top", &raw.boundary.h_top, domain)?;
+        super::cooling::cooling(file, "boundary.h_top", &raw.boundary.h_top, domain)?;
     let (h_bottom, h_bottom_map) = match &raw.boundary.h_bottom {
         Some(h) => {
-            let (v, map) = super::package::cooling(file, "boundary.h_bottom", h, domain)?;
+            let (v, map) = super::cooling::cooling(file, "boundary.h_bottom", h, domain)?;
             (map.is_none().then_some(v), map)
         }
         None => (None, None),

@@ -5,11 +5,14 @@
 //! with a raster source leaks per plane cell, p_ref split in proportion to
 //! the raster's dynamic power, each cell at its own (z-mean) temperature.
 //! Either way the power goes into the layer's z cells evenly, as the
-//! dynamic power does (`assemble`).
+//! dynamic power does (`assemble`). Sources are placed as the dynamic power
+//! is (`power::layer`): a layer's blocks at its `origin`, a region's at the
+//! region's, a layer's own leakage over its outline (else the domain); cells
+//! with no material (fill or region `"none"`) never receive leakage.
 
 use crate::grid::Grid;
 use crate::power::{rasterize::coverage, LayerPower, Rect};
-use crate::stack::{LeakageSpec, PowerSpec, Stack};
+use crate::stack::{BlockSpec, LeakageSpec, PowerSpec, Stack};
 
 /// One leaking source: a region, or a raster's cells.
 #[derive(Clone, Debug)]
@@ -44,6 +47,18 @@ impl LeakageEval {
     }
 }
 
+/// A block's rectangle in domain coordinates: moved by its source's
+/// `origin` and clamped to the footprint it was checked against (the
+/// dynamic power's `layer_power` refuses blocks outside it).
+fn placed(b: &BlockSpec, (ox, oy): (f64, f64), within: Rect) -> Rect {
+    Rect {
+        x0: (b.x.0 + ox).max(within.x0),
+        y0: (b.y.0 + oy).max(within.y0),
+        x1: (b.x.0 + b.width.0 + ox).min(within.x1),
+        y1: (b.y.0 + b.height.0 + oy).min(within.y1),
+    }
+}
+
 fn normalized(cells: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
     let s: f64 = cells.iter().map(|c| c.1).sum();
     if s > 0.0 {
@@ -56,30 +71,46 @@ fn normalized(cells: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
 impl LeakageModel {
     pub fn new(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> LeakageModel {
         let mut sources = Vec::new();
-        let whole = Rect {
+        let domain = Rect {
             x0: 0.0,
             y0: 0.0,
             x1: stack.width_m,
             y1: stack.length_m,
         };
         for (l, layer) in stack.layers.iter().enumerate() {
-            if let Some(PowerSpec::Blocks { blocks }) = &layer.power {
-                for b in blocks {
-                    let Some(spec) = b.leakage else { continue };
-                    let rect = Rect {
-                        x0: b.x.0.max(0.0),
-                        y0: b.y.0.max(0.0),
-                        x1: (b.x.0 + b.width.0).min(stack.width_m),
-                        y1: (b.y.0 + b.height.0).min(stack.length_m),
+            if !layer.has_leakage() {
+                continue;
+            }
+            let mix = crate::assemble::layer_material(grid, &power[l]);
+            let present = |cells: Vec<(usize, f64)>| -> Vec<(usize, f64)> {
+                let kept = cells
+                    .into_iter()
+                    .filter(|&(j, _)| !mix.mix(j, layer.material).is_absent())
+                    .collect();
+                normalized(kept)
+            };
+            let footprint = layer.outline.unwrap_or(domain);
+            let mut blocks =
+                |power: &Option<PowerSpec>, origin: (f64, f64), within: Rect, at: &str| {
+                    let Some(PowerSpec::Blocks { blocks }) = power else {
+                        return;
                     };
-                    sources.push(LeakSource {
-                        name: format!("{}/{}", layer.name, b.name),
-                        layer: l,
-                        spec,
-                        cells: normalized(coverage(&rect, grid)),
-                        per_cell: false,
-                    });
-                }
+                    for b in blocks {
+                        let Some(spec) = b.leakage else { continue };
+                        let rect = placed(b, origin, within);
+                        sources.push(LeakSource {
+                            name: format!("{at}/{}", b.name),
+                            layer: l,
+                            spec,
+                            cells: present(coverage(&rect, grid)),
+                            per_cell: false,
+                        });
+                    }
+                };
+            blocks(&layer.power, layer.origin, footprint, &layer.name);
+            for r in &layer.regions {
+                let at = format!("{}/{}", layer.name, r.name);
+                blocks(&r.power, r.origin, r.rect, &at);
             }
             let Some(spec) = layer.leakage else { continue };
             let raster = matches!(layer.power, Some(PowerSpec::Raster { .. }));
@@ -91,13 +122,13 @@ impl LeakageModel {
                     .map(|(j, p)| (j, *p))
                     .collect()
             } else {
-                coverage(&whole, grid)
+                coverage(&footprint, grid)
             };
             sources.push(LeakSource {
                 name: layer.name.clone(),
                 layer: l,
                 spec,
-                cells: normalized(cells),
+                cells: present(cells),
                 per_cell: raster,
             });
         }

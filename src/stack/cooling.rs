@@ -1,0 +1,121 @@
+//! Cooling maps of `h_top` / `h_bottom`, checked: one number, rectangles
+//! with their own h, or a raster over the domain (a CSV of W/(m²·K) per
+//! pixel, or a PNG whose luma maps linearly from black = `h_min` to white =
+//! `h_max`).
+
+use super::package::{invalid, rect_of};
+use super::schema::CoolingSpec;
+use super::{CoolingMap, StackError};
+use std::path::Path;
+
+/// A film coefficient: the scalar (0 with a map) and the map.
+pub(super) fn cooling(
+    file: &Path,
+    field: &str,
+    spec: &CoolingSpec,
+    (w, l): (f64, f64),
+) -> Result<(f64, Option<CoolingMap>), StackError> {
+    let h_ok = |f: &str, h: f64, lo: f64| -> Result<f64, StackError> {
+        if h.is_finite() && h >= lo && h <= 1e12 {
+            Ok(h)
+        } else {
+            Err(invalid(
+                file,
+                f,
+                format!("must be between {lo:e} and 1e12 W/(m^2 K), got {h:e}"),
+            ))
+        }
+    };
+    match spec {
+        CoolingSpec::Uniform(h) => Ok((h_ok(field, *h, 1e-6)?, None)),
+        CoolingSpec::Rects(rects) => {
+            let mut out = Vec::with_capacity(rects.len());
+            for (i, r) in rects.iter().enumerate() {
+                let f = format!("{field}[{i}]");
+                let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, w, l)?;
+                out.push((rect, h_ok(&format!("{f}.h"), r.h, 0.0)?));
+            }
+            if !out.iter().any(|(_, h)| *h > 0.0) {
+                return Err(invalid(
+                    file,
+                    field,
+                    "no rectangle has h > 0: the face would be adiabatic",
+                ));
+            }
+            Ok((0.0, Some(CoolingMap::Rects(out))))
+        }
+        CoolingSpec::Raster {
+            file: f,
+            h_min,
+            h_max,
+        } => {
+            let path = if f.is_absolute() {
+                f.clone()
+            } else {
+                file.parent().unwrap_or(Path::new(".")).join(f)
+            };
+            let png = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+            let at = format!("{field}.file");
+            let r = if png {
+                let hi = h_max.ok_or_else(|| {
+                    invalid(
+                        file,
+                        format!("{field}.h_max"),
+                        "a PNG cooling map needs `h_max` (W/(m^2 K) of a white pixel)",
+                    )
+                })?;
+                let hi = h_ok(&format!("{field}.h_max"), hi, 0.0)?;
+                let lo = h_ok(&format!("{field}.h_min"), h_min.unwrap_or(0.0), 0.0)?;
+                if lo > hi {
+                    return Err(invalid(
+                        file,
+                        format!("{field}.h_min"),
+                        format!("h_min {lo:e} is above h_max {hi:e}"),
+                    ));
+                }
+                let mut r = crate::power::csv_raster::read_png_raster(&path)
+                    .map_err(|e| invalid(file, &at, e.to_string()))?;
+                // Luma as 16 bits (8-bit images scaled by 257): white = 65535.
+                for v in &mut r.values {
+                    *v = lo + (hi - lo) * (*v / 65535.0);
+                }
+                r
+            } else {
+                if h_min.is_some() || h_max.is_some() {
+                    let k = if h_min.is_some() { "h_min" } else { "h_max" };
+                    return Err(invalid(
+                        file,
+                        format!("{field}.{k}"),
+                        "applies to a PNG cooling map only (a CSV holds W/(m^2 K) per pixel)",
+                    ));
+                }
+                crate::power::csv_raster::read_csv_raster(&path)
+                    .map_err(|e| invalid(file, &at, e.to_string()))?
+            };
+            if let Some(v) = r.values.iter().find(|v| **v > 1e12) {
+                return Err(invalid(
+                    file,
+                    format!("{field}.file"),
+                    format!("h {v:e} above 1e12 W/(m^2 K)"),
+                ));
+            }
+            if r.sum() <= 0.0 {
+                return Err(invalid(
+                    file,
+                    format!("{field}.file"),
+                    "every pixel is 0: the face would be adiabatic",
+                ));
+            }
+            Ok((
+                0.0,
+                Some(CoolingMap::Raster {
+                    rows: r.rows,
+                    cols: r.cols,
+                    values: r.values,
+                }),
+            ))
+        }
+    }
+}
