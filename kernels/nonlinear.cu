@@ -7,6 +7,9 @@
 // no contraction); sums go through the deterministic reduction of
 // common.cu, max/min reductions are exact in any order.
 
+// +inf (NVRTC has no math.h macros).
+#define NL_INF __longlong_as_double(0x7ff0000000000000LL)
+
 #define NL_BLOCK_RANGE(i, n) \
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
          i += (long long)gridDim.x * blockDim.x)
@@ -101,7 +104,7 @@ nl_reduce_f64(const double* __restrict__ x, const double* __restrict__ y, double
               unsigned int* __restrict__ ticket, double* __restrict__ s, int out)
 {
     const int op = (mode == 0 || mode == 6) ? 0 : ((mode == 3 || mode == 4) ? 2 : 1);
-    const double ident = op == 0 ? 0.0 : (op == 1 ? (mode == 1 ? 0.0 : -INFINITY) : INFINITY);
+    const double ident = op == 0 ? 0.0 : (op == 1 ? (mode == 1 ? 0.0 : -NL_INF) : NL_INF);
     double acc = ident;
     NL_BLOCK_RANGE(i, n)
     {
@@ -114,12 +117,12 @@ nl_reduce_f64(const double* __restrict__ x, const double* __restrict__ y, double
             break;
         case 2: {
             const double t = __dadd_rn(v, shift);
-            k = isfinite(t) ? t : INFINITY;
+            k = isfinite(t) ? t : NL_INF;
             break;
         }
         case 3: {
             const double t = __dadd_rn(v, shift);
-            k = (isfinite(t) ? t : INFINITY) == param ? (double)i : INFINITY;
+            k = (isfinite(t) ? t : NL_INF) == param ? (double)i : NL_INF;
             break;
         }
         case 6: acc = __dadd_rn(acc, isfinite(v) ? 0.0 : 1.0); continue;
