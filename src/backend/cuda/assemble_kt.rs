@@ -151,7 +151,7 @@ impl CudaBackend {
     ) -> Result<Option<usize>, BackendError> {
         let n = theta.len();
         super::same_len(kt.cells.len(), 4 * n)?;
-        if plane == 0 || n % plane != 0 || lz.len() != n / plane {
+        if plane == 0 || lz.len() * plane != n {
             return Err(BackendError::Length(n, plane * lz.len()));
         }
         self.stream
