@@ -7,7 +7,7 @@
 //!
 //! mol_f2f at 128² with silicon's k = 148·(T/300)^-1.3 and a per-cell
 //! leakage on the logic raster: both backends converge the Picard iteration
-//! to 1e-8 K and must agree to 1e-6 K, with the same outer iterations (±1)
+//! to 1e-8 K and must agree to 1e-8 K, with the same outer iterations
 //! and the same leakage to 1e-9 relative.
 
 mod common;
@@ -68,8 +68,10 @@ fn nonlinear_steady_cuda_matches_cpu() {
             ng.leakage_total_w,
             c.summary.hottest.t_k
         );
-        assert!(diff < 1e-6, "{precond:?}: {diff:e} K");
-        assert!(nc.outer_iterations.abs_diff(ng.outer_iterations) <= 1);
+        // The device re-assembles A(T) from the temperature on the device
+        // (issue 17): the same outer iterations, the same field to 1e-8 K.
+        assert!(diff <= 1e-8, "{precond:?}: {diff:e} K");
+        assert_eq!(nc.outer_iterations, ng.outer_iterations);
         assert!((nc.leakage_total_w - ng.leakage_total_w).abs() < 1e-9 * nc.leakage_total_w);
         assert!(g.summary.energy.relative_error < 1e-6);
     }

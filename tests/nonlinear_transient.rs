@@ -107,12 +107,27 @@ fn run(
     iterations: usize,
     init: InitState,
 ) -> Result<TransientOutcome, TransientError> {
+    run_anderson(s, dt, steps, iterations, init, None)
+}
+
+/// [`run`] with the Anderson depth of the iterated steps (`None`: default).
+fn run_anderson(
+    s: &Stack,
+    dt: f64,
+    steps: usize,
+    iterations: usize,
+    init: InitState,
+    anderson: Option<usize>,
+) -> Result<TransientOutcome, TransientError> {
     let grid = Grid::from_stack(s);
     let base: Vec<_> = (0..s.layers.len())
         .map(|l| layer_power(s, &grid, l).unwrap())
         .collect();
     let mut solver = tight(s);
     solver.nonlinear.transient_iterations = iterations;
+    if let Some(a) = anderson {
+        solver.nonlinear.anderson = a;
+    }
     let opts = TransientOptions {
         solver,
         dt,
@@ -372,4 +387,48 @@ fn cli_iterated_steps_report_outer_iterations_and_a_failed_step_exits_1() {
 
     let refused = run(&["--nonlinear-iterations", "5000"], "refused");
     assert_eq!(refused.status.code(), Some(2));
+}
+
+#[test]
+fn anderson_in_iterated_steps_finds_the_same_step_in_fewer_solves() {
+    // Long steps (near the steady state) with a stronger leakage (Picard
+    // contracts by about 0.6 per solve at the fixed point, 369.3 K).
+    let text = lumped().replace("p_ref = 0.01", "p_ref = 0.025");
+    let s = stack(&text);
+    let dt = 5.0;
+    let picard = run_anderson(&s, dt, 3, 200, InitState::Ambient, Some(0)).unwrap();
+    let anderson = run_anderson(&s, dt, 3, 200, InitState::Ambient, Some(3)).unwrap();
+    // Both against Newton's scalar implicit step with this leakage.
+    let p_ref = 0.025;
+    let step = |tn: f64| {
+        let f = |t: f64| {
+            cap(t) / dt * (t - tn) + g(t) * (t - TA) - P_W - p_ref * (BETA * (t - 300.0)).exp()
+        };
+        let mut t = tn;
+        for _ in 0..100 {
+            let d = (f(t + 1e-5) - f(t - 1e-5)) / 2e-5;
+            t -= f(t) / d;
+        }
+        t
+    };
+    let (sp, sa) = (series(&picard), series(&anderson));
+    for n in 1..sp.len() {
+        let want = step(sp[n - 1]);
+        assert!(
+            (sp[n] - want).abs() < 1e-7,
+            "picard step {n}: {} vs {want}",
+            sp[n]
+        );
+        assert!(
+            (sa[n] - sp[n]).abs() < 1e-7,
+            "step {n}: {} vs {}",
+            sa[n],
+            sp[n]
+        );
+    }
+    let total = |o: &TransientOutcome| o.summary.nonlinear.as_ref().unwrap().outer_iterations_total;
+    let (np, na) = (total(&picard), total(&anderson));
+    println!("solves over 3 steps: picard {np}, anderson {na}");
+    assert!(np >= 15, "the case must be slow for Picard: {np}");
+    assert!(2 * na <= np, "{na} vs {np}");
 }

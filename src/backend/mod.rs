@@ -14,7 +14,8 @@
 //! `topopt::ElasticBackend` (the matrix-free elasticity operator). A new
 //! family (grid transfers for multigrid, say) is one more such trait.
 //! [`batch::BatchOps`] runs PCG and the multigrid cycle over k right-hand
-//! sides at once (sweeps). [`ChebyshevBackend`] names the set the thermal solvers need (with
+//! sides at once (sweeps). [`nonlinear::NonlinearOps`] holds the outer iteration
+//! of temperature-dependent solves. [`ChebyshevBackend`] names the set the thermal solvers need (with
 //! [`mg::MultigridOps`], the multigrid preconditioner's grid operations).
 //!
 //! Scalars produced by reductions stay on the device in a [`Backend::Scalars`]
@@ -26,6 +27,7 @@ pub mod batch;
 pub mod cpu;
 pub mod cuda;
 pub mod mg;
+pub mod nonlinear;
 
 use crate::matrix::precision::ScaledQuadDiag;
 use crate::matrix::QuadDiag;
@@ -416,11 +418,16 @@ pub trait ScaledChebyshevOps<T>: Backend {
 /// and the Chebyshev preconditioner in every precision `--precision` can ask
 /// for.
 pub trait ChebyshevBackend:
-    QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps
+    QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps + nonlinear::NonlinearOps
 {
 }
 
-impl<B: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps> ChebyshevBackend
-    for B
+impl<
+        B: QuadDiagOps
+            + ChebyshevOps
+            + ScaledChebyshevOps<f32>
+            + mg::MultigridOps
+            + nonlinear::NonlinearOps,
+    > ChebyshevBackend for B
 {
 }

@@ -100,6 +100,22 @@ impl Law {
         })
     }
 
+    /// Appends this law to the device's law table (`kernels/assemble.cu`,
+    /// `asm_law`): three header ints (kind, offset, count) in `hdr`, its
+    /// numbers in `c`; returns its id.
+    pub fn encode(&self, hdr: &mut Vec<i32>, c: &mut Vec<f64>) -> i32 {
+        let id = (hdr.len() / 3) as i32;
+        let (kind, values): (i32, Vec<f64>) = match self {
+            Law::Constant(v) => (0, vec![*v]),
+            Law::PowerLaw { v300, exponent } => (1, vec![*v300, *exponent]),
+            Law::Polynomial(p) => (2, p.clone()),
+            Law::Table(p) => (3, p.iter().flatten().copied().collect()),
+        };
+        hdr.extend_from_slice(&[kind, c.len() as i32, values.len() as i32]);
+        c.extend_from_slice(&values);
+        id
+    }
+
     pub fn is_constant(&self) -> bool {
         matches!(self, Law::Constant(_))
     }

@@ -9,6 +9,7 @@ mod batch;
 mod kernels;
 mod mg;
 mod mixed;
+mod nonlinear;
 
 use super::{Backend, BackendError, DeviceReport, Ratio};
 

@@ -4,7 +4,9 @@
 //! thickness and layer, per layer one material or a plane of them, power
 //! maps, widths, film coefficients), so that the n-sized arrays are never
 //! built on the host nor copied. The result equals the host's
-//! `assemble::assemble` bit for bit (tests/gpu_assemble.rs).
+//! `assemble::assemble` bit for bit (tests/gpu_assemble.rs). A k(T) solve
+//! keeps the uploaded inputs ([`AsmInputs`]) and assembles from per-cell
+//! materials (`assemble_kt.rs`) at every outer iteration.
 
 use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config};
@@ -17,7 +19,13 @@ use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 pub static ASSEMBLE: KernelFamily = KernelFamily {
     file: "assemble.cu",
     source: include_str!("../../../kernels/assemble.cu"),
-    entry_points: &["asm_faces_f64", "asm_diag_f64", "asm_shift_f64"],
+    entry_points: &[
+        "asm_faces_f64",
+        "asm_diag_f64",
+        "asm_shift_f64",
+        "asm_law_eval_f64",
+        "asm_cell_mat_f64",
+    ],
 };
 
 /// The assembled system in device memory (see `assemble::System`).
@@ -32,6 +40,30 @@ pub struct DeviceSystem {
     pub g_top: CudaSlice<f64>,
     /// Same for the bottom (zeros when adiabatic).
     pub g_bottom: CudaSlice<f64>,
+}
+
+/// The compact inputs in device memory (`upload_assembly`), kept by a
+/// solve that assembles more than once (k(T)).
+pub(crate) struct AsmInputs {
+    pub(crate) nx: usize,
+    pub(crate) ny: usize,
+    pub(crate) nz: usize,
+    dx: CudaSlice<f64>,
+    dy: CudaSlice<f64>,
+    dz: CudaSlice<f64>,
+    pub(crate) lz: CudaSlice<i32>,
+    lc: CudaSlice<f64>,
+    uniform: CudaSlice<f64>,
+    plane_off: CudaSlice<i64>,
+    planes: CudaSlice<f64>,
+    power_off: CudaSlice<i64>,
+    power: CudaSlice<f64>,
+    h_top: CudaSlice<f64>,
+    h_bottom: CudaSlice<f64>,
+    top_stride: i64,
+    bottom_stride: i64,
+    has_bottom: i32,
+    widths: (Vec<f64>, Vec<f64>),
 }
 
 /// The inputs flattened as the kernels read them.
@@ -99,13 +131,17 @@ fn film(h: &[f64], plane: usize) -> Result<i64, BackendError> {
 }
 
 impl CudaBackend {
-    fn htod<T: DeviceRepr>(&self, v: &[T], what: &str) -> Result<CudaSlice<T>, BackendError> {
+    pub(crate) fn htod<T: DeviceRepr>(
+        &self,
+        v: &[T],
+        what: &str,
+    ) -> Result<CudaSlice<T>, BackendError> {
         self.stream
             .clone_htod(v)
             .map_err(|e| driver_err(&format!("uploading {what}"), e))
     }
 
-    fn zeros_f64(&self, n: usize, what: &str) -> Result<CudaSlice<f64>, BackendError> {
+    pub(crate) fn zeros_f64(&self, n: usize, what: &str) -> Result<CudaSlice<f64>, BackendError> {
         self.stream
             .alloc_zeros::<f64>(n.max(1))
             .map_err(|e| driver_err(&format!("allocating {what}"), e))
@@ -114,15 +150,21 @@ impl CudaBackend {
     /// Assembles the system of `inp` on this GPU. Lengths are checked here
     /// (the kernels trust them); whether it fits is the run's memory plan.
     pub fn assemble_system(&self, inp: &AssemblyInput) -> Result<DeviceSystem, BackendError> {
+        let inputs = self.upload_assembly(inp)?;
+        self.assemble_from(&inputs, None)
+    }
+
+    /// The compact inputs of `inp` in device memory, checked.
+    pub(crate) fn upload_assembly(&self, inp: &AssemblyInput) -> Result<AsmInputs, BackendError> {
         let (nx, ny, nz) = (inp.nx, inp.ny, inp.nz);
-        let (plane, n) = (inp.plane(), inp.len());
+        let plane = inp.plane();
         super::same_len(inp.dx.len(), nx)?;
         super::same_len(inp.dy.len(), ny)?;
         super::same_len(inp.dz.len(), nz)?;
         super::same_len(inp.layer_of_z.len(), nz)?;
         super::same_len(inp.layer_cells.len(), inp.layers.len())?;
         super::same_len(inp.power.len(), inp.layers.len())?;
-        if n == 0 {
+        if inp.is_empty() {
             return Err(BackendError::Length(0, 1));
         }
         if let Some(&l) = inp
@@ -140,21 +182,49 @@ impl CudaBackend {
         let f = flatten(inp)?;
         let layer_of_z: Vec<i32> = inp.layer_of_z.iter().map(|&l| l as i32).collect();
         let cells: Vec<f64> = inp.layer_cells.iter().map(|&c| f64::from(c)).collect();
-
         self.load(&ASSEMBLE)?;
-        let dx = self.htod(&inp.dx, "dx")?;
-        let dy = self.htod(&inp.dy, "dy")?;
-        let dz = self.htod(&inp.dz, "dz")?;
-        let lz = self.htod(&layer_of_z, "the layer of each z cell")?;
-        let lc = self.htod(&cells, "the z cells of each layer")?;
-        let uniform = self.htod(&f.uniform, "the layer materials")?;
-        let plane_off = self.htod(&f.plane_off, "the plane offsets")?;
-        let planes = self.htod(&f.planes, "the in-plane materials")?;
-        let power_off = self.htod(&f.power_off, "the power offsets")?;
-        let power = self.htod(&f.power, "the power maps")?;
-        let h_top = self.htod(&inp.h_top, "h_top")?;
-        let h_bot = self.htod(&h_bottom, "h_bottom")?;
+        let uniform = |w: &[f64]| w.iter().all(|&v| v == w[0]);
+        Ok(AsmInputs {
+            nx,
+            ny,
+            nz,
+            dx: self.htod(&inp.dx, "dx")?,
+            dy: self.htod(&inp.dy, "dy")?,
+            dz: self.htod(&inp.dz, "dz")?,
+            lz: self.htod(&layer_of_z, "the layer of each z cell")?,
+            lc: self.htod(&cells, "the z cells of each layer")?,
+            uniform: self.htod(&f.uniform, "the layer materials")?,
+            plane_off: self.htod(&f.plane_off, "the plane offsets")?,
+            planes: self.htod(&f.planes, "the in-plane materials")?,
+            power_off: self.htod(&f.power_off, "the power offsets")?,
+            power: self.htod(&f.power, "the power maps")?,
+            h_top: self.htod(&inp.h_top, "h_top")?,
+            h_bottom: self.htod(&h_bottom, "h_bottom")?,
+            top_stride,
+            bottom_stride,
+            has_bottom,
+            // Multigrid rediscretises with the physical widths (as the
+            // host's `QuadDiag::wx`/`wy`: empty on a uniform grid).
+            widths: if uniform(&inp.dx) && uniform(&inp.dy) {
+                (Vec::new(), Vec::new())
+            } else {
+                (inp.dx.clone(), inp.dy.clone())
+            },
+        })
+    }
 
+    /// The system of `inp`; with `cells` (kx, ky, kz, c of every cell, from
+    /// `asm_cell_mat_f64`) in place of the layers' materials.
+    pub(crate) fn assemble_from(
+        &self,
+        inp: &AsmInputs,
+        cells: Option<&CudaSlice<f64>>,
+    ) -> Result<DeviceSystem, BackendError> {
+        let (nx, ny, nz) = (inp.nx, inp.ny, inp.nz);
+        let (plane, n) = (nx * ny, nx * ny * nz);
+        if let Some(c) = cells {
+            super::same_len(c.len(), 4 * n)?;
+        }
         let mut gx = self.zeros_f64(n, "gx")?;
         let mut gy = self.zeros_f64(n, "gy")?;
         let mut gz = self.zeros_f64(n, "gz")?;
@@ -165,21 +235,33 @@ impl CudaBackend {
         let (nx64, ny64, nz64) = (nx as i64, ny as i64, nz as i64);
         // A grid-stride loop: no more blocks than a few waves need.
         let cfg = rows_config(n.min(1 << 26));
+        let null = 0u64;
         {
             const NAME: &str = "asm_faces_f64";
             let k = self.kernel(&ASSEMBLE, NAME)?;
             let mut args = self.stream.launch_builder(&k);
-            args.arg(&dx).arg(&dy).arg(&dz).arg(&lz).arg(&lc);
-            args.arg(&uniform).arg(&plane_off).arg(&planes);
-            args.arg(&power_off).arg(&power);
-            args.arg(&h_top).arg(&top_stride);
-            args.arg(&h_bot).arg(&bottom_stride).arg(&has_bottom);
+            args.arg(&inp.dx)
+                .arg(&inp.dy)
+                .arg(&inp.dz)
+                .arg(&inp.lz)
+                .arg(&inp.lc);
+            args.arg(&inp.uniform).arg(&inp.plane_off).arg(&inp.planes);
+            match cells {
+                Some(c) => args.arg(c),
+                None => args.arg(&null),
+            };
+            args.arg(&inp.power_off).arg(&inp.power);
+            args.arg(&inp.h_top).arg(&inp.top_stride);
+            args.arg(&inp.h_bottom)
+                .arg(&inp.bottom_stride)
+                .arg(&inp.has_bottom);
             args.arg(&nx64).arg(&ny64).arg(&nz64);
             args.arg(&mut gx).arg(&mut gy).arg(&mut gz);
             args.arg(&mut capacity).arg(&mut rhs);
             args.arg(&mut g_top).arg(&mut g_bottom);
             // SAFETY: arguments in the kernel's order and types; every
-            // array's length checked above against nx, ny, nz and the layers.
+            // array's length checked against nx, ny, nz and the layers when
+            // the inputs were uploaded, `cells` (or null) above.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
         let mut d = self.zeros_f64(n, "the matrix diagonal")?;
@@ -194,14 +276,7 @@ impl CudaBackend {
             // SAFETY: as above.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
-        // Multigrid rediscretises with the physical widths (as the host's
-        // `QuadDiag::wx`/`wy`: empty on a uniform grid).
-        let uniform = |w: &[f64]| w.iter().all(|&v| v == w[0]);
-        let (wx, wy) = if uniform(&inp.dx) && uniform(&inp.dy) {
-            (Vec::new(), Vec::new())
-        } else {
-            (inp.dx.clone(), inp.dy.clone())
-        };
+        let (wx, wy) = inp.widths.clone();
         Ok(DeviceSystem {
             a: CudaMatrix {
                 d,

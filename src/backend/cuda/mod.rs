@@ -22,6 +22,7 @@
 //! downloads through pinned staging buffers).
 
 mod assemble;
+mod assemble_kt;
 mod batch;
 mod batch_launch;
 mod blas1;
@@ -33,6 +34,7 @@ pub mod memory;
 mod mg;
 mod mg_setup;
 mod mixed;
+mod nonlinear;
 mod quad_diag;
 pub mod timing;
 mod transfer;
@@ -49,6 +51,7 @@ pub use mg::MULTIGRID;
 pub use mg_setup::MG_SETUP;
 pub use mixed::MIXED;
 pub use mixed::{CudaLowArray, CudaLowMatrix};
+pub use nonlinear::{CudaPhysics, NONLINEAR};
 pub use quad_diag::QUAD_DIAG;
 pub use transfer::STAGE_VALUES;
 

@@ -292,6 +292,23 @@ impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
         Ok(())
     }
 
+    fn operator_changed(
+        &mut self,
+        be: &B,
+        a: &mut dyn LinearOperator<B>,
+    ) -> Result<(), BackendError> {
+        let a = a
+            .quad_diag_matrix()
+            .and_then(|m| m.downcast_ref::<B::Matrix>())
+            .ok_or(BackendError::Unsupported(
+                "the mg preconditioner needs the system as a Quad-Diag matrix",
+            ))?;
+        if let Some(p) = self.fine_pivots.as_mut() {
+            *p = be.mg_line_pivots(a)?;
+        }
+        Ok(())
+    }
+
     fn apply(
         &mut self,
         be: &B,

@@ -134,6 +134,17 @@ pub trait Preconditioner<B: Backend> {
         let _ = (be, host);
         Ok(())
     }
+    /// [`Preconditioner::matrix_changed`] for a matrix that lives where the
+    /// solve runs (`a`, the system operator): refreshed there, no host copy
+    /// (a k(T) outer iteration re-assembled on the device, issue 17).
+    fn operator_changed(
+        &mut self,
+        be: &B,
+        a: &mut dyn LinearOperator<B>,
+    ) -> Result<(), BackendError> {
+        let _ = (be, a);
+        Ok(())
+    }
 }
 
 /// The precision a preconditioner runs in (summary.json, `cuth bench`).

@@ -13,8 +13,12 @@
 //! differences while the Gram matrix is ill-conditioned. For a scalar map
 //! with depth 1 this is the secant method. The caller keeps the safeguards
 //! (a plain Picard step when the extrapolation leaves the physical range,
-//! [`Anderson::reset`] when the residual grows).
+//! [`Anderson::reset`] when the residual grows). The history vectors live
+//! on the solve's backend ([`NonlinearOps`]); only the m × m system is
+//! solved on the host.
 
+use crate::backend::nonlinear::NonlinearOps;
+use crate::backend::BackendError;
 use std::collections::VecDeque;
 
 /// Largest depth accepted (`--anderson`).
@@ -23,24 +27,27 @@ pub const MAX_DEPTH: usize = 10;
 /// Reciprocal condition number below which the oldest difference is dropped.
 const MIN_RCOND: f64 = 1e-12;
 
-pub struct Anderson {
+/// The history lives where the iterates do (vectors `V` of a backend);
+/// only the small least-squares problem is solved on the host, from dot
+/// products of the history computed where it lives.
+pub struct Anderson<V> {
     depth: usize,
+    /// Length of the iterates.
+    n: usize,
     /// xₖ₋₁'s residual and map value.
-    last: Option<(Vec<f64>, Vec<f64>)>,
+    last: Option<(V, V)>,
     /// (ΔF, ΔG) columns, oldest first.
-    diffs: VecDeque<(Vec<f64>, Vec<f64>)>,
+    diffs: VecDeque<(V, V)>,
     /// Times the history was dropped ([`Anderson::reset`]).
     pub restarts: usize,
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-impl Anderson {
-    pub fn new(depth: usize) -> Anderson {
+impl<V> Anderson<V> {
+    /// Depth `depth` for iterates of `n` values.
+    pub fn new(depth: usize, n: usize) -> Anderson<V> {
         Anderson {
             depth: depth.min(MAX_DEPTH),
+            n,
             last: None,
             diffs: VecDeque::new(),
             restarts: 0,
@@ -56,37 +63,51 @@ impl Anderson {
         self.diffs.clear();
     }
 
-    /// The next iterate from xₖ = `x` and G(xₖ) = `g`.
-    pub fn next(&mut self, x: &[f64], g: &[f64]) -> Vec<f64> {
-        let f: Vec<f64> = g.iter().zip(x).map(|(g, x)| g - x).collect();
+    /// The next iterate from xₖ = `x` and G(xₖ) = `g`, on `be`.
+    pub fn next<B: NonlinearOps<Vector = V>>(
+        &mut self,
+        be: &B,
+        x: &V,
+        g: &V,
+    ) -> Result<V, BackendError> {
+        let copy = |v: &V| -> Result<V, BackendError> {
+            let mut c = be.zeros(self.n)?;
+            be.copy(v, &mut c)?;
+            Ok(c)
+        };
+        let mut out = copy(g)?;
         if self.depth == 0 {
-            return g.to_vec();
+            return Ok(out);
         }
-        if let Some((f_old, g_old)) = self.last.take() {
-            let df = f.iter().zip(&f_old).map(|(a, b)| a - b).collect();
-            let dg = g.iter().zip(&g_old).map(|(a, b)| a - b).collect();
+        // f = g − x
+        let mut f = copy(g)?;
+        be.nl_axpby(Some(x), -1.0, 1.0, &mut f, 0.0)?;
+        if let Some((mut df, mut dg)) = self.last.take() {
+            // ΔF = f − f_old, ΔG = g − g_old, in the old vectors' storage.
+            be.nl_axpby(Some(&f), 1.0, -1.0, &mut df, 0.0)?;
+            be.nl_axpby(Some(g), 1.0, -1.0, &mut dg, 0.0)?;
             if self.diffs.len() == self.depth {
                 self.diffs.pop_front();
             }
             self.diffs.push_back((df, dg));
         }
-        let mut out = g.to_vec();
         while !self.diffs.is_empty() {
             let m = self.diffs.len();
             let mut gram = vec![0.0; m * m];
             let mut rhs = vec![0.0; m];
             for i in 0..m {
-                rhs[i] = dot(&self.diffs[i].0, &f);
+                rhs[i] = be.nl_dot(&self.diffs[i].0, &f)?;
                 for j in 0..=i {
-                    let v = dot(&self.diffs[i].0, &self.diffs[j].0);
+                    let v = be.nl_dot(&self.diffs[i].0, &self.diffs[j].0)?;
                     gram[i * m + j] = v;
                     gram[j * m + i] = v;
                 }
             }
             match cholesky_solve(&mut gram, &mut rhs, m) {
                 Some(gamma) => {
+                    // out −= γᵢ ΔGᵢ
                     for (gi, (_, dg)) in gamma.iter().zip(&self.diffs) {
-                        out.iter_mut().zip(dg).for_each(|(o, d)| *o -= gi * d);
+                        be.nl_axpby(Some(dg), -gi, 1.0, &mut out, 0.0)?;
                     }
                     break;
                 }
@@ -95,8 +116,8 @@ impl Anderson {
                 }
             }
         }
-        self.last = Some((f, g.to_vec()));
-        out
+        self.last = Some((f, copy(g)?));
+        Ok(out)
     }
 }
 
@@ -141,17 +162,18 @@ fn cholesky_solve(a: &mut [f64], b: &mut [f64], m: usize) -> Option<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cpu::CpuBackend;
 
     /// Iterations of x ← G(x) from x0 until |G(x) − x| ≤ tol.
     fn iterations(depth: usize, g: impl Fn(f64) -> f64, x0: f64, tol: f64) -> (usize, f64) {
-        let mut acc = Anderson::new(depth);
+        let mut acc = Anderson::new(depth, 1);
         let mut x = vec![x0];
         for k in 1..=10_000 {
             let gx = vec![g(x[0])];
             if (gx[0] - x[0]).abs() <= tol {
                 return (k, gx[0]);
             }
-            x = acc.next(&x, &gx);
+            x = acc.next(&CpuBackend, &x, &gx).unwrap();
         }
         panic!("no convergence");
     }
@@ -195,11 +217,11 @@ mod tests {
                 0.1 * x[0] + 0.8 * x[1] - 2.0,
             ]
         };
-        let mut acc = Anderson::new(2);
+        let mut acc = Anderson::new(2, 2);
         let mut x = vec![0.0, 0.0];
         for _ in 0..3 {
             let g = map(&x);
-            x = acc.next(&x, &g);
+            x = acc.next(&CpuBackend, &x, &g).unwrap();
         }
         let g = map(&x);
         let res = (g[0] - x[0]).abs().max((g[1] - x[1]).abs());
@@ -208,11 +230,11 @@ mod tests {
 
     #[test]
     fn a_singular_history_falls_back_without_nan() {
-        let mut acc = Anderson::new(3);
+        let mut acc = Anderson::new(3, 2);
         let x = vec![1.0, 2.0];
         // The same residual twice: ΔF = 0, the Gram matrix is singular.
-        let a = acc.next(&x, &[2.0, 3.0]);
-        let b = acc.next(&x, &[2.0, 3.0]);
+        let a = acc.next(&CpuBackend, &x, &vec![2.0, 3.0]).unwrap();
+        let b = acc.next(&CpuBackend, &x, &vec![2.0, 3.0]).unwrap();
         assert_eq!(a, vec![2.0, 3.0]);
         assert_eq!(b, vec![2.0, 3.0]);
     }

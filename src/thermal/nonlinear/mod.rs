@@ -1,9 +1,11 @@
 //! Temperature-dependent physics (issue 17): k(T), c(T) (`stack::law`) and
 //! leakage power ([`leakage`]). The steady solve is a Picard iteration over
 //! warm-started linear solves ([`steady`]): properties and leakage at the
-//! last iterate, the matrix re-assembled on the host and re-uploaded, the
-//! preconditioner kept while it keeps PCG's iterations in check, the next
-//! iterate Anderson's combination of the last Picard steps ([`anderson`]).
+//! last iterate, the matrix re-assembled where the solve runs (on a GPU by
+//! the device assembly's kernels from the temperature on the device:
+//! `backend::nonlinear`), the preconditioner kept while it keeps PCG's
+//! iterations in check, the next iterate Anderson's combination of the last
+//! Picard steps ([`anderson`]).
 //! Transient steps are semi-implicit or iterated
 //! (`thermal::transient::nonlinear`). A stack with only constants never
 //! comes here (`Stack::is_nonlinear`), so its results are bit-identical to

@@ -6,9 +6,12 @@
 //! outer iteration is far from converged, stops once its residual has
 //! fallen by `forcing` (inexact Picard: the outer error, not the inner
 //! tolerance, limits the accuracy then); the last solve goes to the full
-//! rtol. A(T) is re-assembled on the host and re-uploaded when some k varies;
-//! the preconditioner built for A(T₀) is kept until a solve needs more than
-//! twice the iterations of the first, then rebuilt. Converged when
+//! rtol. A(T) is re-assembled where the solve runs when some k varies (the
+//! host on the CPU, the GPU's assembly kernels on CUDA: the loop is written
+//! once over `backend::nonlinear::NonlinearOps` and reads only scalars);
+//! the preconditioner built for A(T₀) is kept (multigrid's fine line pivots
+//! refreshed where A lives) until a solve needs more than twice the
+//! iterations of the first, then rebuilt. Converged when
 //! max |Tₖ₊₁ − Tₖ| ≤ tol and the energy balance of the last solve holds;
 //! a temperature above `t_max` (or not finite), or a change growing for
 //! [`GROWING`] iterations in a row, is thermal runaway.
@@ -26,15 +29,16 @@ use super::anderson::Anderson;
 use super::leakage::LeakageModel;
 use super::{NonlinearError, NonlinearReport};
 use crate::assemble::{assemble, assemble_cells, cell_materials, System};
+use crate::backend::nonlinear::NlContext;
 use crate::backend::ChebyshevBackend;
 use crate::grid::Grid;
 use crate::linalg::{
-    build_thermal_precond, pcg, true_relative_residual, CgInfo, Offset, PrecisionReport,
+    build_thermal_precond, pcg, true_relative_residual, CgInfo, PrecisionReport, PrecondKind,
     PrecondReport, Preconditioner, QuadDiagOperator, Stop,
 };
 use crate::power::{layer_power, LayerPower};
 use crate::stack::Stack;
-use crate::thermal::steady::{summarize, SteadyError, SteadyOptions, SteadyOutcome};
+use crate::thermal::steady::{summarize, Coupling, SteadyError, SteadyOptions, SteadyOutcome};
 use crate::thermal::summary::{MixedReport, SolverReport};
 use std::time::Instant;
 
@@ -56,20 +60,6 @@ pub fn place_name(stack: &Stack, grid: &Grid, power: &[LayerPower], i: usize) ->
         Some(b) => format!("{layer}/{}", b.name),
         None => layer.clone(),
     }
-}
-
-/// Index and value of the hottest cell; a non-finite value wins.
-fn hottest(t: &[f64]) -> (usize, f64) {
-    let mut best = (0, f64::NEG_INFINITY);
-    for (i, &v) in t.iter().enumerate() {
-        if !v.is_finite() {
-            return (i, v);
-        }
-        if v > best.1 {
-            best = (i, v);
-        }
-    }
-    best
 }
 
 /// Properties at `t`: the assembled system (rhs = dynamic power).
@@ -99,9 +89,11 @@ pub struct Picard {
     pub theta: Vec<f64>,
     /// T of every cell, K.
     pub t: Vec<f64>,
-    /// The system of the last solve (properties and leakage at the last
-    /// iterate, rhs with the leakage).
-    pub sys: System,
+    /// Σ rhs of the last solve (dynamic power and leakage), W.
+    pub power_in_w: f64,
+    /// The last system's conductances to ambient, W/K per plane cell.
+    pub g_top: Vec<f64>,
+    pub g_bottom: Vec<f64>,
     pub report: NonlinearReport,
     info: CgInfo,
     true_rel: f64,
@@ -148,8 +140,13 @@ pub fn solve<B: ChebyshevBackend + 'static>(
             switches: p.info.precision_switches.clone(),
         }),
     };
+    let coupling = Coupling {
+        power_in_w: p.power_in_w,
+        g_top: &p.g_top,
+        g_bottom: &p.g_bottom,
+    };
     let mut summary = summarize(
-        stack, &grid, &p.sys, &p.theta, &p.t, &power, be, solver, timings,
+        stack, &grid, coupling, &p.theta, &p.t, &power, be, solver, timings,
     );
     summary.nonlinear = Some(p.report);
     Ok(SteadyOutcome {
@@ -160,10 +157,31 @@ pub fn solve<B: ChebyshevBackend + 'static>(
     })
 }
 
+/// A(T) at θ, a law outside its range reported as [`NonlinearError::BadProperty`].
+fn assemble_at<B: ChebyshevBackend>(
+    be: &B,
+    cx: &NlContext,
+    ph: &mut B::Physics,
+    theta: &B::Vector,
+) -> Result<B::NlSystem, SteadyError> {
+    match be.nl_assemble(cx, ph, theta)? {
+        Ok(s) => Ok(s),
+        Err(i) => {
+            let l = cx.grid.layer_of_z[i / cx.grid.plane()];
+            Err(NonlinearError::BadProperty {
+                layer: cx.stack.layers[l].name.clone(),
+                t_k: be.nl_value(theta, i)? + cx.stack.ambient_k,
+            }
+            .into())
+        }
+    }
+}
+
 /// The outer iteration for the dynamic power `dynamic` (W per cell; `None`:
 /// the layers' own power maps) on the layers' `power` (blocks, material
 /// patches, leakage weights): Picard, or Anderson-accelerated Picard when
-/// `opts.nonlinear.anderson` > 0.
+/// `opts.nonlinear.anderson` > 0. Written once over [`NonlinearOps`]: the
+/// fields stay where the backend keeps them, the loop reads scalars.
 pub fn picard<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
@@ -174,21 +192,29 @@ pub fn picard<B: ChebyshevBackend + 'static>(
 ) -> Result<Picard, SteadyError> {
     let nl = &opts.nonlinear;
     let n = grid.len();
-    be.check_capacity(n)?;
+    let amb = stack.ambient_k;
+    // θ, its solve, the shifted rhs, the per-cell materials (4), the
+    // leakage, the dynamic power and Anderson's 2·depth + 4 vectors.
+    be.check_capacity_with(n, 9 + 2 * nl.anderson.min(super::anderson::MAX_DEPTH))?;
     be.prepare_quad_diag()?;
     let leak = LeakageModel::new(stack, grid, power);
+    let cx = NlContext {
+        stack,
+        grid,
+        power,
+        leak: &leak,
+    };
 
     let (mut t_assemble, mut t_solve) = (0.0, 0.0);
-    let mut t = vec![stack.ambient_k; n];
-    let mut theta = vec![0.0; n];
     let clock = Instant::now();
-    let mut sys = system_at(stack, grid, power, &t)?;
-    let dynamic = dynamic.map_or_else(|| sys.rhs.clone(), <[f64]>::to_vec);
-    let mut a_dev = be.upload_matrix(&sys.a)?;
+    let mut ph = be.nl_physics(&cx, dynamic)?;
+    let mut theta = be.zeros(n)?;
+    let mut sys = assemble_at(be, &cx, &mut ph, &theta)?;
+    be.synchronize()?;
     t_assemble += clock.elapsed().as_secs_f64();
 
     let mut m: Option<Box<dyn Preconditioner<B>>> = None;
-    let mut acc = (nl.anderson > 0).then(|| Anderson::new(nl.anderson));
+    let mut acc = (nl.anderson > 0).then(|| Anderson::new(nl.anderson, n));
     let mut report = NonlinearReport {
         method: match nl.anderson {
             0 => "picard".into(),
@@ -199,51 +225,66 @@ pub fn picard<B: ChebyshevBackend + 'static>(
     };
     let (mut first_iters, mut growing, mut last_change) = (None, 0, f64::INFINITY);
     // The plain Picard iterate behind an Anderson step, to fall back on.
-    let mut fallback: Option<Vec<f64>> = None;
+    let mut fallback: Option<B::Vector> = None;
     let mut last = None;
+    let mut power_in_w = 0.0;
     for it in 1..=nl.max_outer {
         let clock = Instant::now();
         let mut extrapolated = fallback.take();
         if it > 1 && stack.k_varies() {
-            sys = match system_at(stack, grid, power, &t) {
+            sys = match be.nl_assemble(&cx, &mut ph, &theta)? {
                 Ok(s) => s,
                 // An extrapolated iterate outside a law's range: Picard's.
                 Err(_) if extrapolated.is_some() => {
                     theta = extrapolated.take().expect("checked");
-                    t = theta.iter().map(|v| v + stack.ambient_k).collect();
                     if let Some(a) = &mut acc {
                         a.reset();
                     }
-                    system_at(stack, grid, power, &t)?
+                    assemble_at(be, &cx, &mut ph, &theta)?
                 }
-                Err(e) => return Err(e),
+                Err(i) => {
+                    // Reported as the host did: the layer and T there.
+                    let l = grid.layer_of_z[i / grid.plane()];
+                    return Err(NonlinearError::BadProperty {
+                        layer: stack.layers[l].name.clone(),
+                        t_k: be.nl_value(&theta, i)? + amb,
+                    }
+                    .into());
+                }
             };
-            a_dev = be.upload_matrix(&sys.a)?;
         }
-        let lk = leak.eval(grid, &t);
-        sys.rhs = dynamic.iter().zip(&lk.cell_w).map(|(p, q)| p + q).collect();
-        let offset = Offset::new(&sys.a, &sys.rhs);
-        let b = be.upload(&offset.rhs)?;
-        let x0: Vec<f64> = theta.iter().map(|v| v - offset.c).collect();
-        let mut x = be.upload(&x0)?;
+        let rhs = be.nl_rhs(&cx, &mut ph, &mut sys, &theta)?;
+        let (b, offset) = (rhs.b, rhs.offset);
+        // x₀ = θ − c
+        let mut x = be.zeros(n)?;
+        be.nl_axpby(Some(&theta), 1.0, 0.0, &mut x, -offset.c)?;
+        be.synchronize()?;
         t_assemble += clock.elapsed().as_secs_f64();
 
         let clock = Instant::now();
-        let mut op = QuadDiagOperator::new(be, &a_dev, n);
+        let mut op = QuadDiagOperator::new(be, be.nl_matrix(&sys), n);
         let mm = match &mut m {
             Some(m) => {
                 if stack.k_varies() {
-                    m.matrix_changed(be, &sys.a)?;
+                    m.operator_changed(be, &mut op)?;
                 }
                 m
             }
-            None => m.insert(build_thermal_precond(
-                opts.precond,
-                be,
-                &mut op,
-                Some(&sys.a),
-                &opts.precond_opts,
-            )?),
+            None => {
+                // Multigrid builds its levels where A lives (the device
+                // set-up on a GPU); the others read A on the host.
+                let host = match opts.precond {
+                    PrecondKind::Multigrid => None,
+                    _ => Some(be.host_matrix(be.nl_matrix(&sys))?),
+                };
+                m.insert(build_thermal_precond(
+                    opts.precond,
+                    be,
+                    &mut op,
+                    host.as_deref(),
+                    &opts.precond_opts,
+                )?)
+            }
         };
         // Inexact while far (change above 10·tol), exact near convergence.
         let near = last_change <= 10.0 * nl.tol_k;
@@ -257,8 +298,10 @@ pub fn picard<B: ChebyshevBackend + 'static>(
         let info = pcg(be, &mut op, mm.as_mut(), &b, &mut x, &params)?;
         let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
         let (precond_report, precision) = (mm.report(), mm.precision());
-        let mut th = be.download(&x)?;
-        offset.restore(&mut th);
+        // th = x + c: G(θ), the solve's output.
+        be.nl_axpby(None, 0.0, 1.0, &mut x, offset.c)?;
+        let th = x;
+        be.synchronize()?;
         t_solve += clock.elapsed().as_secs_f64();
         report.inner_iterations.push(info.iterations);
         if rtol == opts.rtol {
@@ -269,13 +312,8 @@ pub fn picard<B: ChebyshevBackend + 'static>(
             }
         }
 
-        let t_new: Vec<f64> = th.iter().map(|v| v + stack.ambient_k).collect();
-        let change = t_new
-            .iter()
-            .zip(&t)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
-        let (imax, tmax) = hottest(&t_new);
+        let change = be.nl_change(&th, &theta, amb)?;
+        let (imax, tmax) = be.nl_hottest(&th, amb)?;
         growing = if change > last_change { growing + 1 } else { 0 };
         let runaway = if !tmax.is_finite() || !change.is_finite() {
             Some("the temperature is no longer finite".to_string())
@@ -297,7 +335,6 @@ pub fn picard<B: ChebyshevBackend + 'static>(
             if let (Some(back), Some(a)) = (extrapolated.take(), &mut acc) {
                 a.reset();
                 theta = back;
-                t = theta.iter().map(|v| v + stack.ambient_k).collect();
                 growing = 0;
                 continue;
             }
@@ -306,29 +343,28 @@ pub fn picard<B: ChebyshevBackend + 'static>(
                 reason,
                 hottest: place_name(stack, grid, power, imax),
                 t_k: tmax,
-                leakage_w: leak.eval(grid, &t_new).total_w(),
+                leakage_w: be.nl_leakage_total(&cx, &mut ph, &th)?,
             }
             .into());
         }
         last_change = change;
         report.outer_iterations = it;
         report.final_change_k = change;
-        report.leakage_total_w = lk.total_w();
+        report.leakage_total_w = rhs.leakage_w.iter().fold(0.0, |a, b| a + b);
         report.leakage_w = leak
             .sources
             .iter()
-            .zip(&lk.per_source_w)
+            .zip(&rhs.leakage_w)
             .map(|(s, w)| (s.name.clone(), *w))
             .collect();
-        let energy = crate::thermal::steady::energy_balance(grid, &sys, &th);
+        power_in_w = rhs.power_in_w;
+        let energy = be.nl_energy(&cx, &sys, &th, power_in_w)?;
         last = Some((info, true_rel, precond_report, precision));
-        if change <= nl.tol_k && rtol == opts.rtol && energy.relative_error <= nl.energy_tol {
+        if change <= nl.tol_k && rtol == opts.rtol && energy <= nl.energy_tol {
             theta = th;
-            t = t_new;
             break;
         }
         if it == nl.max_outer {
-            let (imax, tmax) = hottest(&t_new);
             return Err(NonlinearError::NoConvergence {
                 iterations: it,
                 change_k: change,
@@ -346,12 +382,10 @@ pub fn picard<B: ChebyshevBackend + 'static>(
                 if growing > 0 {
                     a.reset();
                 }
-                let next = a.next(&theta, &th);
-                let floor = th.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
-                let ok = next
-                    .iter()
-                    .all(|v| v.is_finite() && *v >= floor && v + stack.ambient_k <= nl.t_max_k);
-                if ok {
+                let next = a.next(be, &theta, &th)?;
+                let floor = be.nl_range(&th)?.min.min(0.0);
+                let r = be.nl_range(&next)?;
+                if r.finite && r.min >= floor && r.max + amb <= nl.t_max_k {
                     fallback = Some(th);
                     next
                 } else {
@@ -360,16 +394,22 @@ pub fn picard<B: ChebyshevBackend + 'static>(
                 }
             }
         };
-        t = theta.iter().map(|v| v + stack.ambient_k).collect();
     }
     if let Some(a) = &acc {
         report.anderson_restarts = a.restarts;
     }
     let (info, true_rel, precond, precision) = last.expect("max_outer >= 1");
+    let clock = Instant::now();
+    let theta = be.download(&theta)?;
+    let t = theta.iter().map(|v| v + amb).collect();
+    let (g_top, g_bottom) = be.nl_coupling(&sys)?;
+    t_solve += clock.elapsed().as_secs_f64();
     Ok(Picard {
         theta,
         t,
-        sys,
+        power_in_w,
+        g_top,
+        g_bottom,
         report,
         info,
         true_rel,

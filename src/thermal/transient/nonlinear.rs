@@ -19,14 +19,22 @@
 //! not finite) is thermal runaway. With a k or c law the step operator is
 //! re-assembled for every solve; its preconditioner is rebuilt at each
 //! step's first solve and kept (told of the new matrix) for the others.
+//! With `--anderson M` (default 3) the iterates of a step are Anderson's
+//! combinations of its last Picard outputs (history restarted each step,
+//! the steady solve's safeguards: an extrapolation that is not finite,
+//! below the lower of ambient and the Picard output's minimum, above
+//! `--t-max` or outside a law's range gives way to the Picard iterate);
+//! `--anderson 0` iterates plain Picard.
 
 use super::stepper::Stepper;
 use super::TransientError;
 use crate::assemble::System;
+use crate::backend::cpu::CpuBackend;
 use crate::backend::ChebyshevBackend;
 use crate::grid::Grid;
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::nonlinear::anderson::Anderson;
 use crate::thermal::nonlinear::leakage::LeakageModel;
 use crate::thermal::nonlinear::steady::{place_name, system_at};
 use crate::thermal::nonlinear::NonlinearError;
@@ -137,14 +145,32 @@ impl<'a> StepPhysics<'a> {
             change_k: f64::NAN,
             leak_w: None,
         };
+        // Anderson over the step's iterates (history restarted every step);
+        // the Picard iterate behind an extrapolated one, to fall back on.
+        let mut acc =
+            (iterated && nl.anderson > 0).then(|| Anderson::new(nl.anderson, t_old.len()));
+        let mut fallback: Option<Vec<f64>> = None;
         for j in 1..=max_solves {
-            let t_at: &[f64] = if iterated { &self.t_it } else { t_old };
             if self.laws {
                 let rhs = std::mem::take(&mut sys.rhs);
-                *sys = system_at(self.stack, self.grid, self.base, t_at).map_err(Box::new)?;
+                let t_at: &[f64] = if iterated { &self.t_it } else { t_old };
+                *sys = match system_at(self.stack, self.grid, self.base, t_at) {
+                    Ok(s) => s,
+                    // An extrapolated iterate outside a law's range.
+                    Err(_) if fallback.is_some() => {
+                        self.t_it = fallback.take().expect("checked");
+                        if let Some(a) = &mut acc {
+                            a.reset();
+                        }
+                        system_at(self.stack, self.grid, self.base, &self.t_it).map_err(Box::new)?
+                    }
+                    Err(e) => return Err(Box::new(e).into()),
+                };
                 sys.rhs = rhs;
                 stepper.set_matrix(&sys.a, &sys.capacity, j == 1, opts)?;
             }
+            fallback = None;
+            let t_at: &[f64] = if iterated { &self.t_it } else { t_old };
             sys.rhs.clear();
             sys.rhs.extend_from_slice(dynamic);
             if let Some(l) = &self.leak {
@@ -175,6 +201,8 @@ impl<'a> StepPhysics<'a> {
             stepper.download_shifted(&mut self.scratch)?;
             let shift = stepper.c + self.stack.ambient_k;
             let mut change: f64 = 0.0;
+            // x = the iterate the solve used, G(x) = its output.
+            let x = acc.as_ref().map(|_| self.t_it.clone());
             for (t, th) in self.t_it.iter_mut().zip(&self.scratch) {
                 let new = th + shift;
                 change = change.max((new - *t).abs());
@@ -184,6 +212,23 @@ impl<'a> StepPhysics<'a> {
             self.check_runaway(&self.t_it, nl.t_max_k, step)?;
             if change <= nl.tol_k {
                 break;
+            }
+            // Anderson's next iterate where it stays finite, above the lower
+            // of ambient and G's minimum and below --t-max (else G's).
+            if let (Some(a), Some(x)) = (&mut acc, x) {
+                let g = std::mem::take(&mut self.t_it);
+                let next = a.next(&CpuBackend, &x, &g)?;
+                let floor = g.iter().copied().fold(self.stack.ambient_k, f64::min);
+                let ok = next
+                    .iter()
+                    .all(|v| v.is_finite() && *v >= floor && *v <= nl.t_max_k);
+                if ok {
+                    self.t_it = next;
+                    fallback = Some(g);
+                } else {
+                    a.reset();
+                    self.t_it = g;
+                }
             }
             if j == max_solves {
                 let (imax, tmax) = self

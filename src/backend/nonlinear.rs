@@ -1,0 +1,148 @@
+//! The nonlinear capability (issue 17): what the outer iteration of a
+//! temperature-dependent steady solve (`thermal::nonlinear::steady`, written
+//! once over this trait) does to its fields, where they live. The system
+//! A(T) and the leakage at the current iterate, the shifted right-hand side,
+//! the energy balance, and the vector updates and reductions that the
+//! loop's decisions (max change, hottest cell, Anderson's dot products and
+//! safeguards) read as scalars. The CPU assembles on the host
+//! (`assemble::cell_materials`, `LeakageModel::eval`: `cpu/nonlinear.rs`);
+//! CUDA evaluates the laws and the leakage on the device and assembles
+//! there with the device assembly's kernels (`cuda/nonlinear.rs`), so the
+//! temperature never leaves the GPU inside the loop.
+
+use super::{BackendError, QuadDiagOps};
+use crate::grid::Grid;
+use crate::linalg::Offset;
+use crate::power::LayerPower;
+use crate::stack::Stack;
+use crate::thermal::nonlinear::leakage::LeakageModel;
+
+/// What the nonlinear terms are built from.
+#[derive(Clone, Copy)]
+pub struct NlContext<'a> {
+    pub stack: &'a Stack,
+    pub grid: &'a Grid,
+    /// The layers' power (blocks, material patches, raster weights).
+    pub power: &'a [LayerPower],
+    pub leak: &'a LeakageModel,
+}
+
+/// The right-hand side of one outer iteration.
+pub struct NlRhs<V> {
+    /// b − c·amb, the shifted right-hand side the solve uses.
+    pub b: V,
+    /// The shift (its `rhs` left empty: b is above).
+    pub offset: Offset,
+    /// Σ rhs = dynamic power + leakage, W.
+    pub power_in_w: f64,
+    /// Leakage per source of the model, W.
+    pub leakage_w: Vec<f64>,
+}
+
+/// Min, max and whether every value is finite.
+#[derive(Clone, Copy, Debug)]
+pub struct Range {
+    pub min: f64,
+    pub max: f64,
+    pub finite: bool,
+}
+
+pub trait NonlinearOps: QuadDiagOps {
+    /// The temperature-dependent terms in this executor's memory (laws,
+    /// mixes, leakage cells, the dynamic power).
+    type Physics;
+    /// The system at one temperature field.
+    type NlSystem;
+
+    /// Prepares the terms of `cx`; `dynamic`: W per cell (`None`: the
+    /// layers' own power maps).
+    fn nl_physics(
+        &self,
+        cx: &NlContext,
+        dynamic: Option<&[f64]>,
+    ) -> Result<Self::Physics, BackendError>;
+
+    /// A(T) at T = T_amb + `theta` (each cell's k from its laws at its own
+    /// temperature, `assemble::cell_materials`); `Ok(Err(i))` when a law is
+    /// not positive at cell i.
+    fn nl_assemble(
+        &self,
+        cx: &NlContext,
+        ph: &mut Self::Physics,
+        theta: &Self::Vector,
+    ) -> Result<Result<Self::NlSystem, usize>, BackendError>;
+
+    fn nl_matrix<'s>(&self, sys: &'s Self::NlSystem) -> &'s Self::Matrix;
+
+    /// rhs = dynamic + leakage(T_amb + `theta`) into `sys`, and the shifted
+    /// right-hand side of `linalg::Offset`.
+    fn nl_rhs(
+        &self,
+        cx: &NlContext,
+        ph: &mut Self::Physics,
+        sys: &mut Self::NlSystem,
+        theta: &Self::Vector,
+    ) -> Result<NlRhs<Self::Vector>, BackendError>;
+
+    /// |heat out − power in| / power in for the rise `theta` of `sys`.
+    fn nl_energy(
+        &self,
+        cx: &NlContext,
+        sys: &Self::NlSystem,
+        theta: &Self::Vector,
+        power_in_w: f64,
+    ) -> Result<f64, BackendError>;
+
+    /// Total leakage at T_amb + `theta`, W (the runaway message).
+    fn nl_leakage_total(
+        &self,
+        cx: &NlContext,
+        ph: &mut Self::Physics,
+        theta: &Self::Vector,
+    ) -> Result<f64, BackendError>;
+
+    /// The conductances to ambient of `sys` (top plane, bottom plane) on the
+    /// host, for the summary.
+    fn nl_coupling(&self, sys: &Self::NlSystem) -> Result<(Vec<f64>, Vec<f64>), BackendError>;
+
+    /// y = α x + β y + γ, a term taken only when its coefficient is not 0
+    /// (x may be `None` when α = 0), summed left to right.
+    fn nl_axpby(
+        &self,
+        x: Option<&Self::Vector>,
+        alpha: f64,
+        beta: f64,
+        y: &mut Self::Vector,
+        gamma: f64,
+    ) -> Result<(), BackendError>;
+
+    /// x·y as a host scalar.
+    fn nl_dot(&self, x: &Self::Vector, y: &Self::Vector) -> Result<f64, BackendError>;
+
+    /// max |(x + s) − (y + s)| (NaN ignored, as `f64::max`).
+    fn nl_change(&self, x: &Self::Vector, y: &Self::Vector, s: f64) -> Result<f64, BackendError>;
+
+    /// Index and value of the largest x + s, the first one that is not
+    /// finite if any.
+    fn nl_hottest(&self, x: &Self::Vector, s: f64) -> Result<(usize, f64), BackendError>;
+
+    fn nl_range(&self, x: &Self::Vector) -> Result<Range, BackendError>;
+
+    /// x[i] on the host.
+    fn nl_value(&self, x: &Self::Vector, i: usize) -> Result<f64, BackendError>;
+}
+
+/// [`NonlinearOps::nl_hottest`] on host values: index and value of the
+/// largest, the first non-finite one winning.
+pub fn hottest_of(v: impl Iterator<Item = f64>) -> (usize, f64) {
+    let mut best = (0, f64::NEG_INFINITY);
+    for (i, v) in v.enumerate() {
+        if !v.is_finite() {
+            return (i, v);
+        }
+        if v > best.1 {
+            best = (i, v);
+        }
+    }
+    best
+}
