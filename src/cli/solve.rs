@@ -79,12 +79,13 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     // On a terminal, a solve longer than a second shows PCG's progress.
     let progress = SolveProgress::start(!plan.quiet && !plan.json);
     let mut outcome = match plan.device {
-        Device::Cpu => solve_on(&CpuBackend::new(), &mut plan, &out_opts)?,
-        Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, &mut plan, &out_opts)?,
+        Device::Cpu => run_on(|| anyhow::Ok(CpuBackend::new()), &mut plan, &out_opts)?,
+        Device::Cuda(n) => run_on(|| CudaBackend::new(n), &mut plan, &out_opts)?,
     };
     drop(progress);
     let stack = &plan.stack;
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
+    outcome.summary.started = Some(t0);
 
     let out_dir = &plan.out.dir;
     let unit = plan.unit;
@@ -119,6 +120,29 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Opens the backend (`device_init`), plans and solves on it, then frees
+/// it (`free`: the device memory and the context), each phase timed.
+fn run_on<B: ChebyshevBackend + 'static, E>(
+    open: impl FnOnce() -> Result<B, E>,
+    plan: &mut RunPlan,
+    out: &OutputOptions,
+) -> anyhow::Result<SteadyOutcome>
+where
+    anyhow::Error: From<E>,
+{
+    let mut laps = cuth::profile::Laps::new();
+    let be = open()?;
+    let init_s = laps.split();
+    let mut outcome = solve_on(&be, plan, out)?;
+    laps.split();
+    drop(be);
+    let free_s = laps.split();
+    let t = &mut outcome.summary.timings_s;
+    t.insert(0, ("device_init".into(), init_s));
+    t.push(("free".into(), free_s));
+    Ok(outcome)
+}
+
 /// Plans the run's memory on `be` (refused, exit 1, when it does not fit),
 /// then solves; the plan goes into the summary.
 fn solve_on<B: ChebyshevBackend + 'static>(
@@ -146,10 +170,13 @@ fn solve_on<B: ChebyshevBackend + 'static>(
             save_state: plan.out.save_state.is_some(),
         },
     };
+    let t0 = Instant::now();
     let host_free = cuth::backend::cpu::available_memory();
     let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
     super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
+    let plan_s = t0.elapsed().as_secs_f64();
     let mut outcome = solve_steady(be, &plan.stack, &plan.solver)?;
+    outcome.summary.timings_s.insert(0, ("plan".into(), plan_s));
     outcome.summary.memory = Some(memory);
     Ok(outcome)
 }

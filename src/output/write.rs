@@ -330,6 +330,15 @@ pub fn stream_steady(
     summary
         .timings_s
         .push(("outputs".into(), t0.elapsed().as_secs_f64()));
+    summary
+        .timings_detail_s
+        .extend(crate::profile::take());
+    if let Some(start) = summary.started {
+        let wall = start.elapsed().as_secs_f64();
+        let timed: f64 = summary.timings_s.iter().map(|t| t.1).sum();
+        summary.timings_s.push(("other".into(), (wall - timed).max(0.0)));
+        summary.wall_s = Some(wall);
+    }
     summary.host_peak_rss_bytes = crate::backend::cpu::peak_rss_bytes();
     let text = json::summary_json(&summary).map_err(|source| OutputError::Io {
         path: dir.join("summary.json"),

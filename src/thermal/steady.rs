@@ -103,24 +103,34 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
         clock = Instant::now();
     };
 
+    let sync = crate::profile::sync_parts();
+    let mut parts = crate::profile::Laps::new();
     let grid = Grid::from_stack(stack);
     be.check_capacity(grid.len())?;
     be.prepare_quad_diag()?;
+    parts.lap("power/prepare");
     let power = (0..stack.layers.len())
         .map(|l| layer_power(stack, &grid, l))
         .collect::<Result<Vec<_>, _>>()?;
+    parts.lap("power/rasterize");
     lap("power", &mut timings);
 
     let n = grid.len();
     // On a GPU the system is built where it is used, from compact inputs
     // (device assembly); the CPU assembles on the host in parallel.
     let input = AssemblyInput::new(stack, &grid, &power);
+    parts.lap("assemble/input");
     let (a, b, offset, sys) = match be.assemble_on_device(&input)? {
         Some(dev) => {
             drop(input);
             be.synchronize()?;
+            parts.lap("assemble/device");
             lap("assemble", &mut timings);
             let (a, b, offset, coupling) = shift_on_device(be, &grid, &power, dev)?;
+            if sync {
+                be.synchronize()?;
+            }
+            parts.lap("upload/shift");
             (a, b, offset, Assembled::Device(coupling))
         }
         None => {
@@ -133,8 +143,10 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
             (a, b, offset, Assembled::Host(Box::new(sys)))
         }
     };
+    parts.split();
     let mut x = be.zeros(n)?;
     be.synchronize()?;
+    parts.lap("upload/alloc_x");
     lap("upload", &mut timings);
 
     let mut op = QuadDiagOperator::new(be, &a, n);
@@ -157,14 +169,17 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
     let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
     let info = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params)?;
     lap("solve", &mut timings);
+    parts.split();
 
     // ‖b‖ = rtol_scale·‖b − c·amb‖.
     let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
+    parts.lap("download/true_residual");
     let mut theta = be.download(&x)?;
+    parts.lap("download/copy");
     offset.restore(&mut theta);
+    parts.lap("download/restore");
     lap("download", &mut timings);
 
-    let temperature_k: Vec<f64> = theta.iter().map(|t| t + stack.ambient_k).collect();
     let precision = m.precision().filter(|p| p.mode != "f64");
     let solver = SolverReport {
         method: "pcg".into(),
@@ -186,6 +201,18 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
             switches: info.precision_switches.clone(),
         }),
     };
+    // The device's vectors, matrix and preconditioner are not needed past
+    // this point.
+    drop(m);
+    drop(op);
+    drop((x, b, a));
+    be.synchronize()?;
+    parts.lap("free/solver");
+    lap("free_solver", &mut timings);
+    let t_summary = Instant::now();
+
+    let temperature_k: Vec<f64> = theta.iter().map(|t| t + stack.ambient_k).collect();
+    parts.lap("summary/kelvin");
     let coupling = match &sys {
         Assembled::Host(sys) => Coupling::from(&**sys),
         Assembled::Device(c) => c.borrowed(),
@@ -201,6 +228,12 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
         solver,
         timings,
     );
+    parts.lap("summary/stats");
+    drop(theta);
+    drop(sys);
+    parts.lap("summary/free");
+    let mut summary = summary;
+    (summary.timings_s).push(("summary".into(), t_summary.elapsed().as_secs_f64()));
     Ok(SteadyOutcome {
         grid,
         temperature_k,
@@ -442,6 +475,9 @@ pub(crate) fn summarize<'s, B: ChebyshevBackend>(
         warnings: stack.warnings.clone(),
         probes: super::probes::readings(stack, grid, t),
         timings_s,
+        timings_detail_s: Vec::new(),
+        wall_s: None,
+        started: None,
         nonlinear: None,
         memory: None,
         host_peak_rss_bytes: None,
