@@ -146,6 +146,20 @@ pub trait Backend {
         host.copy_from_slice(&h);
         Ok(())
     }
+    /// Hands `v` to `f` in consecutive pieces `(first index, values)`, in
+    /// order, so that a caller can reduce a vector larger than it wants to
+    /// hold on the host (the post-solve statistics, issue 15). On a GPU
+    /// through two pinned staging buffers, the next piece copied while `f`
+    /// reads this one; where the vector is host memory, in one piece
+    /// without a copy.
+    fn download_pieces(
+        &self,
+        v: &Self::Vector,
+        f: &mut dyn FnMut(usize, &[f64]) -> Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
+        let h = self.download(v)?;
+        f(0, &h)
+    }
     /// dst = src
     fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<(), BackendError>;
     /// `n` slots, zero-filled.

@@ -11,7 +11,8 @@ use cuth::output::npy::NpyDtype;
 use cuth::output::{self, MapLayers, OutputOptions, Owned, Staged, SteadyView, Transaction};
 use cuth::stack::Stack;
 use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
-use cuth::thermal::steady::{solve_steady, SteadyOutcome};
+use cuth::thermal::steady::SteadyOutcome;
+use cuth::thermal::steady::{rasterize_layers, solve_steady_for, KeepField, LayerMaps};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -78,9 +79,25 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     };
     // On a terminal, a solve longer than a second shows PCG's progress.
     let progress = SolveProgress::start(!plan.quiet && !plan.json);
-    let mut outcome = match plan.device {
-        Device::Cpu => run_on(|| anyhow::Ok(CpuBackend::new()), &mut plan, &out_opts)?,
-        Device::Cuda(n) => run_on(|| CudaBackend::new(n), &mut plan, &out_opts)?,
+    // The whole field stays on the host only for the outputs that write
+    // it; otherwise the solve keeps the statistics and the maps (issue 15).
+    let keep = if args.npy.is_some() || plan.vtk || plan.out.save_state.is_some() {
+        KeepField::Whole
+    } else {
+        KeepField::Maps(
+            (0..plan.stack.layers.len())
+                .filter(|&l| out_opts.maps.includes(l))
+                .collect(),
+        )
+    };
+    let (mut outcome, layer_maps) = match plan.device {
+        Device::Cpu => run_on(
+            || anyhow::Ok(CpuBackend::new()),
+            &mut plan,
+            &out_opts,
+            &keep,
+        )?,
+        Device::Cuda(n) => run_on(|| CudaBackend::new(n), &mut plan, &out_opts, &keep)?,
     };
     drop(progress);
     let stack = &plan.stack;
@@ -93,6 +110,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         stack,
         grid: &outcome.grid,
         temperature_k: &outcome.temperature_k,
+        layer_maps: &layer_maps,
         power: &outcome.power,
         summary: &outcome.summary,
     };
@@ -126,21 +144,22 @@ fn run_on<B: ChebyshevBackend + 'static, E>(
     open: impl FnOnce() -> Result<B, E>,
     plan: &mut RunPlan,
     out: &OutputOptions,
-) -> anyhow::Result<SteadyOutcome>
+    keep: &KeepField,
+) -> anyhow::Result<(SteadyOutcome, LayerMaps)>
 where
     anyhow::Error: From<E>,
 {
     let mut laps = cuth::profile::Laps::new();
     let be = open()?;
     let init_s = laps.split();
-    let mut outcome = solve_on(&be, plan, out)?;
+    let (mut outcome, maps) = solve_on(&be, plan, out, keep)?;
     laps.split();
     drop(be);
     let free_s = laps.split();
     let t = &mut outcome.summary.timings_s;
     t.insert(0, ("device_init".into(), init_s));
     t.push(("free".into(), free_s));
-    Ok(outcome)
+    Ok((outcome, maps))
 }
 
 /// Plans the run's memory on `be` (refused, exit 1, when it does not fit),
@@ -149,7 +168,8 @@ fn solve_on<B: ChebyshevBackend + 'static>(
     be: &B,
     plan: &mut RunPlan,
     out: &OutputOptions,
-) -> anyhow::Result<SteadyOutcome> {
+    keep: &KeepField,
+) -> anyhow::Result<(SteadyOutcome, LayerMaps)> {
     let stack = &plan.stack;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
     let shape = RunShape {
@@ -170,15 +190,30 @@ fn solve_on<B: ChebyshevBackend + 'static>(
             save_state: plan.out.save_state.is_some(),
         },
     };
-    let t0 = Instant::now();
+    let mut laps = cuth::profile::Laps::new();
     let host_free = cuth::backend::cpu::available_memory();
     let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
-    super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
-    let plan_s = t0.elapsed().as_secs_f64();
-    let mut outcome = solve_steady(be, &plan.stack, &plan.solver)?;
-    outcome.summary.timings_s.insert(0, ("plan".into(), plan_s));
+    let plan_s = laps.split();
+    // The power is rasterized once, for the density check and the solve
+    // (a nonlinear stack's solve rasterizes its own).
+    let power = if plan.stack.is_nonlinear() {
+        super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
+        None
+    } else {
+        let grid = cuth::grid::Grid::from_stack(&plan.stack);
+        let power = rasterize_layers(&plan.stack, &grid)?;
+        super::plan::power_density_of(&mut plan.stack, &grid, &power, plan.strict, plan.quiet)?;
+        Some(power)
+    };
+    let power_s = laps.split();
+    let (mut outcome, maps) = solve_steady_for(be, &plan.stack, &plan.solver, keep, power)?;
+    let t = &mut outcome.summary.timings_s;
+    t.insert(0, ("plan".into(), plan_s));
+    if !plan.stack.is_nonlinear() {
+        t.insert(1, ("power".into(), power_s));
+    }
     outcome.summary.memory = Some(memory);
-    Ok(outcome)
+    Ok((outcome, maps))
 }
 
 /// `--layers` / `--no-maps` as layer indices; an unknown name is bad input.

@@ -173,6 +173,7 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
         stack: &stack,
         grid: &grid,
         temperature_k: &t,
+        layer_maps: &[],
         power: &power,
         summary: &summary,
     };
@@ -359,6 +360,7 @@ fn inconsistent_view_is_an_error_not_a_panic() {
         stack: &stack,
         grid: &grid,
         temperature_k: &short,
+        layer_maps: &[],
         power: &[],
         summary: &summary,
     };

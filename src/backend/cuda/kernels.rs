@@ -224,8 +224,7 @@ impl Kernels {
         let t = std::time::Instant::now();
         let m = self.ctx.load_module(ptx);
         crate::profile::add("kernels/load", t.elapsed().as_secs_f64());
-        let m = m
-            .map_err(|e| driver_err(&format!("loading PTX of {}", file.file), e))?;
+        let m = m.map_err(|e| driver_err(&format!("loading PTX of {}", file.file), e))?;
         lock(&self.modules).insert(file.file, m.clone());
         Ok(m)
     }

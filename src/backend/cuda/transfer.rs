@@ -1,16 +1,23 @@
-//! Device → host copies of large vectors through pinned staging buffers
-//! (issue 15 item 2). A pageable `cuMemcpyDtoH` ran at about 1.3 GB/s on the
-//! H200 host (BENCHMARKS.md, issue 15 section): the driver bounces through
-//! its own small pinned buffer and the fresh destination pages fault one by
-//! one. Here two page-locked buffers of [`STAGE_VALUES`] take turns: while
-//! the GPU fills one, the CPU threads copy the other into the destination
-//! (faulting its pages in parallel). Small copies keep the direct path.
-//! `CUTH_PAGEABLE_DOWNLOAD=1` turns the staging off (for comparison).
+//! Host ↔ device copies through page-locked memory (issue 15 items 2–3):
+//! [`PinnedBuffer`] is the one pinned host type of the backend, used by the
+//! staged downloads here and as a batched sweep's double buffers
+//! (`BatchOps::HostBuffer`, `batch.rs`). A pageable `cuMemcpyDtoH` ran at
+//! about 1.3 GB/s on the H200 host (BENCHMARKS.md, issue 15 section): the
+//! driver bounces through its own small pinned buffer and the fresh
+//! destination pages fault one by one. Here a large vector comes down in
+//! pieces of [`STAGE_VALUES`] through two buffers in turn: while the GPU
+//! fills one, the host works on the other ([`CudaBackend::download_pieces`]:
+//! the post-solve statistics fold each piece, so the field never has to be
+//! held whole; [`CudaBackend::download_to`]: the CPU threads copy it into
+//! the destination, faulting its pages in parallel). Small copies keep the
+//! direct path. `CUTH_PAGEABLE_DOWNLOAD=1` turns the staging off (for
+//! comparison).
 
 use super::launch::driver_err;
 use super::CudaBackend;
+use crate::backend::batch::HostBuffer;
 use crate::backend::BackendError;
-use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use rayon::prelude::*;
 
 /// Values per staging buffer (128 MiB of f64).
@@ -18,73 +25,95 @@ pub const STAGE_VALUES: usize = 16 << 20;
 /// Copies shorter than this go directly (pageable).
 const DIRECT_BELOW: usize = 4 << 20;
 
+/// Page-locked host memory (plain, not write-combined: the host reads it
+/// too). A copy into or out of it is queued on the backend's stream and
+/// records the buffer's event; [`HostBuffer::values`] waits for that event
+/// only, not for later work on the stream.
+pub type PinnedBuffer = PinnedHostSlice<f64>;
+
+impl HostBuffer for PinnedBuffer {
+    fn values(&self) -> Result<&[f64], BackendError> {
+        self.as_slice()
+            .map_err(|e| driver_err("waiting for a copy to pinned memory", e))
+    }
+    fn values_mut(&mut self) -> Result<&mut [f64], BackendError> {
+        self.as_mut_slice()
+            .map_err(|e| driver_err("waiting for a copy from pinned memory", e))
+    }
+}
+
 impl CudaBackend {
-    /// Copies `v` into `dst` (same length) and waits for it.
-    pub(crate) fn download_to(
+    /// A pinned buffer of `len` values, uninitialised: every reader must
+    /// have it filled first (by a copy, or [`HostBuffer::values_mut`]).
+    pub(crate) fn pinned(&self, len: usize) -> Result<PinnedBuffer, BackendError> {
+        // SAFETY: page-locked memory of `len` f64 (any bit pattern is a
+        // valid f64); flags 0: plain, cached memory, which the host reads.
+        unsafe { self.ctx.alloc_pinned_with_flags::<f64>(len.max(1), 0) }
+            .map_err(|e| driver_err("allocating page-locked host memory", e))
+    }
+
+    /// buf[..hi − lo] = v[lo..hi], queued.
+    pub(crate) fn dtoh_pinned(
         &self,
         v: &CudaSlice<f64>,
-        dst: &mut [f64],
-        what: &str,
+        lo: usize,
+        hi: usize,
+        buf: &mut PinnedBuffer,
     ) -> Result<(), BackendError> {
-        super::same_len(v.len(), dst.len())?;
-        let err = |e| driver_err(&format!("downloading {what}"), e);
-        let direct = v.len() < DIRECT_BELOW || std::env::var_os("CUTH_PAGEABLE_DOWNLOAD").is_some();
-        if direct {
-            self.stream.memcpy_dtoh(v, dst).map_err(err)?;
-            return self.sync(&format!("downloading {what}"));
+        if hi > v.len() || hi - lo > buf.len() {
+            return Err(BackendError::Length(hi - lo, buf.len()));
         }
+        self.stream
+            .memcpy_dtoh(&v.slice(lo..hi), buf)
+            .map_err(|e| driver_err("downloading into pinned memory", e))
+    }
+
+    /// dst = buf[..dst.len()], queued.
+    pub(crate) fn htod_pinned(
+        &self,
+        buf: &PinnedBuffer,
+        dst: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        super::same_len(buf.len(), dst.len())?;
+        self.stream
+            .memcpy_htod(buf, dst)
+            .map_err(|e| driver_err("uploading from pinned memory", e))
+    }
+
+    /// Calls `f(first, values)` for consecutive pieces of `v`, in order,
+    /// each at most [`STAGE_VALUES`] long: piece k + 1 is copied while `f`
+    /// reads piece k. A vector shorter than the direct-copy threshold comes
+    /// in one piece.
+    pub(crate) fn download_pieces(
+        &self,
+        v: &CudaSlice<f64>,
+        f: &mut dyn FnMut(usize, &[f64]) -> Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
         let n = v.len();
+        if n < DIRECT_BELOW || std::env::var_os("CUTH_PAGEABLE_DOWNLOAD").is_some() {
+            let mut h = vec![0.0; n];
+            self.stream
+                .memcpy_dtoh(v, &mut h)
+                .map_err(|e| driver_err("downloading a vector", e))?;
+            self.sync("downloading a vector")?;
+            return f(0, &h);
+        }
         let chunk = STAGE_VALUES.min(n);
         let chunks = n.div_ceil(chunk);
-        // SAFETY: page-locked memory, written by the copies below before it is
-        // read; flags 0 (not write-combined: the CPU reads it).
-        let mut bufs: Vec<PinnedHostSlice<f64>> = (0..2.min(chunks))
-            .map(|_| unsafe { self.ctx.alloc_pinned_with_flags::<f64>(chunk, 0) })
-            .collect::<Result<_, _>>()
-            .map_err(err)?;
-        let ptrs: Vec<*mut f64> = bufs
-            .iter_mut()
-            .map(|b| b.as_mut_ptr())
-            .collect::<Result<_, _>>()
-            .map_err(err)?;
-        let (src, _read) = v.device_ptr(&self.stream);
         let range = |k: usize| (k * chunk, ((k + 1) * chunk).min(n));
-        let issue = |k: usize| -> Result<CudaEvent, BackendError> {
-            let (lo, hi) = range(k);
-            // SAFETY: the buffer holds `chunk` ≥ hi − lo values and is not
-            // read by the host until the event recorded after this copy has
-            // completed; the source range lies inside `v`.
-            unsafe {
-                let host = std::slice::from_raw_parts_mut(ptrs[k % 2], hi - lo);
-                cudarc::driver::result::memcpy_dtoh_async(
-                    host,
-                    src + (lo * std::mem::size_of::<f64>()) as u64,
-                    self.stream.cu_stream(),
-                )
-                .map_err(err)?;
-            }
-            self.stream.record_event(None).map_err(err)
-        };
+        let mut bufs = [self.pinned(chunk)?, self.pinned(chunk)?];
         let mut run = || -> Result<(), BackendError> {
-            let mut events: Vec<Option<CudaEvent>> = vec![None, None];
             for k in 0..2.min(chunks) {
-                events[k % 2] = Some(issue(k)?);
+                let (lo, hi) = range(k);
+                self.dtoh_pinned(v, lo, hi, &mut bufs[k % 2])?;
             }
             for k in 0..chunks {
-                if let Some(e) = events[k % 2].take() {
-                    e.synchronize().map_err(err)?;
-                }
                 let (lo, hi) = range(k);
-                // SAFETY: the copy into this buffer has completed (event
-                // above) and the next copy into it is issued only after this
-                // read.
-                let staged = unsafe { std::slice::from_raw_parts(ptrs[k % 2], hi - lo) };
-                dst[lo..hi]
-                    .par_chunks_mut(1 << 16)
-                    .zip(staged.par_chunks(1 << 16))
-                    .for_each(|(d, s)| d.copy_from_slice(s));
+                // Waits for copy k only (the buffer's event).
+                f(lo, &bufs[k % 2].values()?[..hi - lo])?;
                 if k + 2 < chunks {
-                    events[k % 2] = Some(issue(k + 2)?);
+                    let (lo, hi) = range(k + 2);
+                    self.dtoh_pinned(v, lo, hi, &mut bufs[k % 2])?;
                 }
             }
             Ok(())
@@ -94,7 +123,27 @@ impl CudaBackend {
             // No copy may still write into the buffers when they are freed.
             let _ = self.stream.synchronize();
         }
-        drop(bufs);
         result
+    }
+
+    /// Copies `v` into `dst` (same length) and waits for it.
+    pub(crate) fn download_to(
+        &self,
+        v: &CudaSlice<f64>,
+        dst: &mut [f64],
+        what: &str,
+    ) -> Result<(), BackendError> {
+        super::same_len(v.len(), dst.len())?;
+        self.download_pieces(v, &mut |lo, piece| {
+            dst[lo..lo + piece.len()]
+                .par_chunks_mut(1 << 16)
+                .zip(piece.par_chunks(1 << 16))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            Ok(())
+        })
+        .map_err(|e| match e {
+            BackendError::Driver(m) => BackendError::Driver(format!("downloading {what}: {m}")),
+            e => e,
+        })
     }
 }
