@@ -85,6 +85,10 @@ pub struct Ratio {
     pub den: usize,
 }
 
+/// What [`Backend::download_pieces`] hands each piece to: `(first index,
+/// values)`.
+pub type PieceFn<'f> = dyn FnMut(usize, &[f64]) -> Result<(), BackendError> + 'f;
+
 /// The core of an executor: storage, scalar slots, BLAS-1 and reductions.
 pub trait Backend {
     /// A vector of f64 living on this device.
@@ -152,11 +156,7 @@ pub trait Backend {
     /// through two pinned staging buffers, the next piece copied while `f`
     /// reads this one; where the vector is host memory, in one piece
     /// without a copy.
-    fn download_pieces(
-        &self,
-        v: &Self::Vector,
-        f: &mut dyn FnMut(usize, &[f64]) -> Result<(), BackendError>,
-    ) -> Result<(), BackendError> {
+    fn download_pieces(&self, v: &Self::Vector, f: &mut PieceFn) -> Result<(), BackendError> {
         let h = self.download(v)?;
         f(0, &h)
     }

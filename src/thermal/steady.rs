@@ -229,7 +229,6 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
         }),
     };
     drop(m);
-    drop(op);
 
     // The statistics are folded from x as it comes off the device, piece
     // by piece (θ = x + c, T = θ + ambient); the whole field is kept only

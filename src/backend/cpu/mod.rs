@@ -74,7 +74,7 @@ impl Backend for CpuBackend {
     fn download_pieces(
         &self,
         v: &Vec<f64>,
-        f: &mut dyn FnMut(usize, &[f64]) -> Result<(), BackendError>,
+        f: &mut crate::backend::PieceFn,
     ) -> Result<(), BackendError> {
         f(0, v)
     }

@@ -76,7 +76,7 @@ impl Backend for CudaBackend {
     fn download_pieces(
         &self,
         v: &CudaSlice<f64>,
-        f: &mut dyn FnMut(usize, &[f64]) -> Result<(), BackendError>,
+        f: &mut crate::backend::PieceFn,
     ) -> Result<(), BackendError> {
         CudaBackend::download_pieces(self, v, f)
     }

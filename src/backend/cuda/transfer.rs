@@ -87,7 +87,7 @@ impl CudaBackend {
     pub(crate) fn download_pieces(
         &self,
         v: &CudaSlice<f64>,
-        f: &mut dyn FnMut(usize, &[f64]) -> Result<(), BackendError>,
+        f: &mut crate::backend::PieceFn,
     ) -> Result<(), BackendError> {
         let n = v.len();
         if n < DIRECT_BELOW || std::env::var_os("CUTH_PAGEABLE_DOWNLOAD").is_some() {
