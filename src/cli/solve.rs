@@ -172,11 +172,30 @@ fn solve_on<B: ChebyshevBackend + 'static>(
 ) -> anyhow::Result<(SteadyOutcome, LayerMaps)> {
     let stack = &plan.stack;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
+    let grid = cuth::grid::Grid::from_stack(stack);
+    let (wx, wy): (&[f64], &[f64]) = match grid.is_uniform() {
+        true => (&[], &[]),
+        false => (&grid.dx, &grid.dy),
+    };
+    let count = |f: &dyn Fn(usize, &cuth::stack::Layer) -> bool| {
+        (stack.layers.iter().enumerate())
+            .filter(|(l, layer)| f(*l, layer))
+            .count()
+    };
     let shape = RunShape {
         nx: stack.nx,
         ny: stack.ny,
         nz,
         layers: stack.layers.len(),
+        powered_layers: count(&|_, l| l.power.is_some()),
+        patched_layers: count(&|_, l| {
+            l.outline.is_some()
+                || l.floorplan.is_some()
+                || !l.regions.is_empty()
+                || !l.unit_materials.is_empty()
+        }),
+        wx,
+        wy,
         executor: match plan.device {
             Device::Cpu => Executor::Cpu,
             Device::Cuda(_) => Executor::Cuda,
@@ -185,6 +204,11 @@ fn solve_on<B: ChebyshevBackend + 'static>(
         precision: plan.solver.precond_opts.precision,
         outputs: OutputShape {
             map_layers: out.maps.count(stack.layers.len()),
+            block_layers: count(&|i, l| {
+                !out.maps.includes(i)
+                    && (l.floorplan.is_some()
+                        || matches!(l.power, Some(cuth::stack::PowerSpec::Blocks { .. })))
+            }),
             vtk: out.vtk,
             npy_bytes: out.npy.map(NpyDtype::bytes),
             save_state: plan.out.save_state.is_some(),

@@ -20,7 +20,9 @@ use crate::backend::BackendError;
 use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use rayon::prelude::*;
 
-/// Values per staging buffer (128 MiB of f64).
+/// Values per staging buffer (128 MiB of f64); a vector shorter than this
+/// gets buffers of its own length. The backend keeps its buffers between
+/// downloads.
 pub const STAGE_VALUES: usize = 16 << 20;
 /// Copies shorter than this go directly (pageable).
 const DIRECT_BELOW: usize = 4 << 20;
@@ -101,7 +103,7 @@ impl CudaBackend {
         let chunk = STAGE_VALUES.min(n);
         let chunks = n.div_ceil(chunk);
         let range = |k: usize| (k * chunk, ((k + 1) * chunk).min(n));
-        let mut bufs = [self.pinned(chunk)?, self.pinned(chunk)?];
+        let mut bufs = self.staging_buffers(chunk)?;
         let mut run = || -> Result<(), BackendError> {
             for k in 0..2.min(chunks) {
                 let (lo, hi) = range(k);
@@ -120,10 +122,23 @@ impl CudaBackend {
         };
         let result = run();
         if result.is_err() {
-            // No copy may still write into the buffers when they are freed.
+            // No copy may still write into the buffers when they are freed
+            // or lent again.
             let _ = self.stream.synchronize();
         }
+        *self.staging.lock().unwrap_or_else(|p| p.into_inner()) = bufs.into();
         result
+    }
+
+    /// The two staging buffers, of at least `len` values: the backend's
+    /// own when they are large enough, else new ones (which it keeps).
+    fn staging_buffers(&self, len: usize) -> Result<[PinnedBuffer; 2], BackendError> {
+        let kept = std::mem::take(&mut *self.staging.lock().unwrap_or_else(|p| p.into_inner()));
+        match <[PinnedBuffer; 2]>::try_from(kept) {
+            Ok(b) if b[0].len() >= len && b[1].len() >= len => Ok(b),
+            // Too small (or none): freed here, new ones made.
+            _ => Ok([self.pinned(len)?, self.pinned(len)?]),
+        }
     }
 
     /// Copies `v` into `dst` (same length) and waits for it.
