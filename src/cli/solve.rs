@@ -4,9 +4,9 @@ use super::common::RunArgs;
 use super::plan::{Device, RunPlan, Typed};
 use super::progress::SolveProgress;
 use anyhow::Context;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, BackendError, ChebyshevBackend};
 use cuth::error::InputError;
-use cuth::linalg::PrecisionMode;
+use cuth::linalg::{PrecisionMode, PrecondKind};
 use cuth::output::npy::NpyDtype;
 use cuth::output::{self, MapLayers, OutputOptions, Owned, Staged, SteadyView, Transaction};
 use cuth::stack::Stack;
@@ -97,7 +97,10 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
             &out_opts,
             &keep,
         )?,
-        Device::Cuda(n) => run_on(|| CudaBackend::new(n), &mut plan, &out_opts, &keep)?,
+        Device::Cuda(n) => {
+            let precond = plan.solver.precond;
+            run_on(|| open_cuda(n, precond), &mut plan, &out_opts, &keep)?
+        }
     };
     drop(progress);
     let stack = &plan.stack;
@@ -138,41 +141,104 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens the backend (`device_init`), plans and solves on it, then frees
-/// it (`free`: the device memory and the context), each phase timed.
-fn run_on<B: ChebyshevBackend + 'static, E>(
-    open: impl FnOnce() -> Result<B, E>,
+/// Opens the backend on a thread (`device_init`: the context, the stream
+/// and, on a GPU, the kernels this solve launches, compiled by NVRTC) while
+/// this thread rasterizes the power (`power`), once the host's share of the
+/// memory plan has passed; then the whole plan (`plan`), the solve and the
+/// backend freed (`free`: the device memory and the context).
+fn run_on<B, E>(
+    open: impl FnOnce() -> Result<B, E> + Send,
     plan: &mut RunPlan,
     out: &OutputOptions,
     keep: &KeepField,
 ) -> anyhow::Result<(SteadyOutcome, LayerMaps)>
 where
+    B: ChebyshevBackend + Send + 'static,
+    E: Send,
     anyhow::Error: From<E>,
 {
     let mut laps = cuth::profile::Laps::new();
-    let be = open()?;
+    let grid = cuth::grid::Grid::from_stack(&plan.stack);
+    let shape = run_shape(plan, out, &grid);
+    let host_free = cuth::backend::cpu::available_memory();
+    memory_plan::check(&shape, host_free, None)?;
+    let mut plan_s = laps.split();
+    // The power is rasterized once, for the density check and the solve
+    // (a nonlinear stack's solve rasterizes its own).
+    let linear = !plan.stack.is_nonlinear();
+    let (opened, power) = std::thread::scope(|sc| {
+        let device = sc.spawn(open);
+        let power = linear.then(|| rasterize_layers(&plan.stack, &grid));
+        let power_s = laps.split();
+        let opened = device
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (opened, power.map(|p| (p, power_s)))
+    });
+    let be = opened?;
     let init_s = laps.split();
-    let (mut outcome, maps) = solve_on(&be, plan, out, keep)?;
+    let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
+    let (power, power_s) = match power {
+        Some((p, s)) => {
+            let p = p?;
+            super::plan::power_density_of(&mut plan.stack, &grid, &p, plan.strict, plan.quiet)?;
+            (Some(p), s)
+        }
+        None => {
+            super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
+            (None, 0.0)
+        }
+    };
+    plan_s += laps.split();
+    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, &plan.solver, keep, power)?;
     laps.split();
     drop(be);
     let free_s = laps.split();
     let t = &mut outcome.summary.timings_s;
-    t.insert(0, ("device_init".into(), init_s));
+    for (k, phase) in [
+        ("plan", plan_s),
+        ("power", power_s),
+        ("device_init", init_s),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if phase.0 != "power" || linear {
+            t.insert(k, (phase.0.into(), phase.1));
+        }
+    }
     t.push(("free".into(), free_s));
+    outcome.summary.memory = Some(memory);
     Ok((outcome, maps))
 }
 
-/// Plans the run's memory on `be` (refused, exit 1, when it does not fit),
-/// then solves; the plan goes into the summary.
-fn solve_on<B: ChebyshevBackend + 'static>(
-    be: &B,
-    plan: &mut RunPlan,
-    out: &OutputOptions,
-    keep: &KeepField,
-) -> anyhow::Result<(SteadyOutcome, LayerMaps)> {
+/// The GPU backend with the kernel families of a steady solve with
+/// `precond` compiled and loaded, each on its own thread.
+fn open_cuda(ordinal: usize, precond: PrecondKind) -> Result<CudaBackend, BackendError> {
+    use cuth::backend::cuda::{ASSEMBLE, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG};
+    let be = CudaBackend::new(ordinal)?;
+    let mut families = vec![&QUAD_DIAG, &ASSEMBLE];
+    match precond {
+        PrecondKind::Multigrid => families.extend([&MULTIGRID, &MG_SETUP]),
+        PrecondKind::Chebyshev => families.extend([&CHEBYSHEV, &MIXED]),
+        _ => {}
+    }
+    std::thread::scope(|sc| {
+        let be = &be;
+        let loads: Vec<_> = (families.into_iter())
+            .map(|f| sc.spawn(move || be.load(f)))
+            .collect();
+        loads
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })?;
+    Ok(be)
+}
+
+/// The memory plan's view of the run.
+fn run_shape<'g>(plan: &RunPlan, out: &OutputOptions, grid: &'g cuth::grid::Grid) -> RunShape<'g> {
     let stack = &plan.stack;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
-    let grid = cuth::grid::Grid::from_stack(stack);
     let (wx, wy): (&[f64], &[f64]) = match grid.is_uniform() {
         true => (&[], &[]),
         false => (&grid.dx, &grid.dy),
@@ -182,7 +248,7 @@ fn solve_on<B: ChebyshevBackend + 'static>(
             .filter(|(l, layer)| f(*l, layer))
             .count()
     };
-    let shape = RunShape {
+    RunShape {
         nx: stack.nx,
         ny: stack.ny,
         nz,
@@ -213,31 +279,7 @@ fn solve_on<B: ChebyshevBackend + 'static>(
             npy_bytes: out.npy.map(NpyDtype::bytes),
             save_state: plan.out.save_state.is_some(),
         },
-    };
-    let mut laps = cuth::profile::Laps::new();
-    let host_free = cuth::backend::cpu::available_memory();
-    let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
-    let plan_s = laps.split();
-    // The power is rasterized once, for the density check and the solve
-    // (a nonlinear stack's solve rasterizes its own).
-    let power = if plan.stack.is_nonlinear() {
-        super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
-        None
-    } else {
-        let grid = cuth::grid::Grid::from_stack(&plan.stack);
-        let power = rasterize_layers(&plan.stack, &grid)?;
-        super::plan::power_density_of(&mut plan.stack, &grid, &power, plan.strict, plan.quiet)?;
-        Some(power)
-    };
-    let power_s = laps.split();
-    let (mut outcome, maps) = solve_steady_for(be, &plan.stack, &plan.solver, keep, power)?;
-    let t = &mut outcome.summary.timings_s;
-    t.insert(0, ("plan".into(), plan_s));
-    if !plan.stack.is_nonlinear() {
-        t.insert(1, ("power".into(), power_s));
     }
-    outcome.summary.memory = Some(memory);
-    Ok((outcome, maps))
 }
 
 /// `--layers` / `--no-maps` as layer indices; an unknown name is bad input.

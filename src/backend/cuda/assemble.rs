@@ -137,11 +137,17 @@ impl CudaBackend {
             Some(h) => (h.clone(), film(h, plane)?, 1i32),
             None => (vec![0.0], 0, 0),
         };
+        // Parts for `timings_detail_s` (issue 15); with CUTH_PROFILE_SYNC
+        // each waits for the device.
+        let mut part = crate::profile::Laps::new();
+        let sync = crate::profile::sync_parts();
         let f = flatten(inp)?;
         let layer_of_z: Vec<i32> = inp.layer_of_z.iter().map(|&l| l as i32).collect();
         let cells: Vec<f64> = inp.layer_cells.iter().map(|&c| f64::from(c)).collect();
 
+        part.lap("assemble/flatten");
         self.load(&ASSEMBLE)?;
+        part.lap("assemble/compile");
         let dx = self.htod(&inp.dx, "dx")?;
         let dy = self.htod(&inp.dy, "dy")?;
         let dz = self.htod(&inp.dz, "dz")?;
@@ -154,6 +160,10 @@ impl CudaBackend {
         let power = self.htod(&f.power, "the power maps")?;
         let h_top = self.htod(&inp.h_top, "h_top")?;
         let h_bot = self.htod(&h_bottom, "h_bottom")?;
+        if sync {
+            self.sync("uploading the assembly inputs")?;
+        }
+        part.lap("assemble/upload_inputs");
 
         let mut gx = self.zeros_f64(n, "gx")?;
         let mut gy = self.zeros_f64(n, "gy")?;
@@ -162,6 +172,10 @@ impl CudaBackend {
         let mut rhs = self.zeros_f64(n, "the right-hand side")?;
         let mut g_top = self.zeros_f64(plane, "g_top")?;
         let mut g_bottom = self.zeros_f64(plane, "g_bottom")?;
+        if sync {
+            self.sync("allocating the system")?;
+        }
+        part.lap("assemble/alloc");
         let (nx64, ny64, nz64) = (nx as i64, ny as i64, nz as i64);
         // A grid-stride loop: no more blocks than a few waves need.
         let cfg = rows_config(n.min(1 << 26));
@@ -182,8 +196,16 @@ impl CudaBackend {
             // array's length checked above against nx, ny, nz and the layers.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
+        if sync {
+            self.sync("assembling the faces")?;
+        }
+        part.lap("assemble/kernels");
         let mut d = self.zeros_f64(n, "the matrix diagonal")?;
         let mut amb = self.zeros_f64(n, "amb")?;
+        if sync {
+            self.sync("allocating the diagonal")?;
+        }
+        part.lap("assemble/alloc");
         {
             const NAME: &str = "asm_diag_f64";
             let k = self.kernel(&ASSEMBLE, NAME)?;
@@ -194,6 +216,10 @@ impl CudaBackend {
             // SAFETY: as above.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
+        if sync {
+            self.sync("assembling the diagonal")?;
+        }
+        part.lap("assemble/kernels");
         // Multigrid rediscretises with the physical widths (as the host's
         // `QuadDiag::wx`/`wy`: empty on a uniform grid).
         let uniform = |w: &[f64]| w.iter().all(|&v| v == w[0]);
