@@ -17,8 +17,9 @@ use super::launch::driver_err;
 use super::CudaBackend;
 use crate::backend::batch::HostBuffer;
 use crate::backend::BackendError;
-use cudarc::driver::{CudaSlice, PinnedHostSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr, DevicePtrMut, PinnedHostSlice};
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// Values per staging buffer (128 MiB of f64); a vector shorter than this
 /// gets buffers of its own length. The backend keeps its buffers between
@@ -28,19 +29,61 @@ pub const STAGE_VALUES: usize = 16 << 20;
 const DIRECT_BELOW: usize = 4 << 20;
 
 /// Page-locked host memory (plain, not write-combined: the host reads it
-/// too). A copy into or out of it is queued on the backend's stream and
-/// records the buffer's event; [`HostBuffer::values`] waits for that event
-/// only, not for later work on the stream.
-pub type PinnedBuffer = PinnedHostSlice<f64>;
+/// too), with the event of the last copy queued into or out of it:
+/// [`HostBuffer::values`] waits for that copy only, not for later work on
+/// the stream. The event is the buffer's own, recorded explicitly: the
+/// backend turns cudarc's event tracking off (one stream), and with it the
+/// events `PinnedHostSlice` would record itself.
+#[derive(Debug)]
+pub struct PinnedBuffer {
+    host: PinnedHostSlice<f64>,
+    len: usize,
+    /// The last copy's event (a lock: an upload reads the buffer through
+    /// `&self`).
+    done: Mutex<Option<CudaEvent>>,
+}
+
+impl PinnedBuffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Waits for the last copy queued on the buffer.
+    fn wait(&self) -> Result<(), BackendError> {
+        match &*self.done.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => e
+                .synchronize()
+                .map_err(|e| driver_err("waiting for a copy through pinned memory", e)),
+            None => Ok(()),
+        }
+    }
+
+    fn mark(&self, e: CudaEvent) {
+        *self.done.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+    }
+
+    fn ptr(&self) -> Result<*mut f64, BackendError> {
+        // The slice's own event is never recorded (see the type's doc), so
+        // this does not wait; `wait` does.
+        (self.host.as_ptr().map(|p| p as *mut f64)).map_err(|e| driver_err("pinned memory", e))
+    }
+}
 
 impl HostBuffer for PinnedBuffer {
     fn values(&self) -> Result<&[f64], BackendError> {
-        self.as_slice()
-            .map_err(|e| driver_err("waiting for a copy to pinned memory", e))
+        self.wait()?;
+        // SAFETY: `len` values of page-locked memory owned by `host`, no
+        // copy in flight (waited above), borrowed for the life of `&self`.
+        Ok(unsafe { std::slice::from_raw_parts(self.ptr()?, self.len) })
     }
     fn values_mut(&mut self) -> Result<&mut [f64], BackendError> {
-        self.as_mut_slice()
-            .map_err(|e| driver_err("waiting for a copy from pinned memory", e))
+        self.wait()?;
+        // SAFETY: as above, borrowed mutably through `&mut self`.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr()?, self.len) })
     }
 }
 
@@ -50,11 +93,16 @@ impl CudaBackend {
     pub(crate) fn pinned(&self, len: usize) -> Result<PinnedBuffer, BackendError> {
         // SAFETY: page-locked memory of `len` f64 (any bit pattern is a
         // valid f64); flags 0: plain, cached memory, which the host reads.
-        unsafe { self.ctx.alloc_pinned_with_flags::<f64>(len.max(1), 0) }
-            .map_err(|e| driver_err("allocating page-locked host memory", e))
+        let host = unsafe { self.ctx.alloc_pinned_with_flags::<f64>(len.max(1), 0) }
+            .map_err(|e| driver_err("allocating page-locked host memory", e))?;
+        Ok(PinnedBuffer {
+            host,
+            len,
+            done: Mutex::new(None),
+        })
     }
 
-    /// buf[..hi − lo] = v[lo..hi], queued.
+    /// buf[..hi − lo] = v[lo..hi], queued; the buffer's event marks it.
     pub(crate) fn dtoh_pinned(
         &self,
         v: &CudaSlice<f64>,
@@ -62,24 +110,50 @@ impl CudaBackend {
         hi: usize,
         buf: &mut PinnedBuffer,
     ) -> Result<(), BackendError> {
-        if hi > v.len() || hi - lo > buf.len() {
-            return Err(BackendError::Length(hi - lo, buf.len()));
+        if lo > hi || hi > v.len() || hi - lo > buf.len {
+            return Err(BackendError::Length(hi - lo, buf.len));
         }
-        self.stream
-            .memcpy_dtoh(&v.slice(lo..hi), buf)
-            .map_err(|e| driver_err("downloading into pinned memory", e))
+        let err = |e| driver_err("downloading into pinned memory", e);
+        // A new copy into the buffer must not overtake a reader: the host
+        // holds no borrow here (`&mut`), and the last copy is ordered
+        // before this one on the stream.
+        let dst = buf.ptr()?;
+        let (src, _read) = v.device_ptr(&self.stream);
+        // SAFETY: `hi − lo` values inside `v` to as many inside the buffer;
+        // the host reads them only after the event recorded below.
+        unsafe {
+            let host = std::slice::from_raw_parts_mut(dst, hi - lo);
+            cudarc::driver::result::memcpy_dtoh_async(
+                host,
+                src + (lo * std::mem::size_of::<f64>()) as u64,
+                self.stream.cu_stream(),
+            )
+            .map_err(err)?;
+        }
+        buf.mark(self.stream.record_event(None).map_err(err)?);
+        Ok(())
     }
 
-    /// dst = buf[..dst.len()], queued.
+    /// dst = buf (same length), queued; the buffer's event marks it, so
+    /// that the buffer is rewritten only once the copy has read it.
     pub(crate) fn htod_pinned(
         &self,
         buf: &PinnedBuffer,
         dst: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
-        super::same_len(buf.len(), dst.len())?;
-        self.stream
-            .memcpy_htod(buf, dst)
-            .map_err(|e| driver_err("uploading from pinned memory", e))
+        super::same_len(buf.len, dst.len())?;
+        let err = |e| driver_err("uploading from pinned memory", e);
+        let src = buf.ptr()?;
+        let (dptr, _write) = dst.device_ptr_mut(&self.stream);
+        // SAFETY: `len` values of the buffer to as many of `dst`; the host
+        // writes the buffer again only after the event recorded below.
+        unsafe {
+            let host = std::slice::from_raw_parts(src as *const f64, buf.len);
+            cudarc::driver::result::memcpy_htod_async(dptr, host, self.stream.cu_stream())
+                .map_err(err)?;
+        }
+        buf.mark(self.stream.record_event(None).map_err(err)?);
+        Ok(())
     }
 
     /// Calls `f(first, values)` for consecutive pieces of `v`, in order,

@@ -55,7 +55,10 @@ fn cuda_multigrid_keeps_the_field_off_the_host() {
     assert!(!p.host.items.iter().any(|i| i.0.contains("matrix copy")));
     // Without --npy/--vtk/--save-state nothing field-sized stays on the
     // host: the statistics are folded as the field comes down.
-    let big: Vec<_> = p.host.items.iter().filter(|i| i.1 >= field / 2).collect();
+    // (The power maps are planes, one a layer: 10 of 18 z cells here.)
+    let big: Vec<_> = (p.host.items.iter())
+        .filter(|i| i.1 >= field / 4 && i.0 != "power maps")
+        .collect();
     assert!(big.is_empty(), "{big:?}");
     // Power maps (10 planes of 0.5 GiB), assembly inputs (2 powered maps,
     // 2 film planes), staging and the overhead: 7.8 GiB, under one field.
@@ -68,7 +71,9 @@ fn cuda_multigrid_keeps_the_field_off_the_host() {
         ..Default::default()
     };
     let p = plan(&RunShape { outputs: npy, ..s }, None, None);
-    let big: Vec<_> = p.host.items.iter().filter(|i| i.1 >= field / 2).collect();
+    let big: Vec<_> = (p.host.items.iter())
+        .filter(|i| i.1 >= field / 4 && i.0 != "power maps")
+        .collect();
     assert_eq!(big.len(), 1, "{big:?}");
     assert_eq!(big[0].1, field);
     // Chebyshev still downloads A for its set-up.
