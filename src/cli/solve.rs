@@ -99,7 +99,9 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         )?,
         Device::Cuda(n) => {
             let precond = plan.solver.precond;
-            run_on(|| open_cuda(n, precond), &mut plan, &out_opts, &keep)?
+            let nz: usize = plan.stack.layers.iter().map(|l| l.cells).sum();
+            let cells = plan.stack.nx * plan.stack.ny * nz;
+            run_on(|| open_cuda(n, precond, cells), &mut plan, &out_opts, &keep)?
         }
     };
     drop(progress);
@@ -213,8 +215,13 @@ where
 }
 
 /// The GPU backend with the kernel families of a steady solve with
-/// `precond` compiled and loaded, each on its own thread.
-fn open_cuda(ordinal: usize, precond: PrecondKind) -> Result<CudaBackend, BackendError> {
+/// `precond` compiled and loaded, each on its own thread, and the staging
+/// buffers of the download of `cells` values pinned.
+fn open_cuda(
+    ordinal: usize,
+    precond: PrecondKind,
+    cells: usize,
+) -> Result<CudaBackend, BackendError> {
     use cuth::backend::cuda::{ASSEMBLE, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG};
     let be = CudaBackend::new(ordinal)?;
     let mut families = vec![&QUAD_DIAG, &ASSEMBLE];
@@ -225,9 +232,10 @@ fn open_cuda(ordinal: usize, precond: PrecondKind) -> Result<CudaBackend, Backen
     }
     std::thread::scope(|sc| {
         let be = &be;
-        let loads: Vec<_> = (families.into_iter())
+        let mut loads: Vec<_> = (families.into_iter())
             .map(|f| sc.spawn(move || be.load(f)))
             .collect();
+        loads.push(sc.spawn(move || be.reserve_staging(cells)));
         loads
             .into_iter()
             .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))

@@ -2,7 +2,7 @@
 //! and a [`Summary`]. Generic over the backend, so the CPU and CUDA paths run
 //! the same code; only the vectors and kernels differ.
 
-use super::field_stats::{FieldStats, Piece};
+use super::field_stats::{chunked_sum, FieldStats, Piece};
 pub(crate) use super::summarize::summarize;
 use super::summarize::summary_of;
 pub use super::summarize::{energy_balance, energy_balance_of, Coupling};
@@ -332,10 +332,10 @@ fn shift_on_device<B: ChebyshevBackend>(
         .zip(power)
         .map(|(zr, p)| {
             let share = 1.0 / zr.len() as f64;
-            zr.len() as f64 * p.map_w.iter().map(|w| w * share).sum::<f64>()
+            zr.len() as f64 * chunked_sum(&p.map_w, |w| w * share)
         })
         .sum();
-    let amb: f64 = g_top.iter().sum::<f64>() + g_bottom.iter().sum::<f64>();
+    let amb: f64 = chunked_sum(&g_top, |g| g) + chunked_sum(&g_bottom, |g| g);
     let c = if amb > 0.0 { power_in_w / amb } else { 0.0 };
     let mut s = be.scalars(2)?;
     be.dot(&b, &b, &mut s, 0)?;

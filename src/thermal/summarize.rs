@@ -3,7 +3,7 @@
 //! the stack's names and the solver's report. Also the energy balance of a
 //! whole field (the nonlinear iteration's convergence check).
 
-use super::field_stats::{FieldStats, FieldSummary, Piece};
+use super::field_stats::{chunked_sum, FieldStats, FieldSummary, Piece};
 use super::summary::{CellRef, EnergyBalance, GridSummary, LayerSummary, SolverReport, Summary};
 use crate::assemble::System;
 use crate::backend::Backend;
@@ -108,7 +108,7 @@ pub(crate) fn summary_of<B: Backend>(
             z_bottom_m: grid.z_bottom(grid.layer_z[l].start),
             thickness_m: layer.thickness_m,
             cells: layer.cells,
-            power_w: power[l].map_w.iter().sum(),
+            power_w: chunked_sum(&power[l].map_w, |w| w),
             t_min_k: s.t_min_k,
             t_avg_k: s.t_avg_k,
             t_max_k: s.t_max_k,

@@ -73,6 +73,15 @@ impl PinnedBuffer {
     }
 }
 
+impl Drop for PinnedBuffer {
+    fn drop(&mut self) {
+        // No copy may still read or write the memory when it is unpinned
+        // and freed (an error here has already been reported, or will be
+        // at the next synchronization).
+        let _ = self.wait();
+    }
+}
+
 impl HostBuffer for PinnedBuffer {
     fn values(&self) -> Result<&[f64], BackendError> {
         self.wait()?;
@@ -202,6 +211,18 @@ impl CudaBackend {
         }
         *self.staging.lock().unwrap_or_else(|p| p.into_inner()) = bufs.into();
         result
+    }
+
+    /// Pins the staging buffers a download of `values` values will use
+    /// now (pinning 256 MiB takes tens of milliseconds: a caller can do it
+    /// while the host is busy with something else).
+    pub fn reserve_staging(&self, values: usize) -> Result<(), BackendError> {
+        if values < DIRECT_BELOW {
+            return Ok(());
+        }
+        let bufs = self.staging_buffers(values.min(STAGE_VALUES))?;
+        *self.staging.lock().unwrap_or_else(|p| p.into_inner()) = bufs.into();
+        Ok(())
     }
 
     /// The two staging buffers, of at least `len` values: the backend's
