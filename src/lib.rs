@@ -17,6 +17,7 @@ pub mod linalg;
 pub mod matrix;
 pub mod output;
 pub mod power;
+pub mod profile;
 pub mod stack;
 pub mod thermal;
 pub mod topopt;

@@ -87,6 +87,10 @@ pub struct Ratio {
     pub den: usize,
 }
 
+/// What [`Backend::download_pieces`] hands each piece to: `(first index,
+/// values)`.
+pub type PieceFn<'f> = dyn FnMut(usize, &[f64]) -> Result<(), BackendError> + 'f;
+
 /// The core of an executor: storage, scalar slots, BLAS-1 and reductions.
 pub trait Backend {
     /// A vector of f64 living on this device.
@@ -147,6 +151,16 @@ pub trait Backend {
         }
         host.copy_from_slice(&h);
         Ok(())
+    }
+    /// Hands `v` to `f` in consecutive pieces `(first index, values)`, in
+    /// order, so that a caller can reduce a vector larger than it wants to
+    /// hold on the host (the post-solve statistics, issue 15). On a GPU
+    /// through two pinned staging buffers, the next piece copied while `f`
+    /// reads this one; where the vector is host memory, in one piece
+    /// without a copy.
+    fn download_pieces(&self, v: &Self::Vector, f: &mut PieceFn) -> Result<(), BackendError> {
+        let h = self.download(v)?;
+        f(0, &h)
     }
     /// dst = src
     fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<(), BackendError>;

@@ -156,6 +156,20 @@ pub fn power_density(stack: &mut Stack, strict: bool, quiet: bool) -> anyhow::Re
     Ok(())
 }
 
+/// [`power_density`] from the layers' power already rasterized on `grid`.
+pub fn power_density_of(
+    stack: &mut Stack,
+    grid: &cuth::grid::Grid,
+    power: &[cuth::power::LayerPower],
+    strict: bool,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let dense = cuth::power::density::density_warnings_of(stack, grid, power);
+    report_warnings(&dense, strict, quiet)?;
+    stack.warnings.extend(dense);
+    Ok(())
+}
+
 fn report_warnings(warnings: &[String], strict: bool, quiet: bool) -> Result<(), InputError> {
     if warnings.is_empty() {
         return Ok(());

@@ -4,14 +4,15 @@ use super::common::RunArgs;
 use super::plan::{Device, RunPlan, Typed};
 use super::progress::SolveProgress;
 use anyhow::Context;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, BackendError, ChebyshevBackend};
 use cuth::error::InputError;
-use cuth::linalg::PrecisionMode;
+use cuth::linalg::{PrecisionMode, PrecondKind};
 use cuth::output::npy::NpyDtype;
 use cuth::output::{self, MapLayers, OutputOptions, Owned, Staged, SteadyView, Transaction};
 use cuth::stack::Stack;
 use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
-use cuth::thermal::steady::{solve_steady, SteadyOutcome};
+use cuth::thermal::steady::SteadyOutcome;
+use cuth::thermal::steady::{rasterize_layers, solve_steady_for, KeepField, LayerMaps};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -78,13 +79,35 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     };
     // On a terminal, a solve longer than a second shows PCG's progress.
     let progress = SolveProgress::start(!plan.quiet && !plan.json);
-    let mut outcome = match plan.device {
-        Device::Cpu => solve_on(&CpuBackend::new(), &mut plan, &out_opts)?,
-        Device::Cuda(n) => solve_on(&CudaBackend::new(n)?, &mut plan, &out_opts)?,
+    // The whole field stays on the host only for the outputs that write
+    // it; otherwise the solve keeps the statistics and the maps (issue 15).
+    let keep = if args.npy.is_some() || plan.vtk || plan.out.save_state.is_some() {
+        KeepField::Whole
+    } else {
+        KeepField::Maps(
+            (0..plan.stack.layers.len())
+                .filter(|&l| out_opts.maps.includes(l))
+                .collect(),
+        )
+    };
+    let (mut outcome, layer_maps) = match plan.device {
+        Device::Cpu => run_on(
+            || anyhow::Ok(CpuBackend::new()),
+            &mut plan,
+            &out_opts,
+            &keep,
+        )?,
+        Device::Cuda(n) => {
+            let precond = plan.solver.precond;
+            let nz: usize = plan.stack.layers.iter().map(|l| l.cells).sum();
+            let cells = plan.stack.nx * plan.stack.ny * nz;
+            run_on(|| open_cuda(n, precond, cells), &mut plan, &out_opts, &keep)?
+        }
     };
     drop(progress);
     let stack = &plan.stack;
     outcome.summary.timings_s.insert(0, ("read".into(), read_s));
+    outcome.summary.started = Some(t0);
 
     let out_dir = &plan.out.dir;
     let unit = plan.unit;
@@ -92,6 +115,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         stack,
         grid: &outcome.grid,
         temperature_k: &outcome.temperature_k,
+        layer_maps: &layer_maps,
         power: &outcome.power,
         summary: &outcome.summary,
     };
@@ -119,20 +143,133 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Plans the run's memory on `be` (refused, exit 1, when it does not fit),
-/// then solves; the plan goes into the summary.
-fn solve_on<B: ChebyshevBackend + 'static>(
-    be: &B,
+/// Opens the backend on a thread (`device_init`: the context, the stream
+/// and, on a GPU, the kernels this solve launches, compiled by NVRTC) while
+/// this thread rasterizes the power (`power`), once the host's share of the
+/// memory plan has passed; then the whole plan (`plan`), the solve and the
+/// backend freed (`free`: the device memory and the context).
+fn run_on<B, E>(
+    open: impl FnOnce() -> Result<B, E> + Send,
     plan: &mut RunPlan,
     out: &OutputOptions,
-) -> anyhow::Result<SteadyOutcome> {
+    keep: &KeepField,
+) -> anyhow::Result<(SteadyOutcome, LayerMaps)>
+where
+    B: ChebyshevBackend + Send + 'static,
+    E: Send,
+    anyhow::Error: From<E>,
+{
+    let mut laps = cuth::profile::Laps::new();
+    let grid = cuth::grid::Grid::from_stack(&plan.stack);
+    let shape = run_shape(plan, out, &grid);
+    let host_free = cuth::backend::cpu::available_memory();
+    memory_plan::check(&shape, host_free, None)?;
+    let mut plan_s = laps.split();
+    // The power is rasterized once, for the density check and the solve
+    // (a nonlinear stack's solve rasterizes its own).
+    let linear = !plan.stack.is_nonlinear();
+    let (opened, power) = std::thread::scope(|sc| {
+        let device = sc.spawn(open);
+        let power = linear.then(|| rasterize_layers(&plan.stack, &grid));
+        let power_s = laps.split();
+        let opened = device
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (opened, power.map(|p| (p, power_s)))
+    });
+    let be = opened?;
+    let init_s = laps.split();
+    let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
+    let (power, power_s) = match power {
+        Some((p, s)) => {
+            let p = p?;
+            super::plan::power_density_of(&mut plan.stack, &grid, &p, plan.strict, plan.quiet)?;
+            (Some(p), s)
+        }
+        None => {
+            super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
+            (None, 0.0)
+        }
+    };
+    plan_s += laps.split();
+    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, &plan.solver, keep, power)?;
+    laps.split();
+    drop(be);
+    let free_s = laps.split();
+    let t = &mut outcome.summary.timings_s;
+    for (k, phase) in [
+        ("plan", plan_s),
+        ("power", power_s),
+        ("device_init", init_s),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if phase.0 != "power" || linear {
+            t.insert(k, (phase.0.into(), phase.1));
+        }
+    }
+    t.push(("free".into(), free_s));
+    outcome.summary.memory = Some(memory);
+    Ok((outcome, maps))
+}
+
+/// The GPU backend with the kernel families of a steady solve with
+/// `precond` compiled and loaded, each on its own thread, and the staging
+/// buffers of the download of `cells` values pinned.
+fn open_cuda(
+    ordinal: usize,
+    precond: PrecondKind,
+    cells: usize,
+) -> Result<CudaBackend, BackendError> {
+    use cuth::backend::cuda::{ASSEMBLE, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG};
+    let be = CudaBackend::new(ordinal)?;
+    let mut families = vec![&QUAD_DIAG, &ASSEMBLE];
+    match precond {
+        PrecondKind::Multigrid => families.extend([&MULTIGRID, &MG_SETUP]),
+        PrecondKind::Chebyshev => families.extend([&CHEBYSHEV, &MIXED]),
+        _ => {}
+    }
+    std::thread::scope(|sc| {
+        let be = &be;
+        let mut loads: Vec<_> = (families.into_iter())
+            .map(|f| sc.spawn(move || be.load(f)))
+            .collect();
+        loads.push(sc.spawn(move || be.reserve_staging(cells)));
+        loads
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })?;
+    Ok(be)
+}
+
+/// The memory plan's view of the run.
+fn run_shape<'g>(plan: &RunPlan, out: &OutputOptions, grid: &'g cuth::grid::Grid) -> RunShape<'g> {
     let stack = &plan.stack;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
-    let shape = RunShape {
+    let (wx, wy): (&[f64], &[f64]) = match grid.is_uniform() {
+        true => (&[], &[]),
+        false => (&grid.dx, &grid.dy),
+    };
+    let count = |f: &dyn Fn(usize, &cuth::stack::Layer) -> bool| {
+        (stack.layers.iter().enumerate())
+            .filter(|(l, layer)| f(*l, layer))
+            .count()
+    };
+    RunShape {
         nx: stack.nx,
         ny: stack.ny,
         nz,
         layers: stack.layers.len(),
+        powered_layers: count(&|_, l| l.power.is_some()),
+        patched_layers: count(&|_, l| {
+            l.outline.is_some()
+                || l.floorplan.is_some()
+                || !l.regions.is_empty()
+                || !l.unit_materials.is_empty()
+        }),
+        wx,
+        wy,
         executor: match plan.device {
             Device::Cpu => Executor::Cpu,
             Device::Cuda(_) => Executor::Cuda,
@@ -141,17 +278,16 @@ fn solve_on<B: ChebyshevBackend + 'static>(
         precision: plan.solver.precond_opts.precision,
         outputs: OutputShape {
             map_layers: out.maps.count(stack.layers.len()),
+            block_layers: count(&|i, l| {
+                !out.maps.includes(i)
+                    && (l.floorplan.is_some()
+                        || matches!(l.power, Some(cuth::stack::PowerSpec::Blocks { .. })))
+            }),
             vtk: out.vtk,
             npy_bytes: out.npy.map(NpyDtype::bytes),
             save_state: plan.out.save_state.is_some(),
         },
-    };
-    let host_free = cuth::backend::cpu::available_memory();
-    let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
-    super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
-    let mut outcome = solve_steady(be, &plan.stack, &plan.solver)?;
-    outcome.summary.memory = Some(memory);
-    Ok(outcome)
+    }
 }
 
 /// `--layers` / `--no-maps` as layer indices; an unknown name is bad input.

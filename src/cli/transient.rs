@@ -211,6 +211,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
                 stack,
                 grid: &grid,
                 temperature_k: v.temperature_k,
+                layer_maps: &[],
                 power,
                 summary,
             };
@@ -235,6 +236,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         stack,
         grid: &outcome.grid,
         temperature_k: &outcome.temperature_k,
+        layer_maps: &[],
         power: &outcome.power,
         summary: &outcome.final_summary,
     };

@@ -39,8 +39,14 @@ pub enum TempUnit {
 pub struct SteadyView<'a> {
     pub stack: &'a Stack,
     pub grid: &'a Grid,
-    /// Temperature of every cell, K, index `x + nx*(y + ny*z)`.
+    /// Temperature of every cell, K, index `x + nx*(y + ny*z)`; may be
+    /// empty when `layer_maps` holds every map the outputs need and no
+    /// whole-field output (`--vtk`, `--npy`) is asked for.
     pub temperature_k: &'a [f64],
+    /// Layer maps already made (K, index `x + nx*y`; `None` or absent: made
+    /// here from `temperature_k`), as `thermal::steady::KeepField::Maps`
+    /// leaves them.
+    pub layer_maps: &'a [Option<Vec<f64>>],
     /// One per layer.
     pub power: &'a [LayerPower],
     pub summary: &'a Summary,

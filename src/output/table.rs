@@ -286,6 +286,18 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
         for line in columns(&rows, &[false, true], 11) {
             put!(o, "{line}");
         }
+        if let Some(w) = s.wall_s {
+            put!(o, "{:<10} {w:.3} s", "wall");
+        }
+        if !s.timings_detail_s.is_empty() {
+            put!(o, "timing parts");
+            let rows: Vec<Vec<String>> = (s.timings_detail_s.iter())
+                .map(|(part, secs)| vec![cut(part, MAX_COL), format!("{secs:.3} s")])
+                .collect();
+            for line in columns(&rows, &[false, true], 11) {
+                put!(o, "{line}");
+            }
+        }
     } else if !s.timings_s.is_empty() {
         put!(o, "{:<10} {total:.3} s", "time");
     }

@@ -153,6 +153,9 @@ pub(super) fn summary() -> Summary {
         warnings: Vec::new(),
         probes: Vec::new(),
         timings_s: vec![("solve".into(), 0.5), ("output".into(), 0.01)],
+        timings_detail_s: Vec::new(),
+        wall_s: None,
+        started: None,
         nonlinear: None,
         memory: None,
         host_peak_rss_bytes: None,
@@ -170,6 +173,7 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
         stack: &stack,
         grid: &grid,
         temperature_k: &t,
+        layer_maps: &[],
         power: &power,
         summary: &summary,
     };
@@ -356,6 +360,7 @@ fn inconsistent_view_is_an_error_not_a_panic() {
         stack: &stack,
         grid: &grid,
         temperature_k: &short,
+        layer_maps: &[],
         power: &[],
         summary: &summary,
     };

@@ -13,6 +13,7 @@ use super::transaction::{Owned, Transaction};
 use super::{csv, json, OutputError, OutputOptions, SteadyView};
 use crate::thermal::summary::Summary;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -200,13 +201,22 @@ pub fn stream_steady(
             ),
         ));
     }
-    if view.temperature_k.len() != grid.len() {
+    let whole = view.temperature_k.len() == grid.len();
+    let made = |l: usize| view.layer_maps.get(l).is_some_and(Option::is_some);
+    let has_blocks = |l: usize| view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
+    let needs_map = |l: usize| opts.maps.includes(l) || has_blocks(l);
+    let missing = (0..stack.layers.len()).find(|&l| needs_map(l) && !made(l));
+    if !whole && (opts.vtk || opts.npy.is_some() || missing.is_some()) {
         return Err(invalid(
             dir,
             format!(
-                "temperature has {} values for a grid of {} cells",
+                "temperature has {} values for a grid of {} cells{}",
                 view.temperature_k.len(),
-                grid.len()
+                grid.len(),
+                match missing {
+                    Some(l) => format!(" and no map of layer {l}"),
+                    None => String::new(),
+                },
             ),
         ));
     }
@@ -222,11 +232,8 @@ pub fn stream_steady(
     let unit_label = png::unit_label(unit);
     let x_edges = grid.xe.clone();
     let y_edges = grid.ye.clone();
-    let has_blocks = |l: usize| view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
     // Layers whose map is needed: for maps, or for block statistics.
-    let needed: Vec<usize> = (0..stack.layers.len())
-        .filter(|&l| opts.maps.includes(l) || has_blocks(l))
-        .collect();
+    let needed: Vec<usize> = (0..stack.layers.len()).filter(|&l| needs_map(l)).collect();
     let per_batch = (MAP_BUDGET_BYTES / (16 * grid.plane()).max(1))
         .clamp(1, rayon::current_num_threads().max(1) * 4);
     let mut stats = Vec::new();
@@ -237,11 +244,17 @@ pub fn stream_steady(
             .par_iter()
             .map(|&l| {
                 let layer = &stack.layers[l];
-                let mut map_k = grid.layer_map(view.temperature_k, l);
+                let mut map_k = match view.layer_maps.get(l).and_then(Option::as_ref) {
+                    Some(m) => Cow::Borrowed(m.as_slice()),
+                    None => Cow::Owned(grid.layer_map(view.temperature_k, l)),
+                };
                 if let Some(p) = view.power.get(l) {
                     let absent = crate::assemble::absent_plane(grid, p, layer.material);
-                    for (m, _) in map_k.iter_mut().zip(&absent).filter(|(_, a)| **a) {
-                        *m = f64::NAN;
+                    if !absent.is_empty() {
+                        let m = map_k.to_mut();
+                        for (m, _) in m.iter_mut().zip(&absent).filter(|(_, a)| **a) {
+                            *m = f64::NAN;
+                        }
                     }
                 }
                 let stats = match view.power.get(l) {
@@ -330,6 +343,15 @@ pub fn stream_steady(
     summary
         .timings_s
         .push(("outputs".into(), t0.elapsed().as_secs_f64()));
+    summary.timings_detail_s.extend(crate::profile::take());
+    if let Some(start) = summary.started {
+        let wall = start.elapsed().as_secs_f64();
+        let timed: f64 = summary.timings_s.iter().map(|t| t.1).sum();
+        summary
+            .timings_s
+            .push(("other".into(), (wall - timed).max(0.0)));
+        summary.wall_s = Some(wall);
+    }
     summary.host_peak_rss_bytes = crate::backend::cpu::peak_rss_bytes();
     let text = json::summary_json(&summary).map_err(|source| OutputError::Io {
         path: dir.join("summary.json"),

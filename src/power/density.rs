@@ -12,16 +12,32 @@ use crate::stack::{power_density_warning, PowerSpec, Stack, MAX_POWER_DENSITY};
 /// Warnings for every layer whose power comes from a file.
 pub fn density_warnings(stack: &Stack, grid: &Grid) -> Result<Vec<String>, PowerError> {
     let mut out = Vec::new();
-    for (l, layer) in stack.layers.iter().enumerate() {
-        let source = match &layer.power {
-            Some(PowerSpec::Ptrace { .. }) => "ptrace",
-            Some(PowerSpec::Raster { .. }) => "raster",
-            _ => continue,
-        };
+    for (l, source) in file_sources(stack) {
         let power = layer_power(stack, grid, l)?;
         out.extend(layer_warning(stack, grid, l, source, &power));
     }
     Ok(out)
+}
+
+/// [`density_warnings`] from the layers' power already rasterized (one
+/// per layer).
+pub fn density_warnings_of(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> Vec<String> {
+    file_sources(stack)
+        .filter_map(|(l, source)| layer_warning(stack, grid, l, source, power.get(l)?))
+        .collect()
+}
+
+/// The layers whose power comes from a file, with the kind of file.
+fn file_sources(stack: &Stack) -> impl Iterator<Item = (usize, &'static str)> + '_ {
+    stack
+        .layers
+        .iter()
+        .enumerate()
+        .filter_map(|(l, layer)| match &layer.power {
+            Some(PowerSpec::Ptrace { .. }) => Some((l, "ptrace")),
+            Some(PowerSpec::Raster { .. }) => Some((l, "raster")),
+            _ => None,
+        })
 }
 
 /// The densest block of a `.ptrace` layer (with how many more are over the

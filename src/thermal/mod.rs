@@ -2,10 +2,12 @@
 //! temperature field and a [`summary::Summary`].
 
 pub mod assembly_input;
+pub mod field_stats;
 pub mod memory_plan;
 pub mod nonlinear;
 pub mod probes;
 pub mod steady;
+pub mod summarize;
 pub mod summary;
 pub mod sweep;
 pub mod sweep_batch;

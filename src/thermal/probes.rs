@@ -89,14 +89,20 @@ pub fn read(grid: &Grid, cells: &[ProbeCell], t: &[f64]) -> Vec<f64> {
 
 /// Every probe's reading of `t` with where it was read.
 pub fn readings(stack: &Stack, grid: &Grid, t: &[f64]) -> Vec<ProbeReading> {
+    let values = read(grid, &probe_cells(stack, grid), t);
+    readings_of(stack, grid, &values)
+}
+
+/// Every probe's reading from its value (as [`read`] gives them, in the
+/// order of the stack's probes) with where it was read.
+pub fn readings_of(stack: &Stack, grid: &Grid, values: &[f64]) -> Vec<ProbeReading> {
     let cells = probe_cells(stack, grid);
-    let values = read(grid, &cells, t);
     stack
         .probes
         .iter()
         .zip(cells)
         .zip(values)
-        .map(|((p, c), t_k)| ProbeReading {
+        .map(|((p, c), &t_k)| ProbeReading {
             name: p.name.clone(),
             layer: stack.layers[c.layer].name.clone(),
             x_m: p.x_m,

@@ -2,9 +2,11 @@
 //! and a [`Summary`]. Generic over the backend, so the CPU and CUDA paths run
 //! the same code; only the vectors and kernels differ.
 
-use super::summary::{
-    CellRef, EnergyBalance, GridSummary, LayerSummary, MixedReport, SolverReport, Summary,
-};
+use super::field_stats::{chunked_sum, FieldStats, Piece};
+pub(crate) use super::summarize::summarize;
+use super::summarize::summary_of;
+pub use super::summarize::{energy_balance, energy_balance_of, Coupling};
+use super::summary::{MixedReport, SolverReport, Summary};
 use crate::assemble::{assemble, System};
 use crate::backend::{Backend, BackendError, ChebyshevBackend, DeviceAssembly};
 use crate::grid::Grid;
@@ -73,6 +75,22 @@ pub struct SteadyOutcome {
     pub summary: Summary,
 }
 
+/// What of the solved field the caller keeps on the host (issue 15).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum KeepField {
+    /// T of every cell ([`SteadyOutcome::temperature_k`]).
+    #[default]
+    Whole,
+    /// Only the maps of these layers and of every layer with named blocks
+    /// (whose statistics read its map); `temperature_k` is left empty and
+    /// the field is reduced piece by piece as it comes off the device.
+    Maps(Vec<usize>),
+}
+
+/// Per layer its map (K, mean over its z cells, index `x + nx*y`), where
+/// kept (see [`KeepField::Maps`]).
+pub type LayerMaps = Vec<Option<Vec<f64>>>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SteadyError {
     #[error(transparent)]
@@ -93,8 +111,22 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
     stack: &Stack,
     opts: &SteadyOptions,
 ) -> Result<SteadyOutcome, SteadyError> {
+    solve_steady_for(be, stack, opts, &KeepField::Whole, None).map(|r| r.0)
+}
+
+/// [`solve_steady`] keeping `keep` of the field (with [`KeepField::Maps`]
+/// the outcome's `temperature_k` is empty and the maps come beside it),
+/// from `power` when the caller has rasterized it already.
+pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
+    be: &B,
+    stack: &Stack,
+    opts: &SteadyOptions,
+    keep: &KeepField,
+    power: Option<Vec<LayerPower>>,
+) -> Result<(SteadyOutcome, LayerMaps), SteadyError> {
     if stack.is_nonlinear() {
-        return crate::thermal::nonlinear::steady::solve(be, stack, opts);
+        let o = crate::thermal::nonlinear::steady::solve(be, stack, opts)?;
+        return Ok((o, Vec::new()));
     }
     let mut timings = Vec::new();
     let mut clock = Instant::now();
@@ -103,24 +135,35 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
         clock = Instant::now();
     };
 
+    let sync = crate::profile::sync_parts();
+    let mut parts = crate::profile::Laps::new();
     let grid = Grid::from_stack(stack);
     be.check_capacity(grid.len())?;
     be.prepare_quad_diag()?;
-    let power = (0..stack.layers.len())
-        .map(|l| layer_power(stack, &grid, l))
-        .collect::<Result<Vec<_>, _>>()?;
-    lap("power", &mut timings);
+    parts.lap("power/prepare");
+    let (power, phase) = match power {
+        Some(p) if p.len() == stack.layers.len() => (p, "prepare"),
+        _ => (rasterize_layers(stack, &grid)?, "power"),
+    };
+    parts.lap("power/rasterize");
+    lap(phase, &mut timings);
 
     let n = grid.len();
     // On a GPU the system is built where it is used, from compact inputs
     // (device assembly); the CPU assembles on the host in parallel.
     let input = AssemblyInput::new(stack, &grid, &power);
+    parts.lap("assemble/input");
     let (a, b, offset, sys) = match be.assemble_on_device(&input)? {
         Some(dev) => {
             drop(input);
             be.synchronize()?;
+            parts.lap("assemble/device");
             lap("assemble", &mut timings);
             let (a, b, offset, coupling) = shift_on_device(be, &grid, &power, dev)?;
+            if sync {
+                be.synchronize()?;
+            }
+            parts.lap("upload/shift");
             (a, b, offset, Assembled::Device(coupling))
         }
         None => {
@@ -133,8 +176,10 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
             (a, b, offset, Assembled::Host(Box::new(sys)))
         }
     };
+    parts.split();
     let mut x = be.zeros(n)?;
     be.synchronize()?;
+    parts.lap("upload/alloc_x");
     lap("upload", &mut timings);
 
     let mut op = QuadDiagOperator::new(be, &a, n);
@@ -157,14 +202,11 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
     let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
     let info = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params)?;
     lap("solve", &mut timings);
+    parts.split();
 
     // ‖b‖ = rtol_scale·‖b − c·amb‖.
     let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
-    let mut theta = be.download(&x)?;
-    offset.restore(&mut theta);
-    lap("download", &mut timings);
-
-    let temperature_k: Vec<f64> = theta.iter().map(|t| t + stack.ambient_k).collect();
+    parts.lap("download/true_residual");
     let precision = m.precision().filter(|p| p.mode != "f64");
     let solver = SolverReport {
         method: "pcg".into(),
@@ -186,27 +228,60 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
             switches: info.precision_switches.clone(),
         }),
     };
+    drop(m);
+
+    // The statistics are folded from x as it comes off the device, piece
+    // by piece (θ = x + c, T = θ + ambient); the whole field is kept only
+    // where the caller asked for it.
     let coupling = match &sys {
         Assembled::Host(sys) => Coupling::from(&**sys),
         Assembled::Device(c) => c.borrowed(),
     };
-    let summary = summarize(
-        stack,
-        &grid,
-        coupling,
-        &theta,
-        &temperature_k,
-        &power,
-        be,
-        solver,
-        timings,
-    );
-    Ok(SteadyOutcome {
-        grid,
-        temperature_k,
-        power,
-        summary,
-    })
+    let maps: Vec<bool> = match keep {
+        KeepField::Whole => Vec::new(),
+        KeepField::Maps(ls) => (0..stack.layers.len())
+            .map(|l| ls.contains(&l) || power.get(l).is_some_and(|p| !p.blocks.is_empty()))
+            .collect(),
+    };
+    let whole = *keep == KeepField::Whole;
+    let mut fold = FieldStats::new(stack, &grid, &power, coupling, offset.c, &maps, whole);
+    be.download_pieces(&x, &mut |first, piece| {
+        fold.fold(first, Piece::Shifted(piece))
+    })?;
+    let mut stats = fold.finish()?;
+    parts.lap("download/fold");
+    lap("download", &mut timings);
+
+    // The device's vectors and matrix are not needed past this point.
+    drop((x, b, a));
+    be.synchronize()?;
+    parts.lap("free/solver");
+    lap("free_solver", &mut timings);
+    let t_summary = Instant::now();
+    let temperature_k = stats.whole.take().unwrap_or_default();
+    let layer_maps = std::mem::take(&mut stats.maps);
+    let mut summary = summary_of(stack, &grid, &power, &stats, be, solver, timings);
+    drop(sys);
+    (summary.timings_s).push(("summary".into(), t_summary.elapsed().as_secs_f64()));
+    parts.lap("summary/stats");
+    Ok((
+        SteadyOutcome {
+            grid,
+            temperature_k,
+            power,
+            summary,
+        },
+        layer_maps,
+    ))
+}
+
+/// Every layer's power rasterized on `grid`, the layers in parallel.
+pub fn rasterize_layers(stack: &Stack, grid: &Grid) -> Result<Vec<LayerPower>, PowerError> {
+    use rayon::prelude::*;
+    (0..stack.layers.len())
+        .into_par_iter()
+        .map(|l| layer_power(stack, grid, l))
+        .collect()
 }
 
 /// The system as a solve holds it after assembly: whole on the host (CPU,
@@ -215,24 +290,6 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
 enum Assembled {
     Host(Box<System>),
     Device(OwnedCoupling),
-}
-
-/// What the energy balance reads of a system.
-pub struct Coupling<'a> {
-    /// Σ rhs, W.
-    pub power_in_w: f64,
-    pub g_top: &'a [f64],
-    pub g_bottom: &'a [f64],
-}
-
-impl<'a> From<&'a System> for Coupling<'a> {
-    fn from(sys: &'a System) -> Coupling<'a> {
-        Coupling {
-            power_in_w: sys.rhs.iter().sum(),
-            g_top: &sys.g_top,
-            g_bottom: &sys.g_bottom,
-        }
-    }
 }
 
 /// [`Coupling`] that owns its planes (device assembly).
@@ -275,10 +332,10 @@ fn shift_on_device<B: ChebyshevBackend>(
         .zip(power)
         .map(|(zr, p)| {
             let share = 1.0 / zr.len() as f64;
-            zr.len() as f64 * p.map_w.iter().map(|w| w * share).sum::<f64>()
+            zr.len() as f64 * chunked_sum(&p.map_w, |w| w * share)
         })
         .sum();
-    let amb: f64 = g_top.iter().sum::<f64>() + g_bottom.iter().sum::<f64>();
+    let amb: f64 = chunked_sum(&g_top, |g| g) + chunked_sum(&g_bottom, |g| g);
     let c = if amb > 0.0 { power_in_w / amb } else { 0.0 };
     let mut s = be.scalars(2)?;
     be.dot(&b, &b, &mut s, 0)?;
@@ -298,152 +355,4 @@ fn shift_on_device<B: ChebyshevBackend>(
         g_bottom,
     };
     Ok((a, b, offset, coupling))
-}
-
-/// Heat out through the convective faces against power in.
-pub fn energy_balance(grid: &Grid, sys: &System, theta: &[f64]) -> EnergyBalance {
-    energy_balance_of(grid, Coupling::from(sys), theta)
-}
-
-/// [`energy_balance`] from a system's [`Coupling`].
-pub fn energy_balance_of(grid: &Grid, c: Coupling, theta: &[f64]) -> EnergyBalance {
-    let plane = grid.plane();
-    let top = (grid.nz - 1) * plane;
-    let power_in_w = c.power_in_w;
-    let heat_out_top_w: f64 = (0..plane).map(|j| c.g_top[j] * theta[top + j]).sum();
-    let heat_out_bottom_w: f64 = (0..plane).map(|j| c.g_bottom[j] * theta[j]).sum();
-    let out = heat_out_top_w + heat_out_bottom_w;
-    EnergyBalance {
-        power_in_w,
-        heat_out_top_w,
-        heat_out_bottom_w,
-        relative_error: if power_in_w > 0.0 {
-            (out - power_in_w).abs() / power_in_w
-        } else {
-            0.0
-        },
-    }
-}
-
-fn cell_ref(stack: &Stack, grid: &Grid, i: usize, t: f64) -> CellRef {
-    let (x, y, z) = grid.coords(i);
-    CellRef {
-        layer: stack.layers[grid.layer_of_z[z]].name.clone(),
-        x,
-        y,
-        z,
-        x_m: grid.x_center(x),
-        y_m: grid.y_center(y),
-        z_m: grid.z_bottom(z) + 0.5 * grid.dz[z],
-        t_k: t,
-    }
-}
-
-/// Index and value of the largest element of `v[range]`.
-fn argmax(v: &[f64], range: std::ops::Range<usize>) -> (usize, f64) {
-    let mut best = (range.start, f64::NEG_INFINITY);
-    for i in range {
-        if v[i] > best.1 {
-            best = (i, v[i]);
-        }
-    }
-    best
-}
-
-/// Min and mean of a layer's cells (`cells`: its z planes): a plain mean on
-/// a uniform grid, else weighted by cell area; absent cells (no material)
-/// left out.
-fn layer_min_avg(
-    grid: &Grid,
-    power: &[LayerPower],
-    layer: &crate::stack::Layer,
-    l: usize,
-    cells: &[f64],
-) -> (f64, f64) {
-    let absent = power
-        .get(l)
-        .map(|p| crate::assemble::absent_plane(grid, p, layer.material))
-        .unwrap_or_default();
-    if absent.is_empty() && grid.is_uniform() {
-        let min = cells.iter().cloned().fold(f64::INFINITY, f64::min);
-        return (min, cells.iter().sum::<f64>() / cells.len() as f64);
-    }
-    let plane = grid.plane();
-    let (mut min, mut sum, mut area) = (f64::INFINITY, 0.0, 0.0);
-    for (i, &t) in cells.iter().enumerate() {
-        let j = i % plane;
-        if absent.get(j) == Some(&true) {
-            continue;
-        }
-        let a = grid.cell_area(j);
-        min = min.min(t);
-        sum += a * t;
-        area += a;
-    }
-    (min, sum / area)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn summarize<'s, B: ChebyshevBackend>(
-    stack: &Stack,
-    grid: &Grid,
-    sys: impl Into<Coupling<'s>>,
-    theta: &[f64],
-    t: &[f64],
-    power: &[LayerPower],
-    be: &B,
-    solver: SolverReport,
-    timings_s: Vec<(String, f64)>,
-) -> Summary {
-    let plane = grid.plane();
-    let layers = stack
-        .layers
-        .iter()
-        .enumerate()
-        .map(|(l, layer)| {
-            let zr = &grid.layer_z[l];
-            let range = zr.start * plane..zr.end * plane;
-            let cells = &t[range.clone()];
-            let (imax, tmax) = argmax(t, range);
-            let (t_min_k, t_avg_k) = layer_min_avg(grid, power, layer, l, cells);
-            LayerSummary {
-                name: layer.name.clone(),
-                material: layer.material_name.clone(),
-                z_bottom_m: grid.z_bottom(zr.start),
-                thickness_m: layer.thickness_m,
-                cells: layer.cells,
-                power_w: power[l].map_w.iter().sum(),
-                t_min_k,
-                t_avg_k,
-                t_max_k: tmax,
-                hottest: cell_ref(stack, grid, imax, tmax),
-            }
-        })
-        .collect();
-    let (imax, tmax) = argmax(t, 0..t.len());
-    Summary {
-        cuth_version: env!("CARGO_PKG_VERSION").into(),
-        stack: stack.source.display().to_string(),
-        title: stack.title.clone(),
-        grid: GridSummary {
-            nx: grid.nx,
-            ny: grid.ny,
-            nz: grid.nz,
-            cells: grid.len(),
-            dx_m: grid.dx.iter().copied().fold(f64::INFINITY, f64::min),
-            dy_m: grid.dy.iter().copied().fold(f64::INFINITY, f64::min),
-        },
-        ambient_k: stack.ambient_k,
-        device: be.report(),
-        solver,
-        energy: energy_balance_of(grid, sys.into(), theta),
-        layers,
-        hottest: cell_ref(stack, grid, imax, tmax),
-        warnings: stack.warnings.clone(),
-        probes: super::probes::readings(stack, grid, t),
-        timings_s,
-        nonlinear: None,
-        memory: None,
-        host_peak_rss_bytes: None,
-    }
 }

@@ -26,8 +26,22 @@ pub struct Summary {
     /// `[[probes]]` readings; absent when the stack has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<crate::thermal::probes::ProbeReading>,
-    /// Wall time per phase, seconds, in pipeline order.
+    /// Wall time per phase, seconds, in pipeline order; the phases do not
+    /// overlap, and where the run's start is known the last, `other`, is
+    /// the wall time no phase covers, so that they add up to `wall_s`.
     pub timings_s: Vec<(String, f64)>,
+    /// Parts of the phases (`phase/part`, e.g. `assemble/input`,
+    /// `kernels/compile`), seconds, from [`crate::profile`]; absent when
+    /// none were recorded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timings_detail_s: Vec<(String, f64)>,
+    /// Wall time from the start of the run to the writing of this summary,
+    /// seconds; absent where the start is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// When the run started (not written; `wall_s` is derived from it).
+    #[serde(skip)]
+    pub started: Option<std::time::Instant>,
     /// The outer iteration of a temperature-dependent solve.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nonlinear: Option<crate::thermal::nonlinear::NonlinearReport>,

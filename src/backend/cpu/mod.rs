@@ -72,6 +72,13 @@ impl Backend for CpuBackend {
     fn download(&self, v: &Vec<f64>) -> Result<Vec<f64>, BackendError> {
         Ok(v.clone())
     }
+    fn download_pieces(
+        &self,
+        v: &Vec<f64>,
+        f: &mut crate::backend::PieceFn,
+    ) -> Result<(), BackendError> {
+        f(0, v)
+    }
     fn download_into(&self, v: &Vec<f64>, host: &mut [f64]) -> Result<(), BackendError> {
         use rayon::prelude::*;
         same_len(v.len(), host.len())?;

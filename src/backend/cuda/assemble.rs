@@ -179,12 +179,18 @@ impl CudaBackend {
             Some(h) => (h.clone(), film(h, plane)?, 1i32),
             None => (vec![0.0], 0, 0),
         };
+        // Parts for `timings_detail_s` (issue 15); with CUTH_PROFILE_SYNC
+        // each waits for the device.
+        let mut part = crate::profile::Laps::new();
+        let sync = crate::profile::sync_parts();
         let f = flatten(inp)?;
         let layer_of_z: Vec<i32> = inp.layer_of_z.iter().map(|&l| l as i32).collect();
         let cells: Vec<f64> = inp.layer_cells.iter().map(|&c| f64::from(c)).collect();
+        part.lap("assemble/flatten");
         self.load(&ASSEMBLE)?;
+        part.lap("assemble/compile");
         let uniform = |w: &[f64]| w.iter().all(|&v| v == w[0]);
-        Ok(AsmInputs {
+        let inputs = AsmInputs {
             nx,
             ny,
             nz,
@@ -210,7 +216,12 @@ impl CudaBackend {
             } else {
                 (inp.dx.clone(), inp.dy.clone())
             },
-        })
+        };
+        if sync {
+            self.sync("uploading the assembly inputs")?;
+        }
+        part.lap("assemble/upload_inputs");
+        Ok(inputs)
     }
 
     /// The system of `inp`; with `cells` (kx, ky, kz, c of every cell, from
@@ -225,6 +236,8 @@ impl CudaBackend {
         if let Some(c) = cells {
             super::same_len(c.len(), 4 * n)?;
         }
+        let mut part = crate::profile::Laps::new();
+        let sync = crate::profile::sync_parts();
         let mut gx = self.zeros_f64(n, "gx")?;
         let mut gy = self.zeros_f64(n, "gy")?;
         let mut gz = self.zeros_f64(n, "gz")?;
@@ -232,6 +245,10 @@ impl CudaBackend {
         let mut rhs = self.zeros_f64(n, "the right-hand side")?;
         let mut g_top = self.zeros_f64(plane, "g_top")?;
         let mut g_bottom = self.zeros_f64(plane, "g_bottom")?;
+        if sync {
+            self.sync("allocating the system")?;
+        }
+        part.lap("assemble/alloc");
         let (nx64, ny64, nz64) = (nx as i64, ny as i64, nz as i64);
         // A grid-stride loop: no more blocks than a few waves need.
         let cfg = rows_config(n.min(1 << 26));
@@ -264,8 +281,16 @@ impl CudaBackend {
             // the inputs were uploaded, `cells` (or null) above.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
+        if sync {
+            self.sync("assembling the faces")?;
+        }
+        part.lap("assemble/kernels");
         let mut d = self.zeros_f64(n, "the matrix diagonal")?;
         let mut amb = self.zeros_f64(n, "amb")?;
+        if sync {
+            self.sync("allocating the diagonal")?;
+        }
+        part.lap("assemble/alloc");
         {
             const NAME: &str = "asm_diag_f64";
             let k = self.kernel(&ASSEMBLE, NAME)?;
@@ -276,6 +301,10 @@ impl CudaBackend {
             // SAFETY: as above.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
+        if sync {
+            self.sync("assembling the diagonal")?;
+        }
+        part.lap("assemble/kernels");
         let (wx, wy) = inp.widths.clone();
         Ok(DeviceSystem {
             a: CudaMatrix {

@@ -10,11 +10,12 @@ use super::batch_launch::{bases, check_k, grid, rows, ROW_CAP};
 use super::kernels::{KernelFamily, BLOCK};
 use super::launch::driver_err;
 use super::mg::CudaTransfer;
+use super::transfer::PinnedBuffer;
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::batch::{BatchCheck, BatchOps, HostBuffer};
 use crate::backend::mg::{ColumnUpdate, Guess};
 use crate::backend::{BackendError, Ratio};
-use cudarc::driver::{CudaSlice, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// `kernels/batch.cu`, with `kernels/mg.cu` before it.
 pub static BATCH: KernelFamily = KernelFamily {
@@ -40,37 +41,30 @@ pub static BATCH: KernelFamily = KernelFamily {
 
 impl BatchOps for CudaBackend {
     type BatchScratch = CudaBatchScratch;
-    type HostBuffer = PinnedHostSlice<f64>;
+    type HostBuffer = PinnedBuffer;
 
-    fn host_buffer(&self, len: usize) -> Result<PinnedHostSlice<f64>, BackendError> {
-        // SAFETY: the memory is filled with zeros before any read. Plain
-        // (not write-combined) page-locked memory: the host reads it too.
-        let mut h = unsafe { self.context().alloc_pinned_with_flags::<f64>(len, 0) }
-            .map_err(|e| driver_err("allocating page-locked host memory", e))?;
+    fn host_buffer(&self, len: usize) -> Result<PinnedBuffer, BackendError> {
+        // The one pinned type of the backend (`transfer`), zero-filled.
+        let mut h = self.pinned(len)?;
         h.values_mut()?.fill(0.0);
         Ok(h)
     }
 
     fn upload_from(
         &self,
-        host: &PinnedHostSlice<f64>,
+        host: &PinnedBuffer,
         dst: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
-        same_len(host.len(), dst.len())?;
-        self.stream()
-            .memcpy_htod(host, dst)
-            .map_err(|e| driver_err("uploading a batch", e))
+        self.htod_pinned(host, dst)
     }
 
     fn download_to(
         &self,
         src: &CudaSlice<f64>,
-        host: &mut PinnedHostSlice<f64>,
+        host: &mut PinnedBuffer,
     ) -> Result<(), BackendError> {
         same_len(host.len(), src.len())?;
-        self.stream()
-            .memcpy_dtoh(src, host)
-            .map_err(|e| driver_err("downloading a batch", e))
+        self.dtoh_pinned(src, 0, src.len(), host)
     }
 
     fn prepare_batch(&self) -> Result<(), BackendError> {

@@ -1,14 +1,12 @@
 //! Plumbing of the batched launchers (`batch.rs`): the reduction scratch
 //! of a batch, the 2D launch grid (y the vector), the host-side checks of
-//! lengths and slots, and page-locked host memory as a batch's
-//! [`HostBuffer`].
+//! lengths and slots. A batch's host buffers are the backend's one pinned
+//! type, `transfer::PinnedBuffer`.
 
 use super::kernels::BLOCK;
-use super::launch::driver_err;
 use super::{same_len, CudaBackend};
-use crate::backend::batch::HostBuffer;
 use crate::backend::BackendError;
-use cudarc::driver::{CudaSlice, LaunchConfig, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// Reduction scratch of a batch: `blocks` partials per vector, a ticket each.
 #[derive(Debug)]
@@ -67,16 +65,5 @@ impl CudaBackend {
             true => Ok(()),
             false => Err(BackendError::Length(k, sc.k)),
         }
-    }
-}
-
-impl HostBuffer for PinnedHostSlice<f64> {
-    fn values(&self) -> Result<&[f64], BackendError> {
-        self.as_slice()
-            .map_err(|e| driver_err("waiting for a batch copy", e))
-    }
-    fn values_mut(&mut self) -> Result<&mut [f64], BackendError> {
-        self.as_mut_slice()
-            .map_err(|e| driver_err("waiting for a batch copy", e))
     }
 }

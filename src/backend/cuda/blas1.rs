@@ -73,6 +73,13 @@ impl Backend for CudaBackend {
     fn download(&self, v: &CudaSlice<f64>) -> Result<Vec<f64>, BackendError> {
         self.to_host(v, "a vector")
     }
+    fn download_pieces(
+        &self,
+        v: &CudaSlice<f64>,
+        f: &mut crate::backend::PieceFn,
+    ) -> Result<(), BackendError> {
+        CudaBackend::download_pieces(self, v, f)
+    }
     fn download_into(&self, v: &CudaSlice<f64>, host: &mut [f64]) -> Result<(), BackendError> {
         self.download_to(v, host, "a vector")
     }

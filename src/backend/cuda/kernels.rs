@@ -155,7 +155,7 @@ fn compiled(file: &KernelFamily, arch: &str) -> Result<Ptx, BackendError> {
         return Ok(ptx.clone());
     }
     // Compile outside the lock; a racing thread at worst compiles twice.
-    let ptx = compile(file, arch)?;
+    let ptx = crate::profile::part("kernels/compile", || compile(file, arch))?;
     lock(cache).insert(key, ptx.clone());
     Ok(ptx)
 }
@@ -221,10 +221,10 @@ impl Kernels {
             return Ok(m.clone());
         }
         let ptx = compiled(file, &self.arch)?;
-        let m = self
-            .ctx
-            .load_module(ptx)
-            .map_err(|e| driver_err(&format!("loading PTX of {}", file.file), e))?;
+        let t = std::time::Instant::now();
+        let m = self.ctx.load_module(ptx);
+        crate::profile::add("kernels/load", t.elapsed().as_secs_f64());
+        let m = m.map_err(|e| driver_err(&format!("loading PTX of {}", file.file), e))?;
         lock(&self.modules).insert(file.file, m.clone());
         Ok(m)
     }

@@ -125,6 +125,9 @@ pub struct CudaBackend {
     sync_each_launch: AtomicBool,
     /// [`QdSchedule`] of the matrix kernels, as `u8`.
     schedule: AtomicU8,
+    /// The staged downloads' two pinned buffers, kept between downloads
+    /// (pinning memory costs more than the copy of a small vector).
+    staging: std::sync::Mutex<Vec<transfer::PinnedBuffer>>,
 }
 
 impl CudaBackend {
@@ -150,6 +153,7 @@ impl CudaBackend {
             nvrtc,
             sync_each_launch: AtomicBool::new(std::env::var_os("CUTH_CUDA_SYNC").is_some()),
             schedule: AtomicU8::new(QdSchedule::from_env().to_u8()),
+            staging: Default::default(),
         };
         // The core's kernels, which every solver launches; the capability
         // families (and applications' own, such as topopt's) are compiled

@@ -58,9 +58,15 @@ impl QuadDiagOps for CudaBackend {
             return Ok(None);
         }
         let sys = self.assemble_system(inp)?;
+        let t = std::time::Instant::now();
+        let (g_top, g_bottom) = (
+            self.to_host(&sys.g_top, "g_top")?,
+            self.to_host(&sys.g_bottom, "g_bottom")?,
+        );
+        crate::profile::add("assemble/films_download", t.elapsed().as_secs_f64());
         Ok(Some(DeviceAssembly {
-            g_top: self.to_host(&sys.g_top, "g_top")?,
-            g_bottom: self.to_host(&sys.g_bottom, "g_bottom")?,
+            g_top,
+            g_bottom,
             a: sys.a,
             rhs: sys.rhs,
         }))

@@ -12,11 +12,15 @@
 //! later. `CUTH_HOST_MEMORY_BYTES` and `CUTH_DEVICE_MEMORY_BYTES` in the
 //! environment cap the available memory (for tests and to keep a shared
 //! machine's share); the smaller of the cap and what the system reports is
-//! used.
+//! used. Files: this one (the shape, the plan, the refusal), `precond`
+//! (the preconditioner's bytes, the multigrid hierarchy level by level).
 
-use crate::linalg::mg::hierarchy::COARSEST_MAX_CELLS;
-use crate::linalg::mg::plan as mg_plan;
+mod precond;
+#[cfg(test)]
+mod tests;
+
 use crate::linalg::{PrecisionMode, PrecondKind};
+use precond::precond_bytes;
 use serde::Serialize;
 
 /// Environment variable that caps the host memory a run may use, bytes.
@@ -37,11 +41,17 @@ pub enum Executor {
     Cuda,
 }
 
+/// Pinned staging buffers of a CUDA run's downloads (2 × 128 MiB).
+const STAGING_BYTES: u64 = 2 * 8 * (16 << 20);
+
 /// What the run writes, as far as memory is concerned.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OutputShape {
     /// Layers that get a PNG and a CSV map.
     pub map_layers: usize,
+    /// Layers with named blocks (floorplan units, rectangles) that get no
+    /// map: their block statistics read the layer's map.
+    pub block_layers: usize,
     /// `field.vtr` (the 3D field rendered in memory).
     pub vtk: bool,
     /// `field.npy`, bytes per value (4 or 8), streamed plane by plane.
@@ -52,11 +62,20 @@ pub struct OutputShape {
 
 /// A steady run's shape: grid, executor, solver, outputs.
 #[derive(Clone, Copy, Debug)]
-pub struct RunShape {
+pub struct RunShape<'w> {
     pub nx: usize,
     pub ny: usize,
     pub nz: usize,
     pub layers: usize,
+    /// Layers with a power source (their maps go to the device whole).
+    pub powered_layers: usize,
+    /// Layers whose material may vary in-plane (floorplan material
+    /// patches, regions, an outline): a plane of materials each.
+    pub patched_layers: usize,
+    /// Column and row widths of a non-uniform grid (empty: uniform), for
+    /// the size-graded multigrid hierarchy.
+    pub wx: &'w [f64],
+    pub wy: &'w [f64],
     pub executor: Executor,
     pub precond: PrecondKind,
     pub precision: PrecisionMode,
@@ -117,56 +136,6 @@ pub fn capped(system: Option<u64>, env: &str) -> Option<u64> {
     }
 }
 
-/// Cells of the multigrid levels below the fine one: (levels with a matrix,
-/// cells of those, cells of the coarsest, its dense inverse's values).
-fn mg_coarse(nx: usize, ny: usize, nz: usize) -> (u64, u64, u64) {
-    let steps = mg_plan(nx, ny, nz);
-    let mut with_matrix = 0u64;
-    let mut coarsest = 0u64;
-    for (k, c) in steps.iter().enumerate() {
-        let nc = (c.nxc * c.nyc * nz) as u64;
-        if k + 1 == steps.len() {
-            coarsest = nc;
-        } else {
-            with_matrix += nc;
-        }
-    }
-    if steps.is_empty() {
-        coarsest = (nx * ny * nz).min(COARSEST_MAX_CELLS) as u64;
-    }
-    (with_matrix, coarsest, coarsest * coarsest)
-}
-
-/// Bytes of the preconditioner on its device, and of what set-up builds on
-/// the host besides (transient: freed after set-up).
-fn precond_bytes(s: &RunShape) -> (u64, u64) {
-    let n = (s.nx * s.ny * s.nz) as u64;
-    match s.precond {
-        PrecondKind::None | PrecondKind::Jacobi => (0, 0),
-        PrecondKind::Chebyshev => match s.precision {
-            PrecisionMode::F64 => (24 * n, 0),
-            // Â: S (f32) and three off-diagonals (f32 at most), f32 work
-            // res, d, d_next, ẑ; a mixed run may switch up to f64 (3 more).
-            PrecisionMode::F32 | PrecisionMode::F16 => (32 * n, 16 * n),
-            PrecisionMode::Mixed => (56 * n, 16 * n),
-        },
-        PrecondKind::Multigrid => {
-            let (mid, coarsest, inverse) = mg_coarse(s.nx, s.ny, s.nz);
-            // Fine line pivots; per coarse level matrix (5), pivots, b, x;
-            // the coarsest b, x and its inverse.
-            let dev = 8 * n + 64 * mid + 16 * coarsest + 8 * inverse;
-            // Every level is built where the fine matrix lives (issue 15);
-            // only the coarsest comes to the host: its matrix, the banded
-            // factor (one plane wide) and the inverse with its transpose.
-            let plane_c = coarsest / s.nz.max(1) as u64;
-            (
-                dev,
-                48 * coarsest + 8 * coarsest * (plane_c + 1) + 16 * inverse,
-            )
-        }
-    }
-}
-
 /// The plan of `s` against the available memory (`host_free`,
 /// `device_free`: `None` when unknown).
 pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> MemoryPlan {
@@ -175,28 +144,41 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
     let layers = s.layers as u64;
     let (pre_dev, pre_host) = precond_bytes(s);
     let o = s.outputs;
-    // Maps are written one layer at a time: the map in K and shown, the
-    // CSV text (≤ 13 B a value) and the PNG's pixels.
-    let maps = if o.map_layers > 0 { plane * 48 } else { 0 };
+    // The whole field stays on the host only for the outputs that write it
+    // (`thermal::steady::KeepField`); otherwise the statistics are folded
+    // as it comes down and only the layer maps the outputs read are kept.
+    let whole = o.vtk || o.npy_bytes.is_some() || o.save_state;
+    // Every layer's power map is one plane (`LayerPower`).
     let mut host = vec![
         ("fixed overhead", HOST_FIXED_BYTES),
-        ("power maps and layer materials", plane * layers * 48),
+        ("power maps", 8 * plane * layers),
     ];
-    // Host assembly: the system (Quad-Diag, rhs, capacity) and the shifted
-    // rhs; on a GPU the system is built on the device (`CUTH_HOST_ASSEMBLY`
-    // turns that off) and only Chebyshev's set-up reads a host copy of the
+    // Host assembly: the per-cell materials of every layer, the system
+    // (Quad-Diag, rhs, capacity) and the shifted rhs; on a GPU the system
+    // is built on the device (`CUTH_HOST_ASSEMBLY` turns that off) from
+    // compact inputs, and only Chebyshev's set-up reads a host copy of the
     // matrix (its Gershgorin bound and scaled copy; multigrid builds its
     // levels on the device).
     let host_assembly =
         s.executor == Executor::Cpu || std::env::var_os("CUTH_HOST_ASSEMBLY").is_some();
     if host_assembly {
+        host.push(("layer materials per plane cell", 32 * plane * layers));
         host.push((
             "assembled system (Quad-Diag, rhs, capacity)",
             56 * n + 16 * plane,
         ));
         host.push(("shifted right-hand side", 8 * n));
-    } else if s.precond == PrecondKind::Chebyshev {
-        host.push(("matrix copy for preconditioner set-up", 40 * n));
+    } else {
+        // The powered maps flattened, the material planes, g_top, g_bottom.
+        let patched = s.patched_layers as u64;
+        let powered = s.powered_layers as u64;
+        host.push((
+            "assembly inputs (power, material planes, films)",
+            8 * plane * powered + 32 * plane * patched + 16 * plane,
+        ));
+        if s.precond == PrecondKind::Chebyshev {
+            host.push(("matrix copy for preconditioner set-up", 40 * n));
+        }
     }
     let mut device = None;
     match s.executor {
@@ -207,6 +189,7 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
         }
         Executor::Cuda => {
             host.push(("preconditioner set-up", pre_host));
+            host.push(("pinned staging buffers", STAGING_BYTES));
             let data = 40 * n + 48 * n + pre_dev;
             device = Some(vec![
                 ("matrix (d, gx, gy, gz, amb)", 40 * n),
@@ -216,7 +199,15 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
             ]);
         }
     }
-    host.push(("temperatures (rise and K)", 16 * n));
+    if whole {
+        host.push(("temperatures (K, every cell)", 8 * n));
+    } else {
+        let kept = (o.map_layers + o.block_layers).min(s.layers) as u64;
+        host.push(("layer maps (K)", 8 * plane * kept));
+    }
+    // Maps are written one layer at a time: the map in K and shown, the
+    // CSV text (≤ 13 B a value) and the PNG's pixels.
+    let maps = if o.map_layers > 0 { plane * 48 } else { 0 };
     host.push(("maps (one layer at a time)", maps));
     if o.vtk {
         host.push(("field.vtr (rendered in memory)", 48 * n));
@@ -319,110 +310,4 @@ pub fn check(
         ),
         largest,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shape(nx: usize, executor: Executor, precond: PrecondKind) -> RunShape {
-        RunShape {
-            nx,
-            ny: nx,
-            nz: 10,
-            layers: 10,
-            executor,
-            precond,
-            precision: PrecisionMode::Mixed,
-            outputs: OutputShape {
-                map_layers: 10,
-                ..Default::default()
-            },
-        }
-    }
-
-    #[test]
-    fn device_bytes_per_cell_as_documented() {
-        // Chebyshev in f64 on a GPU: matrix 5 + vectors 6 + recurrence 3 = 14 f64.
-        let mut s = shape(1024, Executor::Cuda, PrecondKind::Chebyshev);
-        s.precision = PrecisionMode::F64;
-        let p = plan(&s, None, None);
-        let d = p.device.unwrap();
-        let n = (1024 * 1024 * 10) as u64;
-        assert_eq!(d.items[..3].iter().map(|i| i.1).sum::<u64>(), 112 * n);
-        // The multigrid hierarchy adds about a third of the fine matrix.
-        let mg = plan(
-            &shape(1024, Executor::Cuda, PrecondKind::Multigrid),
-            None,
-            None,
-        );
-        let pre = mg.device.unwrap().items[2].1;
-        assert!(
-            pre > 8 * n + 64 * n / 4 && pre < 8 * n + 64 * n / 3 + (9 << 20),
-            "{pre}"
-        );
-    }
-
-    #[test]
-    fn cuda_multigrid_keeps_the_matrix_off_the_host() {
-        // 8192² × 18: a host copy of A alone would be 48 GB.
-        let mut s = shape(8192, Executor::Cuda, PrecondKind::Multigrid);
-        s.nz = 18;
-        s.outputs = OutputShape::default();
-        let p = plan(&s, None, None);
-        let field = 8 * 8192u64 * 8192 * 18;
-        assert!(!p.host.items.iter().any(|i| i.0.contains("matrix copy")));
-        // Besides the per-layer power maps (planes), temperatures (rise and
-        // K) are the only field-sized host item.
-        let big: Vec<_> = (p.host.items.iter())
-            .filter(|i| i.1 >= field / 4 && !i.0.starts_with("power maps"))
-            .collect();
-        assert_eq!(big.len(), 1, "{big:?}");
-        assert_eq!(big[0].1, 2 * field);
-        let pre = p.host.items.iter().find(|i| i.0 == "preconditioner set-up");
-        assert!(pre.unwrap().1 < 64 << 20, "{pre:?}");
-        // Chebyshev still downloads A for its set-up.
-        let cheb = plan(
-            &RunShape {
-                precond: PrecondKind::Chebyshev,
-                ..s
-            },
-            None,
-            None,
-        );
-        assert!(cheb.host.items.iter().any(|i| i.0.contains("matrix copy")));
-    }
-
-    #[test]
-    fn largest_grid_is_the_boundary() {
-        let s = shape(4096, Executor::Cpu, PrecondKind::Multigrid);
-        let limit = 2u64 << 30;
-        let err = check(&s, Some(limit), None).unwrap_err();
-        let (x, y) = err.largest.unwrap();
-        assert_eq!(x, y);
-        assert!(
-            err.message.contains(&format!("--grid {x}x{y}")),
-            "{}",
-            err.message
-        );
-        let at = |nx| plan(&RunShape { nx, ny: nx, ..s }, Some(limit), None).fits();
-        assert!(at(x) && !at(x + 1));
-        // Far too little memory for any grid.
-        let none = check(&s, Some(1 << 20), None).unwrap_err();
-        assert!(none.largest.is_none() && none.message.contains("no grid fits"));
-    }
-
-    #[test]
-    fn device_limit_refuses_on_the_device_only() {
-        let s = shape(2048, Executor::Cuda, PrecondKind::Multigrid);
-        let err = check(&s, Some(u64::MAX), Some(1 << 30)).unwrap_err();
-        assert!(err.message.contains("device memory") && !err.message.contains("host memory"));
-        assert!(check(&s, Some(u64::MAX), Some(u64::MAX)).is_ok());
-    }
-
-    #[test]
-    fn cap_takes_the_smaller() {
-        assert_eq!(capped(Some(10), "CUTH_TEST_UNSET_VARIABLE"), Some(10));
-        assert_eq!(capped(None, "CUTH_TEST_UNSET_VARIABLE"), None);
-    }
 }
