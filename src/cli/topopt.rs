@@ -75,6 +75,10 @@ pub struct TopoptArgs {
     /// (`galerkin`).
     #[arg(long, value_enum, default_value_t = CoarseSolver::Dense)]
     pub mg_coarse: CoarseSolver,
+    /// mg: how many of the largest coarse levels are solved by two passes
+    /// (a W-cycle there, a V-cycle below); 0 = V-cycle everywhere.
+    #[arg(long, default_value_t = cuth::topopt::mg::W_LEVELS)]
+    pub mg_w_levels: usize,
     /// CG iteration cap per solve; hitting it is reported, not fatal.
     #[arg(long, default_value_t = 1000)]
     pub cg_max_iter: usize,
@@ -233,6 +237,7 @@ fn run_on<B: DesignBackend>(
             precond_opts: PrecondOptions::default(),
             mg_coarse_rtol: args.mg_coarse_rtol,
             mg_coarse: args.mg_coarse,
+            mg_w_levels: args.mg_w_levels,
         },
         schedule: Schedule::standard(problem.penal, problem.rmin),
     };
@@ -301,6 +306,7 @@ fn summary(
             "precision": args.precision,
             "precond": args.precond,
             "mg_coarse": (args.precond == PrecondKind::Multigrid).then_some(args.mg_coarse),
+            "mg_w_levels": (args.precond == PrecondKind::Multigrid).then_some(args.mg_w_levels),
             // The levels mg builds (finest first), from the mesh alone.
             "mg_levels": (args.precond == PrecondKind::Multigrid).then(|| {
                 cuth::topopt::mg::plan_for(p.mesh, args.mg_coarse)
