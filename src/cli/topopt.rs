@@ -76,7 +76,8 @@ pub struct TopoptArgs {
     #[arg(long, value_enum, default_value_t = CoarseSolver::Dense)]
     pub mg_coarse: CoarseSolver,
     /// mg: how many of the largest coarse levels are solved by two passes
-    /// (a W-cycle there, a V-cycle below); 0 = V-cycle everywhere.
+    /// (a W-cycle there, a V-cycle below; 2, the default, measured fastest
+    /// on an H200 at 0.5–50 M elements); 0 = V-cycle everywhere.
     #[arg(long, default_value_t = cuth::topopt::mg::W_LEVELS)]
     pub mg_w_levels: usize,
     /// CG iteration cap per solve; hitting it is reported, not fatal.

@@ -1,5 +1,5 @@
 //! Geometric multigrid preconditioner for the elastic solve (`cuth topopt
-//! --precond mg`): a symmetric V-cycle over hex levels ([`transfer::plan`],
+//! --precond mg`): a symmetric cycle over hex levels ([`transfer::plan`],
 //! odd counts halved as a padded mesh), every level's operator the existing
 //! matrix-free [`ElasticOperator`] on its own mesh with a rediscretised box
 //! element ([`hex8_box_stiffness`], edges in fine mesh units) and coarsened
@@ -13,12 +13,16 @@
 //!   x  += S (b − A x)              the same polynomial again
 //! ```
 //!
-//! With `--mg-w-levels N` the N largest coarse levels are solved by two
-//! passes of the cycle below them (a W-cycle there, V below; [`cycle`]):
-//! on torsion 60×20×20 (CPU, the first 95 design steps) CG iterations per
-//! step fall from 14.9 mean / 36 max (V) to 9.5 / 20 (N = 2). Arithmetic
-//! coarse moduli measured better than power means (p = ½: 21.9 / 45,
-//! p = 2: 17.5 / 47 on the same run).
+//! The N largest coarse levels (`--mg-w-levels N`, default [`W_LEVELS`] =
+//! 2) are solved by two passes of the cycle below them (a W-cycle there, V
+//! below; [`cycle`]). The V-cycle's worst design steps follow a jump of the
+//! continuation (p or β), when the warm start is poor and the design gray:
+//! torsion 60×20×20 (CPU, first 95 steps) needs 26–36 CG iterations right
+//! after each jump against ~15 between; with N = 2 the mean per step falls
+//! from 14.9 to 9.5 and the max from 36 to 20 (N = 1: 10.9 / 24; smoother
+//! degree 4: 13.0 / 31; fine degree 6: 13.1 / 32; interval ratio 20:
+//! 13.3 / 32). Arithmetic coarse moduli measured better than power means
+//! (p = ½: 21.9 / 45, p = 2: 17.5 / 47 on the same run).
 //!
 //! S = q(D⁻¹A)D⁻¹ is a fixed polynomial in D⁻¹A, so pre- and post-smoothing
 //! are A-adjoint and M is symmetric; positive because the Chebyshev interval
@@ -54,8 +58,14 @@ use std::collections::BTreeMap;
 /// slightly between applications (CG is not linear in b); the outer f64
 /// true-residual loop of `refine` absorbs it.
 pub const COARSE_RTOL: f64 = 1e-2;
-/// Coarse levels solved by two passes (`--mg-w-levels`; 0 = V-cycle).
-pub const W_LEVELS: usize = 0;
+/// Coarse levels solved by two passes (`--mg-w-levels`; 0 = V-cycle). 2:
+/// on an H200 (2026-11-30) CG per design step, mean / max, V against 2:
+/// torsion 499 k 15.8 / 35 → 8.7 / 18 (wall 2.96 → 2.87 s), cantilever 1 M
+/// 11.9 / 24 → 6.6 / 13 (2.87 → 2.93 s), 4.9 M 11.3 / 24 → 6.4 / 12
+/// (10.35 → 9.00 s), 50.65 M 12.7 / 31 → 7.3 / 17 (96.6 → 73.8 s). 3 cuts
+/// iterations further (1 M: 5.6 / 10) but costs time (3.11 s): the extra
+/// passes over small levels are launch-bound on a GPU.
+pub const W_LEVELS: usize = 2;
 /// At most this many levels.
 pub const MAX_LEVELS: usize = 10;
 
