@@ -57,7 +57,7 @@ pub struct TopoptArgs {
     /// residual correction (`mixed`, alias `f32`).
     #[arg(long, value_enum, default_value_t = RefineMode::Mixed)]
     pub precision: RefineMode,
-    /// Preconditioner of the elastic PCG: mg (a geometric multigrid V-cycle,
+    /// Preconditioner of the elastic PCG: mg (a geometric multigrid cycle,
     /// `topopt::mg`; the default, 2-8x faster than Jacobi on an H200 and on
     /// the CPU, BENCHMARKS.md), Jacobi, or Jacobi-scaled Chebyshev (degree 6,
     /// λmax by Lanczos on each design's operator).

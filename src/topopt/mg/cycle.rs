@@ -30,7 +30,8 @@ pub(super) struct Ctx<'a, B: ElasticBackend> {
     pub(super) w_levels: usize,
 }
 
-/// x = V-cycle(b) on the level of `a`, with `below` the coarser levels.
+/// x = cycle(b) on the level of `a`, with `below` the coarser levels (two
+/// passes on coarse levels up to `w_levels`, one below: V).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cycle<B: ElasticBackend>(
     c: &mut Ctx<'_, B>,

@@ -15,8 +15,9 @@
 //!
 //! The N largest coarse levels (`--mg-w-levels N`, default [`W_LEVELS`] =
 //! 2) are solved by two passes of the cycle below them (a W-cycle there, V
-//! below; [`cycle`]). The V-cycle's worst design steps follow a jump of the
-//! continuation (p or β), when the warm start is poor and the design gray:
+//! below; `mg/cycle.rs`). The V-cycle's worst design steps follow a jump
+//! of the continuation (p or β), when the warm start is poor and the design
+//! gray:
 //! torsion 60×20×20 (CPU, first 95 steps) needs 26–36 CG iterations right
 //! after each jump against ~15 between; with N = 2 the mean per step falls
 //! from 14.9 to 9.5 and the max from 36 to 20 (N = 1: 10.9 / 24; smoother
