@@ -1,12 +1,14 @@
 //! topopt's multigrid (`--precond mg`) on CUDA against the CPU backend: the
 //! transfer kernels against the host reference (`topopt::mg::Transfer`),
-//! then the whole mg-preconditioned solve. `#[ignore]`d (CI has no GPU):
+//! one V- and W-cycle on a high-contrast operator, then the whole
+//! mg-preconditioned solve. `#[ignore]`d (CI has no GPU):
 //!
 //! ```text
 //! cargo test --release --test gpu_topopt_mg -- --ignored --nocapture --test-threads=1
 //! ```
 
 mod common;
+mod topopt_mg_util;
 
 use common::{gpu, shear_cantilever, Rng};
 use cuth::backend::cpu::CpuBackend;
@@ -16,6 +18,7 @@ use cuth::topopt::evaluate::uniform_compliance;
 use cuth::topopt::mg::{plan_to, Transfer};
 use cuth::topopt::optimize::SolveOptions;
 use cuth::topopt::{ElasticBackend, Mesh};
+use topopt_mg_util::{apply_mg, contrast_problem};
 
 #[test]
 #[ignore]
@@ -86,5 +89,45 @@ fn cuda_mg_solve_equals_cpu() {
         );
         assert!(((cg - cc) / cc).abs() < 1e-7 && ((cj - cc) / cc).abs() < 1e-7);
         assert!(ig.iterations <= ic.iterations + 3);
+    }
+}
+
+/// One application of the preconditioner, V and W (`--mg-w-levels`), on a
+/// high-contrast operator (E ∈ {1, 1e-9}): CUDA against the CPU backend, to
+/// round-off (f64 operators; only summation order differs).
+#[test]
+#[ignore]
+fn cuda_cycles_equal_cpu() {
+    for mesh in [Mesh::new(32, 16, 8), Mesh::new(37, 19, 11)] {
+        let (e, fixed) = contrast_problem(mesh);
+        let mut rng = Rng::new(7);
+        let r: Vec<f64> = (0..mesh.dofs())
+            .map(|d| {
+                if fixed[d] {
+                    0.0
+                } else {
+                    rng.uniform(-0.5, 0.5)
+                }
+            })
+            .collect();
+        for w in [0, 2, 9] {
+            let zc = apply_mg(
+                &CpuBackend::new(),
+                mesh,
+                &e,
+                &fixed,
+                w,
+                std::slice::from_ref(&r),
+            );
+            let zg = apply_mg(gpu(), mesh, &e, &fixed, w, std::slice::from_ref(&r));
+            let num: f64 = zc[0].iter().zip(&zg[0]).map(|(a, b)| (a - b).powi(2)).sum();
+            let den: f64 = zc[0].iter().map(|a| a * a).sum();
+            let rel = (num / den).sqrt();
+            println!(
+                "{}x{}x{} w_levels {w}: |z_cuda − z_cpu| / |z_cpu| = {rel:.2e}",
+                mesh.nelx, mesh.nely, mesh.nelz
+            );
+            assert!(rel < 1e-10, "{rel}");
+        }
     }
 }

@@ -1,18 +1,25 @@
 //! topopt's multigrid preconditioner (`--precond mg`, `topopt::mg`) on the
 //! CPU: the rediscretised coarse operator against an independent Galerkin
 //! PᵀKP, its SPD-ness, CG iterations under refinement, and the compliance
-//! against Jacobi-PCG.
+//! against Jacobi-PCG; the W-cycle option (`--mg-w-levels`) symmetric and
+//! positive, and iteration counts under refinement of an optimized design.
 
 use cuth::backend::cpu::CpuBackend;
 use cuth::linalg::{CgParams, PrecondKind, RefineMode, Stop};
 mod common;
+mod topopt_mg_util;
 
 use common::shear_cantilever;
 use cuth::topopt::element::hex8_box_stiffness;
 use cuth::topopt::evaluate::uniform_compliance;
+use cuth::topopt::evaluate::Evaluator;
+use cuth::topopt::filter::DensityFilter;
 use cuth::topopt::mg::{plan_to, Transfer};
 use cuth::topopt::optimize::SolveOptions;
+use cuth::topopt::optimize::{optimize, OptimizeOptions};
+use cuth::topopt::presets::{self, LoadKind, MeshRequest};
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
+use topopt_mg_util::{apply_mg, contrast_problem};
 
 /// The dense matrix of the matrix-free operator on `mesh` with element
 /// matrix `ke`, moduli `e` and fixed mask `fixed`, column by column.
@@ -204,4 +211,101 @@ fn mg_iterations_stay_flat_under_refinement() {
         })
         .collect();
     assert!(its[1] as f64 <= 1.5 * its[0] as f64, "{its:?}");
+}
+
+#[test]
+fn v_and_w_cycles_are_symmetric_and_positive() {
+    // 4 levels: 32×16×8 → 16×8×4 → 8×4×2 → 4×2×1 (dense).
+    let mesh = Mesh::new(32, 16, 8);
+    let (e, fixed) = contrast_problem(mesh);
+    let r = |seed: f64| -> Vec<f64> {
+        (0..mesh.dofs())
+            .map(|d| match fixed[d] {
+                true => 0.0,
+                false => (d as f64 * seed).sin(),
+            })
+            .collect()
+    };
+    let (r1, r2) = (r(0.37), r(1.91));
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    for w in [0, 1, 2, 9] {
+        let z = apply_mg(
+            &CpuBackend::new(),
+            mesh,
+            &e,
+            &fixed,
+            w,
+            &[r1.clone(), r2.clone()],
+        );
+        let (a, b) = (dot(&r2, &z[0]), dot(&r1, &z[1]));
+        println!("w_levels {w}: r2·Mr1 = {a:.12e}, r1·Mr2 = {b:.12e}");
+        assert!(
+            (a - b).abs() <= 1e-10 * a.abs().max(b.abs()),
+            "w {w}: {a} vs {b}"
+        );
+        assert!(dot(&r1, &z[0]) > 0.0 && dot(&r2, &z[1]) > 0.0, "w {w}");
+    }
+}
+
+/// The physical densities of a short optimization at 16×8×4, refined by
+/// `k` (each element → k³ children) on the cantilever preset's mesh there.
+fn refined_design(k: usize) -> (cuth::topopt::problem::Problem, Vec<f64>) {
+    let be = CpuBackend::new();
+    let at = |n: usize| {
+        let req = MeshRequest {
+            nelx: Some(n),
+            ..Default::default()
+        };
+        presets::build("cantilever", &req, LoadKind::Patch).unwrap()
+    };
+    let p0 = at(16);
+    let opts = OptimizeOptions {
+        max_iterations: 40,
+        operator: OperatorKind::NodeCentred,
+        cg: options(1e-5, PrecondKind::Multigrid, RefineMode::Mixed),
+        schedule: cuth::topopt::continuation::Schedule::standard(p0.penal, p0.rmin),
+    };
+    let out = optimize(&be, &p0, &opts, &mut |_| {}).unwrap();
+    let m0 = p0.mesh;
+    let p = at(16 * k);
+    let m = p.mesh;
+    assert_eq!(
+        [m.nelx, m.nely, m.nelz],
+        [k * m0.nelx, k * m0.nely, k * m0.nelz]
+    );
+    let x = (0..m.elements())
+        .map(|el| {
+            let [i, j, l] = m.element_coords(el);
+            out.best.rho[m0.element(i / k, j / k, l / k)]
+        })
+        .collect();
+    (p, x)
+}
+
+#[test]
+fn optimized_design_iterations_stay_flat_under_refinement() {
+    let be = CpuBackend::new();
+    let mut its = vec![Vec::new(); 2];
+    for k in [4, 8] {
+        let (p, x) = refined_design(k);
+        let filter = DensityFilter::new(p.mesh, 0.5);
+        for (slot, w) in [0, 2].into_iter().enumerate() {
+            let o = SolveOptions {
+                mg_w_levels: w,
+                ..options(1e-6, PrecondKind::Multigrid, RefineMode::F64)
+            };
+            let mut ev = Evaluator::new(&be, &p, OperatorKind::NodeCentred, o).unwrap();
+            let r = ev.evaluate(&filter, 3.0, 1e-6, &x).unwrap();
+            assert!(!r.cg_failed, "{:?}", r.cg);
+            println!(
+                "optimized design, {} elements, w_levels {w}: {} CG iterations",
+                p.mesh.elements(),
+                r.cg.iterations
+            );
+            its[slot].push(r.cg.iterations);
+        }
+    }
+    for v in &its {
+        assert!(v[1] as f64 <= 1.5 * v[0] as f64, "{its:?}");
+    }
 }

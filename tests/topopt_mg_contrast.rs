@@ -4,7 +4,8 @@
 //! galerkin`: inner CG on the rediscretised coarsest level, its dense
 //! inverse on a deeper hierarchy, or the dense inverse of the Galerkin
 //! PᵀKP there) and with Jacobi. Each must reach rtol and give the same
-//! compliance; the CG iteration counts are the measurement
+//! compliance; the CG iteration counts are the measurement, also for the
+//! W-cycle on the one or two largest coarse levels (`--mg-w-levels`)
 //! (`--nocapture` prints them; BENCHMARKS.md quotes them).
 
 use cuth::backend::cpu::CpuBackend;
@@ -17,7 +18,7 @@ use cuth::topopt::optimize::{optimize, OptimizeOptions, SolveOptions};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
 use cuth::topopt::OperatorKind;
 
-fn options(precond: PrecondKind, coarse: CoarseSolver, rtol: f64) -> SolveOptions {
+fn options(precond: PrecondKind, coarse: CoarseSolver, rtol: f64, w: usize) -> SolveOptions {
     SolveOptions {
         cg: CgParams {
             stop: Stop::relative(rtol),
@@ -28,6 +29,7 @@ fn options(precond: PrecondKind, coarse: CoarseSolver, rtol: f64) -> SolveOption
         mode: RefineMode::F64,
         precond,
         mg_coarse: coarse,
+        mg_w_levels: w,
         ..SolveOptions::default()
     }
 }
@@ -44,7 +46,7 @@ fn coarsest_treatments_on_a_converged_high_contrast_design() {
         let opts = OptimizeOptions {
             max_iterations: 60,
             operator: OperatorKind::Fused,
-            cg: options(PrecondKind::Multigrid, CoarseSolver::Dense, 1e-5),
+            cg: options(PrecondKind::Multigrid, CoarseSolver::Dense, 1e-5, 0),
             schedule: Schedule::standard(p.penal, p.rmin),
         };
         let out = optimize(&be, &p, &opts, &mut |_| {}).unwrap();
@@ -56,17 +58,36 @@ fn coarsest_treatments_on_a_converged_high_contrast_design() {
         // rmin < 1: no filtering; a tiny β makes the projection the identity.
         let filter = DensityFilter::new(p.mesh, 0.5);
         let mut results = Vec::new();
-        for (name, precond, coarse) in [
-            ("jacobi", PrecondKind::Jacobi, CoarseSolver::Cg),
-            ("mg cg", PrecondKind::Multigrid, CoarseSolver::Cg),
-            ("mg dense", PrecondKind::Multigrid, CoarseSolver::Dense),
+        for (name, precond, coarse, w) in [
+            ("jacobi", PrecondKind::Jacobi, CoarseSolver::Cg, 0),
+            ("mg cg", PrecondKind::Multigrid, CoarseSolver::Cg, 0),
+            ("mg dense", PrecondKind::Multigrid, CoarseSolver::Dense, 0),
+            (
+                "mg dense W1",
+                PrecondKind::Multigrid,
+                CoarseSolver::Dense,
+                1,
+            ),
+            (
+                "mg dense W2",
+                PrecondKind::Multigrid,
+                CoarseSolver::Dense,
+                2,
+            ),
             (
                 "mg galerkin",
                 PrecondKind::Multigrid,
                 CoarseSolver::Galerkin,
+                0,
+            ),
+            (
+                "mg galerkin W2",
+                PrecondKind::Multigrid,
+                CoarseSolver::Galerkin,
+                2,
             ),
         ] {
-            let o = options(precond, coarse, 1e-8);
+            let o = options(precond, coarse, 1e-8, w);
             let mut ev = Evaluator::new(&be, &p, OperatorKind::Fused, o).unwrap();
             let r = ev.evaluate(&filter, 3.0, 1e-6, &x).unwrap();
             assert!(!r.cg_failed && r.cg.rel_residual <= 1e-8, "{name}");

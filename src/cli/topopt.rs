@@ -57,7 +57,7 @@ pub struct TopoptArgs {
     /// residual correction (`mixed`, alias `f32`).
     #[arg(long, value_enum, default_value_t = RefineMode::Mixed)]
     pub precision: RefineMode,
-    /// Preconditioner of the elastic PCG: mg (a geometric multigrid V-cycle,
+    /// Preconditioner of the elastic PCG: mg (a geometric multigrid cycle,
     /// `topopt::mg`; the default, 2-8x faster than Jacobi on an H200 and on
     /// the CPU, BENCHMARKS.md), Jacobi, or Jacobi-scaled Chebyshev (degree 6,
     /// λmax by Lanczos on each design's operator).
@@ -75,6 +75,11 @@ pub struct TopoptArgs {
     /// (`galerkin`).
     #[arg(long, value_enum, default_value_t = CoarseSolver::Dense)]
     pub mg_coarse: CoarseSolver,
+    /// mg: how many of the largest coarse levels are solved by two passes
+    /// (a W-cycle there, a V-cycle below; 2, the default, measured fastest
+    /// on an H200 at 0.5–50 M elements); 0 = V-cycle everywhere.
+    #[arg(long, default_value_t = cuth::topopt::mg::W_LEVELS)]
+    pub mg_w_levels: usize,
     /// CG iteration cap per solve; hitting it is reported, not fatal.
     #[arg(long, default_value_t = 1000)]
     pub cg_max_iter: usize,
@@ -233,6 +238,7 @@ fn run_on<B: DesignBackend>(
             precond_opts: PrecondOptions::default(),
             mg_coarse_rtol: args.mg_coarse_rtol,
             mg_coarse: args.mg_coarse,
+            mg_w_levels: args.mg_w_levels,
         },
         schedule: Schedule::standard(problem.penal, problem.rmin),
     };
@@ -301,6 +307,7 @@ fn summary(
             "precision": args.precision,
             "precond": args.precond,
             "mg_coarse": (args.precond == PrecondKind::Multigrid).then_some(args.mg_coarse),
+            "mg_w_levels": (args.precond == PrecondKind::Multigrid).then_some(args.mg_w_levels),
             // The levels mg builds (finest first), from the mesh alone.
             "mg_levels": (args.precond == PrecondKind::Multigrid).then(|| {
                 cuth::topopt::mg::plan_for(p.mesh, args.mg_coarse)

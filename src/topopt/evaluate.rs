@@ -35,6 +35,8 @@ pub struct SolveOptions {
     pub mg_coarse_rtol: f64,
     /// `mg`: how the coarsest level is solved.
     pub mg_coarse: CoarseSolver,
+    /// `mg`: coarse levels (from the top) solved by two passes (W-cycle).
+    pub mg_w_levels: usize,
 }
 
 impl Default for SolveOptions {
@@ -51,6 +53,7 @@ impl Default for SolveOptions {
             precond_opts: PrecondOptions::default(),
             mg_coarse_rtol: super::mg::COARSE_RTOL,
             mg_coarse: CoarseSolver::default(),
+            mg_w_levels: super::mg::W_LEVELS,
         }
     }
 }
@@ -223,7 +226,10 @@ impl<'a, B: DesignBackend> Evaluator<'a, B> {
                     None => {
                         let c = opts.mg_coarse;
                         let mg = ElasticMg::new(be, &mut self.op, p.mesh, &p.fixed, p.nu, c)
-                            .map(|m| m.with_coarse_rtol(opts.mg_coarse_rtol))
+                            .map(|m| {
+                                m.with_coarse_rtol(opts.mg_coarse_rtol)
+                                    .with_w_levels(opts.mg_w_levels)
+                            })
                             .map_err(failed)?;
                         self.mg = Some(mg);
                     }

@@ -1,7 +1,7 @@
 //! The coarsest level solved directly (`--mg-coarse dense`): K_c assembled
 //! densely on the host from the coarsest moduli (a few dozen elements: the
 //! one read-back of the hierarchy per design step), factored by Cholesky and
-//! inverted, and the inverse uploaded, so that every V-cycle's coarse solve
+//! inverted, and the inverse uploaded, so that every cycle's coarse solve
 //! is one dense matrix-vector product on the device: no iterations, no
 //! read-backs, and M is a fixed linear operator. Affordable below
 //! [`DENSE_MAX_DOFS`] (the inverse costs ~n³ flops per design step).

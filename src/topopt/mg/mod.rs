@@ -1,5 +1,5 @@
 //! Geometric multigrid preconditioner for the elastic solve (`cuth topopt
-//! --precond mg`): a symmetric V-cycle over hex levels ([`transfer::plan`],
+//! --precond mg`): a symmetric cycle over hex levels ([`transfer::plan`],
 //! odd counts halved as a padded mesh), every level's operator the existing
 //! matrix-free [`ElasticOperator`] on its own mesh with a rediscretised box
 //! element ([`hex8_box_stiffness`], edges in fine mesh units) and coarsened
@@ -13,6 +13,18 @@
 //!   x  += S (b − A x)              the same polynomial again
 //! ```
 //!
+//! The N largest coarse levels (`--mg-w-levels N`, default [`W_LEVELS`] =
+//! 2) are solved by two passes of the cycle below them (a W-cycle there, V
+//! below; `mg/cycle.rs`). The V-cycle's worst design steps follow a jump
+//! of the continuation (p or β), when the warm start is poor and the design
+//! gray:
+//! torsion 60×20×20 (CPU, first 95 steps) needs 26–36 CG iterations right
+//! after each jump against ~15 between; with N = 2 the mean per step falls
+//! from 14.9 to 9.5 and the max from 36 to 20 (N = 1: 10.9 / 24; smoother
+//! degree 4: 13.0 / 31; fine degree 6: 13.1 / 32; interval ratio 20:
+//! 13.3 / 32). Arithmetic coarse moduli measured better than power means
+//! (p = ½: 21.9 / 45, p = 2: 17.5 / 47 on the same run).
+//!
 //! S = q(D⁻¹A)D⁻¹ is a fixed polynomial in D⁻¹A, so pre- and post-smoothing
 //! are A-adjoint and M is symmetric; positive because the Chebyshev interval
 //! covers λmax(D⁻¹A): its bound is [`element_jacobi_bound`], which holds for
@@ -24,6 +36,7 @@
 //! coarse moduli and diagonals on the device, and every solve of the
 //! iteration reuses it.
 
+mod cycle;
 pub mod dense;
 pub mod transfer;
 
@@ -33,11 +46,11 @@ use super::backend::{ElasticBackend, OpPrecision, OperatorKind};
 use super::element::{hex8_box_stiffness, ElementMatrix};
 use super::mesh::Mesh;
 use super::operator::ElasticOperator;
-use crate::backend::{BackendError, Ratio};
+use crate::backend::BackendError;
 use crate::linalg::precond::chebyshev::Chebyshev;
-use crate::linalg::precond::jacobi::Jacobi;
 use crate::linalg::precond::{PrecondOptions, PrecondReport, Preconditioner};
-use crate::linalg::{pcg_with, CgInfo, CgParams, LinearOperator, PcgWork, SolveError, Stop};
+use crate::linalg::{LinearOperator, PcgWork, SolveError};
+use cycle::{cycle, Ctx};
 use std::collections::BTreeMap;
 
 /// Relative residual of the coarsest inner CG (`--mg-coarse-rtol`). Loose:
@@ -46,6 +59,14 @@ use std::collections::BTreeMap;
 /// slightly between applications (CG is not linear in b); the outer f64
 /// true-residual loop of `refine` absorbs it.
 pub const COARSE_RTOL: f64 = 1e-2;
+/// Coarse levels solved by two passes (`--mg-w-levels`; 0 = V-cycle). 2:
+/// on an H200 (2026-11-30) CG per design step, mean / max, V against 2:
+/// torsion 499 k 15.8 / 35 → 8.7 / 18 (wall 2.96 → 2.87 s), cantilever 1 M
+/// 11.9 / 24 → 6.6 / 13 (2.87 → 2.93 s), 4.9 M 11.3 / 24 → 6.4 / 12
+/// (10.35 → 9.00 s), 50.65 M 12.7 / 31 → 7.3 / 17 (96.6 → 73.8 s). 3 cuts
+/// iterations further (1 M: 5.6 / 10) but costs time (3.11 s): the extra
+/// passes over small levels are launch-bound on a GPU.
+pub const W_LEVELS: usize = 2;
 /// At most this many levels.
 pub const MAX_LEVELS: usize = 10;
 
@@ -124,7 +145,7 @@ pub fn element_jacobi_bound(ke: &ElementMatrix) -> f64 {
 }
 
 /// A level below the finest.
-struct Level<B: ElasticBackend> {
+pub(super) struct Level<B: ElasticBackend> {
     op: ElasticOperator<B>,
     /// None on the coarsest level (solved by CG).
     smoother: Option<Chebyshev<B>>,
@@ -132,6 +153,9 @@ struct Level<B: ElasticBackend> {
     x: B::Vector,
     r: B::Vector,
     t: B::Vector,
+    /// W-cycle scratch (the residual after the first pass and its
+    /// correction), allocated on the level's first second pass.
+    w: Option<(B::Vector, B::Vector)>,
 }
 
 pub struct ElasticMg<B: ElasticBackend> {
@@ -151,6 +175,8 @@ pub struct ElasticMg<B: ElasticBackend> {
     pub coarse_iterations: usize,
     coarse_rtol: f64,
     dense: Option<DenseCoarse<B>>,
+    /// Coarse levels with two coarse passes ([`Self::with_w_levels`]).
+    w_levels: usize,
 }
 
 impl<B: ElasticBackend> ElasticMg<B> {
@@ -208,6 +234,7 @@ impl<B: ElasticBackend> ElasticMg<B> {
                 x: be.zeros(nd)?,
                 r: be.zeros(nd)?,
                 t: be.zeros(nd)?,
+                w: None,
             });
             (prev_fixed, prev_mesh) = (t.coarse_fixed, m);
         }
@@ -231,6 +258,7 @@ impl<B: ElasticBackend> ElasticMg<B> {
             coarse_iterations: 0,
             coarse_rtol: COARSE_RTOL,
             dense,
+            w_levels: W_LEVELS,
         };
         mg.refresh(be, a)?;
         Ok(mg)
@@ -322,86 +350,16 @@ impl<B: ElasticBackend> ElasticMg<B> {
         self
     }
 
+    /// Solves the `n` largest coarse levels by two passes each (a W-cycle
+    /// there, V below; 0: a V-cycle everywhere; default [`W_LEVELS`]).
+    pub fn with_w_levels(mut self, n: usize) -> Self {
+        self.w_levels = n;
+        self
+    }
+
     /// Meshes of the levels, finest first.
     pub fn meshes(&self) -> &[Mesh] {
         &self.meshes
-    }
-}
-
-/// The scratch of one cycle call, borrowed from the preconditioner.
-struct Ctx<'a, B: ElasticBackend> {
-    be: &'a B,
-    s: &'a mut B::Scalars,
-    one: &'a B::Scalars,
-    work: &'a mut PcgWork<B>,
-    coarse_iterations: &'a mut usize,
-    coarse_rtol: f64,
-    /// K_c⁻¹ when the coarsest level is solved densely.
-    dense: Option<&'a B::Vector>,
-}
-
-/// x = V-cycle(b) on the level of `a`, with `below` the coarser levels.
-#[allow(clippy::too_many_arguments)]
-fn cycle<B: ElasticBackend>(
-    c: &mut Ctx<'_, B>,
-    a: &mut dyn LinearOperator<B>,
-    sm: &mut Chebyshev<B>,
-    b: &B::Vector,
-    x: &mut B::Vector,
-    r: &mut B::Vector,
-    t: &mut B::Vector,
-    below: &mut [Level<B>],
-    transfers: &[B::ElasticTransfer],
-) -> Result<(), SolveError> {
-    let be = c.be;
-    sm.apply(be, a, b, x)?; // x = S b
-    a.residual(be, b, x, r, c.s, 0)?; // r = b − A x
-    let (next, rest) = below.split_first_mut().expect("a coarser level");
-    be.elastic_restrict(&transfers[0], r, &mut next.b)?; // b' = Pᵀ r
-    let Level {
-        op,
-        smoother,
-        b: nb,
-        x: nx,
-        r: nr,
-        t: nt,
-    } = next;
-    match smoother {
-        Some(nsm) => cycle(c, op, nsm, nb, nx, nr, nt, rest, &transfers[1..])?,
-        None => coarse_solve(c, op, nb, nx)?,
-    }
-    be.elastic_prolong_add(&transfers[0], nx, x)?; // x += P x'
-    a.residual(be, b, x, r, c.s, 0)?; // r = b − A x
-    sm.apply(be, a, r, t)?; // t = S r
-    be.xpay(Ratio { num: 0, den: 0 }, t, x, c.one)?; // x = t + x
-    Ok(())
-}
-
-/// x = A⁻¹ b by Jacobi-PCG from D⁻¹b to the coarse rtol.
-fn coarse_solve<B: ElasticBackend>(
-    c: &mut Ctx<'_, B>,
-    a: &mut ElasticOperator<B>,
-    b: &B::Vector,
-    x: &mut B::Vector,
-) -> Result<(), SolveError> {
-    let be = c.be;
-    if let Some(inv) = c.dense {
-        return Ok(be.dense_matvec(inv, b, x)?); // x = K_c⁻¹ b
-    }
-    be.divide(b, a.diagonal(), x)?; // x = D⁻¹ b: a start that is 0 on fixed DOFs
-    let params = CgParams {
-        stop: Stop::relative(c.coarse_rtol),
-        max_iter: 20 * a.len().max(50),
-        check_every: 4,
-        record: false,
-        replace: false,
-    };
-    let mut info = CgInfo::default();
-    let out = pcg_with(be, a, &mut Jacobi, b, x, c.work, &params, &mut info);
-    *c.coarse_iterations += info.iterations;
-    match out {
-        Ok(()) | Err(SolveError::NoConvergence { .. } | SolveError::Stagnated { .. }) => Ok(()),
-        Err(e) => Err(e),
     }
 }
 
@@ -421,6 +379,8 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
             coarse_iterations: &mut self.coarse_iterations,
             coarse_rtol: self.coarse_rtol,
             dense: self.dense.as_ref().map(|d| &d.inv),
+            levels: self.meshes.len(),
+            w_levels: self.w_levels,
         };
         let out = match self.fine_smoother.as_mut() {
             // No coarser level: M = D (Jacobi).
@@ -453,6 +413,7 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
         let o = smoother_opts();
         params.insert("degree".into(), o.chebyshev_degree as f64);
         params.insert("ratio".into(), o.chebyshev_ratio);
+        params.insert("w_levels".into(), self.w_levels as f64);
         PrecondReport {
             name: "mg".into(),
             params,
