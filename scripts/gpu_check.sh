@@ -28,6 +28,10 @@ js ev6_cuda_cheb configs/hotspot_ev6_3d.toml --device cuda --precond chebyshev
 js b24_cuda benchmarks/package/die_on_spreader_24mm.toml --device cuda
 js b24_cuda_u480 benchmarks/package/die_on_spreader_24mm.toml --device cuda --grid 480x480
 js m2048 configs/mol_f2f.toml --device cuda --grid 2048x2048
+js m2048b configs/mol_f2f.toml --device cuda --grid 2048x2048
+step m2048maps 40 $B/cuth solve configs/mol_f2f.toml --device cuda --grid 2048x2048 --json --out $W/m2048maps
+js m4096 configs/mol_f2f.toml --device cuda --grid 4096x4096
+js lin1024 configs/mol_f2f.toml --device cuda --grid 1024x1024
 CUTH_HOST_ASSEMBLY=1 js m2048_hostasm configs/mol_f2f.toml --device cuda --grid 2048x2048
 step tr_nl 30 $B/cuth transient configs/mol_f2f_kt.toml --grid 128x128 --device cuda --dt 1e-2 --steps 5 --nonlinear-iterations 20 --init steady --no-maps --json --out $W/tr
 step kt1024 40 $B/cuth solve configs/mol_f2f_kt.toml --grid 1024x1024 --device cuda --json --no-maps --out $W/kt
@@ -49,12 +53,13 @@ def j(n):
         t = open(f"{L}/{n}.log").read()
         return json.JSONDecoder().raw_decode(t[t.index("{"):])[0]
     except Exception as e: return None
-for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","m2048","m2048_hostasm","kt1024","m8192"]:
+for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","m2048","m2048b","m2048maps","m4096","m2048_hostasm","lin1024","kt1024","m8192"]:
     s = j(n)
     if not s: print(n, "no json"); continue
     t = dict(s["timings_s"]); g = s["grid"]
-    print(f"{n:18s} {g['nx']}x{g['ny']}x{g['nz']} it {s['solver']['iterations']:4d} Tmax {s['hottest']['t_k']:.9f} solve {t.get('solve',0):.3f}s total {sum(t.values()):.2f}s energy {s['energy']['relative_error']:.1e} " + " ".join(f"{k}={v:.3f}" for k,v in t.items() if k not in ('solve',)))
-for a,b in [("hbm_cuda","hbm_cpu"),("ev6_cuda","ev6_cpu"),("hbm_cuda","hbm_cuda_hostasm"),("m2048","m2048_hostasm")]:
+    nonpcg = sum(t.values()) - t.get('solve', 0)
+    print(f"{n:18s} non-PCG {nonpcg:.3f}s {g['nx']}x{g['ny']}x{g['nz']} it {s['solver']['iterations']:4d} Tmax {s['hottest']['t_k']:.9f} solve {t.get('solve',0):.3f}s total {sum(t.values()):.2f}s energy {s['energy']['relative_error']:.1e} " + " ".join(f"{k}={v:.3f}" for k,v in t.items() if k not in ('solve',)))
+for a,b in [("hbm_cuda","hbm_cpu"),("ev6_cuda","ev6_cpu"),("hbm_cuda","hbm_cuda_hostasm"),("m2048","m2048_hostasm"),("m2048","m2048maps")]:
     sa, sb = j(a), j(b)
     if sa and sb: print(f"{a} vs {b}: |dTmax| = {abs(sa['hottest']['t_k']-sb['hottest']['t_k']):.2e} K")
 for n in ["m8192"]:
