@@ -27,6 +27,13 @@ js ev6_cpu configs/hotspot_ev6_3d.toml --device cpu
 js ev6_cuda_cheb configs/hotspot_ev6_3d.toml --device cuda --precond chebyshev
 js b24_cuda benchmarks/package/die_on_spreader_24mm.toml --device cuda
 js b24_cuda_u480 benchmarks/package/die_on_spreader_24mm.toml --device cuda --grid 480x480
+# Non-uniform grid against the uniform grid of the same cell count, at sizes
+# that are not launch-bound (issue 13's per-cell target).
+for c in 10:664 6:1101; do
+  sed "s/^cell = \"50 um\"/cell = \"${c%:*} um\"/" benchmarks/package/die_on_spreader_24mm.toml > $W/b24_${c%:*}um.toml
+  js b24_${c%:*}um $W/b24_${c%:*}um.toml --device cuda
+  js b24_${c%:*}um_u${c#*:} $W/b24_${c%:*}um.toml --device cuda --grid ${c#*:}x${c#*:}
+done
 js m2048 configs/mol_f2f.toml --device cuda --grid 2048x2048
 js m2048b configs/mol_f2f.toml --device cuda --grid 2048x2048
 step m2048maps 40 $B/cuth solve configs/mol_f2f.toml --device cuda --grid 2048x2048 --json --out $W/m2048maps
@@ -53,11 +60,13 @@ def j(n):
         t = open(f"{L}/{n}.log").read()
         return json.JSONDecoder().raw_decode(t[t.index("{"):])[0]
     except Exception as e: return None
-for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","m2048","m2048b","m2048maps","m4096","m2048_hostasm","lin1024","kt1024","m8192"]:
+for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","b24_10um","b24_10um_u664","b24_6um","b24_6um_u1101","m2048","m2048b","m2048maps","m4096","m2048_hostasm","lin1024","kt1024","m8192"]:
     s = j(n)
     if not s: print(n, "no json"); continue
     t = dict(s["timings_s"]); g = s["grid"]
     nonpcg = sum(t.values()) - t.get('solve', 0)
+    cells = g['nx'] * g['ny'] * g['nz']; its = max(s['solver']['iterations'], 1)
+    print(f"{n:18s} cells {cells} per cell per iteration {1e9 * t.get('solve', 0) / (cells * its):.3f} ns")
     print(f"{n:18s} non-PCG {nonpcg:.3f}s {g['nx']}x{g['ny']}x{g['nz']} it {s['solver']['iterations']:4d} Tmax {s['hottest']['t_k']:.9f} solve {t.get('solve',0):.3f}s total {sum(t.values()):.2f}s energy {s['energy']['relative_error']:.1e} " + " ".join(f"{k}={v:.3f}" for k,v in t.items() if k not in ('solve',)))
 for a,b in [("hbm_cuda","hbm_cpu"),("ev6_cuda","ev6_cpu"),("hbm_cuda","hbm_cuda_hostasm"),("m2048","m2048_hostasm"),("m2048","m2048maps")]:
     sa, sb = j(a), j(b)
