@@ -44,7 +44,11 @@ fn key_changes_with_every_input() {
     let opts = vec!["--gpu-architecture=sm_90".to_string()];
     let base = parts("kernel A", &opts, "sm_90");
     let k0 = CacheKey::new("blas1.cu", &base);
-    assert_eq!(k0, CacheKey::new("blas1.cu", &base.clone()), "deterministic");
+    assert_eq!(
+        k0,
+        CacheKey::new("blas1.cu", &base.clone()),
+        "deterministic"
+    );
     let other_opts = vec!["--gpu-architecture=sm_90".to_string(), "-G".to_string()];
     let variants = [
         KeyParts {
@@ -190,9 +194,7 @@ fn concurrent_writers_never_expose_a_partial_entry() {
     let _turn = notes_turn();
     let dir = tempfile::tempdir().unwrap();
     let k = key("kernel A");
-    let images: Vec<KernelImage> = (0..4u8)
-        .map(|i| cubin(&vec![i + 1; 1 << 20]))
-        .collect();
+    let images: Vec<KernelImage> = (0..4u8).map(|i| cubin(&vec![i + 1; 1 << 20])).collect();
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|sc| {
         for img in &images {
@@ -236,10 +238,17 @@ fn folder_from_the_environment() {
         }
     }
     let home = [("HOME", "/h")];
-    assert_eq!(kc::dir_from(env(&home)).unwrap(), Path::new("/h/.cache/cuth"));
+    assert_eq!(
+        kc::dir_from(env(&home)).unwrap(),
+        Path::new("/h/.cache/cuth")
+    );
     let xdg = [("HOME", "/h"), ("XDG_CACHE_HOME", "/x")];
     assert_eq!(kc::dir_from(env(&xdg)).unwrap(), Path::new("/x/cuth"));
-    let own = [("HOME", "/h"), ("XDG_CACHE_HOME", "/x"), ("CUTH_CACHE_DIR", "/c")];
+    let own = [
+        ("HOME", "/h"),
+        ("XDG_CACHE_HOME", "/x"),
+        ("CUTH_CACHE_DIR", "/c"),
+    ];
     assert_eq!(kc::dir_from(env(&own)).unwrap(), Path::new("/c"));
     let off = [("CUTH_CACHE_DIR", "/c"), ("CUTH_NO_KERNEL_CACHE", "1")];
     assert_eq!(kc::dir_from(env(&off)), None);

@@ -245,9 +245,7 @@ pub fn read(dir: &Path, key: &CacheKey) -> Option<KernelImage> {
 /// over any older one.
 pub fn write(dir: &Path, key: &CacheKey, image: &KernelImage) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
     tmp.write_all(&encode_entry(key.digest, image))?;
     tmp.as_file().sync_data()?;
     tmp.persist(dir.join(key.file_name(image.kind)))

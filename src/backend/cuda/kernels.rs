@@ -176,15 +176,26 @@ pub fn compile_image(file: &KernelFamily, arch: &str) -> Result<KernelImage, Bac
             Err(nvrtc) => {
                 let log = result::get_program_log(prog).unwrap_or_default();
                 let log = std::ffi::CStr::from_ptr(log.as_ptr()).to_owned();
-                let e = CompileError::CompileError { nvrtc, options, log };
+                let e = CompileError::CompileError {
+                    nvrtc,
+                    options,
+                    log,
+                };
                 Err(compile_error(file, e))
             }
             Ok(()) if arch.starts_with("sm_") => {
                 let mut size = 0usize;
-                sys::nvrtcGetCUBINSize(prog, &mut size).result().map_err(err)?;
+                sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .map_err(err)?;
                 let mut bytes = vec![0u8; size];
-                sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr().cast()).result().map_err(err)?;
-                Ok(KernelImage { kind: ImageKind::Cubin, bytes })
+                sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr().cast())
+                    .result()
+                    .map_err(err)?;
+                Ok(KernelImage {
+                    kind: ImageKind::Cubin,
+                    bytes,
+                })
             }
             Ok(()) => {
                 let ptx = result::get_ptx(prog).map_err(err)?;
