@@ -115,7 +115,8 @@ fn second_run_loads_from_the_cache_with_the_same_answer() {
     let (digest, _) = kc::decode_entry(&std::fs::read(&path).unwrap()).unwrap();
     let junk = kc::KernelImage {
         kind: kc::ImageKind::Cubin,
-        bytes: b"not an ELF image at all".repeat(64),
+        // NUL-terminated: the driver reads what is not ELF as PTX text.
+        bytes: b"not an ELF image, nor PTX\0".repeat(64),
     };
     std::fs::write(&path, kc::encode_entry(digest, &junk)).unwrap();
     let fourth = solve(Some(&cache), &tmp.path().join("o4"));

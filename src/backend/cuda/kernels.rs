@@ -171,38 +171,41 @@ pub fn compile_image(file: &KernelFamily, arch: &str) -> Result<KernelImage, Bac
     let options = nvrtc_options(arch);
     // SAFETY: `prog` is a live program (created above, destroyed below);
     // each buffer is sized by the matching Size call before it is filled.
-    let out = unsafe {
-        match result::compile_program(prog, &options) {
-            Err(nvrtc) => {
-                let log = result::get_program_log(prog).unwrap_or_default();
-                let log = std::ffi::CStr::from_ptr(log.as_ptr()).to_owned();
-                let e = CompileError::CompileError {
-                    nvrtc,
-                    options,
-                    log,
-                };
-                Err(compile_error(file, e))
-            }
-            Ok(()) if arch.starts_with("sm_") => {
-                let mut size = 0usize;
-                sys::nvrtcGetCUBINSize(prog, &mut size)
-                    .result()
-                    .map_err(err)?;
-                let mut bytes = vec![0u8; size];
-                sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr().cast())
-                    .result()
-                    .map_err(err)?;
-                Ok(KernelImage {
-                    kind: ImageKind::Cubin,
-                    bytes,
-                })
-            }
-            Ok(()) => {
-                let ptx = result::get_ptx(prog).map_err(err)?;
-                Ok(KernelImage::ptx(ptx.into_iter().map(|c| c as u8).collect()))
-            }
+    let run = || unsafe {
+        if let Err(nvrtc) = result::compile_program(prog, &options) {
+            let log = result::get_program_log(prog).unwrap_or_default();
+            let log: Vec<u8> = log.into_iter().map(|c| c as u8).collect();
+            let log = std::ffi::CStr::from_bytes_until_nul(&log)
+                .map(|c| c.to_owned())
+                .unwrap_or_default();
+            let options = options.clone();
+            let e = CompileError::CompileError {
+                nvrtc,
+                options,
+                log,
+            };
+            return Err(compile_error(file, e));
         }
+        let mut size = 0usize;
+        if arch.starts_with("sm_") {
+            sys::nvrtcGetCUBINSize(prog, &mut size)
+                .result()
+                .map_err(err)?;
+        }
+        if size > 0 {
+            let mut bytes = vec![0u8; size];
+            sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr().cast())
+                .result()
+                .map_err(err)?;
+            return Ok(KernelImage {
+                kind: ImageKind::Cubin,
+                bytes,
+            });
+        }
+        let ptx = result::get_ptx(prog).map_err(err)?;
+        Ok(KernelImage::ptx(ptx.into_iter().map(|c| c as u8).collect()))
     };
+    let out = run();
     // SAFETY: created above and not destroyed before.
     let _ = unsafe { result::destroy_program(prog) };
     out
