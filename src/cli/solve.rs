@@ -229,8 +229,9 @@ where
 /// (see `plan::Typed::open_device_later`).
 fn open_cuda(ordinal: usize, precond: PrecondKind, cells: usize) -> anyhow::Result<CudaBackend> {
     use cuth::backend::cuda::{ASSEMBLE, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG};
-    super::plan::check_ordinal(ordinal)?;
-    let be = CudaBackend::new(ordinal)?;
+    use cuth::profile::part;
+    part("device_init/probe", || super::plan::check_ordinal(ordinal))?;
+    let be = part("device_init/context", || CudaBackend::new(ordinal))?;
     let mut families = vec![&QUAD_DIAG, &ASSEMBLE];
     match precond {
         PrecondKind::Multigrid => families.extend([&MULTIGRID, &MG_SETUP]),
@@ -240,9 +241,9 @@ fn open_cuda(ordinal: usize, precond: PrecondKind, cells: usize) -> anyhow::Resu
     std::thread::scope(|sc| {
         let be = &be;
         let mut loads: Vec<_> = (families.into_iter())
-            .map(|f| sc.spawn(move || be.load(f)))
+            .map(|f| sc.spawn(move || part("device_init/modules", || be.load(f))))
             .collect();
-        loads.push(sc.spawn(move || be.reserve_staging(cells)));
+        loads.push(sc.spawn(move || part("device_init/staging", || be.reserve_staging(cells))));
         loads
             .into_iter()
             .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
