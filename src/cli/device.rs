@@ -11,5 +11,7 @@ pub fn info_text() -> String {
         cpu.detail
     );
     s.push_str(&cuda::info_text());
+    s.push_str(&cuda::kernel_cache::info_line());
+    s.push('\n');
     s
 }

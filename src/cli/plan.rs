@@ -50,22 +50,23 @@ pub enum Device {
 /// goes to stderr unless `quiet`. A missing ordinal is a failure (exit 1),
 /// like a missing GPU.
 pub fn resolve_device(choice: DeviceChoice, quiet: bool) -> anyhow::Result<Device> {
+    resolve_probed(choice, quiet, cuda::available)
+}
+
+/// [`resolve_device`] with `auto`'s probe given (run on a thread while the
+/// stack loads, by [`RunPlan::resolve`]).
+fn resolve_probed(
+    choice: DeviceChoice,
+    quiet: bool,
+    probe: impl FnOnce() -> Result<(), cuth::backend::BackendError>,
+) -> anyhow::Result<Device> {
     Ok(match choice {
         DeviceChoice::Cpu => Device::Cpu,
         DeviceChoice::Cuda(n) => {
-            let count = cuda::device::device_count()?;
-            anyhow::ensure!(
-                n < count,
-                "--device cuda:{n}: this machine has {count} CUDA device(s){}",
-                match count {
-                    0 => String::new(),
-                    1 => " (use cuda:0)".to_string(),
-                    _ => format!(" (use cuda:0 to cuda:{})", count - 1),
-                }
-            );
+            check_ordinal(n)?;
             Device::Cuda(n)
         }
-        DeviceChoice::Auto => match cuda::available() {
+        DeviceChoice::Auto => match probe() {
             Ok(()) => Device::Cuda(0),
             Err(e) => {
                 if !quiet {
@@ -75,6 +76,23 @@ pub fn resolve_device(choice: DeviceChoice, quiet: bool) -> anyhow::Result<Devic
             }
         },
     })
+}
+
+/// Fails unless CUDA is usable and has GPU ordinal `n` (`--device cuda:N`).
+/// Loads the driver and NVRTC and initializes CUDA (`cuInit`, ~0.1 s on an
+/// H200), which is why `solve` calls it on its device-init thread.
+pub fn check_ordinal(n: usize) -> anyhow::Result<()> {
+    let count = cuda::device::device_count()?;
+    anyhow::ensure!(
+        n < count,
+        "--device cuda:{n}: this machine has {count} CUDA device(s){}",
+        match count {
+            0 => String::new(),
+            1 => " (use cuda:0)".to_string(),
+            _ => format!(" (use cuda:0 to cuda:{})", count - 1),
+        }
+    );
+    Ok(())
 }
 
 /// `NXxNY` for `--grid`.
@@ -142,6 +160,10 @@ pub struct Typed<'a> {
     /// The command plans its memory itself, in full (`thermal::memory_plan`,
     /// `solve`), so the coarse host check here is skipped.
     pub memory_planned: bool,
+    /// `--device cuda:N` is checked by the command when it opens the device
+    /// (`solve`: on its init thread, overlapped with the power raster), not
+    /// here: loading and initializing CUDA is most of a 2048² run's "read".
+    pub open_device_later: bool,
 }
 
 /// Plausibility warnings: errors with `--strict` (exit 2), else one
@@ -207,6 +229,8 @@ fn nonlinear_values_per_cell(m: u64) -> u64 {
 impl RunPlan {
     pub fn resolve(run: &RunArgs, typed: Typed) -> anyhow::Result<RunPlan> {
         check_solver_flags(run, typed.rtol)?;
+        // auto's probe (driver, NVRTC, cuInit) runs while the stack loads.
+        let probe = (run.device == DeviceChoice::Auto).then(|| std::thread::spawn(cuda::available));
         let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
         let stack = run.load_stack(typed.stack)?;
         report_warnings(&stack.warnings, run.strict, run.quiet)?;
@@ -221,7 +245,13 @@ impl RunPlan {
             let extra = nonlinear_values_per_cell(solver.nonlinear.anderson as u64);
             check_host_memory(cells, HOST_VALUES_PER_CELL + extra, "use a coarser --grid")?;
         }
-        let device = resolve_device(run.device, run.quiet)?;
+        let device = match (run.device, typed.open_device_later) {
+            (DeviceChoice::Cuda(n), true) => Device::Cuda(n),
+            (choice, _) => resolve_probed(choice, run.quiet, || match probe {
+                Some(t) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                None => cuda::available(),
+            })?,
+        };
         solver.precond_opts.precision = typed.precision.unwrap_or(match device {
             Device::Cuda(_) => DEFAULT_GPU_PRECISION,
             Device::Cpu => PrecisionMode::F64,

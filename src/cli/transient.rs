@@ -148,6 +148,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             default_out: default_out(&args.stack),
             save_state: args.save_state.clone(),
             memory_planned: false,
+            open_device_later: false,
         },
     )?;
     let stack = &plan.stack;

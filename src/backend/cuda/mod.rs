@@ -28,6 +28,7 @@ mod batch_launch;
 mod blas1;
 mod chebyshev;
 pub mod device;
+pub mod kernel_cache;
 pub mod kernels;
 pub(crate) mod launch;
 pub mod memory;
@@ -144,7 +145,7 @@ impl CudaBackend {
         let blocks = info.multiprocessors * per_sm;
         let reduce = ReduceScratch::new(&stream, blocks)?;
         let be = CudaBackend {
-            kernels: Kernels::new(ctx.clone(), arch),
+            kernels: Kernels::new(ctx.clone(), arch, info.compute_capability),
             ctx,
             stream,
             reduce,

@@ -86,6 +86,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
             default_out: default_out(stack_path),
             save_state: None,
             memory_planned: false,
+            open_device_later: false,
         },
     )?;
     let stack = &plan.stack;
