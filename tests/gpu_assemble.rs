@@ -131,7 +131,7 @@ fn bad_lengths_are_errors() {
 #[ignore]
 fn staged_download_is_exact() {
     let be = gpu();
-    let n = 2 * cuth::backend::cuda::STAGE_VALUES + 12_345;
+    let n = 2 * cuth::backend::cuda::stage_values() + 12_345;
     let host: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 7.0).collect();
     let v = be.upload(&host).unwrap();
     let t = std::time::Instant::now();

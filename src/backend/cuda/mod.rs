@@ -54,7 +54,7 @@ pub use mixed::MIXED;
 pub use mixed::{CudaLowArray, CudaLowMatrix};
 pub use nonlinear::{CudaPhysics, NONLINEAR};
 pub use quad_diag::QUAD_DIAG;
-pub use transfer::STAGE_VALUES;
+pub use transfer::{stage_values, STAGE_VALUES};
 
 use super::BackendError;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};

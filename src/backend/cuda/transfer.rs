@@ -28,6 +28,20 @@ pub const STAGE_VALUES: usize = 16 << 20;
 /// Copies shorter than this go directly (pageable).
 const DIRECT_BELOW: usize = 4 << 20;
 
+/// Values per staging buffer: [`STAGE_VALUES`], or `CUTH_STAGE_MIB` MiB of
+/// f64 (at least the direct-copy threshold), for measuring what pinning
+/// costs against what larger pieces gain.
+pub fn stage_values() -> usize {
+    static VALUES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *VALUES.get_or_init(|| {
+        std::env::var("CUTH_STAGE_MIB")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .map(|mib| (mib << 20) / std::mem::size_of::<f64>())
+            .map_or(STAGE_VALUES, |v| v.max(DIRECT_BELOW))
+    })
+}
+
 /// Page-locked host memory (plain, not write-combined: the host reads it
 /// too), with the event of the last copy queued into or out of it:
 /// [`HostBuffer::values`] waits for that copy only, not for later work on
@@ -183,7 +197,7 @@ impl CudaBackend {
             self.sync("downloading a vector")?;
             return f(0, &h);
         }
-        let chunk = STAGE_VALUES.min(n);
+        let chunk = stage_values().min(n);
         let chunks = n.div_ceil(chunk);
         let range = |k: usize| (k * chunk, ((k + 1) * chunk).min(n));
         let mut bufs = self.staging_buffers(chunk)?;
@@ -220,7 +234,7 @@ impl CudaBackend {
         if values < DIRECT_BELOW {
             return Ok(());
         }
-        let bufs = self.staging_buffers(values.min(STAGE_VALUES))?;
+        let bufs = self.staging_buffers(values.min(stage_values()))?;
         *self.staging.lock().unwrap_or_else(|p| p.into_inner()) = bufs.into();
         Ok(())
     }
