@@ -22,15 +22,18 @@ pub use probe::{BlockTemps, StepEnergy, StepRecord};
 pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
 pub use stepper::Stepper;
 
-use super::steady::{summarize, SteadyOptions};
+use super::field_stats::chunked_sum;
+use super::steady::{summarize, Coupling, SteadyOptions};
 use super::summary::{SolverReport, Summary};
 use crate::assemble::assemble;
+use crate::assemble::System;
 use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
 use crate::linalg::{build_thermal_precond, pcg, Offset, QuadDiagOperator, SolveError, Stop};
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::assembly_input::AssemblyInput;
 use crate::thermal::nonlinear::NonlinearError;
 use nonlinear::StepPhysics;
 use std::time::Instant;
@@ -147,41 +150,93 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
 
     // Assembly once: A, C and the conductances to ambient do not change.
+    // On a GPU a linear stack is assembled there (issue 15): the host keeps
+    // the films and the power in, never the n-sized arrays. Temperature-
+    // dependent stacks and a steady start assemble on the host.
     let first_row = row_of_step(0);
-    let mut sys = assemble(stack, &grid, &schedule.base);
-    // From here on sys.rhs is the power of the current step.
-    sys.rhs = cell_power(&grid, &schedule.layer_maps(first_row));
-    let c = Offset::new(&sys.a, &sys.rhs).c;
+    let on_device = !stack.is_nonlinear() && !matches!(opts.init, InitState::Steady);
+    let dev = match on_device {
+        true => be.tr_assemble(&AssemblyInput::new(stack, &grid, &schedule.base))?,
+        false => None,
+    };
+    let (mut sys, dev, c) = match dev {
+        Some(d) => {
+            let maps = schedule.layer_maps(first_row);
+            let mut p = d.rhs;
+            be.tr_power(&d.kept, &maps, &mut p)?;
+            let power_w = maps_power(&grid, &maps);
+            // Σ amb = Σ films (+ 1 per absent cell, which the shift ignores).
+            let amb = chunked_sum(&d.g_top, |g| g) + chunked_sum(&d.g_bottom, |g| g);
+            let c = if amb > 0.0 { power_w / amb } else { 0.0 };
+            let sys = HostSys::Device {
+                g_top: d.g_top,
+                g_bottom: d.g_bottom,
+                power_w,
+                kept: d.kept,
+                p,
+            };
+            (sys, Some((d.a, d.capacity)), c)
+        }
+        None => {
+            let mut sys = assemble(stack, &grid, &schedule.base);
+            // From here on sys.rhs is the power of the current step.
+            sys.rhs = cell_power(&grid, &schedule.layer_maps(first_row));
+            let c = Offset::new(&sys.a, &sys.rhs).c;
+            (HostSys::Whole(sys), None, c)
+        }
+    };
 
-    let theta0 = match &opts.init {
-        InitState::Ambient => vec![0.0; grid.len()],
-        InitState::Field(t) => t.iter().map(|v| v - stack.ambient_k).collect(),
+    let theta0 = match (&opts.init, &sys) {
+        (InitState::Ambient, _) => vec![0.0; grid.len()],
+        (InitState::Field(t), _) => t.iter().map(|v| v - stack.ambient_k).collect(),
         // With laws or leakage: the nonlinear steady solve for this power.
-        InitState::Steady if stack.is_nonlinear() => {
+        (InitState::Steady, HostSys::Whole(sys)) if stack.is_nonlinear() => {
             let (base, p) = (&schedule.base, Some(&sys.rhs[..]));
             crate::thermal::nonlinear::steady::picard(be, stack, &grid, base, p, &opts.solver)
                 .map_err(Box::new)?
                 .theta
         }
-        InitState::Steady => steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?,
+        (InitState::Steady, HostSys::Whole(sys)) => {
+            steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
+        }
+        (InitState::Steady, HostSys::Device { .. }) => {
+            return Err(BackendError::Unsupported("a steady start with device assembly").into())
+        }
     };
     // Temperature-dependent stacks: the step's properties and leakage
     // (semi-implicit or iterated, see `nonlinear`).
     let mut physics = StepPhysics::new(stack, &grid, &schedule.base);
-    let mut dynamic = sys.rhs.clone();
-    if let Some(ph) = &physics {
-        let t0: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
-        sys = ph.system(sys, &t0)?;
-    }
-    let mut stepper = Stepper::new(be, &sys.a, &sys.capacity, dt, c, &theta0, &opts.solver)?;
-    stepper.set_power(&sys.rhs)?;
+    let mut dynamic = match &sys {
+        HostSys::Whole(sys) if physics.is_some() => sys.rhs.clone(),
+        _ => Vec::new(),
+    };
+    let mut stepper = match (&mut sys, dev) {
+        (HostSys::Whole(sys), _) => {
+            if let Some(ph) = &physics {
+                let t0: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
+                ph.system(sys, &t0)?;
+            }
+            let mut s = Stepper::new(be, &sys.a, &sys.capacity, dt, c, &theta0, &opts.solver)?;
+            s.set_power(&sys.rhs)?;
+            s
+        }
+        (HostSys::Device { p, .. }, Some((a, cap))) => {
+            let n = grid.len();
+            let mut s = Stepper::on_device(be, a, &cap, n, dt, c, &theta0, &opts.solver)?;
+            s.set_power_device(p)?;
+            s
+        }
+        (HostSys::Device { .. }, None) => {
+            return Err(BackendError::Unsupported("a device system without its matrix").into())
+        }
+    };
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
     let probes = probe::block_probes(&layer_names, &schedule.base, &grid);
     let points = crate::thermal::probes::probe_cells(stack, &grid);
     let setup_s = t_setup.elapsed().as_secs_f64();
 
     let mut row = first_row;
-    let mut power_w = probe::ordered_sum(&sys.rhs);
+    let mut power_w = sys.power_w();
     let mut records = Vec::with_capacity(opts.steps + 1);
     // Host buffers reused every step: θⁿ, θⁿ⁺¹ (K above ambient) and T (K).
     let mut theta_old = theta0;
@@ -191,7 +246,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     // Step 0: the initial state, so the series and the plot start at t = 0.
     let fs = probe::absorb(
         &grid,
-        &sys.capacity,
+        sys.capacity(),
         0.0,
         ambient_k,
         &mut theta,
@@ -215,24 +270,47 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         outer_iterations: None,
     });
     let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
+    let mut stored_prev = match &sys {
+        HostSys::Device { .. } => Some(stepper.stored_heat()?),
+        HostSys::Whole(_) => None,
+    };
     for k in 0..opts.steps {
         let time_s = (k + 1) as f64 * dt;
         let r = row_of_step(k);
         if r != row {
             let t = Instant::now();
             row = r;
-            sys.rhs = cell_power(&grid, &schedule.layer_maps(row));
-            dynamic = sys.rhs.clone();
-            power_w = probe::ordered_sum(&sys.rhs);
-            stepper.set_power(&sys.rhs)?;
+            match &mut sys {
+                HostSys::Whole(sys) => {
+                    sys.rhs = cell_power(&grid, &schedule.layer_maps(row));
+                    if physics.is_some() {
+                        dynamic = sys.rhs.clone();
+                    }
+                    power_w = probe::ordered_sum(&sys.rhs);
+                    stepper.set_power(&sys.rhs)?;
+                }
+                HostSys::Device {
+                    power_w: pw,
+                    kept,
+                    p,
+                    ..
+                } => {
+                    // The new row's maps (one plane per layer) and a kernel.
+                    let maps = schedule.layer_maps(row);
+                    be.tr_power(kept, &maps, p)?;
+                    *pw = maps_power(&grid, &maps);
+                    power_w = *pw;
+                    stepper.set_power_device(p)?;
+                }
+            }
             upload_s += t.elapsed().as_secs_f64();
         }
         let t = Instant::now();
-        let (info_iterations, step_leak_w, outer) = match &mut physics {
-            Some(ph) => {
+        let (info_iterations, step_leak_w, outer) = match (&mut physics, &mut sys) {
+            (Some(ph), HostSys::Whole(sys)) => {
                 let o = ph.advance(
                     &mut stepper,
-                    &mut sys,
+                    sys,
                     &dynamic,
                     &temperature_k,
                     &opts.solver,
@@ -242,7 +320,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
                 power_w = probe::ordered_sum(&sys.rhs);
                 (o.iterations, o.leak_w, Some(o.outer))
             }
-            None => {
+            _ => {
                 let info = stepper.step().map_err(|source| TransientError::Step {
                     step: k + 1,
                     time_s,
@@ -256,21 +334,27 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
 
         let t = Instant::now();
         stepper.download_shifted(&mut theta)?;
-        let fs = probe::absorb(
+        let mut fs = probe::absorb(
             &grid,
-            &sys.capacity,
+            sys.capacity(),
             stepper.c,
             ambient_k,
             &mut theta,
             &theta_old,
             &mut temperature_k,
         );
+        if let Some(prev) = &mut stored_prev {
+            // Device assembly: Σ C θ' of the new level less the old one's.
+            let now = stepper.stored_heat()?;
+            fs.stored_j = now - *prev;
+            *prev = now;
+        }
         let record = StepRecord {
             step: k + 1,
             time_s,
             iterations: info_iterations,
             trace_row: row,
-            energy: probe::step_energy(&sys, &grid, power_w, &theta, fs.stored_j, dt),
+            energy: probe::step_energy(sys.films(), &grid, power_w, &theta, fs.stored_j, dt),
             layer_max_k: fs.layer_max_k,
             layer_avg_k: fs.layer_avg_k,
             blocks: probe::block_stats(&grid, &probes, &temperature_k),
@@ -287,7 +371,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             let s = summarize(
                 stack,
                 &grid,
-                &sys,
+                sys.coupling(power_w),
                 &theta,
                 &temperature_k,
                 &power,
@@ -320,7 +404,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let final_summary = summarize(
         stack,
         &grid,
-        &sys,
+        sys.coupling(power_w),
         &theta_old,
         &temperature_k,
         &power,
@@ -352,6 +436,75 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         summary,
         final_summary,
     })
+}
+
+/// The step system as the host holds it.
+enum HostSys<K, V> {
+    /// Whole on the host (CPU, temperature-dependent stacks, a steady
+    /// start, `CUTH_HOST_ASSEMBLY`); its rhs is the current step's power.
+    Whole(System),
+    /// Assembled on the device: the host keeps the films, the power in and
+    /// the compact inputs for later trace rows; `p` is the current power.
+    Device {
+        g_top: Vec<f64>,
+        g_bottom: Vec<f64>,
+        power_w: f64,
+        kept: K,
+        p: V,
+    },
+}
+
+impl<K, V> HostSys<K, V> {
+    fn power_w(&self) -> f64 {
+        match self {
+            HostSys::Whole(sys) => probe::ordered_sum(&sys.rhs),
+            HostSys::Device { power_w, .. } => *power_w,
+        }
+    }
+
+    fn capacity(&self) -> Option<&[f64]> {
+        match self {
+            HostSys::Whole(sys) => Some(&sys.capacity),
+            HostSys::Device { .. } => None,
+        }
+    }
+
+    fn films(&self) -> (&[f64], &[f64]) {
+        match self {
+            HostSys::Whole(sys) => (&sys.g_top, &sys.g_bottom),
+            HostSys::Device {
+                g_top, g_bottom, ..
+            } => (g_top, g_bottom),
+        }
+    }
+
+    /// What the summaries' energy balance reads (`power_w`: the device's
+    /// power in; the host's is summed from its rhs as before).
+    fn coupling(&self, power_w: f64) -> Coupling<'_> {
+        match self {
+            HostSys::Whole(sys) => Coupling::from(sys),
+            HostSys::Device {
+                g_top, g_bottom, ..
+            } => Coupling {
+                power_in_w: power_w,
+                g_top,
+                g_bottom,
+            },
+        }
+    }
+}
+
+/// Σ of the per-cell power of per-layer plane `maps` (each layer's map
+/// once per z cell, split evenly over them), as `cell_power` spreads it.
+fn maps_power(grid: &Grid, maps: &[Vec<f64>]) -> f64 {
+    grid.layer_z
+        .iter()
+        .zip(maps)
+        .map(|(zr, m)| {
+            let share = 1.0 / zr.len() as f64;
+            zr.len() as f64 * chunked_sum(m, |w| w * share)
+        })
+        .sum()
 }
 
 /// The solver part of a snapshot's summary: the last step's solve.
