@@ -182,7 +182,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             // From here on sys.rhs is the power of the current step.
             sys.rhs = cell_power(&grid, &schedule.layer_maps(first_row));
             let c = Offset::new(&sys.a, &sys.rhs).c;
-            (HostSys::Whole(sys), None, c)
+            (HostSys::Whole(Box::new(sys)), None, c)
         }
     };
 
@@ -442,7 +442,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
 enum HostSys<K, V> {
     /// Whole on the host (CPU, temperature-dependent stacks, a steady
     /// start, `CUTH_HOST_ASSEMBLY`); its rhs is the current step's power.
-    Whole(System),
+    Whole(Box<System>),
     /// Assembled on the device: the host keeps the films, the power in and
     /// the compact inputs for later trace rows; `p` is the current power.
     Device {
@@ -482,7 +482,7 @@ impl<K, V> HostSys<K, V> {
     /// power in; the host's is summed from its rhs as before).
     fn coupling(&self, power_w: f64) -> Coupling<'_> {
         match self {
-            HostSys::Whole(sys) => Coupling::from(sys),
+            HostSys::Whole(sys) => Coupling::from(&**sys),
             HostSys::Device {
                 g_top, g_bottom, ..
             } => Coupling {

@@ -360,7 +360,7 @@ mod tests {
         let (shift, amb) = (0.75, 300.0);
         let mut theta = raw.clone();
         let mut t = vec![0.0; n];
-        let s = absorb(&grid, &cap, shift, amb, &mut theta, &old, &mut t);
+        let s = absorb(&grid, Some(&cap), shift, amb, &mut theta, &old, &mut t);
         let plane = nx * ny;
         for i in 0..n {
             assert_eq!(theta[i], raw[i] + shift);
