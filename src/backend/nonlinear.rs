@@ -106,6 +106,27 @@ pub trait NonlinearOps: QuadDiagOps {
         ))
     }
 
+    /// The dynamic power of `ph` (what [`Self::nl_rhs`] adds the leakage
+    /// to) set to `p` (a transient run's new trace row).
+    fn tr_set_dynamic(&self, ph: &mut Self::Physics, p: &Self::Vector) -> Result<(), BackendError> {
+        let _ = (ph, p);
+        Err(BackendError::Unsupported(
+            "tr_set_dynamic without device assembly",
+        ))
+    }
+
+    /// The matrix A, the heat capacities and the right-hand side of `sys`.
+    #[allow(clippy::type_complexity)]
+    fn tr_parts(
+        &self,
+        sys: Self::NlSystem,
+    ) -> Result<(Self::Matrix, Self::Vector, Self::Vector), BackendError> {
+        let _ = sys;
+        Err(BackendError::Unsupported(
+            "tr_parts without device assembly",
+        ))
+    }
+
     /// A + diag(`w`) in place (the diagonal and `amb`, as the difference
     /// form needs: a backward-Euler step's A + C/Δt); returns the former
     /// `amb` (A·1 of the steady operator).

@@ -218,6 +218,26 @@ impl NonlinearOps for CudaBackend {
         self.power_into(kept, maps, out)
     }
 
+    fn tr_set_dynamic(&self, ph: &mut CudaPhysics, p: &CudaSlice<f64>) -> Result<(), BackendError> {
+        match &mut ph.dynamic {
+            Some(d) => self.copy(p, d),
+            None => {
+                let mut d = self.zeros(p.len())?;
+                self.copy(p, &mut d)?;
+                ph.dynamic = Some(d);
+                Ok(())
+            }
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn tr_parts(
+        &self,
+        sys: DeviceSystem,
+    ) -> Result<(CudaMatrix, CudaSlice<f64>, CudaSlice<f64>), BackendError> {
+        Ok((sys.a, sys.capacity, sys.rhs))
+    }
+
     fn tr_shift(
         &self,
         a: &mut CudaMatrix,

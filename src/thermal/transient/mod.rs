@@ -1,5 +1,8 @@
 //! Transient simulation, backward Euler, generic over the backend like the
-//! steady driver: stack → power schedule → assembly (once) → [`Stepper`]
+//! steady driver: stack → power schedule → assembly (once; on a GPU from
+//! compact inputs on the device, issue 15: A, C, the films and the power of
+//! each trace row by kernels, the host keeping only the films' planes) →
+//! [`Stepper`]
 //! (matrix A + C/Δt and preconditioner on the device, once) → one PCG solve
 //! per step, warm-started from the previous field → per-step records and
 //! a [`TransientSummary`].
@@ -12,6 +15,7 @@
 //! ([`probe::absorb`]) turns it into θ and T and takes the layer statistics
 //! and the stored heat, so the host side costs about one read of the field.
 
+mod device_step;
 mod nonlinear;
 mod probe;
 mod report;
@@ -144,7 +148,20 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let t_setup = Instant::now();
     let grid = Grid::from_stack(stack);
     let iterated = stack.is_nonlinear() && opts.solver.nonlinear.transient_iterations > 0;
-    be.check_capacity_with(grid.len(), stepper::EXTRA_VECTORS + usize::from(iterated))?;
+    // Temperature-dependent stacks on the device: the iterates (3) and a
+    // system being assembled (about 10 vectors: faces, diagonal, C, rhs,
+    // per-cell materials) beside the step's.
+    let on_device = (!stack.is_nonlinear() || device_step::device_capable(stack))
+        && !matches!(opts.init, InitState::Steady);
+    let nl_dev = if stack.is_nonlinear() && on_device {
+        13
+    } else {
+        0
+    };
+    be.check_capacity_with(
+        grid.len(),
+        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_dev,
+    )?;
     be.prepare_quad_diag()?;
     let dt = opts.dt;
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
@@ -152,9 +169,9 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     // Assembly once: A, C and the conductances to ambient do not change.
     // On a GPU a linear stack is assembled there (issue 15): the host keeps
     // the films and the power in, never the n-sized arrays. Temperature-
-    // dependent stacks and a steady start assemble on the host.
+    // dependent stacks step on the device too (`device_step`) unless a heat
+    // capacity law needs the host; a steady start assembles on the host.
     let first_row = row_of_step(0);
-    let on_device = !stack.is_nonlinear() && !matches!(opts.init, InitState::Steady);
     let dev = match on_device {
         true => be.tr_assemble(&AssemblyInput::new(stack, &grid, &schedule.base))?,
         false => None,
@@ -205,7 +222,11 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     };
     // Temperature-dependent stacks: the step's properties and leakage
     // (semi-implicit or iterated, see `nonlinear`).
-    let mut physics = StepPhysics::new(stack, &grid, &schedule.base);
+    let mut physics = match &sys {
+        HostSys::Whole(_) => StepPhysics::new(stack, &grid, &schedule.base),
+        HostSys::Device { .. } => None,
+    };
+    let mut dphys = None;
     let mut dynamic = match &sys {
         HostSys::Whole(sys) if physics.is_some() => sys.rhs.clone(),
         _ => Vec::new(),
@@ -224,6 +245,10 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             let n = grid.len();
             let mut s = Stepper::on_device(be, a, &cap, n, dt, c, &theta0, &opts.solver)?;
             s.set_power_device(p)?;
+            if stack.is_nonlinear() {
+                let base = &schedule.base;
+                dphys = Some(device_step::DevicePhysics::new(be, stack, &grid, base, p)?);
+            }
             s
         }
         (HostSys::Device { .. }, None) => {
@@ -263,15 +288,23 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         layer_avg_k: fs.layer_avg_k,
         blocks: probe::block_stats(&grid, &probes, &temperature_k),
         probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
-        leakage_w: physics
-            .as_ref()
-            .and_then(|p| p.leak.as_ref())
-            .map(|l| l.eval(&grid, &temperature_k).total_w()),
+        leakage_w: match &mut dphys {
+            Some(dp) if dp.leaks() => {
+                let mut th = be.zeros(grid.len())?;
+                stepper.theta_into(&mut th)?;
+                Some(dp.leakage_at(be, &th)?)
+            }
+            _ => physics
+                .as_ref()
+                .and_then(|p| p.leak.as_ref())
+                .map(|l| l.eval(&grid, &temperature_k).total_w()),
+        },
         outer_iterations: None,
     });
     let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
     let mut stored_prev = match &sys {
-        HostSys::Device { .. } => Some(stepper.stored_heat()?),
+        HostSys::Device { .. } if dphys.is_none() => Some(stepper.stored_heat()?),
+        HostSys::Device { .. } => None,
         HostSys::Whole(_) => None,
     };
     for k in 0..opts.steps {
@@ -301,12 +334,29 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
                     *pw = maps_power(&grid, &maps);
                     power_w = *pw;
                     stepper.set_power_device(p)?;
+                    if let Some(dp) = &mut dphys {
+                        dp.set_dynamic(be, p)?;
+                    }
                 }
             }
             upload_s += t.elapsed().as_secs_f64();
         }
         let t = Instant::now();
+        let mut step_stored = None;
         let (info_iterations, step_leak_w, outer) = match (&mut physics, &mut sys) {
+            (
+                _,
+                HostSys::Device {
+                    g_top, g_bottom, ..
+                },
+            ) if dphys.is_some() => {
+                let dp = dphys.as_mut().expect("checked");
+                let o = dp.advance(be, &mut stepper, &opts.solver, k + 1, time_s)?;
+                (*g_top, *g_bottom) = o.films;
+                power_w = o.power_w;
+                step_stored = Some(o.stored_j);
+                (o.iterations, o.leak_w, Some(o.outer))
+            }
             (Some(ph), HostSys::Whole(sys)) => {
                 let o = ph.advance(
                     &mut stepper,
@@ -343,7 +393,9 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             &theta_old,
             &mut temperature_k,
         );
-        if let Some(prev) = &mut stored_prev {
+        if let Some(s) = step_stored {
+            fs.stored_j = s;
+        } else if let Some(prev) = &mut stored_prev {
             // Device assembly: Σ C θ' of the new level less the old one's.
             let now = stepper.stored_heat()?;
             fs.stored_j = now - *prev;

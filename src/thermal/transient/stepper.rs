@@ -194,6 +194,57 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         })
     }
 
+    /// [`Self::set_matrix`] for a system assembled on the device: the
+    /// steady `a` (shifted here) and `capacity` there. A rebuilt
+    /// preconditioner reads the shifted matrix back only where its set-up
+    /// needs it on the host (Chebyshev); a kept one is refreshed where A
+    /// lives.
+    pub fn set_matrix_device(
+        &mut self,
+        mut a: B::Matrix,
+        capacity: &B::Vector,
+        rebuild: bool,
+        opts: &SteadyOptions,
+    ) -> Result<(), SolveError> {
+        let be = self.be;
+        let n = self.work.len();
+        let mut dts = be.zeros(n)?;
+        be.nl_axpby(None, 0.0, 0.0, &mut dts, self.dt)?;
+        be.divide(capacity, &dts, &mut self.w)?;
+        drop(dts);
+        self.amb = Amb::Device(be.tr_shift(&mut a, &self.w)?);
+        self.a = a;
+        let mut op = QuadDiagOperator::new(be, &self.a, n);
+        if rebuild {
+            let host = match opts.precond {
+                crate::linalg::PrecondKind::Chebyshev => Some(be.host_matrix(&self.a)?),
+                _ => None,
+            };
+            self.m = build_thermal_precond(
+                opts.precond,
+                be,
+                &mut op,
+                host.as_deref(),
+                &opts.precond_opts,
+            )?;
+        } else {
+            self.m.operator_changed(be, &mut op)?;
+        }
+        Ok(())
+    }
+
+    /// θ = θ' + c of the current level (iterate), K above ambient, into `out`.
+    pub fn theta_into(&self, out: &mut B::Vector) -> Result<(), SolveError> {
+        Ok(self.be.nl_axpby(Some(&self.x), 1.0, 0.0, out, self.c)?)
+    }
+
+    /// Σ C θ' of the level kept by [`Self::save_level`] (of the current
+    /// level before it), J, with the current C: see [`Self::stored_heat`].
+    pub fn stored_heat_of_level(&self) -> Result<f64, SolveError> {
+        let x = self.x_old.as_ref().unwrap_or(&self.x);
+        Ok(self.dt * self.be.nl_dot(&self.w, x)?)
+    }
+
     /// Replaces A and C (properties at a new temperature; Δt and the shift
     /// stay). The preconditioner is rebuilt when `rebuild`, else kept and
     /// told of the new matrix (as the steady Picard iteration does). Call
