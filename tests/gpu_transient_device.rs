@@ -1,7 +1,9 @@
 //! Transient runs on CUDA against the CPU (issues 15, 17): a linear stack
 //! with a power trace, assembled on the device (A, C, films, the power of
 //! each trace row by a kernel, the stored heat by a device dot), and
-//! `mol_f2f_kt` with k(T) silicon iterated per step. The CPU run is the
+//! `mol_f2f_kt` with k(T) silicon (and with leakage), semi-implicit and
+//! iterated per step (Anderson), stepped on the device through
+//! `NonlinearOps`. The CPU run is the
 //! host-assembled reference; fields agree to 1e-9 K, the outer iterations
 //! per step are the same, and the device run's energy balance closes.
 //! `#[ignore]`d: needs a GPU.
@@ -143,16 +145,38 @@ fn mol_f2f_kt_iterated_matches_cpu() {
         false => path,
     };
     let text = std::fs::read_to_string(&path).unwrap();
-    let s = Stack::from_toml(&text, &path)
-        .unwrap()
-        .with_grid(48, 40)
-        .unwrap();
-    let sched = PowerSchedule::constant(base_power(&s));
-    for iterations in [0, 20] {
-        let opts = options(&s, 1e-2, 5, iterations);
-        let cpu = run(&CpuBackend::new(), &s, &sched, &opts);
-        let dev = run(gpu(), &s, &sched, &opts);
-        println!("--nonlinear-iterations {iterations}");
-        compare(&cpu, &dev, 1e-9);
+    // As given, and with a per-cell leakage on the logic raster.
+    let logic = "file = \"../powermaps/mol_logic.csv\" }";
+    assert!(text.contains(logic));
+    let leaky = text.replacen(
+        logic,
+        &format!("{logic}\nleakage = {{ p_ref = 0.8, t_ref = 358.15, beta = 0.017 }}"),
+        1,
+    );
+    for (name, text) in [("mol_f2f_kt", &text), ("mol_f2f_kt + leakage", &leaky)] {
+        let s = Stack::from_toml(text, &path)
+            .unwrap()
+            .with_grid(48, 40)
+            .unwrap();
+        let sched = PowerSchedule::constant(base_power(&s));
+        for iterations in [0, 20] {
+            let opts = options(&s, 1e-2, 5, iterations);
+            let cpu = run(&CpuBackend::new(), &s, &sched, &opts);
+            let dev = run(gpu(), &s, &sched, &opts);
+            println!("{name}, --nonlinear-iterations {iterations}");
+            compare(&cpu, &dev, 1e-9);
+            for (c, d) in cpu.records.iter().zip(&dev.records) {
+                if let (Some(lc), Some(ld)) = (c.leakage_w, d.leakage_w) {
+                    assert!((lc - ld).abs() <= 1e-9 * lc.abs(), "step {}", c.step);
+                }
+                assert_eq!(c.leakage_w.is_some(), d.leakage_w.is_some());
+                let (sc, sd) = (c.energy.stored_j, d.energy.stored_j);
+                assert!(
+                    (sc - sd).abs() <= 1e-6 * sc.abs().max(1e-12),
+                    "step {}",
+                    c.step
+                );
+            }
+        }
     }
 }
