@@ -45,9 +45,9 @@ fn run<B: ChebyshevBackend + 'static>(
     run_transient(be, s, sched, opts, &mut observe).expect("transient runs")
 }
 
-fn options(s: &Stack, dt: f64, steps: usize, iterations: usize) -> TransientOptions {
+fn options(s: &Stack, dt: f64, steps: usize, iterations: usize, rtol: f64) -> TransientOptions {
     let mut solver = SteadyOptions::from_stack(s, PrecondKind::Chebyshev);
-    solver.rtol = 1e-12;
+    solver.rtol = rtol;
     solver.max_iter = 100_000;
     solver.nonlinear.transient_iterations = iterations;
     solver.nonlinear.tol_k = 1e-8;
@@ -114,7 +114,7 @@ fn linear_trace_device_assembly_matches_cpu() {
     )
     .unwrap();
     let sched = PowerSchedule::with_trace(&s, &grid, base_power(&s), trace).unwrap();
-    let opts = options(&s, 1e-3, 8, 0);
+    let opts = options(&s, 1e-3, 8, 0, 1e-12);
     let cpu = run(&CpuBackend::new(), &s, &sched, &opts);
     let dev = run(gpu(), &s, &sched, &opts);
     compare(&cpu, &dev, 1e-9);
@@ -160,7 +160,8 @@ fn mol_f2f_kt_iterated_matches_cpu() {
             .unwrap();
         let sched = PowerSchedule::constant(base_power(&s));
         for iterations in [0, 20] {
-            let opts = options(&s, 1e-2, 5, iterations);
+            // 1e-12 stagnates on this stack (CPU and CUDA alike).
+            let opts = options(&s, 1e-2, 5, iterations, 1e-11);
             let cpu = run(&CpuBackend::new(), &s, &sched, &opts);
             let dev = run(gpu(), &s, &sched, &opts);
             println!("{name}, --nonlinear-iterations {iterations}");
