@@ -21,26 +21,24 @@ mod probe;
 mod report;
 pub mod state;
 mod stepper;
+mod system;
 
 pub use probe::{BlockTemps, StepEnergy, StepRecord};
 pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
 pub use stepper::Stepper;
 
-use super::field_stats::chunked_sum;
-use super::steady::{summarize, Coupling, SteadyOptions};
+use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};
-use crate::assemble::assemble;
-use crate::assemble::System;
 use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
-use crate::linalg::{build_thermal_precond, pcg, Offset, QuadDiagOperator, SolveError, Stop};
-use crate::power::schedule::{cell_power, PowerSchedule};
+use crate::linalg::SolveError;
+use crate::power::schedule::PowerSchedule;
 use crate::power::LayerPower;
 use crate::stack::Stack;
-use crate::thermal::assembly_input::AssemblyInput;
 use crate::thermal::nonlinear::NonlinearError;
 use nonlinear::StepPhysics;
 use std::time::Instant;
+use system::HostSys;
 
 /// Where the run starts.
 #[derive(Clone, Debug)]
@@ -172,36 +170,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     // dependent stacks step on the device too (`device_step`) unless a heat
     // capacity law needs the host; a steady start assembles on the host.
     let first_row = row_of_step(0);
-    let dev = match on_device {
-        true => be.tr_assemble(&AssemblyInput::new(stack, &grid, &schedule.base))?,
-        false => None,
-    };
-    let (mut sys, dev, c) = match dev {
-        Some(d) => {
-            let maps = schedule.layer_maps(first_row);
-            let mut p = d.rhs;
-            be.tr_power(&d.kept, &maps, &mut p)?;
-            let power_w = maps_power(&grid, &maps);
-            // Σ amb = Σ films (+ 1 per absent cell, which the shift ignores).
-            let amb = chunked_sum(&d.g_top, |g| g) + chunked_sum(&d.g_bottom, |g| g);
-            let c = if amb > 0.0 { power_w / amb } else { 0.0 };
-            let sys = HostSys::Device {
-                g_top: d.g_top,
-                g_bottom: d.g_bottom,
-                power_w,
-                kept: d.kept,
-                p,
-            };
-            (sys, Some((d.a, d.capacity)), c)
-        }
-        None => {
-            let mut sys = assemble(stack, &grid, &schedule.base);
-            // From here on sys.rhs is the power of the current step.
-            sys.rhs = cell_power(&grid, &schedule.layer_maps(first_row));
-            let c = Offset::new(&sys.a, &sys.rhs).c;
-            (HostSys::Whole(Box::new(sys)), None, c)
-        }
-    };
+    let (mut sys, dev, c) = system::first(be, stack, &grid, schedule, first_row, on_device)?;
 
     let theta0 = match (&opts.init, &sys) {
         (InitState::Ambient, _) => vec![0.0; grid.len()],
@@ -214,7 +183,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
                 .theta
         }
         (InitState::Steady, HostSys::Whole(sys)) => {
-            steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
+            system::steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
         }
         (InitState::Steady, HostSys::Device { .. }) => {
             return Err(BackendError::Unsupported("a steady start with device assembly").into())
@@ -226,35 +195,21 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         HostSys::Whole(_) => StepPhysics::new(stack, &grid, &schedule.base),
         HostSys::Device { .. } => None,
     };
-    let mut dphys = None;
     let mut dynamic = match &sys {
         HostSys::Whole(sys) if physics.is_some() => sys.rhs.clone(),
         _ => Vec::new(),
     };
-    let mut stepper = match (&mut sys, dev) {
-        (HostSys::Whole(sys), _) => {
-            if let Some(ph) = &physics {
-                let t0: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
-                ph.system(sys, &t0)?;
-            }
-            let mut s = Stepper::new(be, &sys.a, &sys.capacity, dt, c, &theta0, &opts.solver)?;
-            s.set_power(&sys.rhs)?;
-            s
-        }
-        (HostSys::Device { p, .. }, Some((a, cap))) => {
-            let n = grid.len();
-            let mut s = Stepper::on_device(be, a, &cap, n, dt, c, &theta0, &opts.solver)?;
-            s.set_power_device(p)?;
-            if stack.is_nonlinear() {
-                let base = &schedule.base;
-                dphys = Some(device_step::DevicePhysics::new(be, stack, &grid, base, p)?);
-            }
-            s
-        }
-        (HostSys::Device { .. }, None) => {
-            return Err(BackendError::Unsupported("a device system without its matrix").into())
-        }
-    };
+    let (mut stepper, mut dphys) = system::stepper(
+        be,
+        stack,
+        &grid,
+        schedule,
+        (&mut sys, dev),
+        physics.as_ref(),
+        &theta0,
+        (dt, c),
+        &opts.solver,
+    )?;
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
     let probes = probe::block_probes(&layer_names, &schedule.base, &grid);
     let points = crate::thermal::probes::probe_cells(stack, &grid);
@@ -313,31 +268,10 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         if r != row {
             let t = Instant::now();
             row = r;
-            match &mut sys {
-                HostSys::Whole(sys) => {
-                    sys.rhs = cell_power(&grid, &schedule.layer_maps(row));
-                    if physics.is_some() {
-                        dynamic = sys.rhs.clone();
-                    }
-                    power_w = probe::ordered_sum(&sys.rhs);
-                    stepper.set_power(&sys.rhs)?;
-                }
-                HostSys::Device {
-                    power_w: pw,
-                    kept,
-                    p,
-                    ..
-                } => {
-                    // The new row's maps (one plane per layer) and a kernel.
-                    let maps = schedule.layer_maps(row);
-                    be.tr_power(kept, &maps, p)?;
-                    *pw = maps_power(&grid, &maps);
-                    power_w = *pw;
-                    stepper.set_power_device(p)?;
-                    if let Some(dp) = &mut dphys {
-                        dp.set_dynamic(be, p)?;
-                    }
-                }
+            let dyn_host = physics.is_some().then_some(&mut dynamic);
+            power_w = sys.set_row(be, &grid, schedule, row, &mut stepper, dyn_host)?;
+            if let (Some(dp), HostSys::Device { p, .. }) = (&mut dphys, &sys) {
+                dp.set_dynamic(be, p)?;
             }
             upload_s += t.elapsed().as_secs_f64();
         }
@@ -490,75 +424,6 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     })
 }
 
-/// The step system as the host holds it.
-enum HostSys<K, V> {
-    /// Whole on the host (CPU, temperature-dependent stacks, a steady
-    /// start, `CUTH_HOST_ASSEMBLY`); its rhs is the current step's power.
-    Whole(Box<System>),
-    /// Assembled on the device: the host keeps the films, the power in and
-    /// the compact inputs for later trace rows; `p` is the current power.
-    Device {
-        g_top: Vec<f64>,
-        g_bottom: Vec<f64>,
-        power_w: f64,
-        kept: K,
-        p: V,
-    },
-}
-
-impl<K, V> HostSys<K, V> {
-    fn power_w(&self) -> f64 {
-        match self {
-            HostSys::Whole(sys) => probe::ordered_sum(&sys.rhs),
-            HostSys::Device { power_w, .. } => *power_w,
-        }
-    }
-
-    fn capacity(&self) -> Option<&[f64]> {
-        match self {
-            HostSys::Whole(sys) => Some(&sys.capacity),
-            HostSys::Device { .. } => None,
-        }
-    }
-
-    fn films(&self) -> (&[f64], &[f64]) {
-        match self {
-            HostSys::Whole(sys) => (&sys.g_top, &sys.g_bottom),
-            HostSys::Device {
-                g_top, g_bottom, ..
-            } => (g_top, g_bottom),
-        }
-    }
-
-    /// What the summaries' energy balance reads (`power_w`: the device's
-    /// power in; the host's is summed from its rhs as before).
-    fn coupling(&self, power_w: f64) -> Coupling<'_> {
-        match self {
-            HostSys::Whole(sys) => Coupling::from(&**sys),
-            HostSys::Device {
-                g_top, g_bottom, ..
-            } => Coupling {
-                power_in_w: power_w,
-                g_top,
-                g_bottom,
-            },
-        }
-    }
-}
-
-/// Σ of the per-cell power of per-layer plane `maps` (each layer's map
-/// once per z cell, split evenly over them), as `cell_power` spreads it.
-fn maps_power(grid: &Grid, maps: &[Vec<f64>]) -> f64 {
-    grid.layer_z
-        .iter()
-        .zip(maps)
-        .map(|(zr, m)| {
-            let share = 1.0 / zr.len() as f64;
-            zr.len() as f64 * chunked_sum(m, |w| w * share)
-        })
-        .sum()
-}
-
 /// The solver part of a snapshot's summary: the last step's solve.
 fn step_solver(
     opts: &SteadyOptions,
@@ -579,25 +444,4 @@ fn step_solver(
         final_true_residual: f64::NAN,
         mixed: None,
     }
-}
-
-/// θ of the steady state for `p_cell`, solved as `solve_steady` does.
-fn steady_theta<B: ChebyshevBackend + 'static>(
-    be: &B,
-    a_host: &crate::linalg::QuadDiag,
-    p_cell: &[f64],
-    opts: &SteadyOptions,
-) -> Result<Vec<f64>, TransientError> {
-    let offset = Offset::new(a_host, p_cell);
-    let a = be.upload_matrix(a_host)?;
-    let b = be.upload(&offset.rhs)?;
-    let mut x = be.zeros(a_host.len())?;
-    let mut op = QuadDiagOperator::new(be, &a, a_host.len());
-    let mut m = build_thermal_precond(opts.precond, be, &mut op, Some(a_host), &opts.precond_opts)
-        .map_err(TransientError::Initial)?;
-    let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
-    pcg(be, &mut op, m.as_mut(), &b, &mut x, &params).map_err(TransientError::Initial)?;
-    let mut theta = be.download(&x)?;
-    offset.restore(&mut theta);
-    Ok(theta)
 }
