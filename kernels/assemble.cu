@@ -257,3 +257,20 @@ asm_shift_f64(const double* __restrict__ amb, double c, double* __restrict__ b, 
          i += (long long)gridDim.x * blockDim.x)
         b[i] = __dsub_rn(b[i], __dmul_rn(c, amb[i]));
 }
+
+// The right-hand side alone (a transient run's new trace row, issue 15):
+// rhs[i] from the per-layer power maps exactly as asm_faces_f64 writes it.
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+asm_power_f64(const int* __restrict__ layer_of_z, const double* __restrict__ layer_cells,
+              const long long* __restrict__ power_off, const double* __restrict__ power,
+              long long plane, long long nz, double* __restrict__ rhs)
+{
+    const long long n = plane * nz;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long z = i / plane, j = i - z * plane;
+        const int l = layer_of_z[z];
+        const long long po = power_off[l];
+        rhs[i] = po < 0 ? 0.0 : __dmul_rn(power[po + j], __ddiv_rn(1.0, layer_cells[l]));
+    }
+}

@@ -15,6 +15,7 @@ use crate::grid::Grid;
 use crate::linalg::Offset;
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::assembly_input::AssemblyInput;
 use crate::thermal::nonlinear::leakage::LeakageModel;
 
 /// What the nonlinear terms are built from.
@@ -39,6 +40,29 @@ pub struct NlRhs<V> {
     pub leakage_w: Vec<f64>,
 }
 
+/// A transient run's system assembled on the device
+/// ([`NonlinearOps::tr_assemble`]): the steady matrix A, the heat capacities
+/// C and the first power where the steps use them, the planes'
+/// conductances to ambient on the host (energy balance), and the compact
+/// inputs kept for later power rows ([`NonlinearOps::tr_power`]).
+pub struct TransientAssembly<M, V, K> {
+    pub a: M,
+    /// c·V per cell, J/K.
+    pub capacity: V,
+    /// Power per cell, W.
+    pub rhs: V,
+    pub g_top: Vec<f64>,
+    pub g_bottom: Vec<f64>,
+    pub kept: K,
+}
+
+/// [`TransientAssembly`] of backend `B`.
+pub type TransientAssemblyOf<B> = TransientAssembly<
+    <B as QuadDiagOps>::Matrix,
+    <B as super::Backend>::Vector,
+    <B as NonlinearOps>::AsmKept,
+>;
+
 /// Min, max and whether every value is finite.
 #[derive(Clone, Copy, Debug)]
 pub struct Range {
@@ -53,6 +77,69 @@ pub trait NonlinearOps: QuadDiagOps {
     type Physics;
     /// The system at one temperature field.
     type NlSystem;
+    /// The compact assembly inputs a transient run keeps on this device.
+    type AsmKept;
+
+    /// A transient run's A, C, first power and films built on this device
+    /// from compact inputs (issues 15, 17); `None` where this executor
+    /// assembles on the host (the CPU, or `CUTH_HOST_ASSEMBLY`).
+    fn tr_assemble(
+        &self,
+        inp: &AssemblyInput,
+    ) -> Result<Option<TransientAssemblyOf<Self>>, BackendError> {
+        let _ = inp;
+        Ok(None)
+    }
+
+    /// `out` = the power per cell of the per-layer plane `maps` (as
+    /// `power::schedule::cell_power`), with the inputs kept by
+    /// [`Self::tr_assemble`].
+    fn tr_power(
+        &self,
+        kept: &Self::AsmKept,
+        maps: &[Vec<f64>],
+        out: &mut Self::Vector,
+    ) -> Result<(), BackendError> {
+        let _ = (kept, maps, out);
+        Err(BackendError::Unsupported(
+            "tr_power without device assembly",
+        ))
+    }
+
+    /// The dynamic power of `ph` (what [`Self::nl_rhs`] adds the leakage
+    /// to) set to `p` (a transient run's new trace row).
+    fn tr_set_dynamic(&self, ph: &mut Self::Physics, p: &Self::Vector) -> Result<(), BackendError> {
+        let _ = (ph, p);
+        Err(BackendError::Unsupported(
+            "tr_set_dynamic without device assembly",
+        ))
+    }
+
+    /// The matrix A, the heat capacities and the right-hand side of `sys`.
+    #[allow(clippy::type_complexity)]
+    fn tr_parts(
+        &self,
+        sys: Self::NlSystem,
+    ) -> Result<(Self::Matrix, Self::Vector, Self::Vector), BackendError> {
+        let _ = sys;
+        Err(BackendError::Unsupported(
+            "tr_parts without device assembly",
+        ))
+    }
+
+    /// A + diag(`w`) in place (the diagonal and `amb`, as the difference
+    /// form needs: a backward-Euler step's A + C/Δt); returns the former
+    /// `amb` (A·1 of the steady operator).
+    fn tr_shift(
+        &self,
+        a: &mut Self::Matrix,
+        w: &Self::Vector,
+    ) -> Result<Self::Vector, BackendError> {
+        let _ = (a, w);
+        Err(BackendError::Unsupported(
+            "tr_shift without device assembly",
+        ))
+    }
 
     /// Prepares the terms of `cx`; `dynamic`: W per cell (`None`: the
     /// layers' own power maps).

@@ -24,6 +24,7 @@ fn absolute(theta: &[f64], ambient_k: f64) -> Vec<f64> {
 impl NonlinearOps for CpuBackend {
     type Physics = CpuPhysics;
     type NlSystem = System;
+    type AsmKept = ();
 
     fn nl_physics(
         &self,

@@ -25,6 +25,7 @@ pub static ASSEMBLE: KernelFamily = KernelFamily {
         "asm_shift_f64",
         "asm_law_eval_f64",
         "asm_cell_mat_f64",
+        "asm_power_f64",
     ],
 };
 
@@ -44,7 +45,7 @@ pub struct DeviceSystem {
 
 /// The compact inputs in device memory (`upload_assembly`), kept by a
 /// solve that assembles more than once (k(T)).
-pub(crate) struct AsmInputs {
+pub struct AsmInputs {
     pub(crate) nx: usize,
     pub(crate) ny: usize,
     pub(crate) nz: usize,
@@ -324,6 +325,46 @@ impl CudaBackend {
             g_top,
             g_bottom,
         })
+    }
+
+    /// `rhs` = the power per cell of the per-layer plane `maps` (W per
+    /// plane cell; empty: no power), split over each layer's z cells as
+    /// `asm_faces_f64` (and the host's `cell_power`) split it: a transient
+    /// run's new trace row without re-assembling. Uploads the maps only.
+    pub(crate) fn power_into(
+        &self,
+        inp: &AsmInputs,
+        maps: &[Vec<f64>],
+        rhs: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        let plane = inp.nx * inp.ny;
+        super::same_len(rhs.len(), plane * inp.nz)?;
+        super::same_len(maps.len(), inp.lc.len())?;
+        let (mut off, mut flat) = (Vec::with_capacity(maps.len()), Vec::new());
+        for m in maps {
+            if m.is_empty() {
+                off.push(-1i64);
+                continue;
+            }
+            super::same_len(m.len(), plane)?;
+            off.push(flat.len() as i64);
+            flat.extend_from_slice(m);
+        }
+        if flat.is_empty() {
+            flat.push(0.0);
+        }
+        let off = self.htod(&off, "the power offsets")?;
+        let flat = self.htod(&flat, "the power maps")?;
+        self.load(&ASSEMBLE)?;
+        const NAME: &str = "asm_power_f64";
+        let k = self.kernel(&ASSEMBLE, NAME)?;
+        let (plane64, nz64, n) = (plane as i64, inp.nz as i64, rhs.len());
+        let mut args = self.stream.launch_builder(&k);
+        args.arg(&inp.lz).arg(&inp.lc).arg(&off).arg(&flat);
+        args.arg(&plane64).arg(&nz64).arg(rhs);
+        // SAFETY: arguments in the kernel's order and types; every map has
+        // one value per plane cell, one offset per layer, rhs n values.
+        unsafe { self.run(NAME, &mut args, rows_config(n.min(1 << 26))) }
     }
 
     /// b −= c·amb(a) on the device, rounded as the host's `Offset` (24 B/row).

@@ -10,7 +10,9 @@ use super::assemble::{AsmInputs, DeviceSystem};
 use super::assemble_kt::KtTables;
 use super::launch::{driver_err, rows_config};
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::nonlinear::{NlContext, NlRhs, NonlinearOps, Range};
+use crate::backend::nonlinear::{
+    NlContext, NlRhs, NonlinearOps, Range, TransientAssembly, TransientAssemblyOf,
+};
 use crate::backend::{Backend, BackendError};
 use crate::linalg::Offset;
 use crate::stack::LeakageSpec;
@@ -186,6 +188,68 @@ impl CudaBackend {
 impl NonlinearOps for CudaBackend {
     type Physics = CudaPhysics;
     type NlSystem = DeviceSystem;
+    type AsmKept = AsmInputs;
+
+    fn tr_assemble(
+        &self,
+        inp: &AssemblyInput,
+    ) -> Result<Option<TransientAssemblyOf<Self>>, BackendError> {
+        if std::env::var_os("CUTH_HOST_ASSEMBLY").is_some() {
+            return Ok(None);
+        }
+        let kept = self.upload_assembly(inp)?;
+        let sys = self.assemble_from(&kept, None)?;
+        Ok(Some(TransientAssembly {
+            g_top: self.download(&sys.g_top)?,
+            g_bottom: self.download(&sys.g_bottom)?,
+            a: sys.a,
+            capacity: sys.capacity,
+            rhs: sys.rhs,
+            kept,
+        }))
+    }
+
+    fn tr_power(
+        &self,
+        kept: &AsmInputs,
+        maps: &[Vec<f64>],
+        out: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.power_into(kept, maps, out)
+    }
+
+    fn tr_set_dynamic(&self, ph: &mut CudaPhysics, p: &CudaSlice<f64>) -> Result<(), BackendError> {
+        match &mut ph.dynamic {
+            Some(d) => self.copy(p, d),
+            None => {
+                let mut d = self.zeros(p.len())?;
+                self.copy(p, &mut d)?;
+                ph.dynamic = Some(d);
+                Ok(())
+            }
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn tr_parts(
+        &self,
+        sys: DeviceSystem,
+    ) -> Result<(CudaMatrix, CudaSlice<f64>, CudaSlice<f64>), BackendError> {
+        Ok((sys.a, sys.capacity, sys.rhs))
+    }
+
+    fn tr_shift(
+        &self,
+        a: &mut CudaMatrix,
+        w: &CudaSlice<f64>,
+    ) -> Result<CudaSlice<f64>, BackendError> {
+        let mut amb = self.zeros(a.len())?;
+        self.copy(&a.amb, &mut amb)?;
+        // d + w and amb + w, as the host's `d += w` (y = x + y).
+        self.nl_axpby(Some(w), 1.0, 1.0, &mut a.d, 0.0)?;
+        self.nl_axpby(Some(w), 1.0, 1.0, &mut a.amb, 0.0)?;
+        Ok(amb)
+    }
 
     fn nl_physics(
         &self,

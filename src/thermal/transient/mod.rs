@@ -1,5 +1,8 @@
 //! Transient simulation, backward Euler, generic over the backend like the
-//! steady driver: stack → power schedule → assembly (once) → [`Stepper`]
+//! steady driver: stack → power schedule → assembly (once; on a GPU from
+//! compact inputs on the device, issue 15: A, C, the films and the power of
+//! each trace row by kernels, the host keeping only the films' planes) →
+//! [`Stepper`]
 //! (matrix A + C/Δt and preconditioner on the device, once) → one PCG solve
 //! per step, warm-started from the previous field → per-step records and
 //! a [`TransientSummary`].
@@ -12,11 +15,13 @@
 //! ([`probe::absorb`]) turns it into θ and T and takes the layer statistics
 //! and the stored heat, so the host side costs about one read of the field.
 
+mod device_step;
 mod nonlinear;
 mod probe;
 mod report;
 pub mod state;
 mod stepper;
+mod system;
 
 pub use probe::{BlockTemps, StepEnergy, StepRecord};
 pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
@@ -24,16 +29,16 @@ pub use stepper::Stepper;
 
 use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};
-use crate::assemble::assemble;
 use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
-use crate::linalg::{build_thermal_precond, pcg, Offset, QuadDiagOperator, SolveError, Stop};
-use crate::power::schedule::{cell_power, PowerSchedule};
+use crate::linalg::SolveError;
+use crate::power::schedule::PowerSchedule;
 use crate::power::LayerPower;
 use crate::stack::Stack;
 use crate::thermal::nonlinear::NonlinearError;
 use nonlinear::StepPhysics;
 use std::time::Instant;
+use system::HostSys;
 
 /// Where the run starts.
 #[derive(Clone, Debug)]
@@ -141,47 +146,77 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let t_setup = Instant::now();
     let grid = Grid::from_stack(stack);
     let iterated = stack.is_nonlinear() && opts.solver.nonlinear.transient_iterations > 0;
-    be.check_capacity_with(grid.len(), stepper::EXTRA_VECTORS + usize::from(iterated))?;
+    // Temperature-dependent stacks on the device: the iterates (3) and a
+    // system being assembled (about 10 vectors: faces, diagonal, C, rhs,
+    // per-cell materials) beside the step's.
+    let on_device = (!stack.is_nonlinear() || device_step::device_capable(stack))
+        && !matches!(opts.init, InitState::Steady);
+    let nl_dev = if stack.is_nonlinear() && on_device {
+        13
+    } else {
+        0
+    };
+    be.check_capacity_with(
+        grid.len(),
+        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_dev,
+    )?;
     be.prepare_quad_diag()?;
     let dt = opts.dt;
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
 
     // Assembly once: A, C and the conductances to ambient do not change.
+    // On a GPU a linear stack is assembled there (issue 15): the host keeps
+    // the films and the power in, never the n-sized arrays. Temperature-
+    // dependent stacks step on the device too (`device_step`) unless a heat
+    // capacity law needs the host; a steady start assembles on the host.
     let first_row = row_of_step(0);
-    let mut sys = assemble(stack, &grid, &schedule.base);
-    // From here on sys.rhs is the power of the current step.
-    sys.rhs = cell_power(&grid, &schedule.layer_maps(first_row));
-    let c = Offset::new(&sys.a, &sys.rhs).c;
+    let (mut sys, dev, c) = system::first(be, stack, &grid, schedule, first_row, on_device)?;
 
-    let theta0 = match &opts.init {
-        InitState::Ambient => vec![0.0; grid.len()],
-        InitState::Field(t) => t.iter().map(|v| v - stack.ambient_k).collect(),
+    let theta0 = match (&opts.init, &sys) {
+        (InitState::Ambient, _) => vec![0.0; grid.len()],
+        (InitState::Field(t), _) => t.iter().map(|v| v - stack.ambient_k).collect(),
         // With laws or leakage: the nonlinear steady solve for this power.
-        InitState::Steady if stack.is_nonlinear() => {
+        (InitState::Steady, HostSys::Whole(sys)) if stack.is_nonlinear() => {
             let (base, p) = (&schedule.base, Some(&sys.rhs[..]));
             crate::thermal::nonlinear::steady::picard(be, stack, &grid, base, p, &opts.solver)
                 .map_err(Box::new)?
                 .theta
         }
-        InitState::Steady => steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?,
+        (InitState::Steady, HostSys::Whole(sys)) => {
+            system::steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
+        }
+        (InitState::Steady, HostSys::Device { .. }) => {
+            return Err(BackendError::Unsupported("a steady start with device assembly").into())
+        }
     };
     // Temperature-dependent stacks: the step's properties and leakage
     // (semi-implicit or iterated, see `nonlinear`).
-    let mut physics = StepPhysics::new(stack, &grid, &schedule.base);
-    let mut dynamic = sys.rhs.clone();
-    if let Some(ph) = &physics {
-        let t0: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
-        sys = ph.system(sys, &t0)?;
-    }
-    let mut stepper = Stepper::new(be, &sys.a, &sys.capacity, dt, c, &theta0, &opts.solver)?;
-    stepper.set_power(&sys.rhs)?;
+    let mut physics = match &sys {
+        HostSys::Whole(_) => StepPhysics::new(stack, &grid, &schedule.base),
+        HostSys::Device { .. } => None,
+    };
+    let mut dynamic = match &sys {
+        HostSys::Whole(sys) if physics.is_some() => sys.rhs.clone(),
+        _ => Vec::new(),
+    };
+    let (mut stepper, mut dphys) = system::stepper(
+        be,
+        stack,
+        &grid,
+        schedule,
+        (&mut sys, dev),
+        physics.as_ref(),
+        &theta0,
+        (dt, c),
+        &opts.solver,
+    )?;
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
     let probes = probe::block_probes(&layer_names, &schedule.base, &grid);
     let points = crate::thermal::probes::probe_cells(stack, &grid);
     let setup_s = t_setup.elapsed().as_secs_f64();
 
     let mut row = first_row;
-    let mut power_w = probe::ordered_sum(&sys.rhs);
+    let mut power_w = sys.power_w();
     let mut records = Vec::with_capacity(opts.steps + 1);
     // Host buffers reused every step: θⁿ, θⁿ⁺¹ (K above ambient) and T (K).
     let mut theta_old = theta0;
@@ -191,7 +226,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     // Step 0: the initial state, so the series and the plot start at t = 0.
     let fs = probe::absorb(
         &grid,
-        &sys.capacity,
+        sys.capacity(),
         0.0,
         ambient_k,
         &mut theta,
@@ -208,31 +243,58 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         layer_avg_k: fs.layer_avg_k,
         blocks: probe::block_stats(&grid, &probes, &temperature_k),
         probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
-        leakage_w: physics
-            .as_ref()
-            .and_then(|p| p.leak.as_ref())
-            .map(|l| l.eval(&grid, &temperature_k).total_w()),
+        leakage_w: match &mut dphys {
+            Some(dp) if dp.leaks() => {
+                let mut th = be.zeros(grid.len())?;
+                stepper.theta_into(&mut th)?;
+                Some(dp.leakage_at(be, &th)?)
+            }
+            _ => physics
+                .as_ref()
+                .and_then(|p| p.leak.as_ref())
+                .map(|l| l.eval(&grid, &temperature_k).total_w()),
+        },
         outer_iterations: None,
     });
     let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
+    let mut stored_prev = match &sys {
+        HostSys::Device { .. } if dphys.is_none() => Some(stepper.stored_heat()?),
+        HostSys::Device { .. } => None,
+        HostSys::Whole(_) => None,
+    };
     for k in 0..opts.steps {
         let time_s = (k + 1) as f64 * dt;
         let r = row_of_step(k);
         if r != row {
             let t = Instant::now();
             row = r;
-            sys.rhs = cell_power(&grid, &schedule.layer_maps(row));
-            dynamic = sys.rhs.clone();
-            power_w = probe::ordered_sum(&sys.rhs);
-            stepper.set_power(&sys.rhs)?;
+            let dyn_host = physics.is_some().then_some(&mut dynamic);
+            power_w = sys.set_row(be, &grid, schedule, row, &mut stepper, dyn_host)?;
+            if let (Some(dp), HostSys::Device { p, .. }) = (&mut dphys, &sys) {
+                dp.set_dynamic(be, p)?;
+            }
             upload_s += t.elapsed().as_secs_f64();
         }
         let t = Instant::now();
-        let (info_iterations, step_leak_w, outer) = match &mut physics {
-            Some(ph) => {
+        let mut step_stored = None;
+        let (info_iterations, step_leak_w, outer) = match (&mut physics, &mut sys) {
+            (
+                _,
+                HostSys::Device {
+                    g_top, g_bottom, ..
+                },
+            ) if dphys.is_some() => {
+                let dp = dphys.as_mut().expect("checked");
+                let o = dp.advance(be, &mut stepper, &opts.solver, k + 1, time_s)?;
+                (*g_top, *g_bottom) = o.films;
+                power_w = o.power_w;
+                step_stored = Some(o.stored_j);
+                (o.iterations, o.leak_w, Some(o.outer))
+            }
+            (Some(ph), HostSys::Whole(sys)) => {
                 let o = ph.advance(
                     &mut stepper,
-                    &mut sys,
+                    sys,
                     &dynamic,
                     &temperature_k,
                     &opts.solver,
@@ -242,7 +304,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
                 power_w = probe::ordered_sum(&sys.rhs);
                 (o.iterations, o.leak_w, Some(o.outer))
             }
-            None => {
+            _ => {
                 let info = stepper.step().map_err(|source| TransientError::Step {
                     step: k + 1,
                     time_s,
@@ -256,21 +318,29 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
 
         let t = Instant::now();
         stepper.download_shifted(&mut theta)?;
-        let fs = probe::absorb(
+        let mut fs = probe::absorb(
             &grid,
-            &sys.capacity,
+            sys.capacity(),
             stepper.c,
             ambient_k,
             &mut theta,
             &theta_old,
             &mut temperature_k,
         );
+        if let Some(s) = step_stored {
+            fs.stored_j = s;
+        } else if let Some(prev) = &mut stored_prev {
+            // Device assembly: Σ C θ' of the new level less the old one's.
+            let now = stepper.stored_heat()?;
+            fs.stored_j = now - *prev;
+            *prev = now;
+        }
         let record = StepRecord {
             step: k + 1,
             time_s,
             iterations: info_iterations,
             trace_row: row,
-            energy: probe::step_energy(&sys, &grid, power_w, &theta, fs.stored_j, dt),
+            energy: probe::step_energy(sys.films(), &grid, power_w, &theta, fs.stored_j, dt),
             layer_max_k: fs.layer_max_k,
             layer_avg_k: fs.layer_avg_k,
             blocks: probe::block_stats(&grid, &probes, &temperature_k),
@@ -287,7 +357,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             let s = summarize(
                 stack,
                 &grid,
-                &sys,
+                sys.coupling(power_w),
                 &theta,
                 &temperature_k,
                 &power,
@@ -320,7 +390,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let final_summary = summarize(
         stack,
         &grid,
-        &sys,
+        sys.coupling(power_w),
         &theta_old,
         &temperature_k,
         &power,
@@ -374,25 +444,4 @@ fn step_solver(
         final_true_residual: f64::NAN,
         mixed: None,
     }
-}
-
-/// θ of the steady state for `p_cell`, solved as `solve_steady` does.
-fn steady_theta<B: ChebyshevBackend + 'static>(
-    be: &B,
-    a_host: &crate::linalg::QuadDiag,
-    p_cell: &[f64],
-    opts: &SteadyOptions,
-) -> Result<Vec<f64>, TransientError> {
-    let offset = Offset::new(a_host, p_cell);
-    let a = be.upload_matrix(a_host)?;
-    let b = be.upload(&offset.rhs)?;
-    let mut x = be.zeros(a_host.len())?;
-    let mut op = QuadDiagOperator::new(be, &a, a_host.len());
-    let mut m = build_thermal_precond(opts.precond, be, &mut op, Some(a_host), &opts.precond_opts)
-        .map_err(TransientError::Initial)?;
-    let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
-    pcg(be, &mut op, m.as_mut(), &b, &mut x, &params).map_err(TransientError::Initial)?;
-    let mut theta = be.download(&x)?;
-    offset.restore(&mut theta);
-    Ok(theta)
 }

@@ -81,13 +81,14 @@ impl<'a> StepPhysics<'a> {
     }
 
     /// The system with the properties at `t_k` (rhs: the dynamic power).
-    pub fn system(&self, sys: System, t_k: &[f64]) -> Result<System, TransientError> {
+    pub fn system(&self, sys: &mut System, t_k: &[f64]) -> Result<(), TransientError> {
         if !self.laws {
-            return Ok(sys);
+            return Ok(());
         }
         let mut s = system_at(self.stack, self.grid, self.base, t_k).map_err(Box::new)?;
-        s.rhs = sys.rhs;
-        Ok(s)
+        s.rhs = std::mem::take(&mut sys.rhs);
+        *sys = s;
+        Ok(())
     }
 
     /// Thermal runaway when `t_k` has a value above `t_max` or not finite.

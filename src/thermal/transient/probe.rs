@@ -3,7 +3,6 @@
 //! step's energy balance. Computed on the host from the downloaded
 //! field (see `mod.rs` for why the field is downloaded).
 
-use crate::assemble::System;
 use crate::grid::Grid;
 use crate::power::rasterize::coverage;
 use crate::power::LayerPower;
@@ -139,12 +138,13 @@ impl Acc {
 
 /// The host side of a step in one pass over memory: θ = θ' + `shift` in
 /// place (θ' as downloaded), T = θ + `ambient_k` into `t_k`, each layer's
-/// max and mean of T, and the heat stored since `theta_old`. Sums run over
+/// max and mean of T, and the heat stored since `theta_old` (0 without
+/// `capacity`: a device-assembled run takes it on the device). Sums run over
 /// fixed chunks of each plane, then the chunks and planes in order, so the
 /// result does not depend on the thread count.
 pub fn absorb(
     grid: &Grid,
-    capacity: &[f64],
+    capacity: Option<&[f64]>,
     shift: f64,
     ambient_k: f64,
     theta: &mut [f64],
@@ -152,11 +152,16 @@ pub fn absorb(
     t_k: &mut [f64],
 ) -> FieldStats {
     let plane = grid.plane();
+    // Without capacities the stored heat is taken against zeros (ignored).
+    let zeros = vec![0.0; if capacity.is_some() { 0 } else { plane }];
+    let with_cap = capacity.is_some();
     let per_plane: Vec<Acc> = theta
         .par_chunks_mut(plane)
         .zip(t_k.par_chunks_mut(plane))
-        .zip(theta_old.par_chunks(plane).zip(capacity.par_chunks(plane)))
-        .map(|((th, t), (old, cap))| {
+        .enumerate()
+        .map(|(z, (th, t))| {
+            let old = &theta_old[z * plane..(z + 1) * plane];
+            let cap = capacity.map_or(&zeros[..], |c| &c[z * plane..(z + 1) * plane]);
             let chunks: Vec<Acc> = th
                 .par_chunks_mut(CHUNK)
                 .zip(t.par_chunks_mut(CHUNK))
@@ -168,7 +173,9 @@ pub fn absorb(
                         *t = *th + ambient_k;
                         a.max = a.max.max(*t);
                         a.sum += *t;
-                        a.stored += cap * (*th - old);
+                        if with_cap {
+                            a.stored += cap * (*th - old);
+                        }
                     }
                     a
                 })
@@ -239,10 +246,11 @@ pub fn ordered_sum(v: &[f64]) -> f64 {
 }
 
 /// Energy balance of a step, backward Euler, from the power in (`power_w`,
-/// Σ of the step's `sys.rhs`), θⁿ⁺¹ (K above ambient) for the heat out, and
+/// Σ of the step's power), θⁿ⁺¹ (K above ambient) and the films (g_top,
+/// g_bottom) for the heat out, and
 /// the stored heat from [`absorb`].
 pub fn step_energy(
-    sys: &System,
+    films: (&[f64], &[f64]),
     grid: &Grid,
     power_w: f64,
     theta_new: &[f64],
@@ -251,10 +259,10 @@ pub fn step_energy(
 ) -> StepEnergy {
     let plane = grid.plane();
     let top = &theta_new[(grid.nz - 1) * plane..];
-    let parts: Vec<f64> = sys
-        .g_top
+    let (g_top, g_bottom) = films;
+    let parts: Vec<f64> = g_top
         .par_chunks(CHUNK)
-        .zip(sys.g_bottom.par_chunks(CHUNK))
+        .zip(g_bottom.par_chunks(CHUNK))
         .zip(
             top.par_chunks(CHUNK)
                 .zip(theta_new[..plane].par_chunks(CHUNK)),
@@ -352,7 +360,7 @@ mod tests {
         let (shift, amb) = (0.75, 300.0);
         let mut theta = raw.clone();
         let mut t = vec![0.0; n];
-        let s = absorb(&grid, &cap, shift, amb, &mut theta, &old, &mut t);
+        let s = absorb(&grid, Some(&cap), shift, amb, &mut theta, &old, &mut t);
         let plane = nx * ny;
         for i in 0..n {
             assert_eq!(theta[i], raw[i] + shift);

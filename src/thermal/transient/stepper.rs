@@ -67,13 +67,20 @@ pub struct Stepper<'a, B: ChebyshevBackend> {
     /// The stop's reference is each step's ‖P‖ (see [`Stepper::step`]).
     params: CgParams,
     /// A·1 of the steady operator (coupling to ambient), for the shift.
-    amb: Vec<f64>,
+    amb: Amb<B::Vector>,
     /// The shift c, K.
     pub c: f64,
     /// ‖Pⁿ⁺¹‖₂ of the current source.
     p_norm: f64,
     /// Δt, s.
     dt: f64,
+}
+
+/// A·1 of the steady operator: on the host (host assembly) or where the
+/// system was assembled (device assembly).
+enum Amb<V> {
+    Host(Vec<f64>),
+    Device(V),
 }
 
 /// A + C/Δt (the shift on the diagonal and in `amb`, as the
@@ -124,11 +131,118 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
             m,
             work: PcgWork::new(be, n)?,
             params,
-            amb: a.amb.clone(),
+            amb: Amb::Host(a.amb.clone()),
             c,
             p_norm: 0.0,
             dt,
         })
+    }
+
+    /// [`Self::new`] for a system assembled on the device: the steady `a`
+    /// (shifted in place by C/Δt) and the heat capacities `capacity` there;
+    /// no n-sized array is built on the host (Chebyshev's set-up reads the
+    /// shifted matrix back, as the steady solve's does).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_device(
+        be: &'a B,
+        mut a: B::Matrix,
+        capacity: &B::Vector,
+        n: usize,
+        dt: f64,
+        c: f64,
+        theta0: &[f64],
+        opts: &SteadyOptions,
+    ) -> Result<Self, SolveError> {
+        // w = C/Δt, divided as the host divides.
+        let mut w = be.zeros(n)?;
+        let mut dts = be.zeros(n)?;
+        be.nl_axpby(None, 0.0, 0.0, &mut dts, dt)?;
+        be.divide(capacity, &dts, &mut w)?;
+        drop(dts);
+        let amb = be.tr_shift(&mut a, &w)?;
+        let m = {
+            let host = match opts.precond {
+                crate::linalg::PrecondKind::Chebyshev => Some(be.host_matrix(&a)?),
+                _ => None,
+            };
+            let mut op = QuadDiagOperator::new(be, &a, n);
+            build_thermal_precond(
+                opts.precond,
+                be,
+                &mut op,
+                host.as_deref(),
+                &opts.precond_opts,
+            )?
+        };
+        let params = opts.cg_params(be, m.as_ref(), Stop::relative(opts.rtol));
+        let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
+        Ok(Stepper {
+            be,
+            w,
+            src: be.zeros(n)?,
+            b: be.zeros(n)?,
+            x: be.upload(&x0)?,
+            x_old: None,
+            a,
+            m,
+            work: PcgWork::new(be, n)?,
+            params,
+            amb: Amb::Device(amb),
+            c,
+            p_norm: 0.0,
+            dt,
+        })
+    }
+
+    /// [`Self::set_matrix`] for a system assembled on the device: the
+    /// steady `a` (shifted here) and `capacity` there. A rebuilt
+    /// preconditioner reads the shifted matrix back only where its set-up
+    /// needs it on the host (Chebyshev); a kept one is refreshed where A
+    /// lives.
+    pub fn set_matrix_device(
+        &mut self,
+        mut a: B::Matrix,
+        capacity: &B::Vector,
+        rebuild: bool,
+        opts: &SteadyOptions,
+    ) -> Result<(), SolveError> {
+        let be = self.be;
+        let n = self.work.len();
+        let mut dts = be.zeros(n)?;
+        be.nl_axpby(None, 0.0, 0.0, &mut dts, self.dt)?;
+        be.divide(capacity, &dts, &mut self.w)?;
+        drop(dts);
+        self.amb = Amb::Device(be.tr_shift(&mut a, &self.w)?);
+        self.a = a;
+        let mut op = QuadDiagOperator::new(be, &self.a, n);
+        if rebuild {
+            let host = match opts.precond {
+                crate::linalg::PrecondKind::Chebyshev => Some(be.host_matrix(&self.a)?),
+                _ => None,
+            };
+            self.m = build_thermal_precond(
+                opts.precond,
+                be,
+                &mut op,
+                host.as_deref(),
+                &opts.precond_opts,
+            )?;
+        } else {
+            self.m.operator_changed(be, &mut op)?;
+        }
+        Ok(())
+    }
+
+    /// θ = θ' + c of the current level (iterate), K above ambient, into `out`.
+    pub fn theta_into(&self, out: &mut B::Vector) -> Result<(), SolveError> {
+        Ok(self.be.nl_axpby(Some(&self.x), 1.0, 0.0, out, self.c)?)
+    }
+
+    /// Σ C θ' of the level kept by [`Self::save_level`] (of the current
+    /// level before it), J, with the current C: see [`Self::stored_heat`].
+    pub fn stored_heat_of_level(&self) -> Result<f64, SolveError> {
+        let x = self.x_old.as_ref().unwrap_or(&self.x);
+        Ok(self.dt * self.be.nl_dot(&self.w, x)?)
     }
 
     /// Replaces A and C (properties at a new temperature; Δt and the shift
@@ -146,7 +260,7 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         let (shifted, w) = shifted_system(a, capacity, self.dt);
         self.a = be.upload_matrix(&shifted)?;
         self.w = be.upload(&w)?;
-        self.amb.clone_from(&a.amb);
+        self.amb = Amb::Host(a.amb.clone());
         if rebuild {
             let mut op = QuadDiagOperator::new(be, &self.a, a.len());
             self.m = build_thermal_precond(
@@ -174,14 +288,39 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
 
     /// Sets the power per cell (W) of the following steps.
     pub fn set_power(&mut self, p_cell: &[f64]) -> Result<(), SolveError> {
+        let Amb::Host(amb) = &self.amb else {
+            return self.set_power_device(&self.be.upload(p_cell)?);
+        };
         let src: Vec<f64> = p_cell
             .iter()
-            .zip(&self.amb)
+            .zip(amb)
             .map(|(p, e)| p - self.c * e)
             .collect();
         self.p_norm = p_cell.iter().map(|p| p * p).sum::<f64>().sqrt();
         self.src = self.be.upload(&src)?;
         Ok(())
+    }
+
+    /// [`Self::set_power`] from a power vector on the device.
+    pub fn set_power_device(&mut self, p_cell: &B::Vector) -> Result<(), SolveError> {
+        let be = self.be;
+        be.copy(p_cell, &mut self.src)?;
+        match &self.amb {
+            Amb::Device(amb) => be.nl_axpby(Some(amb), -self.c, 1.0, &mut self.src, 0.0)?,
+            Amb::Host(amb) => {
+                let amb = be.upload(amb)?;
+                be.nl_axpby(Some(&amb), -self.c, 1.0, &mut self.src, 0.0)?
+            }
+        }
+        self.p_norm = be.nl_dot(p_cell, p_cell)?.sqrt();
+        Ok(())
+    }
+
+    /// Σ C θ' over the cells, J (heat stored relative to θ' = 0, from the
+    /// device: differences of it between time levels are the stored heat
+    /// of the steps while C is unchanged).
+    pub fn stored_heat(&self) -> Result<f64, SolveError> {
+        Ok(self.dt * self.be.nl_dot(&self.w, &self.x)?)
     }
 
     /// Advances θ by one step.

@@ -1,0 +1,248 @@
+//! The system of a transient run as the host holds it: whole (CPU,
+//! temperature-dependent stacks whose heat capacity law needs the host, a
+//! steady start, `CUTH_HOST_ASSEMBLY`), or assembled on the device from
+//! compact inputs (issue 15), the host keeping only the films' planes, the
+//! power in and the inputs for later trace rows, whose power a kernel
+//! spreads (`NonlinearOps::tr_power`). Also the stepper on the first
+//! system and the steady start (host assembly).
+
+use super::device_step::DevicePhysics;
+use super::nonlinear::StepPhysics;
+use super::stepper::Stepper;
+use super::{probe, TransientError};
+use crate::assemble::{assemble, System};
+use crate::backend::nonlinear::NonlinearOps;
+use crate::backend::BackendError;
+use crate::backend::ChebyshevBackend;
+use crate::grid::Grid;
+use crate::linalg::Offset;
+use crate::linalg::{build_thermal_precond, pcg, QuadDiagOperator, Stop};
+use crate::power::schedule::{cell_power, PowerSchedule};
+use crate::stack::Stack;
+use crate::thermal::assembly_input::AssemblyInput;
+use crate::thermal::field_stats::chunked_sum;
+use crate::thermal::steady::{Coupling, SteadyOptions};
+
+/// The stepper on the first step's system (uploaded from the host's, or
+/// the device's), and the device's nonlinear terms where it steps them.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(super) fn stepper<'a, 's, B: ChebyshevBackend + 'static>(
+    be: &'a B,
+    stack: &'s Stack,
+    grid: &'s Grid,
+    schedule: &'s PowerSchedule,
+    (sys, dev): (
+        &mut HostSys<B::AsmKept, B::Vector>,
+        Option<(B::Matrix, B::Vector)>,
+    ),
+    physics: Option<&StepPhysics>,
+    theta0: &[f64],
+    (dt, c): (f64, f64),
+    opts: &SteadyOptions,
+) -> Result<(Stepper<'a, B>, Option<DevicePhysics<'s, B>>), TransientError> {
+    Ok(match (sys, dev) {
+        (HostSys::Whole(sys), _) => {
+            if let Some(ph) = physics {
+                let t0: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
+                ph.system(sys, &t0)?;
+            }
+            let mut s = Stepper::new(be, &sys.a, &sys.capacity, dt, c, theta0, opts)?;
+            s.set_power(&sys.rhs)?;
+            (s, None)
+        }
+        (HostSys::Device { p, .. }, Some((a, cap))) => {
+            let (n, mut dphys) = (grid.len(), None);
+            let mut s = Stepper::on_device(be, a, &cap, n, dt, c, theta0, opts)?;
+            s.set_power_device(p)?;
+            if stack.is_nonlinear() {
+                let base = &schedule.base;
+                dphys = Some(DevicePhysics::new(be, stack, grid, base, p)?);
+            }
+            (s, dphys)
+        }
+        (HostSys::Device { .. }, None) => {
+            return Err(BackendError::Unsupported("a device system without its matrix").into())
+        }
+    })
+}
+
+/// The system of the first step: the host's view of it, the device's
+/// matrix and heat capacities when assembled there (else the Stepper
+/// uploads the host's), and the shift c (see `stepper`).
+#[allow(clippy::type_complexity)]
+pub(super) fn first<B: ChebyshevBackend>(
+    be: &B,
+    stack: &Stack,
+    grid: &Grid,
+    schedule: &PowerSchedule,
+    first_row: Option<usize>,
+    on_device: bool,
+) -> Result<
+    (
+        HostSys<B::AsmKept, B::Vector>,
+        Option<(B::Matrix, B::Vector)>,
+        f64,
+    ),
+    TransientError,
+> {
+    let dev = match on_device {
+        true => be.tr_assemble(&AssemblyInput::new(stack, grid, &schedule.base))?,
+        false => None,
+    };
+    Ok(match dev {
+        Some(d) => {
+            let maps = schedule.layer_maps(first_row);
+            let mut p = d.rhs;
+            be.tr_power(&d.kept, &maps, &mut p)?;
+            let power_w = maps_power(grid, &maps);
+            // Σ amb = Σ films (+ 1 per absent cell, which the shift ignores).
+            let amb = chunked_sum(&d.g_top, |g| g) + chunked_sum(&d.g_bottom, |g| g);
+            let c = if amb > 0.0 { power_w / amb } else { 0.0 };
+            let sys = HostSys::Device {
+                g_top: d.g_top,
+                g_bottom: d.g_bottom,
+                power_w,
+                kept: d.kept,
+                p,
+            };
+            (sys, Some((d.a, d.capacity)), c)
+        }
+        None => {
+            let mut sys = assemble(stack, grid, &schedule.base);
+            // From here on sys.rhs is the power of the current step.
+            sys.rhs = cell_power(grid, &schedule.layer_maps(first_row));
+            let c = Offset::new(&sys.a, &sys.rhs).c;
+            (HostSys::Whole(Box::new(sys)), None, c)
+        }
+    })
+}
+
+/// The step system as the host holds it.
+pub(super) enum HostSys<K, V> {
+    /// Whole on the host (CPU, temperature-dependent stacks, a steady
+    /// start, `CUTH_HOST_ASSEMBLY`); its rhs is the current step's power.
+    Whole(Box<System>),
+    /// Assembled on the device: the host keeps the films, the power in and
+    /// the compact inputs for later trace rows; `p` is the current power.
+    Device {
+        g_top: Vec<f64>,
+        g_bottom: Vec<f64>,
+        power_w: f64,
+        kept: K,
+        p: V,
+    },
+}
+
+impl<K, V> HostSys<K, V> {
+    pub(super) fn power_w(&self) -> f64 {
+        match self {
+            HostSys::Whole(sys) => probe::ordered_sum(&sys.rhs),
+            HostSys::Device { power_w, .. } => *power_w,
+        }
+    }
+
+    pub(super) fn capacity(&self) -> Option<&[f64]> {
+        match self {
+            HostSys::Whole(sys) => Some(&sys.capacity),
+            HostSys::Device { .. } => None,
+        }
+    }
+
+    pub(super) fn films(&self) -> (&[f64], &[f64]) {
+        match self {
+            HostSys::Whole(sys) => (&sys.g_top, &sys.g_bottom),
+            HostSys::Device {
+                g_top, g_bottom, ..
+            } => (g_top, g_bottom),
+        }
+    }
+
+    /// What the summaries' energy balance reads (`power_w`: the device's
+    /// power in; the host's is summed from its rhs as before).
+    pub(super) fn coupling(&self, power_w: f64) -> Coupling<'_> {
+        match self {
+            HostSys::Whole(sys) => Coupling::from(&**sys),
+            HostSys::Device {
+                g_top, g_bottom, ..
+            } => Coupling {
+                power_in_w: power_w,
+                g_top,
+                g_bottom,
+            },
+        }
+    }
+}
+
+/// Σ of the per-cell power of per-layer plane `maps` (each layer's map
+/// once per z cell, split evenly over them), as `cell_power` spreads it.
+pub(super) fn maps_power(grid: &Grid, maps: &[Vec<f64>]) -> f64 {
+    grid.layer_z
+        .iter()
+        .zip(maps)
+        .map(|(zr, m)| {
+            let share = 1.0 / zr.len() as f64;
+            zr.len() as f64 * chunked_sum(m, |w| w * share)
+        })
+        .sum()
+}
+
+impl<K, V> HostSys<K, V> {
+    /// Trace row `row` from now on: the step's power (its host rhs, or the
+    /// kernel's from the row's maps) and the stepper's source; `dynamic`:
+    /// the host's copy of the dynamic power, where one is kept. Returns
+    /// the power in, W.
+    pub(super) fn set_row<B>(
+        &mut self,
+        be: &B,
+        grid: &Grid,
+        schedule: &PowerSchedule,
+        row: Option<usize>,
+        stepper: &mut Stepper<B>,
+        dynamic: Option<&mut Vec<f64>>,
+    ) -> Result<f64, TransientError>
+    where
+        B: ChebyshevBackend<Vector = V> + NonlinearOps<AsmKept = K> + 'static,
+    {
+        match self {
+            HostSys::Whole(sys) => {
+                sys.rhs = cell_power(grid, &schedule.layer_maps(row));
+                if let Some(d) = dynamic {
+                    d.clone_from(&sys.rhs);
+                }
+                stepper.set_power(&sys.rhs)?;
+                Ok(probe::ordered_sum(&sys.rhs))
+            }
+            HostSys::Device {
+                power_w, kept, p, ..
+            } => {
+                // The new row's maps (one plane per layer) and a kernel.
+                let maps = schedule.layer_maps(row);
+                be.tr_power(kept, &maps, p)?;
+                *power_w = maps_power(grid, &maps);
+                stepper.set_power_device(p)?;
+                Ok(*power_w)
+            }
+        }
+    }
+}
+
+/// θ of the steady state for `p_cell`, solved as `solve_steady` does.
+pub(super) fn steady_theta<B: ChebyshevBackend + 'static>(
+    be: &B,
+    a_host: &crate::linalg::QuadDiag,
+    p_cell: &[f64],
+    opts: &SteadyOptions,
+) -> Result<Vec<f64>, TransientError> {
+    let offset = Offset::new(a_host, p_cell);
+    let a = be.upload_matrix(a_host)?;
+    let b = be.upload(&offset.rhs)?;
+    let mut x = be.zeros(a_host.len())?;
+    let mut op = QuadDiagOperator::new(be, &a, a_host.len());
+    let mut m = build_thermal_precond(opts.precond, be, &mut op, Some(a_host), &opts.precond_opts)
+        .map_err(TransientError::Initial)?;
+    let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
+    pcg(be, &mut op, m.as_mut(), &b, &mut x, &params).map_err(TransientError::Initial)?;
+    let mut theta = be.download(&x)?;
+    offset.restore(&mut theta);
+    Ok(theta)
+}
