@@ -43,6 +43,10 @@ js m4096 configs/mol_f2f.toml --device cuda --grid 4096x4096
 js lin1024 configs/mol_f2f.toml --device cuda --grid 1024x1024
 CUTH_HOST_ASSEMBLY=1 js m2048_hostasm configs/mol_f2f.toml --device cuda --grid 2048x2048
 step tr_nl 30 $B/cuth transient configs/mol_f2f_kt.toml --grid 128x128 --device cuda --dt 1e-2 --steps 5 --nonlinear-iterations 20 --init steady --no-maps --json --out $W/tr
+tr() { step "$1" 40 $B/cuth transient "${@:2}" --device cuda --grid 512x512 --dt 1e-2 --no-maps --json --out $W/$1; }
+tr tr_lin512 configs/mol_f2f.toml --steps 20
+tr tr_kt512 configs/mol_f2f_kt.toml --steps 20
+tr tr_kt512_it configs/mol_f2f_kt.toml --steps 10 --nonlinear-iterations 20
 step kt1024 40 $B/cuth solve configs/mol_f2f_kt.toml --grid 1024x1024 --device cuda --json --no-maps --out $W/kt
 bash scripts/sweep_cases.sh 10000 /tmp/cases10000.toml > /dev/null 2>&1
 step sweep10000 40 $B/cuth sweep configs/mol_f2f.toml /tmp/cases10000.toml --grid 128x128 --device cuda --out $W/sw --json
@@ -84,6 +88,9 @@ for n in ["m8192", "m8192s32"]:
     except Exception: pass
 s = j("sweep10000")
 if s: print("sweep10000:", {k: s[k] for k in s if k in ("cases","failed","cases_per_s","timings_s","batch")})
+for n in ["tr_lin512", "tr_kt512", "tr_kt512_it"]:
+    s = j(n)
+    if s: print(f"{n:12s} steps {s['steps']} solve/step {s['solve_s_per_step']*1e3:.1f} ms wall/step {s['wall_s_per_step']*1e3:.1f} ms it/step {s['iterations_per_step_mean']:.1f} peak {s['peak_t_k']:.9f} timings {s['timings_s']}")
 s = j("tr_nl")
 if s: print("tr_nl:", s.get("nonlinear"), s.get("iterations_total"))
 for n in ["c200","torsion","c340","c740"]:
