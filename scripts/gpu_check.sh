@@ -9,6 +9,7 @@ set -u
 B=${BIN:-.gpu/main/bin}; L=${OUT:-/tmp/out}/main; mkdir -p "$L"; W=/tmp/w; rm -rf $W; mkdir -p $W
 # The test binaries find configs/ through their build path (CARGO_MANIFEST_DIR).
 mkdir -p /work && ln -sfn "$PWD" /work/main
+export CUTH_BIN=$PWD/$B/cuth  # tests that run the binary (gpu_kernel_cache)
 T0=$(date +%s); DEADLINE=${DEADLINE:-280}
 step() { local n=$1 t=$2; shift 2; local left=$((DEADLINE - ($(date +%s) - T0)))
   ((left < 5)) && { echo "== $n skipped" | tee -a $L/steps.txt; return; }; ((t > left)) && t=$left
