@@ -37,7 +37,7 @@ for c in 10:664 6:1101; do
 done
 js m2048 configs/mol_f2f.toml --device cuda --grid 2048x2048
 js m2048b configs/mol_f2f.toml --device cuda --grid 2048x2048
-CUTH_STAGE_MIB=32 js m2048s32 configs/mol_f2f.toml --device cuda --grid 2048x2048
+CUTH_STAGE_MIB=128 js m2048s128 configs/mol_f2f.toml --device cuda --grid 2048x2048
 CUTH_NO_KERNEL_CACHE=1 js m2048nc configs/mol_f2f.toml --device cuda --grid 2048x2048
 step m2048maps 40 $B/cuth solve configs/mol_f2f.toml --device cuda --grid 2048x2048 --json --out $W/m2048maps
 js m4096 configs/mol_f2f.toml --device cuda --grid 4096x4096
@@ -57,7 +57,7 @@ tp torsion 20 torsion
 tp c340 45 cantilever --nelx 340
 if [[ -n ${BIG:-} ]]; then # the largest runs of BENCHMARKS.md (issues 15 and 18)
   step m8192 120 /usr/bin/time -v $B/cuth solve configs/mol_f2f.toml --device cuda --grid 8192x8192 --json --no-maps --out $W/m8192
-  CUTH_STAGE_MIB=32 step m8192s32 120 /usr/bin/time -v $B/cuth solve configs/mol_f2f.toml --device cuda --grid 8192x8192 --json --no-maps --out $W/m8192s32
+  CUTH_STAGE_MIB=128 step m8192s128 120 /usr/bin/time -v $B/cuth solve configs/mol_f2f.toml --device cuda --grid 8192x8192 --json --no-maps --out $W/m8192s128
   [[ -z ${NO_C740:-} ]] && tp c740 260 cantilever --nelx 740
 fi
 python3 - "$L" <<'PY' | tee $L/table.txt
@@ -68,7 +68,7 @@ def j(n):
         t = open(f"{L}/{n}.log").read()
         return json.JSONDecoder().raw_decode(t[t.index("{"):])[0]
     except Exception as e: return None
-for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","b24_10um","b24_10um_u664","b24_6um","b24_6um_u1101","m2048","m2048b","m2048s32","m2048nc","m2048maps","m4096","m2048_hostasm","lin1024","kt1024","m8192","m8192s32"]:
+for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda_cheb","b24_cuda","b24_cuda_u480","b24_10um","b24_10um_u664","b24_6um","b24_6um_u1101","m2048","m2048b","m2048s128","m2048nc","m2048maps","m4096","m2048_hostasm","lin1024","kt1024","m8192","m8192s128"]:
     s = j(n)
     if not s: print(n, "no json"); continue
     t = dict(s["timings_s"]); g = s["grid"]
@@ -79,10 +79,10 @@ for n in ["hbm_cuda","hbm_cpu","hbm_cuda_hostasm","ev6_cuda","ev6_cpu","ev6_cuda
 for a,b in [("hbm_cuda","hbm_cpu"),("ev6_cuda","ev6_cpu"),("hbm_cuda","hbm_cuda_hostasm"),("m2048","m2048_hostasm"),("m2048","m2048maps")]:
     sa, sb = j(a), j(b)
     if sa and sb: print(f"{a} vs {b}: |dTmax| = {abs(sa['hottest']['t_k']-sb['hottest']['t_k']):.2e} K")
-for n in ["m2048","m2048b","m2048s32","m2048nc","m8192","m8192s32"]:
+for n in ["m2048","m2048b","m2048s128","m2048nc","m8192","m8192s128"]:
     s = j(n)
     if s: print(n, "detail", " ".join(f"{k}={v:.3f}" for k, v in s.get("timings_detail_s", []) if k.startswith(("device_init", "kernels", "download", "free", "upload"))))
-for n in ["m8192", "m8192s32"]:
+for n in ["m8192", "m8192s128"]:
     try:
         rss = [l for l in open(f"{L}/{n}.log") if "Maximum resident" in l or "Elapsed (wall" in l]
         print(n, " ".join(x.strip() for x in rss))

@@ -21,10 +21,13 @@ use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr, DevicePtrMut, PinnedHostSl
 use rayon::prelude::*;
 use std::sync::Mutex;
 
-/// Values per staging buffer (128 MiB of f64); a vector shorter than this
+/// Values per staging buffer (32 MiB of f64); a vector shorter than this
 /// gets buffers of its own length. The backend keeps its buffers between
-/// downloads.
-pub const STAGE_VALUES: usize = 16 << 20;
+/// downloads. 32 MiB rather than 128: pinning two 128 MiB buffers on the
+/// init thread slowed the context's module loads beside it (H200, 2048²:
+/// non-PCG 0.55 s against 0.61 s), while 8192² ran in the same wall time
+/// (7.26 s against 7.30 s; BENCHMARKS.md, issue 15).
+pub const STAGE_VALUES: usize = 4 << 20;
 /// Copies shorter than this go directly (pageable).
 const DIRECT_BELOW: usize = 4 << 20;
 
@@ -228,7 +231,7 @@ impl CudaBackend {
     }
 
     /// Pins the staging buffers a download of `values` values will use
-    /// now (pinning 256 MiB takes tens of milliseconds: a caller can do it
+    /// now (pinning the two 32 MiB buffers took 26 ms on the H200: a caller can do it
     /// while the host is busy with something else).
     pub fn reserve_staging(&self, values: usize) -> Result<(), BackendError> {
         if values < DIRECT_BELOW {

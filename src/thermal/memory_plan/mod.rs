@@ -41,8 +41,9 @@ pub enum Executor {
     Cuda,
 }
 
-/// Pinned staging buffers of a CUDA run's downloads (2 × 128 MiB).
-const STAGING_BYTES: u64 = 2 * 8 * (16 << 20);
+/// Pinned staging buffers of a CUDA run's downloads (2 × 32 MiB, as
+/// `backend::cuda::STAGE_VALUES`).
+const STAGING_BYTES: u64 = 2 * 8 * (4 << 20);
 
 /// What the run writes, as far as memory is concerned.
 #[derive(Clone, Copy, Debug, Default)]
