@@ -36,6 +36,7 @@ mod mg;
 mod mg_setup;
 mod mixed;
 mod nonlinear;
+mod nonlinear_reduce;
 mod quad_diag;
 pub mod timing;
 mod transfer;
@@ -52,7 +53,8 @@ pub use mg::MULTIGRID;
 pub use mg_setup::MG_SETUP;
 pub use mixed::MIXED;
 pub use mixed::{CudaLowArray, CudaLowMatrix};
-pub use nonlinear::{CudaPhysics, NONLINEAR};
+pub use nonlinear::CudaPhysics;
+pub use nonlinear_reduce::NONLINEAR;
 pub use quad_diag::QUAD_DIAG;
 pub use transfer::{stage_values, STAGE_VALUES};
 

@@ -9,6 +9,7 @@
 use super::assemble::{AsmInputs, DeviceSystem};
 use super::assemble_kt::KtTables;
 use super::launch::{driver_err, rows_config};
+use super::nonlinear_reduce::{Reduce, NONLINEAR};
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::nonlinear::{
     NlContext, NlRhs, NonlinearOps, Range, TransientAssembly, TransientAssemblyOf,
@@ -18,20 +19,6 @@ use crate::linalg::Offset;
 use crate::stack::LeakageSpec;
 use crate::thermal::assembly_input::AssemblyInput;
 use cudarc::driver::{CudaSlice, PushKernelArg};
-
-use super::kernels::KernelFamily;
-
-/// `kernels/nonlinear.cu`.
-pub static NONLINEAR: KernelFamily = KernelFamily {
-    file: "nonlinear.cu",
-    source: include_str!("../../../kernels/nonlinear.cu"),
-    entry_points: &[
-        "nl_axpby_f64",
-        "nl_reduce_f64",
-        "lk_source_f64",
-        "lk_spread_f64",
-    ],
-};
 
 /// One leaking source's plane cells and weights on the device.
 struct DevSource {
@@ -55,67 +42,7 @@ pub struct CudaPhysics {
     plane: usize,
 }
 
-/// Reductions of `nl_reduce_f64`.
-#[derive(Clone, Copy)]
-enum Reduce {
-    Sum = 0,
-    Change = 1,
-    KeyMax = 2,
-    FirstIndex = 3,
-    Min = 4,
-    Max = 5,
-    NonFinite = 6,
-}
-
 impl CudaBackend {
-    /// s[out] = the reduction `mode` of x (and y), see `nl_reduce_f64`.
-    #[allow(clippy::too_many_arguments)]
-    fn nl_reduce(
-        &self,
-        x: &CudaSlice<f64>,
-        y: Option<&CudaSlice<f64>>,
-        shift: f64,
-        param: f64,
-        mode: Reduce,
-        s: &mut CudaSlice<f64>,
-        out: usize,
-    ) -> Result<(), BackendError> {
-        let y = y.unwrap_or(x);
-        same_len(x.len(), y.len())?;
-        if out >= s.len() {
-            return Err(BackendError::Length(out, s.len()));
-        }
-        self.load(&NONLINEAR)?;
-        const NAME: &str = "nl_reduce_f64";
-        let f = self.kernel(&NONLINEAR, NAME)?;
-        let (n, mode, out) = (x.len() as i64, mode as i32, out as i32);
-        let red = self.reduce_scratch();
-        let mut args = self.stream.launch_builder(&f);
-        args.arg(x)
-            .arg(y)
-            .arg(&shift)
-            .arg(&param)
-            .arg(&n)
-            .arg(&mode);
-        args.arg(&red.partials).arg(&red.ticket).arg(s).arg(&out);
-        // SAFETY: arguments in the kernel's order and types; x and y hold n
-        // values, out is a slot of s, the grid fits the reduction scratch.
-        unsafe { self.run(NAME, &mut args, red.config(x.len())) }
-    }
-
-    fn read1(
-        &self,
-        x: &CudaSlice<f64>,
-        y: Option<&CudaSlice<f64>>,
-        s: f64,
-        p: f64,
-        mode: Reduce,
-    ) -> Result<f64, BackendError> {
-        let mut slot = self.scalars(1)?;
-        self.nl_reduce(x, y, s, p, mode, &mut slot, 0)?;
-        Ok(self.read_scalars(&slot)?[0])
-    }
-
     /// Leakage of every source at T = `theta` + ambient: per source W, and
     /// the power per cell in `ph.cellw` (zeroed first).
     fn leakage(
