@@ -1,160 +1,17 @@
-//! From the raw [`schema::StackFile`] to a checked [`Stack`]: units to SI,
+//! From the raw [`StackFile`] to a checked [`Stack`]: units to SI,
 //! materials looked up, paths made absolute relative to the stack file,
-//! and each number checked for sign and finiteness.
+//! and each number checked for sign and finiteness ([`checks`]; materials
+//! and leakage in [`material`]).
 
-use super::law::{Law, MaterialLaw, PropertySpec};
-use super::schema::{self, LeakageSpec, PowerSpec, StackFile};
-use super::{Layer, Material, Stack, StackError};
+mod checks;
+mod material;
+
+use super::schema::{PowerSpec, StackFile};
+use super::{Layer, Stack, StackError};
+pub(super) use checks::check_grid;
+use checks::{invalid, non_negative, positive};
+pub(super) use material::{leakage, material};
 use std::path::{Path, PathBuf};
-
-/// Largest grid we accept from a file or flag; beyond this a typo is likelier than intent.
-const MAX_CELLS_PER_AXIS: usize = 1 << 16;
-
-fn invalid(file: &Path, field: impl Into<String>, message: impl Into<String>) -> StackError {
-    StackError::Invalid {
-        file: file.to_path_buf(),
-        field: field.into(),
-        message: message.into(),
-    }
-}
-
-/// Accepted range of a field, from its name: beyond it a number is a typo or
-/// a unit slip, and would make the system singular or overflow long before
-/// the solver could say which field was at fault (README: limits).
-fn range_of(field: &str) -> (f64, f64, &'static str) {
-    let last = field.rsplit('.').next().unwrap_or(field);
-    match last {
-        "k" | "kx" | "ky" | "kz" => (1e-6, 1e6, "W/(m K)"),
-        "heat_capacity" => (1.0, 1e9, "J/(m^3 K)"),
-        "power" | "total" => (0.0, 1e9, "W"),
-        "thickness" => (1e-12, 10.0, "m"),
-        "width" | "length" | "height" | "x" | "y" => (1e-12, 10.0, "m"),
-        "ambient" => (1.0, 1e4, "K"),
-        "h_top" | "h_bottom" => (1e-6, 1e12, "W/(m^2 K)"),
-        _ => (0.0, f64::MAX, ""),
-    }
-}
-
-fn in_range(file: &Path, field: &str, v: f64, lo: f64) -> Result<f64, StackError> {
-    let (min, hi, unit) = range_of(field);
-    let lo = if lo > 0.0 { lo.max(min) } else { lo };
-    if v.is_finite() && v >= lo && v <= hi && (lo > 0.0 || v >= 0.0) {
-        return Ok(v);
-    }
-    let what = if lo > 0.0 {
-        "a positive number"
-    } else {
-        "zero or positive"
-    };
-    Err(invalid(
-        file,
-        field,
-        format!("must be {what} between {lo:e} and {hi:e} {unit}, got {v:e}"),
-    ))
-}
-
-fn positive(file: &Path, field: &str, v: f64) -> Result<f64, StackError> {
-    in_range(file, field, v, f64::MIN_POSITIVE)
-}
-
-fn non_negative(file: &Path, field: &str, v: f64) -> Result<f64, StackError> {
-    in_range(file, field, v, 0.0)
-}
-
-pub(super) fn check_grid(nx: usize, ny: usize, file: &Path, field: &str) -> Result<(), StackError> {
-    for (n, axis) in [(nx, "nx"), (ny, "ny")] {
-        if n == 0 || n > MAX_CELLS_PER_AXIS {
-            return Err(invalid(
-                file,
-                format!("{field}.{axis}"),
-                format!("must be between 1 and {MAX_CELLS_PER_AXIS}, got {n}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-pub(super) fn material(
-    file: &Path,
-    name: &str,
-    m: &schema::MaterialSpec,
-) -> Result<(Material, Option<MaterialLaw>), StackError> {
-    let field = |k: &str| format!("materials.{name}.{k}");
-    // The law's shape, then its values against the key's physical range
-    // (as a plain number is checked).
-    let law = |key: &str, spec: &PropertySpec| -> Result<Law, StackError> {
-        let l = Law::from_spec(spec).map_err(|msg| invalid(file, field(key), msg))?;
-        match &l {
-            Law::Constant(v) | Law::PowerLaw { v300: v, .. } => {
-                positive(file, &field(key), *v)?;
-            }
-            Law::Polynomial(_) => {
-                positive(file, &field(key), l.eval(300.0))?;
-            }
-            Law::Table(points) => {
-                for p in points {
-                    positive(file, &field(key), p[1])?;
-                }
-            }
-        }
-        Ok(l)
-    };
-    let k = match (&m.k, &m.kx, &m.ky, &m.kz) {
-        (Some(k), None, None, None) => {
-            let k = law("k", k)?;
-            [k.clone(), k.clone(), k]
-        }
-        (None, Some(kx), Some(ky), Some(kz)) => [law("kx", kx)?, law("ky", ky)?, law("kz", kz)?],
-        _ => {
-            return Err(invalid(
-                file,
-                format!("materials.{name}"),
-                "give either `k` or all three of `kx`, `ky`, `kz`",
-            ))
-        }
-    };
-    let heat_capacity = law("heat_capacity", &m.heat_capacity)?;
-    let laws = MaterialLaw { k, heat_capacity };
-    let at300 = laws.at(300.0).ok_or_else(|| {
-        invalid(
-            file,
-            format!("materials.{name}"),
-            "a property law is not positive at 300 K",
-        )
-    })?;
-    let constant = laws.k.iter().all(Law::is_constant) && laws.heat_capacity.is_constant();
-    Ok((at300, (!constant).then_some(laws)))
-}
-
-pub(super) fn leakage(
-    file: &Path,
-    field: &str,
-    l: Option<LeakageSpec>,
-) -> Result<Option<LeakageSpec>, StackError> {
-    let Some(l) = l else { return Ok(None) };
-    if !(l.p_ref.is_finite() && l.p_ref >= 0.0 && l.p_ref <= crate::power::MAX_POWER_W) {
-        return Err(invalid(
-            file,
-            format!("{field}.p_ref"),
-            format!("must be in [0, 1e9] W, got {}", l.p_ref),
-        ));
-    }
-    if !(l.t_ref.is_finite() && l.t_ref > 0.0) {
-        return Err(invalid(
-            file,
-            format!("{field}.t_ref"),
-            format!("must be a positive temperature in K, got {}", l.t_ref),
-        ));
-    }
-    if !(l.beta.is_finite() && l.beta.abs() <= 1.0) {
-        return Err(invalid(
-            file,
-            format!("{field}.beta"),
-            format!("must be in [-1, 1] 1/K, got {}", l.beta),
-        ));
-    }
-    Ok(Some(l))
-}
 
 fn resolve_path(base: &Path, p: &Path) -> PathBuf {
     if p.is_absolute() {
