@@ -12,7 +12,7 @@ use super::launch::{driver_err, rows_config};
 use super::nonlinear_reduce::{Reduce, NONLINEAR};
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::nonlinear::{
-    NlContext, NlRhs, NonlinearOps, Range, TransientAssembly, TransientAssemblyOf,
+    NlContext, NlPower, NonlinearOps, Range, TransientAssembly, TransientAssemblyOf,
 };
 use crate::backend::{Backend, BackendError};
 use crate::linalg::Offset;
@@ -157,25 +157,23 @@ impl NonlinearOps for CudaBackend {
         }
     }
 
-    #[allow(clippy::type_complexity)]
-    fn tr_parts(
+    fn tr_parts<'s>(
         &self,
-        sys: DeviceSystem,
-    ) -> Result<(CudaMatrix, CudaSlice<f64>, CudaSlice<f64>), BackendError> {
-        Ok((sys.a, sys.capacity, sys.rhs))
+        sys: &'s mut DeviceSystem,
+    ) -> Result<(&'s mut CudaMatrix, &'s CudaSlice<f64>), BackendError> {
+        Ok((&mut sys.a, &sys.capacity))
     }
 
     fn tr_shift(
         &self,
         a: &mut CudaMatrix,
         w: &CudaSlice<f64>,
-    ) -> Result<CudaSlice<f64>, BackendError> {
-        let mut amb = self.zeros(a.len())?;
-        self.copy(&a.amb, &mut amb)?;
+        amb: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.copy(&a.amb, amb)?;
         // d + w and amb + w, as the host's `d += w` (y = x + y).
         self.nl_axpby(Some(w), 1.0, 1.0, &mut a.d, 0.0)?;
-        self.nl_axpby(Some(w), 1.0, 1.0, &mut a.amb, 0.0)?;
-        Ok(amb)
+        self.nl_axpby(Some(w), 1.0, 1.0, &mut a.amb, 0.0)
     }
 
     fn nl_physics(
@@ -185,7 +183,7 @@ impl NonlinearOps for CudaBackend {
     ) -> Result<CudaPhysics, BackendError> {
         let (grid, n) = (cx.grid, cx.grid.len());
         let asm = self.upload_assembly(&AssemblyInput::new(cx.stack, grid, cx.power))?;
-        let kt = match cx.stack.k_varies() {
+        let kt = match cx.laws_vary() {
             true => Some(self.upload_kt(cx.stack, grid, cx.power)?),
             false => None,
         };
@@ -254,49 +252,81 @@ impl NonlinearOps for CudaBackend {
         Ok(Ok(sys))
     }
 
+    fn nl_reassemble(
+        &self,
+        _cx: &NlContext,
+        ph: &mut CudaPhysics,
+        theta: &CudaSlice<f64>,
+        sys: &mut DeviceSystem,
+    ) -> Result<Result<(), usize>, BackendError> {
+        match ph.kt.as_mut() {
+            Some(kt) => {
+                if let Some(i) =
+                    self.cell_materials_kt(kt, &ph.asm.lz, theta, ph.ambient_k, ph.plane)?
+                {
+                    return Ok(Err(i));
+                }
+                self.assemble_into(&ph.asm, Some(&kt.cells), sys)?;
+            }
+            None => self.assemble_into(&ph.asm, None, sys)?,
+        }
+        Ok(Ok(()))
+    }
+
     fn nl_matrix<'s>(&self, sys: &'s DeviceSystem) -> &'s CudaMatrix {
         &sys.a
     }
 
-    fn nl_rhs(
+    fn nl_rhs_mut<'s>(&self, sys: &'s mut DeviceSystem) -> &'s mut CudaSlice<f64> {
+        &mut sys.rhs
+    }
+
+    fn nl_power(
         &self,
         _cx: &NlContext,
         ph: &mut CudaPhysics,
-        sys: &mut DeviceSystem,
         theta: &CudaSlice<f64>,
-    ) -> Result<NlRhs<CudaSlice<f64>>, BackendError> {
+        out: &mut CudaSlice<f64>,
+    ) -> Result<NlPower, BackendError> {
         let leakage_w = self.leakage(ph, theta)?;
         let dynamic = ph.dynamic.as_ref().ok_or(BackendError::Unsupported(
-            "nl_rhs before the first nl_assemble",
+            "nl_power before the first nl_assemble",
         ))?;
-        self.copy(dynamic, &mut sys.rhs)?;
+        self.copy(dynamic, out)?;
         if let Some(cellw) = &ph.cellw {
             // dynamic + leakage, as the host's p + q.
-            self.nl_axpby(Some(cellw), 1.0, 1.0, &mut sys.rhs, 0.0)?;
+            self.nl_axpby(Some(cellw), 1.0, 1.0, out, 0.0)?;
         }
-        // The shift of `linalg::Offset`: c = Σb / Σamb, b − c·amb.
-        let mut s = self.scalars(4)?;
-        self.nl_reduce(&sys.rhs, None, 0.0, 0.0, Reduce::Sum, &mut s, 0)?;
-        self.nl_reduce(&sys.a.amb, None, 0.0, 0.0, Reduce::Sum, &mut s, 1)?;
-        self.dot(&sys.rhs, &sys.rhs, &mut s, 2)?;
-        let v = self.read_scalars(&s)?;
-        let (power_in_w, amb, nb) = (v[0], v[1], v[2].sqrt());
-        let c = if amb > 0.0 { power_in_w / amb } else { 0.0 };
-        let mut b = self.zeros(sys.rhs.len())?;
-        self.copy(&sys.rhs, &mut b)?;
-        self.shift_rhs_kernel(&sys.a, c, &mut b)?;
-        self.dot(&b, &b, &mut s, 3)?;
-        let ns = self.read_scalars(&s)?[3].sqrt();
-        Ok(NlRhs {
-            b,
-            offset: Offset {
-                c,
-                rhs: Vec::new(),
-                rtol_scale: if ns > 0.0 { nb / ns } else { 1.0 },
-                b_norm: nb,
-            },
-            power_in_w,
+        let mut s = self.scalars(1)?;
+        self.nl_reduce(out, None, 0.0, 0.0, Reduce::Sum, &mut s, 0)?;
+        Ok(NlPower {
+            power_in_w: self.read_scalars(&s)?[0],
             leakage_w,
+        })
+    }
+
+    fn nl_shifted_rhs(
+        &self,
+        sys: &DeviceSystem,
+        power_in_w: f64,
+        b: &mut CudaSlice<f64>,
+    ) -> Result<Offset, BackendError> {
+        // The shift of `linalg::Offset`: c = Σb / Σamb, b − c·amb.
+        let mut s = self.scalars(3)?;
+        self.nl_reduce(&sys.a.amb, None, 0.0, 0.0, Reduce::Sum, &mut s, 0)?;
+        self.dot(&sys.rhs, &sys.rhs, &mut s, 1)?;
+        let v = self.read_scalars(&s)?;
+        let (amb, nb) = (v[0], v[1].sqrt());
+        let c = if amb > 0.0 { power_in_w / amb } else { 0.0 };
+        self.copy(&sys.rhs, b)?;
+        self.shift_rhs_kernel(&sys.a, c, b)?;
+        self.dot(b, b, &mut s, 2)?;
+        let ns = self.read_scalars(&s)?[2].sqrt();
+        Ok(Offset {
+            c,
+            rhs: Vec::new(),
+            rtol_scale: if ns > 0.0 { nb / ns } else { 1.0 },
+            b_norm: nb,
         })
     }
 
@@ -326,8 +356,16 @@ impl NonlinearOps for CudaBackend {
         Ok(self.leakage(ph, theta)?.iter().fold(0.0, |a, b| a + b))
     }
 
-    fn nl_coupling(&self, sys: &DeviceSystem) -> Result<(Vec<f64>, Vec<f64>), BackendError> {
-        Ok((self.download(&sys.g_top)?, self.download(&sys.g_bottom)?))
+    fn nl_coupling(
+        &self,
+        sys: &DeviceSystem,
+        top: &mut Vec<f64>,
+        bottom: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        top.resize(sys.g_top.len(), 0.0);
+        bottom.resize(sys.g_bottom.len(), 0.0);
+        self.download_into(&sys.g_top, top)?;
+        self.download_into(&sys.g_bottom, bottom)
     }
 
     fn nl_axpby(
