@@ -1,10 +1,11 @@
 //! [`NonlinearOps`] on CUDA (issue 17): the k(T) outer iteration with the
 //! temperature on the GPU. A(T) is assembled on the device from per-cell
-//! materials (`assemble_kt.rs`) with the compact inputs uploaded once; the
-//! leakage is evaluated per source by `kernels/nonlinear.cu` (a region's
-//! mean temperature by a device reduction, its power spread by a kernel; a
-//! raster's per cell); the shift, the energy balance and the loop's
-//! decisions are device reductions read back as scalars.
+//! materials (`assemble_kt.rs`) with the compact inputs uploaded once, into
+//! the arrays of the last system (`assemble_into`); the leakage is
+//! evaluated per source by `kernels/nonlinear.cu` ([`leakage`]); the shift,
+//! the energy balance and the loop's decisions are device reductions read
+//! back as scalars. The same terms serve a transient run's step, whose
+//! matrix is shifted by C/Δt here (`tr_shift`).
 
 use super::assemble::{AsmInputs, DeviceSystem};
 use super::assemble_kt::KtTables;
@@ -16,100 +17,20 @@ use crate::backend::nonlinear::{
 };
 use crate::backend::{Backend, BackendError};
 use crate::linalg::Offset;
-use crate::stack::LeakageSpec;
 use crate::thermal::assembly_input::AssemblyInput;
 use cudarc::driver::{CudaSlice, PushKernelArg};
+use leakage::DevLeakage;
 
-/// One leaking source's plane cells and weights on the device.
-struct DevSource {
-    cells: CudaSlice<i64>,
-    w: CudaSlice<f64>,
-    m: usize,
-    z0: usize,
-    nzl: usize,
-    per_cell: bool,
-    spec: LeakageSpec,
-}
+mod leakage;
 
 /// The k(T) and leakage terms on the GPU.
 pub struct CudaPhysics {
     asm: AsmInputs,
     kt: Option<KtTables>,
     dynamic: Option<CudaSlice<f64>>,
-    sources: Vec<DevSource>,
-    cellw: Option<CudaSlice<f64>>,
+    leak: DevLeakage,
     ambient_k: f64,
     plane: usize,
-}
-
-impl CudaBackend {
-    /// Leakage of every source at T = `theta` + ambient: per source W, and
-    /// the power per cell in `ph.cellw` (zeroed first).
-    fn leakage(
-        &self,
-        ph: &mut CudaPhysics,
-        theta: &CudaSlice<f64>,
-    ) -> Result<Vec<f64>, BackendError> {
-        let Some(cellw) = ph.cellw.as_mut() else {
-            return Ok(Vec::new());
-        };
-        self.stream
-            .memset_zeros(cellw)
-            .map_err(|e| driver_err("zeroing the leakage power", e))?;
-        self.load(&NONLINEAR)?;
-        let mut s = self.scalars(ph.sources.len())?;
-        let plane = ph.plane as i64;
-        for (k, src) in ph.sources.iter().enumerate() {
-            const NAME: &str = "lk_source_f64";
-            let f = self.kernel(&NONLINEAR, NAME)?;
-            let (m, z0, nzl) = (src.m as i64, src.z0 as i64, src.nzl as i64);
-            let per_cell = i32::from(src.per_cell);
-            let (out, red) = (k as i32, self.reduce_scratch());
-            let sp = &src.spec;
-            let mut args = self.stream.launch_builder(&f);
-            args.arg(theta)
-                .arg(&ph.ambient_k)
-                .arg(&src.cells)
-                .arg(&src.w);
-            args.arg(&m).arg(&z0).arg(&nzl).arg(&plane).arg(&per_cell);
-            args.arg(&sp.p_ref)
-                .arg(&sp.beta)
-                .arg(&sp.t_ref)
-                .arg(&mut *cellw);
-            args.arg(&red.partials)
-                .arg(&red.ticket)
-                .arg(&mut s)
-                .arg(&out);
-            // SAFETY: arguments in the kernel's order and types; the source's
-            // cells are plane cells, its z cells within theta and cellw.
-            unsafe { self.run(NAME, &mut args, red.config(src.m))? };
-        }
-        let sums = self.read_scalars(&s)?;
-        let mut per_source = Vec::with_capacity(ph.sources.len());
-        for (src, &v) in ph.sources.iter().zip(&sums) {
-            if src.per_cell {
-                per_source.push(v);
-                continue;
-            }
-            let sp = &src.spec;
-            let total = sp.p_ref * (sp.beta * (v - sp.t_ref)).exp();
-            per_source.push(total);
-            const NAME: &str = "lk_spread_f64";
-            let f = self.kernel(&NONLINEAR, NAME)?;
-            let (m, z0, nzl) = (src.m as i64, src.z0 as i64, src.nzl as i64);
-            let mut args = self.stream.launch_builder(&f);
-            args.arg(&src.cells)
-                .arg(&src.w)
-                .arg(&m)
-                .arg(&z0)
-                .arg(&nzl)
-                .arg(&plane);
-            args.arg(&total).arg(&mut *cellw);
-            // SAFETY: as above.
-            unsafe { self.run(NAME, &mut args, rows_config(src.m.max(1)))? };
-        }
-        Ok(per_source)
-    }
 }
 
 impl NonlinearOps for CudaBackend {
@@ -194,34 +115,12 @@ impl NonlinearOps for CudaBackend {
             }
             None => None,
         };
-        let mut sources = Vec::new();
-        for s in &cx.leak.sources {
-            let cells: Vec<i64> = s.cells.iter().map(|c| c.0 as i64).collect();
-            let w: Vec<f64> = s.cells.iter().map(|c| c.1).collect();
-            let zr = grid.layer_z[s.layer].clone();
-            sources.push(DevSource {
-                m: cells.len(),
-                cells: self.htod(
-                    &if cells.is_empty() { vec![0] } else { cells },
-                    "leakage cells",
-                )?,
-                w: self.htod(&if w.is_empty() { vec![0.0] } else { w }, "leakage weights")?,
-                z0: zr.start,
-                nzl: zr.len(),
-                per_cell: s.per_cell,
-                spec: s.spec,
-            });
-        }
-        let cellw = match sources.is_empty() {
-            true => None,
-            false => Some(self.zeros(n)?),
-        };
+        let leak = self.upload_leakage(cx.leak, grid)?;
         Ok(CudaPhysics {
             asm,
             kt,
             dynamic,
-            sources,
-            cellw,
+            leak,
             ambient_k: cx.stack.ambient_k,
             plane: grid.plane(),
         })
@@ -288,12 +187,12 @@ impl NonlinearOps for CudaBackend {
         theta: &CudaSlice<f64>,
         out: &mut CudaSlice<f64>,
     ) -> Result<NlPower, BackendError> {
-        let leakage_w = self.leakage(ph, theta)?;
+        let leakage_w = self.leakage(&mut ph.leak, theta, ph.ambient_k, ph.plane)?;
         let dynamic = ph.dynamic.as_ref().ok_or(BackendError::Unsupported(
             "nl_power before the first nl_assemble",
         ))?;
         self.copy(dynamic, out)?;
-        if let Some(cellw) = &ph.cellw {
+        if let Some(cellw) = &ph.leak.cellw {
             // dynamic + leakage, as the host's p + q.
             self.nl_axpby(Some(cellw), 1.0, 1.0, out, 0.0)?;
         }
@@ -353,7 +252,8 @@ impl NonlinearOps for CudaBackend {
         ph: &mut CudaPhysics,
         theta: &CudaSlice<f64>,
     ) -> Result<f64, BackendError> {
-        Ok(self.leakage(ph, theta)?.iter().fold(0.0, |a, b| a + b))
+        let per_source = self.leakage(&mut ph.leak, theta, ph.ambient_k, ph.plane)?;
+        Ok(per_source.iter().fold(0.0, |a, b| a + b))
     }
 
     fn nl_coupling(

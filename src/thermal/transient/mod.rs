@@ -187,8 +187,9 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         HostSys::Device { .. } if phys.is_none() => Some(stepper.stored_heat()?),
         _ => None,
     };
-    // The host's capacities serve the stored heat only where they stay C.
-    let host_capacity = phys.is_none();
+    // The host's capacities and rhs serve the stored heat and the power in
+    // only where they stay C and P (a linear stack).
+    let linear = phys.is_none();
     for k in 0..opts.steps {
         let time_s = (k + 1) as f64 * dt;
         let r = row_of_step(k);
@@ -224,7 +225,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         stepper.download_shifted(&mut theta)?;
         let mut fs = probe::absorb(
             &grid,
-            sys.capacity().filter(|_| host_capacity),
+            sys.capacity().filter(|_| linear),
             stepper.c,
             ambient_k,
             &mut theta,
@@ -261,7 +262,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             let s = summarize(
                 stack,
                 &grid,
-                sys.coupling(power_w),
+                sys.coupling(power_w, linear),
                 &theta,
                 &temperature_k,
                 &power,
@@ -294,7 +295,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let final_summary = summarize(
         stack,
         &grid,
-        sys.coupling(power_w),
+        sys.coupling(power_w, linear),
         &theta_old,
         &temperature_k,
         &power,

@@ -173,18 +173,20 @@ impl<K, V> HostSys<K, V> {
         }
     }
 
-    /// What the summaries' energy balance reads (`power_w`: the device's
-    /// power in; the host's is summed from its rhs as before).
-    pub(super) fn coupling(&self, power_w: f64) -> Coupling<'_> {
+    /// What the summaries' energy balance reads: `power_w` as the power
+    /// in, except where the host's rhs is the whole power (`rhs_is_power`:
+    /// a linear stack), summed from it as before.
+    pub(super) fn coupling(&self, power_w: f64, rhs_is_power: bool) -> Coupling<'_> {
         match self {
-            HostSys::Whole(sys) => Coupling::from(&**sys),
-            HostSys::Device {
-                g_top, g_bottom, ..
-            } => Coupling {
-                power_in_w: power_w,
-                g_top,
-                g_bottom,
-            },
+            HostSys::Whole(sys) if rhs_is_power => Coupling::from(&**sys),
+            _ => {
+                let (g_top, g_bottom) = self.films();
+                Coupling {
+                    power_in_w: power_w,
+                    g_top,
+                    g_bottom,
+                }
+            }
         }
     }
 }
