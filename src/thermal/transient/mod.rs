@@ -5,7 +5,11 @@
 //! [`Stepper`]
 //! (matrix A + C/Δt and preconditioner on the device, once) → one PCG solve
 //! per step, warm-started from the previous field → per-step records and
-//! a [`TransientSummary`].
+//! a [`TransientSummary`]. A temperature-dependent stack (k, c laws or
+//! leakage) steps through `nonlinear::StepPhysics`, one step for every
+//! backend over `backend::nonlinear::NonlinearOps`: semi-implicit or
+//! iterated, A(T), C(T) and the leakage re-built where the solve runs.
+//! The run's inputs and errors are in `options`.
 //!
 //! After each step the field is downloaded for the per-step statistics
 //! (layer max/mean, block max, energy balance) and for the observer
