@@ -1,15 +1,18 @@
 //! k(T) on the device (issue 17, `backend::nonlinear`): the law kernel
-//! against `Law::eval` for every law kind, the device-assembled A(T) and
-//! shifted right-hand side (with leakage) against the host's
+//! against `Law::eval` for every law kind, the device-assembled A(T), C(T)
+//! and shifted right-hand side (with leakage) against the host's
 //! `assemble_cells` / `LeakageModel::eval` / `Offset` at a non-uniform
-//! temperature field, and a block-leakage (region) solve on CUDA against the
-//! CPU. `#[ignore]`d: needs a GPU.
+//! temperature field, re-assembled in place over a system built at another
+//! field (`nl_reassemble`), and a block-leakage (region) solve on CUDA
+//! against the CPU. `#[ignore]`d: needs a GPU.
 //!
 //! cargo test --release --test gpu_kt_device -- --ignored --nocapture --test-threads=1
 
 mod common;
+#[path = "common/kt.rs"]
+mod kt;
 
-use common::{gpu, mol_f2f, Rng};
+use common::{gpu, Rng};
 use cuth::assemble::{assemble_cells, cell_materials};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::nonlinear::{NlContext, NonlinearOps};
@@ -20,16 +23,8 @@ use cuth::power::layer_power;
 use cuth::stack::{Law, Stack};
 use cuth::thermal::nonlinear::leakage::LeakageModel;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
+use kt::{max_rel as rel, mol_f2f_kt_leaky};
 use std::path::Path;
-
-/// Largest |a − b| / |b| (0 where equal).
-fn rel(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| if x == y { 0.0 } else { (x - y).abs() / y.abs() })
-        .fold(0.0, f64::max)
-}
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -67,24 +62,6 @@ fn law_kernel_matches_host_for_every_kind() {
     }
 }
 
-/// mol_f2f with k(T) silicon, a table law for the TIM and a per-cell
-/// leakage on the logic raster, at a non-square grid.
-fn mol_kt(nx: usize, ny: usize) -> Stack {
-    let path = mol_f2f();
-    let text = std::fs::read_to_string(&path).unwrap();
-    let text = text.replacen("k = 130.0", "k = { k300 = 148.0, exponent = -1.3 }", 1);
-    let logic = "file = \"../powermaps/mol_logic.csv\" }";
-    let text = text.replacen(
-        logic,
-        &format!("{logic}\nleakage = {{ p_ref = 0.8, t_ref = 358.15, beta = 0.017 }}"),
-        1,
-    );
-    Stack::from_toml(&text, &path)
-        .unwrap()
-        .with_grid(nx, ny)
-        .unwrap()
-}
-
 /// Floorplan units with laws (power law, polynomial) overlapping, a layer
 /// with a table law, and block leakage.
 fn units_kt(dir: &Path) -> Stack {
@@ -118,6 +95,7 @@ fn check_system(name: &str, s: &Stack, rise: f64) {
         grid: &grid,
         power: &power,
         leak: &leak,
+        capacity_laws: true,
     };
     let mut rng = Rng::new(3);
     let theta = rng.vec(grid.len(), 0.0, rise);
@@ -133,13 +111,22 @@ fn check_system(name: &str, s: &Stack, rise: f64) {
         .map(|(p, q)| p + q)
         .collect();
     let off = Offset::new(&host.a, &host.rhs);
-    // Device.
+    // Device: assembled at another field, then re-assembled in place at θ.
     let be = gpu();
     let mut ph = be.nl_physics(&cx, None).unwrap();
+    let other = be.upload(&rng.vec(grid.len(), 0.0, 0.5 * rise)).unwrap();
+    let mut sys = be.nl_assemble(&cx, &mut ph, &other).unwrap().unwrap();
     let th = be.upload(&theta).unwrap();
-    let mut sys = be.nl_assemble(&cx, &mut ph, &th).unwrap().unwrap();
-    let rhs = be.nl_rhs(&cx, &mut ph, &mut sys, &th).unwrap();
+    be.nl_reassemble(&cx, &mut ph, &th, &mut sys)
+        .unwrap()
+        .unwrap();
+    let mut rhs = be.zeros(grid.len()).unwrap();
+    let pw = be.nl_power(&cx, &mut ph, &th, &mut rhs).unwrap();
+    be.copy(&rhs, be.nl_rhs_mut(&mut sys)).unwrap();
+    let mut b = be.zeros(grid.len()).unwrap();
+    let offset = be.nl_shifted_rhs(&sys, pw.power_in_w, &mut b).unwrap();
     let a = be.host_matrix(be.nl_matrix(&sys)).unwrap().into_owned();
+    let cap = be.download(be.tr_parts(&mut sys).unwrap().1).unwrap();
     let mut worst = 0.0f64;
     for (what, d, h) in [
         ("d", &a.d, &host.a.d),
@@ -147,6 +134,7 @@ fn check_system(name: &str, s: &Stack, rise: f64) {
         ("gy", &a.gy, &host.a.gy),
         ("gz", &a.gz, &host.a.gz),
         ("amb", &a.amb, &host.a.amb),
+        ("C", &cap, &host.capacity),
     ] {
         let r = rel(d, h);
         let differ = d.iter().zip(h.iter()).filter(|(x, y)| x != y).count();
@@ -158,11 +146,19 @@ fn check_system(name: &str, s: &Stack, rise: f64) {
     }
     assert!(
         worst <= 1e-15,
-        "{name}: A(T) max relative difference {worst:e}"
+        "{name}: A(T), C(T) max relative difference {worst:e}"
+    );
+    let (mut top, mut bottom) = (Vec::new(), Vec::new());
+    be.nl_coupling(&sys, &mut top, &mut bottom).unwrap();
+    assert!(rel(&top, &host.g_top) <= 1e-15 && rel(&bottom, &host.g_bottom) <= 1e-15);
+    let psum: f64 = host.rhs.iter().sum();
+    assert!(
+        (pw.power_in_w - psum).abs() <= 1e-13 * psum,
+        "{name}: power in"
     );
     // Leakage per source, the shift and the shifted right-hand side.
-    let lr = rel(&rhs.leakage_w, &lk.per_source_w);
-    let b = be.download(&rhs.b).unwrap();
+    let lr = rel(&pw.leakage_w, &lk.per_source_w);
+    let b = be.download(&b).unwrap();
     let bmax = off.rhs.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let berr = b
         .iter()
@@ -172,17 +168,17 @@ fn check_system(name: &str, s: &Stack, rise: f64) {
         / bmax;
     println!(
         "  {name} leakage {:?} W (rel {lr:.2e}), c {} vs {}, b max err / max |b| {berr:.2e}",
-        rhs.leakage_w, rhs.offset.c, off.c
+        pw.leakage_w, offset.c, off.c
     );
     assert!(lr <= 1e-13, "{name}: leakage {lr:e}");
-    assert!((rhs.offset.c - off.c).abs() <= 1e-13 * off.c.abs().max(1e-300));
+    assert!((offset.c - off.c).abs() <= 1e-13 * off.c.abs().max(1e-300));
     assert!(berr <= 1e-12, "{name}: shifted rhs {berr:e}");
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn device_a_of_t_matches_host_assemble_cells() {
-    check_system("mol_f2f k(T) 96x64", &mol_kt(96, 64), 80.0);
+    check_system("mol_f2f k(T) 96x64", &mol_f2f_kt_leaky(96, 64), 80.0);
     let dir = tempfile::tempdir().unwrap();
     check_system("units 24x20", &units_kt(dir.path()), 120.0);
 }
@@ -235,5 +231,5 @@ fn kt_device_cases_are_valid_on_cpu() {
     .unwrap();
     let nl = out.summary.nonlinear.unwrap();
     assert_eq!(nl.leakage_w.len(), 2);
-    assert!(mol_kt(16, 12).k_varies());
+    assert!(mol_f2f_kt_leaky(16, 12).k_varies());
 }

@@ -11,29 +11,19 @@
 //! and the same leakage to 1e-9 relative.
 
 mod common;
+#[path = "common/kt.rs"]
+mod kt;
 
-use common::{gpu, mol_f2f};
+use common::gpu;
 use cuth::backend::cpu::CpuBackend;
 use cuth::linalg::PrecondKind;
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
+use kt::{base_power, max_abs, mol_f2f_kt_leaky};
 
-/// mol_f2f with k(T) silicon and leakage on the logic die's raster.
-pub fn mol_f2f_nonlinear() -> Stack {
-    let path = mol_f2f();
-    let text = std::fs::read_to_string(&path).unwrap();
-    let text = text.replacen("k = 130.0", "k = { k300 = 148.0, exponent = -1.3 }", 1);
-    let logic = "file = \"../powermaps/mol_logic.csv\" }";
-    assert!(text.contains(logic));
-    let text = text.replacen(
-        logic,
-        &format!("{logic}\nleakage = {{ p_ref = 0.8, t_ref = 358.15, beta = 0.017 }}"),
-        1,
-    );
-    Stack::from_toml(&text, &path)
-        .unwrap()
-        .with_grid(128, 128)
-        .unwrap()
+/// mol_f2f with k(T) silicon and leakage on the logic die's raster, 128².
+fn mol_f2f_nonlinear() -> Stack {
+    mol_f2f_kt_leaky(128, 128)
 }
 
 #[test]
@@ -51,12 +41,7 @@ fn nonlinear_steady_cuda_matches_cpu() {
             c.summary.nonlinear.as_ref().unwrap(),
             g.summary.nonlinear.as_ref().unwrap(),
         );
-        let diff = c
-            .temperature_k
-            .iter()
-            .zip(&g.temperature_k)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let diff = max_abs(&c.temperature_k, &g.temperature_k);
         println!(
             "{precond:?}: outer cpu {} gpu {}, inner cpu {:?} gpu {:?}, leakage cpu {:.9} W gpu {:.9} W, \
              peak {:.6} K, max |ΔT| {diff:.3e} K",
@@ -95,13 +80,9 @@ fn iterated_transient<B: cuth::backend::ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
 ) -> Vec<(Vec<f64>, Option<usize>)> {
-    use cuth::grid::Grid;
-    use cuth::power::{layer_power, schedule::PowerSchedule};
-    use cuth::thermal::transient::{run_transient, InitState, StepView, TransientOptions};
-    let grid = Grid::from_stack(stack);
-    let base: Vec<_> = (0..stack.layers.len())
-        .map(|l| layer_power(stack, &grid, l).unwrap())
-        .collect();
+    use cuth::power::schedule::PowerSchedule;
+    use cuth::thermal::transient::{InitState, TransientOptions};
+    let base = base_power(stack);
     let mut solver = SteadyOptions::from_stack(stack, PrecondKind::Multigrid);
     solver.rtol = 1e-10;
     solver.nonlinear.tol_k = 1e-7;
@@ -121,15 +102,7 @@ fn iterated_transient<B: cuth::backend::ChebyshevBackend + 'static>(
         init: InitState::Field(init.temperature_k),
         snapshot_every: None,
     };
-    let mut observe = |_: &StepView| Ok(());
-    let out = run_transient(
-        be,
-        stack,
-        &PowerSchedule::constant(base),
-        &opts,
-        &mut observe,
-    )
-    .unwrap();
+    let out = kt::transient(be, stack, &PowerSchedule::constant(base), &opts);
     out.records
         .iter()
         .map(|r| (r.layer_max_k.clone(), r.outer_iterations))

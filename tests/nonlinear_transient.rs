@@ -432,3 +432,53 @@ fn anderson_in_iterated_steps_finds_the_same_step_in_fewer_solves() {
     assert!(np >= 15, "the case must be slow for Picard: {np}");
     assert!(2 * na <= np, "{na} vs {np}");
 }
+
+#[test]
+fn a_heat_capacity_law_without_a_k_law_is_followed() {
+    // Constant k = 0.5, c = 1e6·(T/300) J/(m³ K), no leakage: every solve
+    // must assemble C(T) per cell although no conductivity varies.
+    let text = lumped()
+        .replace("k={ k300 = 0.5, exponent = -1.3 }", "k=0.5")
+        .replace("leakage={ p_ref = 0.01, t_ref = 300.0, beta = 0.02 }\n", "");
+    let s = stack(&text);
+    assert!(!s.k_varies() && s.is_nonlinear());
+    assert!(s.layers[0].leakage.is_none());
+    let g0 = AREA / (DZ / (2.0 * 0.5) + 1.0 / H);
+    // C(T)/Δt (T − Tn) + G (T − Ta) − P = 0, by Newton; and C at Tn
+    // (semi-implicit), linear in T: solved directly.
+    let implicit = |tn: f64, dt: f64| {
+        let f = |t: f64| cap(t) / dt * (t - tn) + g0 * (t - TA) - P_W;
+        let mut t = tn;
+        for _ in 0..100 {
+            let d = (f(t + 1e-5) - f(t - 1e-5)) / 2e-5;
+            t -= f(t) / d;
+        }
+        t
+    };
+    let semi = |tn: f64, dt: f64| (cap(tn) / dt * tn + g0 * TA + P_W) / (cap(tn) / dt + g0);
+    let constant_c = |tn: f64, dt: f64| (cap(TA) / dt * tn + g0 * TA + P_W) / (cap(TA) / dt + g0);
+    let (dt, steps) = (4e-3, 10);
+    for (iterations, step) in [(0, &semi as &dyn Fn(f64, f64) -> f64), (30, &implicit)] {
+        let o = run(&s, dt, steps, iterations, InitState::Ambient).unwrap();
+        let got = series(&o);
+        let (mut t, mut t_const) = (TA, TA);
+        for n in 1..=steps {
+            assert!(
+                (got[n] - step(got[n - 1], dt)).abs() < 1e-9,
+                "--nonlinear-iterations {iterations}, step {n}: {} vs {}",
+                got[n],
+                step(got[n - 1], dt)
+            );
+            t = step(t, dt);
+            t_const = constant_c(t_const, dt);
+        }
+        // The heat capacity's growth is visible: not the constant-C answer.
+        println!(
+            "--nonlinear-iterations {iterations}: T {:.6} K, scalar {t:.6} K, constant C {t_const:.6} K",
+            got[steps]
+        );
+        assert!((got[steps] - t).abs() < 1e-8);
+        assert!((t - t_const).abs() > 1e-2, "{t} vs {t_const}");
+        assert!(o.summary.energy.max_step_relative_imbalance < 1e-9);
+    }
+}

@@ -1,7 +1,10 @@
 //! The nonlinear capability (issue 17): what the outer iteration of a
-//! temperature-dependent steady solve (`thermal::nonlinear::steady`, written
-//! once over this trait) does to its fields, where they live. The system
-//! A(T) and the leakage at the current iterate, the shifted right-hand side,
+//! temperature-dependent solve does to its fields, where they live: the
+//! steady Picard loop (`thermal::nonlinear::steady`) and the transient step
+//! (`thermal::transient::nonlinear`) are each written once over this trait.
+//! The system A(T) (and C(T) in a transient run), re-assembled into the
+//! arrays of the last one, the leakage at the current iterate, the shifted
+//! right-hand side,
 //! the energy balance, and the vector updates and reductions that the
 //! loop's decisions (max change, hottest cell, Anderson's dot products and
 //! safeguards) read as scalars. The CPU assembles on the host
@@ -26,14 +29,34 @@ pub struct NlContext<'a> {
     /// The layers' power (blocks, material patches, raster weights).
     pub power: &'a [LayerPower],
     pub leak: &'a LeakageModel,
+    /// Whether the heat capacities follow their laws too (a transient run);
+    /// the steady solve needs only the conductivities.
+    pub capacity_laws: bool,
 }
 
-/// The right-hand side of one outer iteration.
-pub struct NlRhs<V> {
-    /// b − c·amb, the shifted right-hand side the solve uses.
-    pub b: V,
-    /// The shift (its `rhs` left empty: b is above).
-    pub offset: Offset,
+impl NlContext<'_> {
+    /// [`laws_vary`] of this context.
+    pub fn laws_vary(&self) -> bool {
+        laws_vary(self.stack, self.capacity_laws)
+    }
+}
+
+/// Whether the system of `stack` is assembled per cell from the laws at the
+/// temperature: some conductivity varies, or (with `capacity_laws`, a
+/// transient run) some heat capacity does. Otherwise the matrix and the
+/// capacities are the constant-property assembly's.
+pub fn laws_vary(stack: &Stack, capacity_laws: bool) -> bool {
+    let c = |m: &Option<crate::stack::MaterialLaw>| m.as_ref().is_some_and(|m| m.c_varies());
+    stack.k_varies()
+        || (capacity_laws
+            && stack
+                .layers
+                .iter()
+                .any(|l| c(&l.law) || l.unit_materials.iter().any(|u| c(&u.law))))
+}
+
+/// The power of one outer iteration ([`NonlinearOps::nl_power`]).
+pub struct NlPower {
     /// Σ rhs = dynamic power + leakage, W.
     pub power_in_w: f64,
     /// Leakage per source of the model, W.
@@ -106,52 +129,40 @@ pub trait NonlinearOps: QuadDiagOps {
         ))
     }
 
-    /// The dynamic power of `ph` (what [`Self::nl_rhs`] adds the leakage
-    /// to) set to `p` (a transient run's new trace row).
-    fn tr_set_dynamic(&self, ph: &mut Self::Physics, p: &Self::Vector) -> Result<(), BackendError> {
-        let _ = (ph, p);
-        Err(BackendError::Unsupported(
-            "tr_set_dynamic without device assembly",
-        ))
-    }
+    /// The dynamic power of `ph` (what [`Self::nl_power`] adds the leakage
+    /// to) set to `p` (a transient run's power, a new trace row).
+    fn tr_set_dynamic(&self, ph: &mut Self::Physics, p: &Self::Vector) -> Result<(), BackendError>;
 
-    /// The matrix A, the heat capacities and the right-hand side of `sys`.
-    #[allow(clippy::type_complexity)]
-    fn tr_parts(
+    /// The matrix A and the heat capacities of `sys`, where they live (a
+    /// transient step shifts A by C/Δt in place and swaps it with its own:
+    /// `transient::Stepper::set_matrix_device`).
+    fn tr_parts<'s>(
         &self,
-        sys: Self::NlSystem,
-    ) -> Result<(Self::Matrix, Self::Vector, Self::Vector), BackendError> {
-        let _ = sys;
-        Err(BackendError::Unsupported(
-            "tr_parts without device assembly",
-        ))
-    }
+        sys: &'s mut Self::NlSystem,
+    ) -> Result<(&'s mut Self::Matrix, &'s Self::Vector), BackendError>;
 
     /// A + diag(`w`) in place (the diagonal and `amb`, as the difference
-    /// form needs: a backward-Euler step's A + C/Δt); returns the former
-    /// `amb` (A·1 of the steady operator).
+    /// form needs: a backward-Euler step's A + C/Δt), the former `amb` (A·1
+    /// of the steady operator) into `amb`.
     fn tr_shift(
         &self,
         a: &mut Self::Matrix,
         w: &Self::Vector,
-    ) -> Result<Self::Vector, BackendError> {
-        let _ = (a, w);
-        Err(BackendError::Unsupported(
-            "tr_shift without device assembly",
-        ))
-    }
+        amb: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
 
     /// Prepares the terms of `cx`; `dynamic`: W per cell (`None`: the
-    /// layers' own power maps).
+    /// layers' own power maps, or [`Self::tr_set_dynamic`]).
     fn nl_physics(
         &self,
         cx: &NlContext,
         dynamic: Option<&[f64]>,
     ) -> Result<Self::Physics, BackendError>;
 
-    /// A(T) at T = T_amb + `theta` (each cell's k from its laws at its own
-    /// temperature, `assemble::cell_materials`); `Ok(Err(i))` when a law is
-    /// not positive at cell i.
+    /// The system at T = T_amb + `theta`, allocated: A(T) where
+    /// [`NlContext::laws_vary`] (each cell's k, and c, from its laws at its
+    /// own temperature, `assemble::cell_materials`), else the constant
+    /// one; `Ok(Err(i))` when a law is not positive at cell i.
     fn nl_assemble(
         &self,
         cx: &NlContext,
@@ -159,17 +170,40 @@ pub trait NonlinearOps: QuadDiagOps {
         theta: &Self::Vector,
     ) -> Result<Result<Self::NlSystem, usize>, BackendError>;
 
-    fn nl_matrix<'s>(&self, sys: &'s Self::NlSystem) -> &'s Self::Matrix;
-
-    /// rhs = dynamic + leakage(T_amb + `theta`) into `sys`, and the shifted
-    /// right-hand side of `linalg::Offset`.
-    fn nl_rhs(
+    /// [`Self::nl_assemble`] into the arrays of `sys` (an outer iteration
+    /// re-assembling: nothing n-sized allocated where the backend can
+    /// assemble in place); `sys` is unchanged when `Ok(Err(i))`.
+    fn nl_reassemble(
         &self,
         cx: &NlContext,
         ph: &mut Self::Physics,
-        sys: &mut Self::NlSystem,
         theta: &Self::Vector,
-    ) -> Result<NlRhs<Self::Vector>, BackendError>;
+        sys: &mut Self::NlSystem,
+    ) -> Result<Result<(), usize>, BackendError>;
+
+    fn nl_matrix<'s>(&self, sys: &'s Self::NlSystem) -> &'s Self::Matrix;
+
+    /// The right-hand side of `sys`, for [`Self::nl_power`].
+    fn nl_rhs_mut<'s>(&self, sys: &'s mut Self::NlSystem) -> &'s mut Self::Vector;
+
+    /// `out` = dynamic power + leakage(T_amb + `theta`), W per cell.
+    fn nl_power(
+        &self,
+        cx: &NlContext,
+        ph: &mut Self::Physics,
+        theta: &Self::Vector,
+        out: &mut Self::Vector,
+    ) -> Result<NlPower, BackendError>;
+
+    /// `b` = the shifted right-hand side of `linalg::Offset` for the rhs of
+    /// `sys` (Σ rhs = `power_in_w`, from [`Self::nl_power`]); the shift
+    /// (its `rhs` left empty: b is the shifted one).
+    fn nl_shifted_rhs(
+        &self,
+        sys: &Self::NlSystem,
+        power_in_w: f64,
+        b: &mut Self::Vector,
+    ) -> Result<Offset, BackendError>;
 
     /// |heat out − power in| / power in for the rise `theta` of `sys`.
     fn nl_energy(
@@ -189,8 +223,14 @@ pub trait NonlinearOps: QuadDiagOps {
     ) -> Result<f64, BackendError>;
 
     /// The conductances to ambient of `sys` (top plane, bottom plane) on the
-    /// host, for the summary.
-    fn nl_coupling(&self, sys: &Self::NlSystem) -> Result<(Vec<f64>, Vec<f64>), BackendError>;
+    /// host, into `top` and `bottom` (resized), for the summary and a
+    /// transient step's energy balance.
+    fn nl_coupling(
+        &self,
+        sys: &Self::NlSystem,
+        top: &mut Vec<f64>,
+        bottom: &mut Vec<f64>,
+    ) -> Result<(), BackendError>;
 
     /// y = α x + β y + γ, a term taken only when its coefficient is not 0
     /// (x may be `None` when α = 0), summed left to right.

@@ -1,30 +1,83 @@
-//! [`NonlinearOps`] on the CPU: the host path of the k(T) outer iteration.
-//! A(T) is assembled from `assemble::cell_materials` (each cell's laws at its
-//! own temperature), the leakage by `LeakageModel::eval`, the shift by
+//! [`NonlinearOps`] on the CPU: the host path of the k(T) outer iteration
+//! and of the temperature-dependent transient step. A(T) (and C(T)) is
+//! assembled from `assemble::cell_materials` (each cell's laws at its own
+//! temperature), the leakage by `LeakageModel::eval_into`, the shift by
 //! `linalg::Offset`, the reductions as plain sequential loops, so that the
-//! loop's results are those of the host implementation it replaced.
+//! loop's results are those of the host implementation it replaced. The
+//! temperature and leakage scratch arrays are kept in [`CpuPhysics`]; the
+//! host assembly itself (`assemble_cells`) still builds a new `System`,
+//! which replaces the last one.
 
 use super::{CpuBackend, CHUNK};
 use crate::assemble::{assemble, assemble_cells, cell_materials, System};
-use crate::backend::nonlinear::{hottest_of, NlContext, NlRhs, NonlinearOps, Range};
+use crate::backend::nonlinear::{hottest_of, NlContext, NlPower, NonlinearOps, Range};
 use crate::backend::BackendError;
 use crate::linalg::Offset;
+use crate::matrix::QuadDiag;
 use rayon::prelude::*;
 
-/// The dynamic power and the ambient temperature.
+/// The dynamic power, the ambient temperature and the scratch arrays of
+/// the leakage (T, K; the leakage per cell, W), kept across iterations.
 pub struct CpuPhysics {
     dynamic: Option<Vec<f64>>,
     ambient_k: f64,
+    t: Vec<f64>,
+    cell_w: Vec<f64>,
 }
 
-fn absolute(theta: &[f64], ambient_k: f64) -> Vec<f64> {
-    theta.iter().map(|v| v + ambient_k).collect()
+impl CpuPhysics {
+    /// T = θ + ambient into the kept scratch.
+    fn absolute(&mut self, theta: &[f64]) -> &[f64] {
+        self.t.clear();
+        self.t.extend(theta.iter().map(|v| v + self.ambient_k));
+        &self.t
+    }
+}
+
+/// The system of `cx` at T = ambient + `theta`.
+fn system_at(cx: &NlContext, ph: &mut CpuPhysics, theta: &[f64]) -> Result<System, usize> {
+    if !cx.laws_vary() {
+        return Ok(assemble(cx.stack, cx.grid, cx.power));
+    }
+    let t = ph.absolute(theta);
+    let cells = cell_materials(cx.stack, cx.grid, cx.power, t)?;
+    Ok(assemble_cells(cx.stack, cx.grid, cx.power, &cells))
 }
 
 impl NonlinearOps for CpuBackend {
     type Physics = CpuPhysics;
     type NlSystem = System;
     type AsmKept = ();
+
+    fn tr_set_dynamic(&self, ph: &mut CpuPhysics, p: &Vec<f64>) -> Result<(), BackendError> {
+        match &mut ph.dynamic {
+            Some(d) => d.clone_from(p),
+            None => ph.dynamic = Some(p.clone()),
+        }
+        Ok(())
+    }
+
+    fn tr_parts<'s>(
+        &self,
+        sys: &'s mut System,
+    ) -> Result<(&'s mut QuadDiag, &'s Vec<f64>), BackendError> {
+        Ok((&mut sys.a, &sys.capacity))
+    }
+
+    fn tr_shift(
+        &self,
+        a: &mut QuadDiag,
+        w: &Vec<f64>,
+        amb: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        super::same_len(a.len(), w.len())?;
+        amb.clone_from(&a.amb);
+        for ((d, e), wi) in a.d.iter_mut().zip(&mut a.amb).zip(w) {
+            *d += wi;
+            *e += wi;
+        }
+        Ok(())
+    }
 
     fn nl_physics(
         &self,
@@ -34,6 +87,8 @@ impl NonlinearOps for CpuBackend {
         Ok(CpuPhysics {
             dynamic: dynamic.map(<[f64]>::to_vec),
             ambient_k: cx.stack.ambient_k,
+            t: Vec::new(),
+            cell_w: Vec::new(),
         })
     }
 
@@ -43,14 +98,9 @@ impl NonlinearOps for CpuBackend {
         ph: &mut CpuPhysics,
         theta: &Vec<f64>,
     ) -> Result<Result<System, usize>, BackendError> {
-        let sys = if cx.stack.k_varies() {
-            let t = absolute(theta, ph.ambient_k);
-            match cell_materials(cx.stack, cx.grid, cx.power, &t) {
-                Ok(cells) => assemble_cells(cx.stack, cx.grid, cx.power, &cells),
-                Err(i) => return Ok(Err(i)),
-            }
-        } else {
-            assemble(cx.stack, cx.grid, cx.power)
+        let sys = match system_at(cx, ph, theta) {
+            Ok(s) => s,
+            Err(i) => return Ok(Err(i)),
         };
         if ph.dynamic.is_none() {
             ph.dynamic = Some(sys.rhs.clone());
@@ -58,30 +108,58 @@ impl NonlinearOps for CpuBackend {
         Ok(Ok(sys))
     }
 
-    fn nl_matrix<'s>(&self, sys: &'s System) -> &'s crate::matrix::QuadDiag {
-        &sys.a
-    }
-
-    fn nl_rhs(
+    fn nl_reassemble(
         &self,
         cx: &NlContext,
         ph: &mut CpuPhysics,
-        sys: &mut System,
         theta: &Vec<f64>,
-    ) -> Result<NlRhs<Vec<f64>>, BackendError> {
-        let dynamic = ph.dynamic.as_ref().ok_or(BackendError::Unsupported(
-            "nl_rhs before the first nl_assemble",
-        ))?;
-        let lk = cx.leak.eval(cx.grid, &absolute(theta, ph.ambient_k));
-        sys.rhs = dynamic.iter().zip(&lk.cell_w).map(|(p, q)| p + q).collect();
-        let mut offset = Offset::new(&sys.a, &sys.rhs);
-        let b = std::mem::take(&mut offset.rhs);
-        Ok(NlRhs {
-            b,
-            offset,
-            power_in_w: sys.rhs.iter().sum(),
-            leakage_w: lk.per_source_w,
+        sys: &mut System,
+    ) -> Result<Result<(), usize>, BackendError> {
+        Ok(system_at(cx, ph, theta).map(|s| *sys = s))
+    }
+
+    fn nl_matrix<'s>(&self, sys: &'s System) -> &'s QuadDiag {
+        &sys.a
+    }
+
+    fn nl_rhs_mut<'s>(&self, sys: &'s mut System) -> &'s mut Vec<f64> {
+        &mut sys.rhs
+    }
+
+    fn nl_power(
+        &self,
+        cx: &NlContext,
+        ph: &mut CpuPhysics,
+        theta: &Vec<f64>,
+        out: &mut Vec<f64>,
+    ) -> Result<NlPower, BackendError> {
+        if ph.dynamic.is_none() {
+            return Err(BackendError::Unsupported(
+                "nl_power before the first nl_assemble",
+            ));
+        }
+        ph.absolute(theta);
+        let mut cell_w = std::mem::take(&mut ph.cell_w);
+        let leakage_w = cx.leak.eval_into(cx.grid, &ph.t, &mut cell_w);
+        let dynamic = ph.dynamic.as_ref().expect("checked");
+        out.clear();
+        out.extend(dynamic.iter().zip(&cell_w).map(|(p, q)| p + q));
+        ph.cell_w = cell_w;
+        Ok(NlPower {
+            power_in_w: out.iter().sum(),
+            leakage_w,
         })
+    }
+
+    fn nl_shifted_rhs(
+        &self,
+        sys: &System,
+        _power_in_w: f64,
+        b: &mut Vec<f64>,
+    ) -> Result<Offset, BackendError> {
+        let mut offset = Offset::new(&sys.a, &sys.rhs);
+        *b = std::mem::take(&mut offset.rhs);
+        Ok(offset)
     }
 
     fn nl_energy(
@@ -100,12 +178,19 @@ impl NonlinearOps for CpuBackend {
         ph: &mut CpuPhysics,
         theta: &Vec<f64>,
     ) -> Result<f64, BackendError> {
-        let t = absolute(theta, ph.ambient_k);
-        Ok(cx.leak.eval(cx.grid, &t).total_w())
+        let t = ph.absolute(theta);
+        Ok(cx.leak.eval(cx.grid, t).total_w())
     }
 
-    fn nl_coupling(&self, sys: &System) -> Result<(Vec<f64>, Vec<f64>), BackendError> {
-        Ok((sys.g_top.clone(), sys.g_bottom.clone()))
+    fn nl_coupling(
+        &self,
+        sys: &System,
+        top: &mut Vec<f64>,
+        bottom: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        top.clone_from(&sys.g_top);
+        bottom.clone_from(&sys.g_bottom);
+        Ok(())
     }
 
     fn nl_axpby(

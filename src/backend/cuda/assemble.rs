@@ -234,22 +234,59 @@ impl CudaBackend {
     ) -> Result<DeviceSystem, BackendError> {
         let (nx, ny, nz) = (inp.nx, inp.ny, inp.nz);
         let (plane, n) = (nx * ny, nx * ny * nz);
-        if let Some(c) = cells {
-            super::same_len(c.len(), 4 * n)?;
-        }
         let mut part = crate::profile::Laps::new();
         let sync = crate::profile::sync_parts();
-        let mut gx = self.zeros_f64(n, "gx")?;
-        let mut gy = self.zeros_f64(n, "gy")?;
-        let mut gz = self.zeros_f64(n, "gz")?;
-        let mut capacity = self.zeros_f64(n, "the heat capacities")?;
-        let mut rhs = self.zeros_f64(n, "the right-hand side")?;
-        let mut g_top = self.zeros_f64(plane, "g_top")?;
-        let mut g_bottom = self.zeros_f64(plane, "g_bottom")?;
+        let (wx, wy) = inp.widths.clone();
+        let mut sys = DeviceSystem {
+            a: CudaMatrix {
+                d: self.zeros_f64(n, "the matrix diagonal")?,
+                gx: self.zeros_f64(n, "gx")?,
+                gy: self.zeros_f64(n, "gy")?,
+                gz: self.zeros_f64(n, "gz")?,
+                amb: self.zeros_f64(n, "amb")?,
+                nx,
+                ny,
+                nz,
+                wx,
+                wy,
+            },
+            rhs: self.zeros_f64(n, "the right-hand side")?,
+            capacity: self.zeros_f64(n, "the heat capacities")?,
+            g_top: self.zeros_f64(plane, "g_top")?,
+            g_bottom: self.zeros_f64(plane, "g_bottom")?,
+        };
         if sync {
             self.sync("allocating the system")?;
         }
         part.lap("assemble/alloc");
+        self.assemble_into(inp, cells, &mut sys)?;
+        Ok(sys)
+    }
+
+    /// [`Self::assemble_from`] into the arrays of `sys` (a system of the
+    /// same grid: a k(T) outer iteration re-assembling, nothing allocated).
+    /// The kernels write every value of every array.
+    pub(crate) fn assemble_into(
+        &self,
+        inp: &AsmInputs,
+        cells: Option<&CudaSlice<f64>>,
+        sys: &mut DeviceSystem,
+    ) -> Result<(), BackendError> {
+        let (nx, ny, nz) = (inp.nx, inp.ny, inp.nz);
+        let (plane, n) = (nx * ny, nx * ny * nz);
+        if let Some(c) = cells {
+            super::same_len(c.len(), 4 * n)?;
+        }
+        let a = &mut sys.a;
+        for len in [a.d.len(), a.gx.len(), a.gy.len(), a.gz.len(), a.amb.len()] {
+            super::same_len(len, n)?;
+        }
+        super::same_len(sys.rhs.len(), n)?;
+        super::same_len(sys.capacity.len(), n)?;
+        super::same_len(sys.g_top.len(), plane)?;
+        super::same_len(sys.g_bottom.len(), plane)?;
+        let mut part = crate::profile::Laps::new();
+        let sync = crate::profile::sync_parts();
         let (nx64, ny64, nz64) = (nx as i64, ny as i64, nz as i64);
         // A grid-stride loop: no more blocks than a few waves need.
         let cfg = rows_config(n.min(1 << 26));
@@ -274,31 +311,26 @@ impl CudaBackend {
                 .arg(&inp.bottom_stride)
                 .arg(&inp.has_bottom);
             args.arg(&nx64).arg(&ny64).arg(&nz64);
-            args.arg(&mut gx).arg(&mut gy).arg(&mut gz);
-            args.arg(&mut capacity).arg(&mut rhs);
-            args.arg(&mut g_top).arg(&mut g_bottom);
+            args.arg(&mut a.gx).arg(&mut a.gy).arg(&mut a.gz);
+            args.arg(&mut sys.capacity).arg(&mut sys.rhs);
+            args.arg(&mut sys.g_top).arg(&mut sys.g_bottom);
             // SAFETY: arguments in the kernel's order and types; every
-            // array's length checked against nx, ny, nz and the layers when
-            // the inputs were uploaded, `cells` (or null) above.
+            // array's length checked against nx, ny, nz (above, and the
+            // layers when the inputs were uploaded), `cells` (or null) above.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
         if sync {
             self.sync("assembling the faces")?;
         }
         part.lap("assemble/kernels");
-        let mut d = self.zeros_f64(n, "the matrix diagonal")?;
-        let mut amb = self.zeros_f64(n, "amb")?;
-        if sync {
-            self.sync("allocating the diagonal")?;
-        }
-        part.lap("assemble/alloc");
         {
             const NAME: &str = "asm_diag_f64";
             let k = self.kernel(&ASSEMBLE, NAME)?;
             let mut args = self.stream.launch_builder(&k);
-            args.arg(&gx).arg(&gy).arg(&gz).arg(&g_top).arg(&g_bottom);
+            args.arg(&a.gx).arg(&a.gy).arg(&a.gz);
+            args.arg(&sys.g_top).arg(&sys.g_bottom);
             args.arg(&nx64).arg(&ny64).arg(&nz64);
-            args.arg(&mut d).arg(&mut amb);
+            args.arg(&mut a.d).arg(&mut a.amb);
             // SAFETY: as above.
             unsafe { self.run(NAME, &mut args, cfg)? };
         }
@@ -306,25 +338,7 @@ impl CudaBackend {
             self.sync("assembling the diagonal")?;
         }
         part.lap("assemble/kernels");
-        let (wx, wy) = inp.widths.clone();
-        Ok(DeviceSystem {
-            a: CudaMatrix {
-                d,
-                gx,
-                gy,
-                gz,
-                amb,
-                nx,
-                ny,
-                nz,
-                wx,
-                wy,
-            },
-            rhs,
-            capacity,
-            g_top,
-            g_bottom,
-        })
+        Ok(())
     }
 
     /// `rhs` = the power per cell of the per-layer plane `maps` (W per

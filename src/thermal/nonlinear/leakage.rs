@@ -141,8 +141,21 @@ impl LeakageModel {
 
     /// Leakage at the absolute temperatures `t_k` (one per grid cell).
     pub fn eval(&self, grid: &Grid, t_k: &[f64]) -> LeakageEval {
+        let mut cell_w = Vec::new();
+        let per_source_w = self.eval_into(grid, t_k, &mut cell_w);
+        LeakageEval {
+            per_source_w,
+            cell_w,
+        }
+    }
+
+    /// [`Self::eval`] with the power per cell into `cell_w` (resized,
+    /// zeroed first: kept across the iterations of a loop); returns the
+    /// power per source, W.
+    pub fn eval_into(&self, grid: &Grid, t_k: &[f64], cell_w: &mut Vec<f64>) -> Vec<f64> {
         let plane = grid.plane();
-        let mut cell_w = vec![0.0; grid.len()];
+        cell_w.clear();
+        cell_w.resize(grid.len(), 0.0);
         let mut per_source_w = Vec::with_capacity(self.sources.len());
         for s in &self.sources {
             let zr = grid.layer_z[s.layer].clone();
@@ -169,9 +182,6 @@ impl LeakageModel {
             }
             per_source_w.push(total);
         }
-        LeakageEval {
-            per_source_w,
-            cell_w,
-        }
+        per_source_w
     }
 }

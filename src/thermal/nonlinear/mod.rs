@@ -1,21 +1,60 @@
 //! Temperature-dependent physics (issue 17): k(T), c(T) (`stack::law`) and
-//! leakage power ([`leakage`]). The steady solve is a Picard iteration over
-//! warm-started linear solves ([`steady`]): properties and leakage at the
-//! last iterate, the matrix re-assembled where the solve runs (on a GPU by
-//! the device assembly's kernels from the temperature on the device:
-//! `backend::nonlinear`), the preconditioner kept while it keeps PCG's
-//! iterations in check, the next iterate Anderson's combination of the last
-//! Picard steps ([`anderson`]).
+//! leakage power ([`leakage`]). The steady solve ([`steady`]) is a Picard
+//! iteration over warm-started linear solves ([`picard`]): properties and
+//! leakage at the last iterate, the matrix re-assembled where the solve
+//! runs, into the arrays of the last one (on a GPU by the device assembly's
+//! kernels from the temperature on the device: `backend::nonlinear`), the
+//! preconditioner kept while it keeps PCG's iterations in check, the next
+//! iterate Anderson's combination of the last Picard steps ([`anderson`]).
 //! Transient steps are semi-implicit or iterated
-//! (`thermal::transient::nonlinear`). A stack with only constants never
-//! comes here (`Stack::is_nonlinear`), so its results are bit-identical to
-//! the linear solver's.
+//! (`thermal::transient::nonlinear`, over the same capability). A stack
+//! with only constants never comes here (`Stack::is_nonlinear`), so its
+//! results are bit-identical to the linear solver's. Also here: the errors
+//! of both, and the names they give to the hottest place.
 
 pub mod anderson;
 pub mod leakage;
+pub mod picard;
 pub mod steady;
 
+use crate::backend::nonlinear::{NlContext, NonlinearOps};
+use crate::backend::BackendError;
+use crate::grid::Grid;
+use crate::power::LayerPower;
+use crate::stack::Stack;
 use serde::Serialize;
+
+/// Name of the place of cell `i`: "layer/block" when a block of the layer
+/// covers the cell's centre, else the layer.
+pub fn place_name(stack: &Stack, grid: &Grid, power: &[LayerPower], i: usize) -> String {
+    let (x, y, z) = grid.coords(i);
+    let l = grid.layer_of_z[z];
+    let (cx, cy) = (grid.x_center(x), grid.y_center(y));
+    let layer = &stack.layers[l].name;
+    match power[l]
+        .blocks
+        .iter()
+        .find(|b| b.rect.x0 <= cx && cx <= b.rect.x1 && b.rect.y0 <= cy && cy <= b.rect.y1)
+    {
+        Some(b) => format!("{layer}/{}", b.name),
+        None => layer.clone(),
+    }
+}
+
+/// A law not positive at cell `i` of the rise `theta` (K above ambient,
+/// where `be` keeps it): the layer and the temperature there.
+pub fn bad_property<B: NonlinearOps>(
+    be: &B,
+    cx: &NlContext,
+    theta: &B::Vector,
+    i: usize,
+) -> Result<NonlinearError, BackendError> {
+    let l = cx.grid.layer_of_z[i / cx.grid.plane()];
+    Ok(NonlinearError::BadProperty {
+        layer: cx.stack.layers[l].name.clone(),
+        t_k: be.nl_value(theta, i)? + cx.stack.ambient_k,
+    })
+}
 
 /// Anderson depth of the steady outer iteration unless `--anderson` says
 /// otherwise (BENCHMARKS.md: Picard against Anderson).

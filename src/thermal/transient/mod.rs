@@ -5,7 +5,11 @@
 //! [`Stepper`]
 //! (matrix A + C/Δt and preconditioner on the device, once) → one PCG solve
 //! per step, warm-started from the previous field → per-step records and
-//! a [`TransientSummary`].
+//! a [`TransientSummary`]. A temperature-dependent stack (k, c laws or
+//! leakage) steps through `nonlinear::StepPhysics`, one step for every
+//! backend over `backend::nonlinear::NonlinearOps`: semi-implicit or
+//! iterated, A(T), C(T) and the leakage re-built where the solve runs.
+//! The run's inputs and errors are in `options`.
 //!
 //! After each step the field is downloaded for the per-step statistics
 //! (layer max/mean, block max, energy balance) and for the observer
@@ -15,14 +19,15 @@
 //! ([`probe::absorb`]) turns it into θ and T and takes the layer statistics
 //! and the stored heat, so the host side costs about one read of the field.
 
-mod device_step;
 mod nonlinear;
+mod options;
 mod probe;
 mod report;
 pub mod state;
 mod stepper;
 mod system;
 
+pub use options::{InitState, TransientError, TransientOptions};
 pub use probe::{BlockTemps, StepEnergy, StepRecord};
 pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
 pub use stepper::Stepper;
@@ -31,81 +36,11 @@ use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};
 use crate::backend::{BackendError, ChebyshevBackend};
 use crate::grid::Grid;
-use crate::linalg::SolveError;
-use crate::power::schedule::PowerSchedule;
+use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
-use crate::thermal::nonlinear::NonlinearError;
-use nonlinear::StepPhysics;
 use std::time::Instant;
 use system::HostSys;
-
-/// Where the run starts.
-#[derive(Clone, Debug)]
-pub enum InitState {
-    /// Every cell at ambient.
-    Ambient,
-    /// The steady solution for the first step's power.
-    Steady,
-    /// A saved field, K (see [`state`]).
-    Field(Vec<f64>),
-}
-
-impl InitState {
-    pub fn name(&self) -> &'static str {
-        match self {
-            InitState::Ambient => "ambient",
-            InitState::Steady => "steady",
-            InitState::Field(_) => "file",
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct TransientOptions {
-    /// Preconditioner, rtol (see `Stepper` for its meaning here), max_iter per step.
-    pub solver: SteadyOptions,
-    /// Time step, s.
-    pub dt: f64,
-    pub steps: usize,
-    pub init: InitState,
-    /// Hand the observer a full snapshot (summary and power) every this many
-    /// steps, and after the last.
-    pub snapshot_every: Option<usize>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum TransientError {
-    #[error("step {step} (t = {time_s:e} s)")]
-    Step {
-        step: usize,
-        time_s: f64,
-        #[source]
-        source: SolveError,
-    },
-    /// A step's outer (nonlinear) iteration failed: no convergence in
-    /// `--nonlinear-iterations` solves.
-    #[error("step {step} (t = {time_s:e} s)")]
-    NonlinearStep {
-        step: usize,
-        time_s: f64,
-        #[source]
-        source: NonlinearError,
-    },
-    #[error("initial steady state")]
-    Initial(#[source] SolveError),
-    #[error(transparent)]
-    Solve(#[from] SolveError),
-    #[error(transparent)]
-    Backend(#[from] BackendError),
-    #[error(transparent)]
-    Nonlinear(#[from] NonlinearError),
-    #[error(transparent)]
-    Steady(#[from] Box<crate::thermal::steady::SteadyError>),
-    /// The observer (outputs written during the run) failed.
-    #[error("writing outputs during the run")]
-    Observer(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
 
 /// What the observer sees after each step.
 pub struct StepView<'a> {
@@ -145,30 +80,28 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
 ) -> Result<TransientOutcome, TransientError> {
     let t_setup = Instant::now();
     let grid = Grid::from_stack(stack);
-    let iterated = stack.is_nonlinear() && opts.solver.nonlinear.transient_iterations > 0;
-    // Temperature-dependent stacks on the device: the iterates (3) and a
-    // system being assembled (about 10 vectors: faces, diagonal, C, rhs,
-    // per-cell materials) beside the step's.
-    let on_device = (!stack.is_nonlinear() || device_step::device_capable(stack))
-        && !matches!(opts.init, InitState::Steady);
-    let nl_dev = if stack.is_nonlinear() && on_device {
-        13
-    } else {
-        0
+    let nonlinear = stack.is_nonlinear();
+    let iterated = nonlinear && opts.solver.nonlinear.transient_iterations > 0;
+    // A linear stack's steady start solves on the host's matrix; anything
+    // else is assembled on the device where the backend can.
+    let on_device = nonlinear || !matches!(opts.init, InitState::Steady);
+    let nl_vectors = match nonlinear {
+        true => nonlinear::extra_vectors(stack, &opts.solver),
+        false => 0,
     };
     be.check_capacity_with(
         grid.len(),
-        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_dev,
+        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_vectors,
     )?;
     be.prepare_quad_diag()?;
     let dt = opts.dt;
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
 
-    // Assembly once: A, C and the conductances to ambient do not change.
-    // On a GPU a linear stack is assembled there (issue 15): the host keeps
-    // the films and the power in, never the n-sized arrays. Temperature-
-    // dependent stacks step on the device too (`device_step`) unless a heat
-    // capacity law needs the host; a steady start assembles on the host.
+    // Assembly once: A, C and the conductances to ambient do not change
+    // for a linear stack. On a GPU it is assembled there (issue 15): the
+    // host keeps the films and the power in, never the n-sized arrays.
+    // Temperature-dependent stacks re-assemble where the solve runs, step
+    // by step (`nonlinear`).
     let first_row = row_of_step(0);
     let (mut sys, dev, c) = system::first(be, stack, &grid, schedule, first_row, on_device)?;
 
@@ -176,11 +109,22 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         (InitState::Ambient, _) => vec![0.0; grid.len()],
         (InitState::Field(t), _) => t.iter().map(|v| v - stack.ambient_k).collect(),
         // With laws or leakage: the nonlinear steady solve for this power.
-        (InitState::Steady, HostSys::Whole(sys)) if stack.is_nonlinear() => {
-            let (base, p) = (&schedule.base, Some(&sys.rhs[..]));
-            crate::thermal::nonlinear::steady::picard(be, stack, &grid, base, p, &opts.solver)
-                .map_err(Box::new)?
-                .theta
+        (InitState::Steady, _) if nonlinear => {
+            let p = match &sys {
+                HostSys::Whole(sys) => sys.rhs.clone(),
+                HostSys::Device { .. } => cell_power(&grid, &schedule.layer_maps(first_row)),
+            };
+            let base = &schedule.base;
+            crate::thermal::nonlinear::picard::picard(
+                be,
+                stack,
+                &grid,
+                base,
+                Some(&p),
+                &opts.solver,
+            )
+            .map_err(Box::new)?
+            .theta
         }
         (InitState::Steady, HostSys::Whole(sys)) => {
             system::steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
@@ -191,21 +135,12 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     };
     // Temperature-dependent stacks: the step's properties and leakage
     // (semi-implicit or iterated, see `nonlinear`).
-    let mut physics = match &sys {
-        HostSys::Whole(_) => StepPhysics::new(stack, &grid, &schedule.base),
-        HostSys::Device { .. } => None,
-    };
-    let mut dynamic = match &sys {
-        HostSys::Whole(sys) if physics.is_some() => sys.rhs.clone(),
-        _ => Vec::new(),
-    };
-    let (mut stepper, mut dphys) = system::stepper(
+    let (mut stepper, mut phys) = system::stepper(
         be,
         stack,
         &grid,
         schedule,
-        (&mut sys, dev),
-        physics.as_ref(),
+        (&sys, dev),
         &theta0,
         (dt, c),
         &opts.solver,
@@ -243,68 +178,42 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         layer_avg_k: fs.layer_avg_k,
         blocks: probe::block_stats(&grid, &probes, &temperature_k),
         probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
-        leakage_w: match &mut dphys {
-            Some(dp) if dp.leaks() => {
-                let mut th = be.zeros(grid.len())?;
-                stepper.theta_into(&mut th)?;
-                Some(dp.leakage_at(be, &th)?)
-            }
-            _ => physics
-                .as_ref()
-                .and_then(|p| p.leak.as_ref())
-                .map(|l| l.eval(&grid, &temperature_k).total_w()),
+        leakage_w: match &mut phys {
+            Some(ph) => ph.leakage_now(be, &stepper)?,
+            None => None,
         },
         outer_iterations: None,
     });
     let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
+    // A linear stack assembled on the device: the stored heat from Σ C θ'
+    // there (the host has no C); a temperature-dependent step reports its own.
     let mut stored_prev = match &sys {
-        HostSys::Device { .. } if dphys.is_none() => Some(stepper.stored_heat()?),
-        HostSys::Device { .. } => None,
-        HostSys::Whole(_) => None,
+        HostSys::Device { .. } if phys.is_none() => Some(stepper.stored_heat()?),
+        _ => None,
     };
+    // The host's capacities and rhs serve the stored heat and the power in
+    // only where they stay C and P (a linear stack).
+    let linear = phys.is_none();
     for k in 0..opts.steps {
         let time_s = (k + 1) as f64 * dt;
         let r = row_of_step(k);
         if r != row {
             let t = Instant::now();
             row = r;
-            let dyn_host = physics.is_some().then_some(&mut dynamic);
-            power_w = sys.set_row(be, &grid, schedule, row, &mut stepper, dyn_host)?;
-            if let (Some(dp), HostSys::Device { p, .. }) = (&mut dphys, &sys) {
-                dp.set_dynamic(be, p)?;
-            }
+            power_w = sys.set_row(be, &grid, schedule, row, &mut stepper, phys.as_mut())?;
             upload_s += t.elapsed().as_secs_f64();
         }
         let t = Instant::now();
         let mut step_stored = None;
-        let (info_iterations, step_leak_w, outer) = match (&mut physics, &mut sys) {
-            (
-                _,
-                HostSys::Device {
-                    g_top, g_bottom, ..
-                },
-            ) if dphys.is_some() => {
-                let dp = dphys.as_mut().expect("checked");
-                let o = dp.advance(be, &mut stepper, &opts.solver, k + 1, time_s)?;
-                (*g_top, *g_bottom) = o.films;
+        let (info_iterations, step_leak_w, outer) = match &mut phys {
+            Some(ph) => {
+                let o = ph.advance(be, &mut stepper, &opts.solver, k + 1, time_s)?;
+                ph.films(be, sys.films_mut())?;
                 power_w = o.power_w;
                 step_stored = Some(o.stored_j);
                 (o.iterations, o.leak_w, Some(o.outer))
             }
-            (Some(ph), HostSys::Whole(sys)) => {
-                let o = ph.advance(
-                    &mut stepper,
-                    sys,
-                    &dynamic,
-                    &temperature_k,
-                    &opts.solver,
-                    k + 1,
-                    time_s,
-                )?;
-                power_w = probe::ordered_sum(&sys.rhs);
-                (o.iterations, o.leak_w, Some(o.outer))
-            }
-            _ => {
+            None => {
                 let info = stepper.step().map_err(|source| TransientError::Step {
                     step: k + 1,
                     time_s,
@@ -320,7 +229,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         stepper.download_shifted(&mut theta)?;
         let mut fs = probe::absorb(
             &grid,
-            sys.capacity(),
+            sys.capacity().filter(|_| linear),
             stepper.c,
             ambient_k,
             &mut theta,
@@ -357,7 +266,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
             let s = summarize(
                 stack,
                 &grid,
-                sys.coupling(power_w),
+                sys.coupling(power_w, linear),
                 &theta,
                 &temperature_k,
                 &power,
@@ -390,7 +299,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let final_summary = summarize(
         stack,
         &grid,
-        sys.coupling(power_w),
+        sys.coupling(power_w, linear),
         &theta_old,
         &temperature_k,
         &power,

@@ -10,7 +10,9 @@
 //! the trace row uploads a new source vector.
 //!
 //! Temperature-dependent stacks re-set the step's operator
-//! ([`Stepper::set_matrix`]) and source between solves; a step may be solved
+//! ([`Stepper::set_matrix_device`]: the new A shifted in place and swapped
+//! with the stepper's, whose arrays the next assembly reuses) and source
+//! between solves; a step may be solved
 //! several times (the outer iterations of `--nonlinear-iterations`): after
 //! [`Stepper::save_level`] has kept θⁿ apart from the iterate,
 //! [`Stepper::resolve`] solves the step again from that θⁿ.
@@ -41,10 +43,10 @@ use crate::thermal::steady::SteadyOptions;
 const RTOL_FLOOR: f64 = 1e-14;
 
 /// n-vectors the stepper keeps on the device beside a PCG solve's (which
-/// counts x and b): C/Δt and the source, and a new source while the old one
-/// is still alive on a trace-row change (`set_power`); one more (θⁿ) when
-/// steps are iterated ([`Stepper::save_level`]).
-pub const EXTRA_VECTORS: usize = 3;
+/// counts x and b): C/Δt, the source, A·1 of the steady operator, and the
+/// power being set (`set_power`'s upload, or the device assembly's); one
+/// more (θⁿ) when steps are iterated ([`Stepper::save_level`]).
+pub const EXTRA_VECTORS: usize = 4;
 
 pub struct Stepper<'a, B: ChebyshevBackend> {
     be: &'a B,
@@ -67,20 +69,16 @@ pub struct Stepper<'a, B: ChebyshevBackend> {
     /// The stop's reference is each step's ‖P‖ (see [`Stepper::step`]).
     params: CgParams,
     /// A·1 of the steady operator (coupling to ambient), for the shift.
-    amb: Amb<B::Vector>,
+    amb: B::Vector,
+    /// Δt in every cell, for C/Δt (divided as the host divides), kept once
+    /// a temperature-dependent C is set ([`Self::set_matrix_device`]).
+    dts: Option<B::Vector>,
     /// The shift c, K.
     pub c: f64,
     /// ‖Pⁿ⁺¹‖₂ of the current source.
     p_norm: f64,
     /// Δt, s.
     dt: f64,
-}
-
-/// A·1 of the steady operator: on the host (host assembly) or where the
-/// system was assembled (device assembly).
-enum Amb<V> {
-    Host(Vec<f64>),
-    Device(V),
 }
 
 /// A + C/Δt (the shift on the diagonal and in `amb`, as the
@@ -131,7 +129,8 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
             m,
             work: PcgWork::new(be, n)?,
             params,
-            amb: Amb::Host(a.amb.clone()),
+            amb: be.upload(&a.amb)?,
+            dts: None,
             c,
             p_norm: 0.0,
             dt,
@@ -159,7 +158,8 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         be.nl_axpby(None, 0.0, 0.0, &mut dts, dt)?;
         be.divide(capacity, &dts, &mut w)?;
         drop(dts);
-        let amb = be.tr_shift(&mut a, &w)?;
+        let mut amb = be.zeros(n)?;
+        be.tr_shift(&mut a, &w, &mut amb)?;
         let m = {
             let host = match opts.precond {
                 crate::linalg::PrecondKind::Chebyshev => Some(be.host_matrix(&a)?),
@@ -187,33 +187,44 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
             m,
             work: PcgWork::new(be, n)?,
             params,
-            amb: Amb::Device(amb),
+            amb,
+            dts: None,
             c,
             p_norm: 0.0,
             dt,
         })
     }
 
-    /// [`Self::set_matrix`] for a system assembled on the device: the
-    /// steady `a` (shifted here) and `capacity` there. A rebuilt
-    /// preconditioner reads the shifted matrix back only where its set-up
-    /// needs it on the host (Chebyshev); a kept one is refreshed where A
-    /// lives.
+    /// Replaces A and C (properties at a new temperature; Δt and the shift
+    /// stay): the steady `a` is shifted by C/Δt in place and swapped with
+    /// the stepper's matrix, so `a` comes back holding the old arrays (for
+    /// the next assembly to overwrite). The preconditioner is rebuilt when
+    /// `rebuild` (reading the shifted matrix back only where its set-up
+    /// needs it on the host: Chebyshev), else kept and told of the new
+    /// matrix where A lives (as the steady Picard iteration does). Call
+    /// [`Self::set_power_device`] afterwards: the source's shift depends
+    /// on A.
     pub fn set_matrix_device(
         &mut self,
-        mut a: B::Matrix,
+        a: &mut B::Matrix,
         capacity: &B::Vector,
         rebuild: bool,
         opts: &SteadyOptions,
     ) -> Result<(), SolveError> {
         let be = self.be;
         let n = self.work.len();
-        let mut dts = be.zeros(n)?;
-        be.nl_axpby(None, 0.0, 0.0, &mut dts, self.dt)?;
-        be.divide(capacity, &dts, &mut self.w)?;
-        drop(dts);
-        self.amb = Amb::Device(be.tr_shift(&mut a, &self.w)?);
-        self.a = a;
+        let dts = match &mut self.dts {
+            Some(v) => v,
+            None => {
+                let mut v = be.zeros(n)?;
+                be.nl_axpby(None, 0.0, 0.0, &mut v, self.dt)?;
+                self.dts.insert(v)
+            }
+        };
+        // w = C/Δt, divided as the host divides.
+        be.divide(capacity, dts, &mut self.w)?;
+        be.tr_shift(a, &self.w, &mut self.amb)?;
+        std::mem::swap(&mut self.a, a);
         let mut op = QuadDiagOperator::new(be, &self.a, n);
         if rebuild {
             let host = match opts.precond {
@@ -238,42 +249,10 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
         Ok(self.be.nl_axpby(Some(&self.x), 1.0, 0.0, out, self.c)?)
     }
 
-    /// Σ C θ' of the level kept by [`Self::save_level`] (of the current
-    /// level before it), J, with the current C: see [`Self::stored_heat`].
-    pub fn stored_heat_of_level(&self) -> Result<f64, SolveError> {
-        let x = self.x_old.as_ref().unwrap_or(&self.x);
-        Ok(self.dt * self.be.nl_dot(&self.w, x)?)
-    }
-
-    /// Replaces A and C (properties at a new temperature; Δt and the shift
-    /// stay). The preconditioner is rebuilt when `rebuild`, else kept and
-    /// told of the new matrix (as the steady Picard iteration does). Call
-    /// [`Self::set_power`] afterwards: the source's shift depends on A.
-    pub fn set_matrix(
-        &mut self,
-        a: &QuadDiag,
-        capacity: &[f64],
-        rebuild: bool,
-        opts: &SteadyOptions,
-    ) -> Result<(), SolveError> {
-        let be = self.be;
-        let (shifted, w) = shifted_system(a, capacity, self.dt);
-        self.a = be.upload_matrix(&shifted)?;
-        self.w = be.upload(&w)?;
-        self.amb = Amb::Host(a.amb.clone());
-        if rebuild {
-            let mut op = QuadDiagOperator::new(be, &self.a, a.len());
-            self.m = build_thermal_precond(
-                opts.precond,
-                be,
-                &mut op,
-                Some(&shifted),
-                &opts.precond_opts,
-            )?;
-        } else {
-            self.m.matrix_changed(be, &shifted)?;
-        }
-        Ok(())
+    /// Σ C·`delta` over the cells with the current C, J (`delta`: a
+    /// step's change of θ, K: the heat it stored).
+    pub fn stored_heat_of(&self, delta: &B::Vector) -> Result<f64, SolveError> {
+        Ok(self.dt * self.be.nl_dot(&self.w, delta)?)
     }
 
     /// Keeps the current θ' as θ'ⁿ for [`Self::resolve`]: call before a
@@ -288,30 +267,15 @@ impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
 
     /// Sets the power per cell (W) of the following steps.
     pub fn set_power(&mut self, p_cell: &[f64]) -> Result<(), SolveError> {
-        let Amb::Host(amb) = &self.amb else {
-            return self.set_power_device(&self.be.upload(p_cell)?);
-        };
-        let src: Vec<f64> = p_cell
-            .iter()
-            .zip(amb)
-            .map(|(p, e)| p - self.c * e)
-            .collect();
-        self.p_norm = p_cell.iter().map(|p| p * p).sum::<f64>().sqrt();
-        self.src = self.be.upload(&src)?;
-        Ok(())
+        self.set_power_device(&self.be.upload(p_cell)?)
     }
 
-    /// [`Self::set_power`] from a power vector on the device.
+    /// [`Self::set_power`] from a power vector where the solve runs:
+    /// src = P − c·amb (rounded as the host's p − c·e), ‖P‖₂.
     pub fn set_power_device(&mut self, p_cell: &B::Vector) -> Result<(), SolveError> {
         let be = self.be;
         be.copy(p_cell, &mut self.src)?;
-        match &self.amb {
-            Amb::Device(amb) => be.nl_axpby(Some(amb), -self.c, 1.0, &mut self.src, 0.0)?,
-            Amb::Host(amb) => {
-                let amb = be.upload(amb)?;
-                be.nl_axpby(Some(&amb), -self.c, 1.0, &mut self.src, 0.0)?
-            }
-        }
+        be.nl_axpby(Some(&self.amb), -self.c, 1.0, &mut self.src, 0.0)?;
         self.p_norm = be.nl_dot(p_cell, p_cell)?.sqrt();
         Ok(())
     }

@@ -1,12 +1,12 @@
-//! The system of a transient run as the host holds it: whole (CPU,
-//! temperature-dependent stacks whose heat capacity law needs the host, a
-//! steady start, `CUTH_HOST_ASSEMBLY`), or assembled on the device from
-//! compact inputs (issue 15), the host keeping only the films' planes, the
-//! power in and the inputs for later trace rows, whose power a kernel
-//! spreads (`NonlinearOps::tr_power`). Also the stepper on the first
-//! system and the steady start (host assembly).
+//! The system of a transient run as the host holds it: whole (CPU, a
+//! linear stack's steady start, `CUTH_HOST_ASSEMBLY`), or assembled on the
+//! device from compact inputs (issue 15), the host keeping only the films'
+//! planes, the power in and the inputs for later trace rows, whose power a
+//! kernel spreads (`NonlinearOps::tr_power`). Also the stepper on the first
+//! system, with the nonlinear terms of a temperature-dependent stack
+//! (`nonlinear::StepPhysics`, on every backend), and a linear stack's
+//! steady start (host assembly).
 
-use super::device_step::DevicePhysics;
 use super::nonlinear::StepPhysics;
 use super::stepper::Stepper;
 use super::{probe, TransientError};
@@ -24,7 +24,7 @@ use crate::thermal::field_stats::chunked_sum;
 use crate::thermal::steady::{Coupling, SteadyOptions};
 
 /// The stepper on the first step's system (uploaded from the host's, or
-/// the device's), and the device's nonlinear terms where it steps them.
+/// the device's), and the nonlinear terms of a temperature-dependent stack.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(super) fn stepper<'a, 's, B: ChebyshevBackend + 'static>(
     be: &'a B,
@@ -32,33 +32,39 @@ pub(super) fn stepper<'a, 's, B: ChebyshevBackend + 'static>(
     grid: &'s Grid,
     schedule: &'s PowerSchedule,
     (sys, dev): (
-        &mut HostSys<B::AsmKept, B::Vector>,
+        &HostSys<B::AsmKept, B::Vector>,
         Option<(B::Matrix, B::Vector)>,
     ),
-    physics: Option<&StepPhysics>,
     theta0: &[f64],
     (dt, c): (f64, f64),
     opts: &SteadyOptions,
-) -> Result<(Stepper<'a, B>, Option<DevicePhysics<'s, B>>), TransientError> {
+) -> Result<(Stepper<'a, B>, Option<StepPhysics<'s, B>>), TransientError> {
+    let base = &schedule.base;
     Ok(match (sys, dev) {
         (HostSys::Whole(sys), _) => {
-            if let Some(ph) = physics {
-                let t0: Vec<f64> = theta0.iter().map(|v| v + stack.ambient_k).collect();
-                ph.system(sys, &t0)?;
-            }
             let mut s = Stepper::new(be, &sys.a, &sys.capacity, dt, c, theta0, opts)?;
             s.set_power(&sys.rhs)?;
-            (s, None)
+            let phys = match stack.is_nonlinear() {
+                true => Some(StepPhysics::new(
+                    be,
+                    stack,
+                    grid,
+                    base,
+                    &be.upload(&sys.rhs)?,
+                )?),
+                false => None,
+            };
+            (s, phys)
         }
         (HostSys::Device { p, .. }, Some((a, cap))) => {
-            let (n, mut dphys) = (grid.len(), None);
+            let n = grid.len();
             let mut s = Stepper::on_device(be, a, &cap, n, dt, c, theta0, opts)?;
             s.set_power_device(p)?;
-            if stack.is_nonlinear() {
-                let base = &schedule.base;
-                dphys = Some(DevicePhysics::new(be, stack, grid, base, p)?);
-            }
-            (s, dphys)
+            let phys = match stack.is_nonlinear() {
+                true => Some(StepPhysics::new(be, stack, grid, base, p)?),
+                false => None,
+            };
+            (s, phys)
         }
         (HostSys::Device { .. }, None) => {
             return Err(BackendError::Unsupported("a device system without its matrix").into())
@@ -148,6 +154,16 @@ impl<K, V> HostSys<K, V> {
         }
     }
 
+    /// The films, for a temperature-dependent step to update.
+    pub(super) fn films_mut(&mut self) -> (&mut Vec<f64>, &mut Vec<f64>) {
+        match self {
+            HostSys::Whole(sys) => (&mut sys.g_top, &mut sys.g_bottom),
+            HostSys::Device {
+                g_top, g_bottom, ..
+            } => (g_top, g_bottom),
+        }
+    }
+
     pub(super) fn films(&self) -> (&[f64], &[f64]) {
         match self {
             HostSys::Whole(sys) => (&sys.g_top, &sys.g_bottom),
@@ -157,18 +173,20 @@ impl<K, V> HostSys<K, V> {
         }
     }
 
-    /// What the summaries' energy balance reads (`power_w`: the device's
-    /// power in; the host's is summed from its rhs as before).
-    pub(super) fn coupling(&self, power_w: f64) -> Coupling<'_> {
+    /// What the summaries' energy balance reads: `power_w` as the power
+    /// in, except where the host's rhs is the whole power (`rhs_is_power`:
+    /// a linear stack), summed from it as before.
+    pub(super) fn coupling(&self, power_w: f64, rhs_is_power: bool) -> Coupling<'_> {
         match self {
-            HostSys::Whole(sys) => Coupling::from(&**sys),
-            HostSys::Device {
-                g_top, g_bottom, ..
-            } => Coupling {
-                power_in_w: power_w,
-                g_top,
-                g_bottom,
-            },
+            HostSys::Whole(sys) if rhs_is_power => Coupling::from(&**sys),
+            _ => {
+                let (g_top, g_bottom) = self.films();
+                Coupling {
+                    power_in_w: power_w,
+                    g_top,
+                    g_bottom,
+                }
+            }
         }
     }
 }
@@ -188,9 +206,9 @@ pub(super) fn maps_power(grid: &Grid, maps: &[Vec<f64>]) -> f64 {
 
 impl<K, V> HostSys<K, V> {
     /// Trace row `row` from now on: the step's power (its host rhs, or the
-    /// kernel's from the row's maps) and the stepper's source; `dynamic`:
-    /// the host's copy of the dynamic power, where one is kept. Returns
-    /// the power in, W.
+    /// kernel's from the row's maps), the stepper's source and the dynamic
+    /// power of `phys` (a temperature-dependent stack). Returns the power
+    /// in, W.
     pub(super) fn set_row<B>(
         &mut self,
         be: &B,
@@ -198,7 +216,7 @@ impl<K, V> HostSys<K, V> {
         schedule: &PowerSchedule,
         row: Option<usize>,
         stepper: &mut Stepper<B>,
-        dynamic: Option<&mut Vec<f64>>,
+        phys: Option<&mut StepPhysics<B>>,
     ) -> Result<f64, TransientError>
     where
         B: ChebyshevBackend<Vector = V> + NonlinearOps<AsmKept = K> + 'static,
@@ -206,10 +224,11 @@ impl<K, V> HostSys<K, V> {
         match self {
             HostSys::Whole(sys) => {
                 sys.rhs = cell_power(grid, &schedule.layer_maps(row));
-                if let Some(d) = dynamic {
-                    d.clone_from(&sys.rhs);
+                let p = be.upload(&sys.rhs)?;
+                stepper.set_power_device(&p)?;
+                if let Some(ph) = phys {
+                    ph.set_dynamic(be, &p)?;
                 }
-                stepper.set_power(&sys.rhs)?;
                 Ok(probe::ordered_sum(&sys.rhs))
             }
             HostSys::Device {
@@ -220,6 +239,9 @@ impl<K, V> HostSys<K, V> {
                 be.tr_power(kept, &maps, p)?;
                 *power_w = maps_power(grid, &maps);
                 stepper.set_power_device(p)?;
+                if let Some(ph) = phys {
+                    ph.set_dynamic(be, p)?;
+                }
                 Ok(*power_w)
             }
         }

@@ -1,0 +1,337 @@
+//! Steady state with temperature-dependent k and leakage: Picard iteration
+//!
+//!   A(Tₖ) θₖ₊₁ = P + P_leak(Tₖ),   Tₖ = T_amb + θₖ,
+//!
+//! from T₀ = T_amb. Each linear solve is warm-started from θₖ and, while the
+//! outer iteration is far from converged, stops once its residual has
+//! fallen by `forcing` (inexact Picard: the outer error, not the inner
+//! tolerance, limits the accuracy then); the last solve goes to the full
+//! rtol. A(T) is re-assembled where the solve runs when some k varies (the
+//! host on the CPU, the GPU's assembly kernels on CUDA: the loop is written
+//! once over `backend::nonlinear::NonlinearOps` and reads only scalars);
+//! the preconditioner built for A(T₀) is kept (multigrid's fine line pivots
+//! refreshed where A lives) until a solve needs more than twice the
+//! iterations of the first, then rebuilt. Converged when
+//! max |Tₖ₊₁ − Tₖ| ≤ tol and the energy balance of the last solve holds;
+//! a temperature above `t_max` (or not finite), or a change growing for
+//! [`GROWING`] iterations in a row, is thermal runaway.
+//!
+//! With Anderson acceleration (depth > 0) the next iterate is not G(θₖ)
+//! (the solve's output) but Anderson's combination of the last outputs
+//! ([`super::anderson`]); the convergence test stays max |G(θₖ) − θₖ| and
+//! the answer G(θₖ). An extrapolated iterate that is not finite, falls below
+//! the Picard output's floor, passes `t_max` or leaves a law's range is
+//! replaced by G(θₖ) (history dropped), and a runaway sign in the solve
+//! from an extrapolated iterate retreats to the Picard iterate behind it:
+//! only runaway seen from a plain Picard iterate is reported.
+//!
+//! The loop keeps its arrays across iterations: the system is re-assembled
+//! into the last one's (`NonlinearOps::nl_reassemble`), the solve's
+//! iterate, the shifted right-hand side and the iterates are recycled
+//! (only Anderson's history is new each iteration).
+
+use super::anderson::Anderson;
+use super::leakage::LeakageModel;
+use super::{bad_property, place_name, NonlinearError, NonlinearReport};
+use crate::backend::nonlinear::NlContext;
+use crate::backend::ChebyshevBackend;
+use crate::grid::Grid;
+use crate::linalg::{
+    build_thermal_precond, pcg, true_relative_residual, CgInfo, PrecisionReport, PrecondKind,
+    PrecondReport, Preconditioner, QuadDiagOperator, Stop,
+};
+use crate::power::LayerPower;
+use crate::stack::Stack;
+use crate::thermal::steady::{SteadyError, SteadyOptions};
+use std::time::Instant;
+
+/// Iterations in a row with a growing change that count as divergence.
+const GROWING: usize = 6;
+
+/// What the outer iteration hands back: the converged field and the last
+/// linear solve, for the summary.
+pub struct Picard {
+    /// θ = T − T_amb of every cell, K.
+    pub theta: Vec<f64>,
+    /// T of every cell, K.
+    pub t: Vec<f64>,
+    /// Σ rhs of the last solve (dynamic power and leakage), W.
+    pub power_in_w: f64,
+    /// The last system's conductances to ambient, W/K per plane cell.
+    pub g_top: Vec<f64>,
+    pub g_bottom: Vec<f64>,
+    pub report: NonlinearReport,
+    pub(super) info: CgInfo,
+    pub(super) true_rel: f64,
+    pub(super) precond: PrecondReport,
+    pub(super) precision: Option<PrecisionReport>,
+    pub(super) t_assemble: f64,
+    pub(super) t_solve: f64,
+}
+
+/// A(T) at θ into `sys`, a law outside its range reported as
+/// [`NonlinearError::BadProperty`].
+fn reassemble_at<B: ChebyshevBackend>(
+    be: &B,
+    cx: &NlContext,
+    ph: &mut B::Physics,
+    theta: &B::Vector,
+    sys: &mut B::NlSystem,
+) -> Result<(), SteadyError> {
+    match be.nl_reassemble(cx, ph, theta, sys)? {
+        Ok(()) => Ok(()),
+        Err(i) => Err(bad_property(be, cx, theta, i)?.into()),
+    }
+}
+
+/// The outer iteration for the dynamic power `dynamic` (W per cell; `None`:
+/// the layers' own power maps) on the layers' `power` (blocks, material
+/// patches, leakage weights): Picard, or Anderson-accelerated Picard when
+/// `opts.nonlinear.anderson` > 0. Written once over [`NonlinearOps`]: the
+/// fields stay where the backend keeps them, the loop reads scalars.
+///
+/// [`NonlinearOps`]: crate::backend::nonlinear::NonlinearOps
+pub fn picard<B: ChebyshevBackend + 'static>(
+    be: &B,
+    stack: &Stack,
+    grid: &Grid,
+    power: &[LayerPower],
+    dynamic: Option<&[f64]>,
+    opts: &SteadyOptions,
+) -> Result<Picard, SteadyError> {
+    let nl = &opts.nonlinear;
+    let n = grid.len();
+    let amb = stack.ambient_k;
+    // θ, its solve, the shifted rhs, the per-cell materials (4), the
+    // leakage, the dynamic power and Anderson's 2·depth + 4 vectors.
+    be.check_capacity_with(n, 9 + 2 * nl.anderson.min(super::anderson::MAX_DEPTH))?;
+    be.prepare_quad_diag()?;
+    let leak = LeakageModel::new(stack, grid, power);
+    let cx = NlContext {
+        stack,
+        grid,
+        power,
+        leak: &leak,
+        capacity_laws: false,
+    };
+
+    let (mut t_assemble, mut t_solve) = (0.0, 0.0);
+    let clock = Instant::now();
+    let mut ph = be.nl_physics(&cx, dynamic)?;
+    let mut theta = be.zeros(n)?;
+    let mut sys = match be.nl_assemble(&cx, &mut ph, &theta)? {
+        Ok(s) => s,
+        Err(i) => return Err(bad_property(be, &cx, &theta, i)?.into()),
+    };
+    // The solve's iterate (then G(θ)) and its right-hand side.
+    let (mut x, mut b) = (be.zeros(n)?, be.zeros(n)?);
+    be.synchronize()?;
+    t_assemble += clock.elapsed().as_secs_f64();
+
+    let mut m: Option<Box<dyn Preconditioner<B>>> = None;
+    let mut acc = (nl.anderson > 0).then(|| Anderson::new(nl.anderson, n));
+    let mut report = NonlinearReport {
+        method: match nl.anderson {
+            0 => "picard".into(),
+            d => format!("anderson({d})"),
+        },
+        tol_k: nl.tol_k,
+        ..Default::default()
+    };
+    let (mut first_iters, mut growing, mut last_change) = (None, 0, f64::INFINITY);
+    // The plain Picard iterate behind an Anderson step, to fall back on.
+    let mut fallback: Option<B::Vector> = None;
+    let mut last = None;
+    let mut power_in_w = 0.0;
+    for it in 1..=nl.max_outer {
+        let clock = Instant::now();
+        let mut extrapolated = fallback.take();
+        if it > 1 && stack.k_varies() {
+            match be.nl_reassemble(&cx, &mut ph, &theta, &mut sys)? {
+                Ok(()) => {}
+                // An extrapolated iterate outside a law's range: Picard's.
+                Err(_) if extrapolated.is_some() => {
+                    theta = extrapolated.take().expect("checked");
+                    if let Some(a) = &mut acc {
+                        a.reset();
+                    }
+                    reassemble_at(be, &cx, &mut ph, &theta, &mut sys)?;
+                }
+                Err(i) => return Err(bad_property(be, &cx, &theta, i)?.into()),
+            }
+        }
+        let pw = be.nl_power(&cx, &mut ph, &theta, be.nl_rhs_mut(&mut sys))?;
+        let offset = be.nl_shifted_rhs(&sys, pw.power_in_w, &mut b)?;
+        // x₀ = θ − c
+        be.nl_axpby(Some(&theta), 1.0, 0.0, &mut x, -offset.c)?;
+        be.synchronize()?;
+        t_assemble += clock.elapsed().as_secs_f64();
+
+        let clock = Instant::now();
+        let mut op = QuadDiagOperator::new(be, be.nl_matrix(&sys), n);
+        let mm = match &mut m {
+            Some(m) => {
+                if stack.k_varies() {
+                    m.operator_changed(be, &mut op)?;
+                }
+                m
+            }
+            None => {
+                // Multigrid builds its levels where A lives (the device
+                // set-up on a GPU); the others read A on the host.
+                let host = match opts.precond {
+                    PrecondKind::Multigrid => None,
+                    _ => Some(be.host_matrix(be.nl_matrix(&sys))?),
+                };
+                m.insert(build_thermal_precond(
+                    opts.precond,
+                    be,
+                    &mut op,
+                    host.as_deref(),
+                    &opts.precond_opts,
+                )?)
+            }
+        };
+        // Inexact while far (change above 10·tol), exact near convergence.
+        let near = last_change <= 10.0 * nl.tol_k;
+        let rtol = if near || nl.forcing <= 0.0 {
+            opts.rtol
+        } else {
+            let rel0 = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
+            (nl.forcing * rel0).max(opts.rtol)
+        };
+        let params = opts.cg_params(be, mm.as_ref(), Stop::against(rtol, offset.b_norm));
+        let info = pcg(be, &mut op, mm.as_mut(), &b, &mut x, &params)?;
+        let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
+        let (precond_report, precision) = (mm.report(), mm.precision());
+        // x + c: G(θ), the solve's output (`th` below).
+        be.nl_axpby(None, 0.0, 1.0, &mut x, offset.c)?;
+        be.synchronize()?;
+        t_solve += clock.elapsed().as_secs_f64();
+        report.inner_iterations.push(info.iterations);
+        if rtol == opts.rtol {
+            let first = *first_iters.get_or_insert(info.iterations.max(3));
+            if info.iterations > 2 * first {
+                m = None;
+                report.precond_rebuilds += 1;
+            }
+        }
+
+        let th = &x;
+        let change = be.nl_change(th, &theta, amb)?;
+        let (imax, tmax) = be.nl_hottest(th, amb)?;
+        growing = if change > last_change { growing + 1 } else { 0 };
+        let runaway = if !tmax.is_finite() || !change.is_finite() {
+            Some("the temperature is no longer finite".to_string())
+        } else if tmax > nl.t_max_k {
+            Some(format!(
+                "the temperature passed the limit of {} K (--t-max)",
+                nl.t_max_k
+            ))
+        } else if growing >= GROWING {
+            Some(format!(
+                "max |ΔT| grew {GROWING} iterations in a row (to {change:.3e} K)"
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = runaway {
+            // From an extrapolated iterate (which may have overshot past an
+            // unstable fixed point): retreat to the Picard iterate behind it.
+            if let (Some(back), Some(a)) = (extrapolated.take(), &mut acc) {
+                a.reset();
+                theta = back;
+                growing = 0;
+                continue;
+            }
+            return Err(NonlinearError::Runaway {
+                iteration: it,
+                reason,
+                hottest: place_name(stack, grid, power, imax),
+                t_k: tmax,
+                leakage_w: be.nl_leakage_total(&cx, &mut ph, th)?,
+            }
+            .into());
+        }
+        last_change = change;
+        report.outer_iterations = it;
+        report.final_change_k = change;
+        report.leakage_total_w = pw.leakage_w.iter().fold(0.0, |a, b| a + b);
+        report.leakage_w = leak
+            .sources
+            .iter()
+            .zip(&pw.leakage_w)
+            .map(|(s, w)| (s.name.clone(), *w))
+            .collect();
+        power_in_w = pw.power_in_w;
+        let energy = be.nl_energy(&cx, &sys, th, power_in_w)?;
+        last = Some((info, true_rel, precond_report, precision));
+        if change <= nl.tol_k && rtol == opts.rtol && energy <= nl.energy_tol {
+            std::mem::swap(&mut theta, &mut x);
+            break;
+        }
+        if it == nl.max_outer {
+            return Err(NonlinearError::NoConvergence {
+                iterations: it,
+                change_k: change,
+                tol_k: nl.tol_k,
+                hottest: place_name(stack, grid, power, imax),
+                t_k: tmax,
+            }
+            .into());
+        }
+        // The next iterate: G(θₖ), or Anderson's combination when it stays
+        // finite, above ambient's floor and below --t-max (else G(θₖ)).
+        // Either way x keeps a spent vector for the next solve.
+        let next = match &mut acc {
+            None => None,
+            Some(a) => {
+                if growing > 0 {
+                    a.reset();
+                }
+                let next = a.next(be, &theta, &x)?;
+                let floor = be.nl_range(&x)?.min.min(0.0);
+                let r = be.nl_range(&next)?;
+                if r.finite && r.min >= floor && r.max + amb <= nl.t_max_k {
+                    Some(next)
+                } else {
+                    a.reset();
+                    None
+                }
+            }
+        };
+        match next {
+            // θ = Anderson's, G(θₖ) kept behind it, the old θ to x.
+            Some(next) => {
+                let old = std::mem::replace(&mut theta, next);
+                fallback = Some(std::mem::replace(&mut x, old));
+            }
+            // θ = G(θₖ), the old θ to x.
+            None => std::mem::swap(&mut theta, &mut x),
+        }
+    }
+    if let Some(a) = &acc {
+        report.anderson_restarts = a.restarts;
+    }
+    let (info, true_rel, precond, precision) = last.expect("max_outer >= 1");
+    let clock = Instant::now();
+    let theta = be.download(&theta)?;
+    let t = theta.iter().map(|v| v + amb).collect();
+    let (mut g_top, mut g_bottom) = (Vec::new(), Vec::new());
+    be.nl_coupling(&sys, &mut g_top, &mut g_bottom)?;
+    t_solve += clock.elapsed().as_secs_f64();
+    Ok(Picard {
+        theta,
+        t,
+        power_in_w,
+        g_top,
+        g_bottom,
+        report,
+        info,
+        true_rel,
+        precond,
+        precision,
+        t_assemble,
+        t_solve,
+    })
+}

@@ -1,0 +1,74 @@
+//! What a transient run is asked to do (time step, steps, initial state,
+//! snapshots, the solver's settings) and how it can fail.
+
+use crate::backend::BackendError;
+use crate::linalg::SolveError;
+use crate::thermal::nonlinear::NonlinearError;
+use crate::thermal::steady::SteadyOptions;
+
+/// Where the run starts.
+#[derive(Clone, Debug)]
+pub enum InitState {
+    /// Every cell at ambient.
+    Ambient,
+    /// The steady solution for the first step's power.
+    Steady,
+    /// A saved field, K (see [`state`]).
+    Field(Vec<f64>),
+}
+
+impl InitState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            InitState::Ambient => "ambient",
+            InitState::Steady => "steady",
+            InitState::Field(_) => "file",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TransientOptions {
+    /// Preconditioner, rtol (see `Stepper` for its meaning here), max_iter per step.
+    pub solver: SteadyOptions,
+    /// Time step, s.
+    pub dt: f64,
+    pub steps: usize,
+    pub init: InitState,
+    /// Hand the observer a full snapshot (summary and power) every this many
+    /// steps, and after the last.
+    pub snapshot_every: Option<usize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransientError {
+    #[error("step {step} (t = {time_s:e} s)")]
+    Step {
+        step: usize,
+        time_s: f64,
+        #[source]
+        source: SolveError,
+    },
+    /// A step's outer (nonlinear) iteration failed: no convergence in
+    /// `--nonlinear-iterations` solves.
+    #[error("step {step} (t = {time_s:e} s)")]
+    NonlinearStep {
+        step: usize,
+        time_s: f64,
+        #[source]
+        source: NonlinearError,
+    },
+    #[error("initial steady state")]
+    Initial(#[source] SolveError),
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error(transparent)]
+    Nonlinear(#[from] NonlinearError),
+    #[error(transparent)]
+    Steady(#[from] Box<crate::thermal::steady::SteadyError>),
+    /// The observer (outputs written during the run) failed.
+    #[error("writing outputs during the run")]
+    Observer(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
