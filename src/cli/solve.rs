@@ -10,9 +10,10 @@ use cuth::linalg::{PrecisionMode, PrecondKind};
 use cuth::output::npy::NpyDtype;
 use cuth::output::{self, MapLayers, OutputOptions, Owned, Staged, SteadyView, Transaction};
 use cuth::stack::Stack;
+use cuth::thermal::assembly_input::InputParts;
 use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
 use cuth::thermal::steady::SteadyOutcome;
-use cuth::thermal::steady::{rasterize_layers, solve_steady_for, KeepField, LayerMaps};
+use cuth::thermal::steady::{rasterize_layers, solve_steady_for, KeepField, LayerMaps, Prepared};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -150,15 +151,20 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
 }
 
 /// Opens the backend on a thread (`device_init`: the context, the stream
-/// and, on a GPU, the kernels this solve launches, compiled by NVRTC) while
-/// this thread rasterizes the power (`power`), once the host's share of the
-/// memory plan has passed; then the whole plan (`plan`) and the solve.
+/// and, on a GPU, the kernels this solve launches, read from the kernel
+/// cache or compiled by NVRTC) and, while it opens, does every piece of
+/// host work that does not need it on this thread: the host's share of
+/// the memory plan and the power-density check (`plan`), the power raster
+/// (`power`) and the host's part of the assembly input (`prepare`); then
+/// the device's share of the plan and the solve.
 ///
-/// The backend is not dropped: this is the CLI's one-shot path, and the
-/// process exits once the outputs are written, so freeing the pinned
-/// staging buffers and destroying the context (0.11 s at 2048² on an H200)
-/// would only delay the exit; the driver reclaims both when the process
-/// ends. Library code (sweeps, tests, benchmarks) drops its backends.
+/// The backend is not dropped, nor the solver's device buffers freed
+/// (`Prepared::leave_buffers_to_exit`): this is the CLI's one-shot path,
+/// and the process exits once the outputs are written, so freeing the
+/// pinned staging buffers and destroying the context (0.11 s at 2048² on
+/// an H200) would only delay the exit; the driver reclaims both when the
+/// process ends. Library code (sweeps, tests, benchmarks) drops its
+/// backends.
 fn run_on<B, E>(
     open: impl FnOnce() -> Result<B, E> + Send,
     plan: &mut RunPlan,
@@ -172,54 +178,84 @@ where
 {
     let mut laps = cuth::profile::Laps::new();
     let grid = cuth::grid::Grid::from_stack(&plan.stack);
-    let shape = run_shape(plan, out, &grid);
     let host_free = cuth::backend::cpu::available_memory();
-    memory_plan::check(&shape, host_free, None)?;
-    let mut plan_s = laps.split();
-    // The power is rasterized once, for the density check and the solve
-    // (a nonlinear stack's solve rasterizes its own).
     let linear = !plan.stack.is_nonlinear();
-    let (opened, power) = std::thread::scope(|sc| {
+    let mut t = Times::default();
+    let (opened, host) = std::thread::scope(|sc| {
         let device = sc.spawn(open);
-        let power = linear.then(|| rasterize_layers(&plan.stack, &grid));
-        let power_s = laps.split();
+        let host = host_side(plan, out, &grid, host_free, linear, &mut laps, &mut t);
         let opened = device
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (opened, power.map(|p| (p, power_s)))
+        (opened, host)
     });
+    let prepared = host?;
     let be = opened?;
-    let init_s = laps.split();
+    t.init = laps.split();
+    let shape = run_shape(plan, out, &grid);
     let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
-    let (power, power_s) = match power {
-        Some((p, s)) => {
-            let p = p?;
-            super::plan::power_density_of(&mut plan.stack, &grid, &p, plan.strict, plan.quiet)?;
-            (Some(p), s)
-        }
-        None => {
-            super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
-            (None, 0.0)
-        }
-    };
-    plan_s += laps.split();
-    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, &plan.solver, keep, power)?;
+    t.plan += laps.split();
+    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, &plan.solver, keep, prepared)?;
     std::mem::forget(be);
-    let t = &mut outcome.summary.timings_s;
-    for (k, phase) in [
-        ("plan", plan_s),
-        ("power", power_s),
-        ("device_init", init_s),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        if phase.0 != "power" || linear {
-            t.insert(k, (phase.0.into(), phase.1));
-        }
+    let tm = &mut outcome.summary.timings_s;
+    let mut phases = vec![("plan", t.plan)];
+    if linear {
+        phases.push(("power", t.power));
+        phases.push(("assemble_host", t.prepare));
+    }
+    phases.push(("device_init", t.init));
+    for (k, (name, secs)) in phases.into_iter().enumerate() {
+        tm.insert(k, (name.into(), secs));
     }
     outcome.summary.memory = Some(memory);
     Ok((outcome, maps))
+}
+
+/// Seconds of `run_on`'s phases on the main thread.
+#[derive(Default)]
+struct Times {
+    plan: f64,
+    power: f64,
+    prepare: f64,
+    init: f64,
+}
+
+/// The host work `run_on` does while the device opens: the host's share of
+/// the memory plan, the power raster with its density check, and the host
+/// part of the assembly input.
+fn host_side(
+    plan: &mut RunPlan,
+    out: &OutputOptions,
+    grid: &cuth::grid::Grid,
+    host_free: Option<u64>,
+    linear: bool,
+    laps: &mut cuth::profile::Laps,
+    t: &mut Times,
+) -> anyhow::Result<Prepared> {
+    memory_plan::check(&run_shape(plan, out, grid), host_free, None)?;
+    t.plan = laps.split();
+    let mut prepared = Prepared {
+        leave_buffers_to_exit: true,
+        ..Prepared::default()
+    };
+    // The power is rasterized once, for the density check and the solve
+    // (a nonlinear stack's solve rasterizes its own).
+    if !linear {
+        super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
+        t.plan += laps.split();
+        return Ok(prepared);
+    }
+    let power = rasterize_layers(&plan.stack, grid)?;
+    t.power = laps.split();
+    super::plan::power_density_of(&mut plan.stack, grid, &power, plan.strict, plan.quiet)?;
+    t.plan += laps.split();
+    // The device assembly's input (the CPU assembles on the host).
+    if matches!(plan.device, Device::Cuda(_)) {
+        prepared.parts = Some(InputParts::new(&plan.stack, grid, &power));
+    }
+    prepared.power = Some(power);
+    t.prepare = laps.split();
+    Ok(prepared)
 }
 
 /// The GPU backend with the kernel families of a steady solve with
@@ -228,11 +264,11 @@ where
 /// values pinned. `--device cuda:N` is checked here, on the init thread
 /// (see `plan::Typed::open_device_later`).
 fn open_cuda(ordinal: usize, precond: PrecondKind, cells: usize) -> anyhow::Result<CudaBackend> {
-    use cuth::backend::cuda::{ASSEMBLE, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG};
+    use cuth::backend::cuda::{ASSEMBLE, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG, STATS};
     use cuth::profile::part;
     part("device_init/probe", || super::plan::check_ordinal(ordinal))?;
     let be = part("device_init/context", || CudaBackend::new(ordinal))?;
-    let mut families = vec![&QUAD_DIAG, &ASSEMBLE];
+    let mut families = vec![&QUAD_DIAG, &ASSEMBLE, &STATS];
     match precond {
         PrecondKind::Multigrid => families.extend([&MULTIGRID, &MG_SETUP]),
         PrecondKind::Chebyshev => families.extend([&CHEBYSHEV, &MIXED]),

@@ -16,7 +16,8 @@
 //! (probing, contexts, `cuth info`), `kernels` (families, NVRTC, cache),
 //! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
 //! reduction scratch, errors), `quad_diag` / `blas1` /
-//! `chebyshev` (one launcher per kernel), `batch` / `batch_launch` (k
+//! `chebyshev` (one launcher per kernel), `stats` (the post-solve
+//! statistics reduced on the device), `batch` / `batch_launch` (k
 //! right-hand sides at once), `memory` (device budget), `timing`
 //! (events, graphs, copy bandwidth for the benchmark), `transfer` (large
 //! downloads through pinned staging buffers).
@@ -38,6 +39,7 @@ mod mixed;
 mod nonlinear;
 mod nonlinear_reduce;
 mod quad_diag;
+mod stats;
 pub mod timing;
 mod transfer;
 
@@ -56,6 +58,7 @@ pub use mixed::{CudaLowArray, CudaLowMatrix};
 pub use nonlinear::CudaPhysics;
 pub use nonlinear_reduce::NONLINEAR;
 pub use quad_diag::QUAD_DIAG;
+pub use stats::STATS;
 pub use transfer::{stage_values, STAGE_VALUES};
 
 use super::BackendError;
