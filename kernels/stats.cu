@@ -10,6 +10,8 @@
 // The solver's x is shifted: theta = x + c, T = theta + ambient, rounded as
 // the host's fold rounds them.
 
+#define STATS_INF __longlong_as_double(0x7ff0000000000000LL)
+
 // One thread's (or block's) running statistics, as the host's `Acc`.
 struct StatsAcc {
     double min, sum, weight, max, top, bottom;
@@ -54,7 +56,7 @@ stats_planes_f64(const double* __restrict__ x, double c, double ambient,
     const long long aoff = absent_off[z];
     const bool weigh = weighted[z] != 0;
     const bool is_top = z == nz - 1, is_bottom = z == 0;
-    StatsAcc a = {INFINITY, 0.0, 0.0, -INFINITY, 0.0, 0.0, base + j0};
+    StatsAcc a = {STATS_INF, 0.0, 0.0, -STATS_INF, 0.0, 0.0, base + j0};
     for (long long j = j0 + threadIdx.x; j < j1; j += CUTH_BLOCK) {
         const double theta = __dadd_rn(x[base + j], c);
         const double t = __dadd_rn(theta, ambient);

@@ -13,7 +13,9 @@ use cuth::stack::Stack;
 use cuth::thermal::assembly_input::InputParts;
 use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
 use cuth::thermal::steady::SteadyOutcome;
-use cuth::thermal::steady::{rasterize_layers, solve_steady_for, KeepField, LayerMaps, Prepared};
+use cuth::thermal::steady::{
+    rasterize_layers, solve_steady_for, KeepField, LayerMaps, PowerSums, Prepared,
+};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -101,9 +103,13 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         )?,
         Device::Cuda(n) => {
             let precond = plan.solver.precond;
-            let nz: usize = plan.stack.layers.iter().map(|l| l.cells).sum();
-            let cells = plan.stack.nx * plan.stack.ny * nz;
-            run_on(|| open_cuda(n, precond, cells), &mut plan, &out_opts, &keep)?
+            let staged = staged_download(&plan, &keep);
+            run_on(
+                || open_cuda(n, precond, staged),
+                &mut plan,
+                &out_opts,
+                &keep,
+            )?
         }
     };
     drop(progress);
@@ -155,7 +161,8 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
 /// cache or compiled by NVRTC) and, while it opens, does every piece of
 /// host work that does not need it on this thread: the host's share of
 /// the memory plan and the power-density check (`plan`), the power raster
-/// (`power`) and the host's part of the assembly input (`prepare`); then
+/// (`power`) and the host's part of the assembly input with the power
+/// maps' sums (`assemble_host`); then
 /// the device's share of the plan and the solve.
 ///
 /// The backend is not dropped, nor the solver's device buffers freed
@@ -253,33 +260,75 @@ fn host_side(
     if matches!(plan.device, Device::Cuda(_)) {
         prepared.parts = Some(InputParts::new(&plan.stack, grid, &power));
     }
+    prepared.sums = Some(PowerSums::new(grid, &power));
     prepared.power = Some(power);
     t.prepare = laps.split();
     Ok(prepared)
 }
 
+/// Values of the largest download of a CUDA solve that keeps `keep`, for
+/// the staging buffers: none when the statistics are reduced on the device
+/// and no map comes down (pinning them beside the module loads slowed
+/// those), a plane per layer map, the whole field for `--npy`, `--vtk`,
+/// `--save-state` and for Chebyshev's set-up (which reads the matrix).
+fn staged_download(plan: &RunPlan, keep: &KeepField) -> usize {
+    let stack = &plan.stack;
+    let plane = stack.nx * stack.ny;
+    let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
+    let blocks = stack.layers.iter().any(|l| {
+        l.floorplan.is_some() || matches!(l.power, Some(cuth::stack::PowerSpec::Blocks { .. }))
+    });
+    match keep {
+        KeepField::Whole => plane * nz,
+        _ if plan.solver.precond == PrecondKind::Chebyshev => plane * nz,
+        KeepField::Maps(m) if !m.is_empty() || blocks => plane,
+        KeepField::Maps(_) => 0,
+    }
+}
+
 /// The GPU backend with the kernel families of a steady solve with
 /// `precond` compiled (or read from the kernel cache) and loaded, each on
-/// its own thread, and the staging buffers of the download of `cells`
-/// values pinned. `--device cuda:N` is checked here, on the init thread
-/// (see `plan::Typed::open_device_later`).
-fn open_cuda(ordinal: usize, precond: PrecondKind, cells: usize) -> anyhow::Result<CudaBackend> {
-    use cuth::backend::cuda::{ASSEMBLE, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG, STATS};
+/// its own thread, and the staging buffers of a download of `staged`
+/// values pinned (none for 0). `--device cuda:N` is checked here, on the
+/// init thread (see `plan::Typed::open_device_later`).
+fn open_cuda(ordinal: usize, precond: PrecondKind, staged: usize) -> anyhow::Result<CudaBackend> {
+    use cuth::backend::cuda::{
+        ASSEMBLE, BLAS1, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG, STATS,
+    };
     use cuth::profile::part;
     part("device_init/probe", || super::plan::check_ordinal(ordinal))?;
-    let be = part("device_init/context", || CudaBackend::new(ordinal))?;
-    let mut families = vec![&QUAD_DIAG, &ASSEMBLE, &STATS];
+    let mut families = vec![&BLAS1, &QUAD_DIAG, &ASSEMBLE, &STATS];
     match precond {
         PrecondKind::Multigrid => families.extend([&MULTIGRID, &MG_SETUP]),
         PrecondKind::Chebyshev => families.extend([&CHEBYSHEV, &MIXED]),
         _ => {}
     }
+    // The images are read from the kernel cache (or compiled) while the
+    // context opens; only the modules' loading waits for it.
+    let (be, ()) = std::thread::scope(|sc| {
+        let images = sc.spawn(|| {
+            part("device_init/images", || {
+                cuth::backend::cuda::kernels::prefetch(ordinal, &families)
+            })
+        });
+        let be = part("device_init/context", || CudaBackend::open(ordinal));
+        (
+            be,
+            images
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        )
+    });
+    let be = be?;
     std::thread::scope(|sc| {
         let be = &be;
         let mut loads: Vec<_> = (families.into_iter())
             .map(|f| sc.spawn(move || part("device_init/modules", || be.load(f))))
             .collect();
-        loads.push(sc.spawn(move || part("device_init/staging", || be.reserve_staging(cells))));
+        if staged > 0 {
+            loads
+                .push(sc.spawn(move || part("device_init/staging", || be.reserve_staging(staged))));
+        }
         loads
             .into_iter()
             .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))

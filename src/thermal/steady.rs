@@ -5,6 +5,7 @@
 use super::steady_device::{field_summary, shift_on_device, Assembled};
 pub(crate) use super::summarize::summarize;
 use super::summarize::summary_of;
+pub use super::summarize::PowerSums;
 pub use super::summarize::{energy_balance, energy_balance_of, Coupling};
 use super::summary::{MixedReport, SolverReport, Summary};
 use crate::assemble::assemble;
@@ -100,6 +101,8 @@ pub struct Prepared {
     pub power: Option<Vec<LayerPower>>,
     /// Built from `power` (with the same stack and grid).
     pub parts: Option<InputParts>,
+    /// Likewise.
+    pub sums: Option<PowerSums>,
     /// The process exits after this solve: the solver's device buffers are
     /// not freed (the driver reclaims them at exit, as it does the
     /// backend's context, which the CLI never tears down). Library callers
@@ -160,11 +163,16 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
     let Prepared {
         power,
         parts: input_parts,
+        sums,
         leave_buffers_to_exit: leave,
     } = prepared;
-    let (power, input_parts, phase) = match power {
-        Some(p) if p.len() == stack.layers.len() => (p, input_parts, "prepare"),
-        _ => (rasterize_layers(stack, &grid)?, None, "power"),
+    let (power, input_parts, sums, phase) = match power {
+        Some(p) if p.len() == stack.layers.len() => (p, input_parts, sums, "prepare"),
+        _ => (rasterize_layers(stack, &grid)?, None, None, "power"),
+    };
+    let sums = match sums {
+        Some(s) if s.map_w.len() == power.len() && s.rhs_w.len() == power.len() => s,
+        _ => PowerSums::new(&grid, &power),
     };
     parts.lap("power/rasterize");
     lap(phase, &mut timings);
@@ -183,7 +191,7 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
             be.synchronize()?;
             parts.lap("assemble/device");
             lap("assemble", &mut timings);
-            let (a, b, offset, films) = shift_on_device(be, &grid, &power, dev)?;
+            let (a, b, offset, films) = shift_on_device(be, &sums, dev)?;
             if sync {
                 be.synchronize()?;
             }
@@ -276,7 +284,7 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
     let t_summary = Instant::now();
     let temperature_k = stats.whole.take().unwrap_or_default();
     let layer_maps = std::mem::take(&mut stats.maps);
-    let mut summary = summary_of(stack, &grid, &power, &stats, be, solver, timings);
+    let mut summary = summary_of(stack, &grid, &sums, &stats, be, solver, timings);
     drop(sys);
     (summary.timings_s).push(("summary".into(), t_summary.elapsed().as_secs_f64()));
     parts.lap("summary/stats");

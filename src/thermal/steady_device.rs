@@ -4,8 +4,9 @@
 //! (`QuadDiagOps::field_partials`) when no output needs the whole field,
 //! else folded from the field as it comes down (`field_stats`).
 
-use super::field_stats::{chunked_sum, FieldStats, FieldSummary, Piece};
+use super::field_stats::{FieldStats, FieldSummary, Piece};
 use super::steady::{Coupling, KeepField, SteadyError};
+use super::summarize::PowerSums;
 use crate::assemble::System;
 use crate::backend::{ChebyshevBackend, DeviceAssembly, QuadDiagOps};
 use crate::grid::Grid;
@@ -34,8 +35,7 @@ pub(crate) struct DeviceFilms<V> {
 #[allow(clippy::type_complexity)]
 pub(crate) fn shift_on_device<B: ChebyshevBackend>(
     be: &B,
-    grid: &Grid,
-    power: &[LayerPower],
+    sums: &PowerSums,
     dev: DeviceAssembly<B::Matrix, B::Vector>,
 ) -> Result<(B::Matrix, B::Vector, Offset, DeviceFilms<B::Vector>), SteadyError> {
     let DeviceAssembly {
@@ -45,15 +45,7 @@ pub(crate) fn shift_on_device<B: ChebyshevBackend>(
         g_bottom,
     } = dev;
     // Σ rhs: each layer's map once per z cell, split evenly over them.
-    let power_in_w: f64 = grid
-        .layer_z
-        .iter()
-        .zip(power)
-        .map(|(zr, p)| {
-            let share = 1.0 / zr.len() as f64;
-            zr.len() as f64 * chunked_sum(&p.map_w, |w| w * share)
-        })
-        .sum();
+    let power_in_w: f64 = sums.rhs_w.iter().sum();
     let amb = be.chunked_total(&g_top)? + be.chunked_total(&g_bottom)?;
     let c = if amb > 0.0 { power_in_w / amb } else { 0.0 };
     let mut s = be.scalars(2)?;

@@ -142,6 +142,19 @@ impl CudaBackend {
     /// use. `CUTH_CUDA_SYNC=1` in the
     /// environment turns on [`CudaBackend::set_sync_each_launch`].
     pub fn new(ordinal: usize) -> Result<CudaBackend, BackendError> {
+        let be = CudaBackend::open(ordinal)?;
+        // The core's kernels, which every solver launches; the capability
+        // families (and applications' own, such as topopt's) are compiled
+        // when first prepared or launched.
+        be.load(&blas1::BLAS1)?;
+        Ok(be)
+    }
+
+    /// [`CudaBackend::new`] without loading any kernel family: every
+    /// family, BLAS-1 too, is compiled and loaded on first use or by
+    /// [`CudaBackend::load`] (`cuth solve` loads the families it needs on
+    /// several threads at once).
+    pub fn open(ordinal: usize) -> Result<CudaBackend, BackendError> {
         let (ctx, stream, info) = device::open(ordinal)?;
         let driver = device::driver_version()?;
         let nvrtc = kernels::nvrtc_version()?;
@@ -149,7 +162,7 @@ impl CudaBackend {
         let per_sm = (info.max_threads_per_multiprocessor / kernels::BLOCK as usize).max(1);
         let blocks = info.multiprocessors * per_sm;
         let reduce = ReduceScratch::new(&stream, blocks)?;
-        let be = CudaBackend {
+        Ok(CudaBackend {
             kernels: Kernels::new(ctx.clone(), arch, info.compute_capability),
             ctx,
             stream,
@@ -160,12 +173,7 @@ impl CudaBackend {
             sync_each_launch: AtomicBool::new(std::env::var_os("CUTH_CUDA_SYNC").is_some()),
             schedule: AtomicU8::new(QdSchedule::from_env().to_u8()),
             staging: Default::default(),
-        };
-        // The core's kernels, which every solver launches; the capability
-        // families (and applications' own, such as topopt's) are compiled
-        // when first prepared or launched.
-        be.load(&blas1::BLAS1)?;
-        Ok(be)
+        })
     }
 
     /// Compiles and loads `family` now rather than at its first launch (for
