@@ -106,11 +106,13 @@ impl PowerSums {
     pub fn new(grid: &Grid, power: &[LayerPower]) -> PowerSums {
         let (map_w, rhs_w) = (grid.layer_z.iter().zip(power))
             .map(|(zr, p)| {
-                let share = 1.0 / zr.len() as f64;
-                (
-                    chunked_sum(&p.map_w, |w| w),
-                    zr.len() as f64 * chunked_sum(&p.map_w, |w| w * share),
-                )
+                let map = chunked_sum(&p.map_w, |w| w);
+                // One z cell: share 1, the same sum bit for bit.
+                let rhs = match zr.len() {
+                    1 => map,
+                    k => k as f64 * chunked_sum(&p.map_w, |w| w * (1.0 / k as f64)),
+                };
+                (map, rhs)
             })
             .unzip();
         PowerSums { map_w, rhs_w }

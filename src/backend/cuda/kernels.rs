@@ -232,48 +232,12 @@ pub fn cache_key(
     Ok(kernel_cache::CacheKey::new(file.file, &parts))
 }
 
-/// Reads (or compiles) the images of `families` for GPU `ordinal` into this
-/// process's image cache on as many threads, without a context: only the
-/// device's compute capability is asked for. A caller that runs this beside
-/// the context's creation (`cuth solve`'s init thread, issue 15) leaves
-/// only the modules' loading for after it. Failures are left for the load,
-/// which reads or compiles again and reports them.
-pub fn prefetch(ordinal: usize, families: &[&KernelFamily]) {
-    use cudarc::driver::result::device;
-    use cudarc::driver::sys::CUdevice_attribute as Attr;
-    let cc = super::device::guarded("querying the device", || {
-        let dev = device::get(ordinal as i32).map_err(|e| driver_err("cuDeviceGet", e))?;
-        // SAFETY: `dev` comes from cuDeviceGet.
-        let attr = |a| unsafe { device::get_attribute(dev, a) };
-        let major = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-        let minor = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-        Ok((
-            major.map_err(|e| driver_err("cc", e))?,
-            minor.map_err(|e| driver_err("cc", e))?,
-        ))
-    });
-    let Ok(cc) = cc else { return };
-    let Ok(arch) = supported_archs().and_then(|a| pick_arch(cc, &a)) else {
-        return;
-    };
-    std::thread::scope(|sc| {
-        for &f in families {
-            let arch = &arch;
-            sc.spawn(move || {
-                let _ = super::device::guarded("reading the kernels", || {
-                    compiled(f, arch, cc, false).map(|_| ())
-                });
-            });
-        }
-    });
-}
-
 type Compiled = Arc<KernelImage>;
 
 /// Images per (family, arch), compiled or read from the disk cache at most
 /// once per process: tests and benchmarks create several backends. With
 /// `fresh`, the disk entry is skipped and overwritten (it did not load).
-fn compiled(
+pub(crate) fn compiled(
     file: &KernelFamily,
     arch: &str,
     cc: (i32, i32),

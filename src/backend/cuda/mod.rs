@@ -23,6 +23,7 @@
 //! downloads through pinned staging buffers).
 
 mod assemble;
+mod assemble_inputs;
 mod assemble_kt;
 mod batch;
 mod batch_launch;
