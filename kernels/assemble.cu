@@ -202,7 +202,8 @@ asm_faces_f64(const double* __restrict__ dx, const double* __restrict__ dy,
             v = __dmul_rn(area_z, asm_series(dzz, m.kz, dz[z + 1], o.kz));
         }
         gz[i] = v;
-        capacity[i] = __dmul_rn(m.c, __dmul_rn(area_z, dzz));
+        if (capacity) // null: a steady solve, which reads no capacity
+            capacity[i] = __dmul_rn(m.c, __dmul_rn(area_z, dzz));
         const long long po = power_off[l];
         rhs[i] = po < 0 ? 0.0 : __dmul_rn(power[po + j], __ddiv_rn(1.0, layer_cells[l]));
         if (z == nz - 1)

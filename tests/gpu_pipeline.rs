@@ -53,9 +53,10 @@ fn folded_statistics_equal_the_whole_field() {
     let stack = Stack::load(&path).unwrap().with_grid(1024, 1024).unwrap();
     let grid = Grid::from_stack(&stack);
     let opts = SteadyOptions::from_stack(&stack, PrecondKind::Multigrid);
-    let (whole, _) = solve_steady_for(gpu(), &stack, &opts, &KeepField::Whole, None).unwrap();
+    let (whole, _) =
+        solve_steady_for(gpu(), &stack, &opts, &KeepField::Whole, Default::default()).unwrap();
     let keep = KeepField::Maps(vec![1]);
-    let (lean, maps) = solve_steady_for(gpu(), &stack, &opts, &keep, None).unwrap();
+    let (lean, maps) = solve_steady_for(gpu(), &stack, &opts, &keep, Default::default()).unwrap();
     let t = &whole.temperature_k;
     assert_eq!(t.len(), grid.len());
     assert!(lean.temperature_k.is_empty());
@@ -97,4 +98,99 @@ fn folded_statistics_equal_the_whole_field() {
         "  T max {:.9} K, energy balance {:.1e}",
         whole.summary.hottest.t_k, whole.summary.energy.relative_error
     );
+}
+
+/// The statistics reduced on the device (`QuadDiagOps::field_partials`)
+/// against the host fold of the same field: per chunk min, max and hottest
+/// cell exact and sums within 1e-12 relative; probes and layer maps bit for
+/// bit; the folded layer statistics and energy terms likewise. On hbm_2p5d
+/// (absent cells, a non-uniform grid, blocks, probes, several powered
+/// layers) and on mol_f2f at 1100 × 700 (planes of 24 chunks, the last
+/// ragged).
+#[test]
+#[ignore]
+fn device_statistics_equal_the_host_fold() {
+    use cuth::backend::QuadDiagOps;
+    use cuth::thermal::field_stats::device::host_partials;
+    use cuth::thermal::field_stats::{FieldStats, Piece};
+    use cuth::thermal::steady::{rasterize_layers, Coupling};
+    let be = gpu();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hbm = Stack::load(&root.join("configs/hbm_2p5d.toml")).unwrap();
+    let mol = (Stack::load(&root.join("configs/mol_f2f.toml")).unwrap())
+        .with_grid(1100, 700)
+        .unwrap();
+    let mut rng = Rng::new(1515);
+    for stack in [hbm, mol] {
+        let grid = Grid::from_stack(&stack);
+        let power = rasterize_layers(&stack, &grid).unwrap();
+        let plane = grid.plane();
+        let mut x = rng.vec(grid.len(), -2.0, 60.0);
+        // Equal maxima in one layer, in different chunks: the first wins.
+        x[5] = 99.0;
+        x[plane - 1] = 99.0;
+        let g_top = rng.vec(plane, 0.0, 1e-3);
+        let g_bottom = rng.vec(plane, 0.0, 1e-5);
+        let coupling = Coupling {
+            power_in_w: 2.0,
+            g_top: &g_top,
+            g_bottom: &g_bottom,
+        };
+        let maps: Vec<bool> = (0..stack.layers.len()).map(|l| l % 3 == 1).collect();
+        let c = 0.5;
+        let mut host = FieldStats::new(&stack, &grid, &power, coupling, c, &maps, false);
+        host.fold(0, Piece::Shifted(&x)).unwrap();
+        let host = host.finish().unwrap();
+        let mut dev = FieldStats::new(&stack, &grid, &power, coupling, c, &maps, false);
+        let req = dev.request();
+        let want = host_partials(&req, &x, &g_top, &g_bottom);
+        let (xd, gt, gb) = (
+            be.upload(&x).unwrap(),
+            be.upload(&g_top).unwrap(),
+            be.upload(&g_bottom).unwrap(),
+        );
+        let got = be.field_partials(&xd, &gt, &gb, &req).unwrap().unwrap();
+        drop(req);
+        let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-300);
+        assert_eq!(got.chunks.len(), want.chunks.len());
+        for (k, (g, w)) in got.chunks.iter().zip(&want.chunks).enumerate() {
+            assert_eq!(
+                (g[0], g[3], g[6]),
+                (w[0], w[3], w[6]),
+                "chunk {k}: min, max, hottest"
+            );
+            for i in [1, 2, 4, 5] {
+                assert!(
+                    rel(g[i], w[i]) <= 1e-12 || g[i] == w[i],
+                    "chunk {k} [{i}]: {} vs {}",
+                    g[i],
+                    w[i]
+                );
+            }
+        }
+        assert!(got.probe_x == want.probe_x, "probes");
+        assert!(got.maps == want.maps, "layer maps");
+        dev.fold_partials(got).unwrap();
+        let dev = dev.finish().unwrap();
+        for (l, (d, h)) in dev.layers.iter().zip(&host.layers).enumerate() {
+            assert_eq!(
+                (d.t_min_k, d.t_max_k, d.hottest),
+                (h.t_min_k, h.t_max_k, h.hottest),
+                "layer {l}"
+            );
+            assert!(rel(d.t_avg_k, h.t_avg_k) <= 1e-12, "layer {l} mean");
+        }
+        assert_eq!(dev.layers[0].hottest, 5, "the first of equal maxima");
+        let (de, he) = (&dev.energy, &host.energy);
+        assert!(rel(de.heat_out_top_w, he.heat_out_top_w) <= 1e-12);
+        assert!(rel(de.heat_out_bottom_w, he.heat_out_bottom_w) <= 1e-12);
+        assert!(dev.probes == host.probes && dev.maps == host.maps);
+        println!(
+            "  {}: {} chunks, {} probes' cells, {} maps: equal",
+            stack.source.display(),
+            want.chunks.len(),
+            want.probe_x.len(),
+            want.maps.len()
+        );
+    }
 }

@@ -32,6 +32,7 @@ pub mod nonlinear;
 
 use crate::matrix::QuadDiag;
 use crate::thermal::assembly_input::AssemblyInput;
+use crate::thermal::field_stats::device::{StatsPartials, StatsRequest};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -243,6 +244,29 @@ pub trait QuadDiagOps: Backend {
         Ok(None)
     }
 
+    /// Σ v (a plane of films) in the fixed chunks of
+    /// `thermal::field_stats::CHUNK`, added in order, reduced where v lives
+    /// (the default downloads it).
+    fn chunked_total(&self, v: &Self::Vector) -> Result<f64, BackendError> {
+        let h = self.download(v)?;
+        Ok(crate::thermal::field_stats::chunked_sum(&h, |x| x))
+    }
+
+    /// The post-solve statistics of the solution `x` reduced where it lives
+    /// (issue 15; `thermal::field_stats::device`), with the films `g_top`
+    /// and `g_bottom` of its device assembly. `None`: this executor does
+    /// not, and the caller folds the downloaded field.
+    fn field_partials(
+        &self,
+        x: &Self::Vector,
+        g_top: &Self::Vector,
+        g_bottom: &Self::Vector,
+        req: &StatsRequest,
+    ) -> Result<Option<StatsPartials>, BackendError> {
+        let _ = (x, g_top, g_bottom, req);
+        Ok(None)
+    }
+
     /// b −= c·amb(a), the shift of `linalg::offset` applied where b lives
     /// (the default goes through the host).
     fn shift_rhs(
@@ -324,10 +348,11 @@ pub struct DeviceAssembly<M, V> {
     pub a: M,
     /// Power per cell, W.
     pub rhs: V,
-    /// Conductance to ambient per top-plane cell, W/K (host copy, one plane).
-    pub g_top: Vec<f64>,
+    /// Conductance to ambient per top-plane cell, W/K (one plane, where the
+    /// matrix lives: the statistics read it there).
+    pub g_top: V,
     /// Same for the bottom plane (zeros when adiabatic).
-    pub g_bottom: Vec<f64>,
+    pub g_bottom: V,
 }
 
 /// [`DeviceAssembly`] of backend `B`'s matrix and vector types.

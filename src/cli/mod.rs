@@ -10,6 +10,7 @@ mod import;
 mod plan;
 mod progress;
 mod solve;
+mod solve_run;
 mod sweep;
 mod topopt;
 mod transient;

@@ -147,6 +147,12 @@ pub struct RunPlan {
     pub strict: bool,
     pub json: bool,
     pub verbose: bool,
+    /// `--precision` was given (else the device's default was taken).
+    pub precision_given: bool,
+    /// `--device auto` with `Typed::open_device_later`: the probe, started
+    /// with the run, that the command joins where it opens the device
+    /// (`device` is then `Cuda(0)`, and the CPU if the probe fails).
+    pub auto_probe: Option<std::thread::JoinHandle<Result<(), cuth::backend::BackendError>>>,
 }
 
 /// The options of `solve` and `transient` beside [`RunArgs`].
@@ -230,7 +236,8 @@ impl RunPlan {
     pub fn resolve(run: &RunArgs, typed: Typed) -> anyhow::Result<RunPlan> {
         check_solver_flags(run, typed.rtol)?;
         // auto's probe (driver, NVRTC, cuInit) runs while the stack loads.
-        let probe = (run.device == DeviceChoice::Auto).then(|| std::thread::spawn(cuda::available));
+        let mut probe =
+            (run.device == DeviceChoice::Auto).then(|| std::thread::spawn(cuda::available));
         let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
         let stack = run.load_stack(typed.stack)?;
         report_warnings(&stack.warnings, run.strict, run.quiet)?;
@@ -247,7 +254,9 @@ impl RunPlan {
         }
         let device = match (run.device, typed.open_device_later) {
             (DeviceChoice::Cuda(n), true) => Device::Cuda(n),
-            (choice, _) => resolve_probed(choice, run.quiet, || match probe {
+            // The command joins the probe (`auto_probe`).
+            (DeviceChoice::Auto, true) => Device::Cuda(0),
+            (choice, _) => resolve_probed(choice, run.quiet, || match probe.take() {
                 Some(t) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
                 None => cuda::available(),
             })?,
@@ -272,6 +281,8 @@ impl RunPlan {
             strict: run.strict,
             json: run.json,
             verbose: run.verbose,
+            precision_given: typed.precision.is_some(),
+            auto_probe: probe,
         })
     }
 }

@@ -3,16 +3,17 @@
 use super::common::RunArgs;
 use super::plan::{Device, RunPlan, Typed};
 use super::progress::SolveProgress;
+use super::solve_run::{open_cuda, run_on, staged_download, Opened};
 use anyhow::Context;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, BackendError, ChebyshevBackend};
+use cuth::backend::cpu::CpuBackend;
 use cuth::error::InputError;
-use cuth::linalg::{PrecisionMode, PrecondKind};
+use cuth::linalg::PrecisionMode;
 use cuth::output::npy::NpyDtype;
 use cuth::output::{self, MapLayers, OutputOptions, Owned, Staged, SteadyView, Transaction};
 use cuth::stack::Stack;
-use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
+use cuth::thermal::memory_plan::{Executor, OutputShape, RunShape};
+use cuth::thermal::steady::KeepField;
 use cuth::thermal::steady::SteadyOutcome;
-use cuth::thermal::steady::{rasterize_layers, solve_steady_for, KeepField, LayerMaps};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -93,16 +94,21 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     };
     let (mut outcome, layer_maps) = match plan.device {
         Device::Cpu => run_on(
-            || anyhow::Ok(CpuBackend::new()),
+            || anyhow::Ok(Opened::Backend(CpuBackend::new())),
             &mut plan,
             &out_opts,
             &keep,
         )?,
         Device::Cuda(n) => {
             let precond = plan.solver.precond;
-            let nz: usize = plan.stack.layers.iter().map(|l| l.cells).sum();
-            let cells = plan.stack.nx * plan.stack.ny * nz;
-            run_on(|| open_cuda(n, precond, cells), &mut plan, &out_opts, &keep)?
+            let staged = staged_download(&plan, &keep);
+            let probe = plan.auto_probe.take();
+            run_on(
+                move || open_cuda(n, precond, staged, probe),
+                &mut plan,
+                &out_opts,
+                &keep,
+            )?
         }
     };
     drop(progress);
@@ -149,111 +155,12 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens the backend on a thread (`device_init`: the context, the stream
-/// and, on a GPU, the kernels this solve launches, compiled by NVRTC) while
-/// this thread rasterizes the power (`power`), once the host's share of the
-/// memory plan has passed; then the whole plan (`plan`) and the solve.
-///
-/// The backend is not dropped: this is the CLI's one-shot path, and the
-/// process exits once the outputs are written, so freeing the pinned
-/// staging buffers and destroying the context (0.11 s at 2048² on an H200)
-/// would only delay the exit; the driver reclaims both when the process
-/// ends. Library code (sweeps, tests, benchmarks) drops its backends.
-fn run_on<B, E>(
-    open: impl FnOnce() -> Result<B, E> + Send,
-    plan: &mut RunPlan,
-    out: &OutputOptions,
-    keep: &KeepField,
-) -> anyhow::Result<(SteadyOutcome, LayerMaps)>
-where
-    B: ChebyshevBackend + Send + 'static,
-    E: Send,
-    anyhow::Error: From<E>,
-{
-    let mut laps = cuth::profile::Laps::new();
-    let grid = cuth::grid::Grid::from_stack(&plan.stack);
-    let shape = run_shape(plan, out, &grid);
-    let host_free = cuth::backend::cpu::available_memory();
-    memory_plan::check(&shape, host_free, None)?;
-    let mut plan_s = laps.split();
-    // The power is rasterized once, for the density check and the solve
-    // (a nonlinear stack's solve rasterizes its own).
-    let linear = !plan.stack.is_nonlinear();
-    let (opened, power) = std::thread::scope(|sc| {
-        let device = sc.spawn(open);
-        let power = linear.then(|| rasterize_layers(&plan.stack, &grid));
-        let power_s = laps.split();
-        let opened = device
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (opened, power.map(|p| (p, power_s)))
-    });
-    let be = opened?;
-    let init_s = laps.split();
-    let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
-    let (power, power_s) = match power {
-        Some((p, s)) => {
-            let p = p?;
-            super::plan::power_density_of(&mut plan.stack, &grid, &p, plan.strict, plan.quiet)?;
-            (Some(p), s)
-        }
-        None => {
-            super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
-            (None, 0.0)
-        }
-    };
-    plan_s += laps.split();
-    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, &plan.solver, keep, power)?;
-    std::mem::forget(be);
-    let t = &mut outcome.summary.timings_s;
-    for (k, phase) in [
-        ("plan", plan_s),
-        ("power", power_s),
-        ("device_init", init_s),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        if phase.0 != "power" || linear {
-            t.insert(k, (phase.0.into(), phase.1));
-        }
-    }
-    outcome.summary.memory = Some(memory);
-    Ok((outcome, maps))
-}
-
-/// The GPU backend with the kernel families of a steady solve with
-/// `precond` compiled (or read from the kernel cache) and loaded, each on
-/// its own thread, and the staging buffers of the download of `cells`
-/// values pinned. `--device cuda:N` is checked here, on the init thread
-/// (see `plan::Typed::open_device_later`).
-fn open_cuda(ordinal: usize, precond: PrecondKind, cells: usize) -> anyhow::Result<CudaBackend> {
-    use cuth::backend::cuda::{ASSEMBLE, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG};
-    use cuth::profile::part;
-    part("device_init/probe", || super::plan::check_ordinal(ordinal))?;
-    let be = part("device_init/context", || CudaBackend::new(ordinal))?;
-    let mut families = vec![&QUAD_DIAG, &ASSEMBLE];
-    match precond {
-        PrecondKind::Multigrid => families.extend([&MULTIGRID, &MG_SETUP]),
-        PrecondKind::Chebyshev => families.extend([&CHEBYSHEV, &MIXED]),
-        _ => {}
-    }
-    std::thread::scope(|sc| {
-        let be = &be;
-        let mut loads: Vec<_> = (families.into_iter())
-            .map(|f| sc.spawn(move || part("device_init/modules", || be.load(f))))
-            .collect();
-        loads.push(sc.spawn(move || part("device_init/staging", || be.reserve_staging(cells))));
-        loads
-            .into_iter()
-            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    })
-    .map_err(|e: BackendError| anyhow::Error::from(e))?;
-    Ok(be)
-}
-
 /// The memory plan's view of the run.
-fn run_shape<'g>(plan: &RunPlan, out: &OutputOptions, grid: &'g cuth::grid::Grid) -> RunShape<'g> {
+pub(super) fn run_shape<'g>(
+    plan: &RunPlan,
+    out: &OutputOptions,
+    grid: &'g cuth::grid::Grid,
+) -> RunShape<'g> {
     let stack = &plan.stack;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
     let (wx, wy): (&[f64], &[f64]) = match grid.is_uniform() {

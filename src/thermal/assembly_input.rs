@@ -59,9 +59,18 @@ fn film_values(grid: &Grid, h: f64, map: Option<&CoolingMap>) -> Vec<f64> {
     }
 }
 
-impl<'p> AssemblyInput<'p> {
-    /// The inputs of `stack` on `grid` with its rasterized `power`.
-    pub fn new(stack: &Stack, grid: &Grid, power: &'p [LayerPower]) -> AssemblyInput<'p> {
+/// The parts of an [`AssemblyInput`] that take time at large grids (the
+/// layers' materials, which layers carry power), owned: a caller can build
+/// them while the device opens (issue 15) and hand them to
+/// [`AssemblyInput::from_parts`] with the same stack, grid and power.
+#[derive(Clone, Debug)]
+pub struct InputParts {
+    layers: Vec<LayerContent>,
+    powered: Vec<bool>,
+}
+
+impl InputParts {
+    pub fn new(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> InputParts {
         let layers = stack
             .layers
             .iter()
@@ -76,6 +85,41 @@ impl<'p> AssemblyInput<'p> {
                 }
             })
             .collect();
+        // An unpowered layer's map is a plane of zeros: left out (the
+        // kernels give it no power), not copied and uploaded (at 8192²
+        // the eight unpowered maps of mol_f2f were 4.3 GB, 4 of the 5.2 s
+        // of assembly).
+        let powered = (0..stack.layers.len())
+            .map(|l| {
+                power.get(l).is_some_and(|p| {
+                    !p.map_w.is_empty()
+                        && (p.total_w != 0.0 || p.map_w.par_iter().any(|&w| w != 0.0))
+                })
+            })
+            .collect();
+        InputParts { layers, powered }
+    }
+}
+
+impl<'p> AssemblyInput<'p> {
+    /// The inputs of `stack` on `grid` with its rasterized `power`.
+    pub fn new(stack: &Stack, grid: &Grid, power: &'p [LayerPower]) -> AssemblyInput<'p> {
+        Self::from_parts(stack, grid, power, InputParts::new(stack, grid, power))
+    }
+
+    /// [`AssemblyInput::new`] from parts built before (of the same stack,
+    /// grid and power; a layer count that differs is rebuilt here).
+    pub fn from_parts(
+        stack: &Stack,
+        grid: &Grid,
+        power: &'p [LayerPower],
+        parts: InputParts,
+    ) -> AssemblyInput<'p> {
+        let n = stack.layers.len();
+        let parts = match parts.layers.len() == n && parts.powered.len() == n {
+            true => parts,
+            false => InputParts::new(stack, grid, power),
+        };
         AssemblyInput {
             nx: grid.nx,
             ny: grid.ny,
@@ -85,19 +129,9 @@ impl<'p> AssemblyInput<'p> {
             dz: grid.dz.clone(),
             layer_of_z: grid.layer_of_z.iter().map(|&l| l as u32).collect(),
             layer_cells: grid.layer_z.iter().map(|r| r.len() as u32).collect(),
-            layers,
-            // An unpowered layer's map is a plane of zeros: left out (the
-            // kernels give it no power), not copied and uploaded (at 8192²
-            // the eight unpowered maps of mol_f2f were 4.3 GB, 4 of the
-            // 5.2 s of assembly).
-            power: (0..stack.layers.len())
-                .map(|l| {
-                    power
-                        .get(l)
-                        .filter(|p| p.total_w != 0.0 || p.map_w.par_iter().any(|&w| w != 0.0))
-                        .map(|p| p.map_w.as_slice())
-                        .filter(|m| !m.is_empty())
-                })
+            layers: parts.layers,
+            power: (parts.powered.iter().enumerate())
+                .map(|(l, &on)| power.get(l).filter(|_| on).map(|p| p.map_w.as_slice()))
                 .collect(),
             h_top: film_values(grid, stack.h_top, stack.h_top_map.as_ref()),
             h_bottom: match (stack.h_bottom, &stack.h_bottom_map) {

@@ -349,6 +349,9 @@ impl<'a> FieldStats<'a> {
     }
 }
 
+#[path = "field_stats_device.rs"]
+pub mod device;
+
 #[cfg(test)]
 #[path = "field_stats_tests.rs"]
 mod tests;

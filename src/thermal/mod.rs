@@ -7,6 +7,7 @@ pub mod memory_plan;
 pub mod nonlinear;
 pub mod probes;
 pub mod steady;
+mod steady_device;
 pub mod summarize;
 pub mod summary;
 pub mod sweep;

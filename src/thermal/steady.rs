@@ -2,13 +2,14 @@
 //! and a [`Summary`]. Generic over the backend, so the CPU and CUDA paths run
 //! the same code; only the vectors and kernels differ.
 
-use super::field_stats::{chunked_sum, FieldStats, Piece};
+use super::steady_device::{field_summary, shift_on_device, Assembled};
 pub(crate) use super::summarize::summarize;
 use super::summarize::summary_of;
+pub use super::summarize::PowerSums;
 pub use super::summarize::{energy_balance, energy_balance_of, Coupling};
 use super::summary::{MixedReport, SolverReport, Summary};
-use crate::assemble::{assemble, System};
-use crate::backend::{Backend, BackendError, ChebyshevBackend, DeviceAssembly};
+use crate::assemble::assemble;
+use crate::backend::{Backend, BackendError, ChebyshevBackend};
 use crate::grid::Grid;
 use crate::linalg::{
     build_thermal_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind,
@@ -16,7 +17,7 @@ use crate::linalg::{
 };
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
-use crate::thermal::assembly_input::AssemblyInput;
+use crate::thermal::assembly_input::{AssemblyInput, InputParts};
 use crate::thermal::nonlinear::{NonlinearError, NonlinearOptions};
 use std::time::Instant;
 
@@ -91,6 +92,24 @@ pub enum KeepField {
 /// kept (see [`KeepField::Maps`]).
 pub type LayerMaps = Vec<Option<Vec<f64>>>;
 
+/// What a caller hands [`solve_steady_for`] besides the stack (issue 15):
+/// the power it has rasterized already and the assembly input's parts it
+/// built from it (the CLI does both while the device opens), and whether
+/// the device buffers may be left to the process exit.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    pub power: Option<Vec<LayerPower>>,
+    /// Built from `power` (with the same stack and grid).
+    pub parts: Option<InputParts>,
+    /// Likewise.
+    pub sums: Option<PowerSums>,
+    /// The process exits after this solve: the solver's device buffers are
+    /// not freed (the driver reclaims them at exit, as it does the
+    /// backend's context, which the CLI never tears down). Library callers
+    /// leave this off.
+    pub leave_buffers_to_exit: bool,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SteadyError {
     #[error(transparent)]
@@ -111,18 +130,18 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
     stack: &Stack,
     opts: &SteadyOptions,
 ) -> Result<SteadyOutcome, SteadyError> {
-    solve_steady_for(be, stack, opts, &KeepField::Whole, None).map(|r| r.0)
+    solve_steady_for(be, stack, opts, &KeepField::Whole, Prepared::default()).map(|r| r.0)
 }
 
 /// [`solve_steady`] keeping `keep` of the field (with [`KeepField::Maps`]
 /// the outcome's `temperature_k` is empty and the maps come beside it),
-/// from `power` when the caller has rasterized it already.
+/// from what the caller has `prepared`.
 pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,
     keep: &KeepField,
-    power: Option<Vec<LayerPower>>,
+    prepared: Prepared,
 ) -> Result<(SteadyOutcome, LayerMaps), SteadyError> {
     if stack.is_nonlinear() {
         let o = crate::thermal::nonlinear::steady::solve(be, stack, opts)?;
@@ -141,9 +160,19 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
     be.check_capacity(grid.len())?;
     be.prepare_quad_diag()?;
     parts.lap("power/prepare");
-    let (power, phase) = match power {
-        Some(p) if p.len() == stack.layers.len() => (p, "prepare"),
-        _ => (rasterize_layers(stack, &grid)?, "power"),
+    let Prepared {
+        power,
+        parts: input_parts,
+        sums,
+        leave_buffers_to_exit: leave,
+    } = prepared;
+    let (power, input_parts, sums, phase) = match power {
+        Some(p) if p.len() == stack.layers.len() => (p, input_parts, sums, "prepare"),
+        _ => (rasterize_layers(stack, &grid)?, None, None, "power"),
+    };
+    let sums = match sums {
+        Some(s) if s.map_w.len() == power.len() && s.rhs_w.len() == power.len() => s,
+        _ => PowerSums::new(&grid, &power),
     };
     parts.lap("power/rasterize");
     lap(phase, &mut timings);
@@ -151,7 +180,10 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
     let n = grid.len();
     // On a GPU the system is built where it is used, from compact inputs
     // (device assembly); the CPU assembles on the host in parallel.
-    let input = AssemblyInput::new(stack, &grid, &power);
+    let input = match input_parts {
+        Some(parts) => AssemblyInput::from_parts(stack, &grid, &power, parts),
+        None => AssemblyInput::new(stack, &grid, &power),
+    };
     parts.lap("assemble/input");
     let (a, b, offset, sys) = match be.assemble_on_device(&input)? {
         Some(dev) => {
@@ -159,12 +191,12 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
             be.synchronize()?;
             parts.lap("assemble/device");
             lap("assemble", &mut timings);
-            let (a, b, offset, coupling) = shift_on_device(be, &grid, &power, dev)?;
+            let (a, b, offset, films) = shift_on_device(be, &sums, dev)?;
             if sync {
                 be.synchronize()?;
             }
             parts.lap("upload/shift");
-            (a, b, offset, Assembled::Device(coupling))
+            (a, b, offset, Assembled::Device(films))
         }
         None => {
             drop(input);
@@ -228,39 +260,31 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
             switches: info.precision_switches.clone(),
         }),
     };
-    drop(m);
+    // A one-shot run leaves its device buffers to the process exit.
+    let free = |bufs| match leave {
+        true => std::mem::forget(bufs),
+        false => drop(bufs),
+    };
+    free(Box::new(m) as Box<dyn std::any::Any>);
 
-    // The statistics are folded from x as it comes off the device, piece
-    // by piece (θ = x + c, T = θ + ambient); the whole field is kept only
-    // where the caller asked for it.
-    let coupling = match &sys {
-        Assembled::Host(sys) => Coupling::from(&**sys),
-        Assembled::Device(c) => c.borrowed(),
-    };
-    let maps: Vec<bool> = match keep {
-        KeepField::Whole => Vec::new(),
-        KeepField::Maps(ls) => (0..stack.layers.len())
-            .map(|l| ls.contains(&l) || power.get(l).is_some_and(|p| !p.blocks.is_empty()))
-            .collect(),
-    };
-    let whole = *keep == KeepField::Whole;
-    let mut fold = FieldStats::new(stack, &grid, &power, coupling, offset.c, &maps, whole);
-    be.download_pieces(&x, &mut |first, piece| {
-        fold.fold(first, Piece::Shifted(piece))
-    })?;
-    let mut stats = fold.finish()?;
-    parts.lap("download/fold");
+    // The statistics: reduced on the device, or folded from x as it comes
+    // off the device piece by piece (θ = x + c, T = θ + ambient); the whole
+    // field is kept only where the caller asked for it.
+    let mut stats = field_summary(be, stack, &grid, &power, &sys, &x, offset.c, keep)?;
+    parts.lap("download/stats");
     lap("download", &mut timings);
 
     // The device's vectors and matrix are not needed past this point.
-    drop((x, b, a));
-    be.synchronize()?;
+    free(Box::new((x, b, a)));
+    if !leave {
+        be.synchronize()?;
+    }
     parts.lap("free/solver");
     lap("free_solver", &mut timings);
     let t_summary = Instant::now();
     let temperature_k = stats.whole.take().unwrap_or_default();
     let layer_maps = std::mem::take(&mut stats.maps);
-    let mut summary = summary_of(stack, &grid, &power, &stats, be, solver, timings);
+    let mut summary = summary_of(stack, &grid, &sums, &stats, be, solver, timings);
     drop(sys);
     (summary.timings_s).push(("summary".into(), t_summary.elapsed().as_secs_f64()));
     parts.lap("summary/stats");
@@ -282,77 +306,4 @@ pub fn rasterize_layers(stack: &Stack, grid: &Grid) -> Result<Vec<LayerPower>, P
         .into_par_iter()
         .map(|l| layer_power(stack, grid, l))
         .collect()
-}
-
-/// The system as a solve holds it after assembly: whole on the host (CPU,
-/// or `CUTH_HOST_ASSEMBLY`), or on the device with only its coupling to
-/// ambient on the host.
-enum Assembled {
-    Host(Box<System>),
-    Device(OwnedCoupling),
-}
-
-/// [`Coupling`] that owns its planes (device assembly).
-struct OwnedCoupling {
-    power_in_w: f64,
-    g_top: Vec<f64>,
-    g_bottom: Vec<f64>,
-}
-
-impl OwnedCoupling {
-    fn borrowed(&self) -> Coupling<'_> {
-        Coupling {
-            power_in_w: self.power_in_w,
-            g_top: &self.g_top,
-            g_bottom: &self.g_bottom,
-        }
-    }
-}
-
-/// The offset of `linalg::offset` for a system assembled on the device:
-/// c = Σb / Σamb from the power maps and the ambient planes (host, one plane
-/// each), b −= c·amb where b lives, and the two norms by device reductions.
-#[allow(clippy::type_complexity)]
-fn shift_on_device<B: ChebyshevBackend>(
-    be: &B,
-    grid: &Grid,
-    power: &[LayerPower],
-    dev: DeviceAssembly<B::Matrix, B::Vector>,
-) -> Result<(B::Matrix, B::Vector, Offset, OwnedCoupling), SteadyError> {
-    let DeviceAssembly {
-        a,
-        rhs: mut b,
-        g_top,
-        g_bottom,
-    } = dev;
-    // Σ rhs: each layer's map once per z cell, split evenly over them.
-    let power_in_w: f64 = grid
-        .layer_z
-        .iter()
-        .zip(power)
-        .map(|(zr, p)| {
-            let share = 1.0 / zr.len() as f64;
-            zr.len() as f64 * chunked_sum(&p.map_w, |w| w * share)
-        })
-        .sum();
-    let amb: f64 = chunked_sum(&g_top, |g| g) + chunked_sum(&g_bottom, |g| g);
-    let c = if amb > 0.0 { power_in_w / amb } else { 0.0 };
-    let mut s = be.scalars(2)?;
-    be.dot(&b, &b, &mut s, 0)?;
-    be.shift_rhs(&a, c, &mut b)?;
-    be.dot(&b, &b, &mut s, 1)?;
-    let v = be.read_scalars(&s)?;
-    let (nb, ns) = (v[0].sqrt(), v[1].sqrt());
-    let offset = Offset {
-        c,
-        rhs: Vec::new(),
-        rtol_scale: if ns > 0.0 { nb / ns } else { 1.0 },
-        b_norm: nb,
-    };
-    let coupling = OwnedCoupling {
-        power_in_w,
-        g_top,
-        g_bottom,
-    };
-    Ok((a, b, offset, coupling))
 }

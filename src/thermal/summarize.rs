@@ -87,14 +87,43 @@ pub(crate) fn summarize<'s, B: Backend>(
     let stats = (f.fold(0, Piece::Given { theta, t }))
         .and_then(|()| f.finish())
         .expect("summarize: θ and T hold one value per cell of the grid");
-    summary_of(stack, grid, power, &stats, be, solver, timings_s)
+    let sums = PowerSums::new(grid, power);
+    summary_of(stack, grid, &sums, &stats, be, solver, timings_s)
+}
+
+/// Per layer the sums of its power map that a summary and a device
+/// assembly's offset read (a plane each, 10 ms for mol_f2f at 2048²): a
+/// CUDA solve computes them while the device opens (issue 15).
+#[derive(Clone, Debug)]
+pub struct PowerSums {
+    /// Σ of the map, W.
+    pub map_w: Vec<f64>,
+    /// What the right-hand side holds: z cells × Σ (w / z cells), W.
+    pub rhs_w: Vec<f64>,
+}
+
+impl PowerSums {
+    pub fn new(grid: &Grid, power: &[LayerPower]) -> PowerSums {
+        let (map_w, rhs_w) = (grid.layer_z.iter().zip(power))
+            .map(|(zr, p)| {
+                let map = chunked_sum(&p.map_w, |w| w);
+                // One z cell: share 1, the same sum bit for bit.
+                let rhs = match zr.len() {
+                    1 => map,
+                    k => k as f64 * chunked_sum(&p.map_w, |w| w * (1.0 / k as f64)),
+                };
+                (map, rhs)
+            })
+            .unzip();
+        PowerSums { map_w, rhs_w }
+    }
 }
 
 /// The [`Summary`] of a folded field.
 pub(crate) fn summary_of<B: Backend>(
     stack: &Stack,
     grid: &Grid,
-    power: &[LayerPower],
+    power: &PowerSums,
     stats: &FieldSummary,
     be: &B,
     solver: SolverReport,
@@ -108,7 +137,7 @@ pub(crate) fn summary_of<B: Backend>(
             z_bottom_m: grid.z_bottom(grid.layer_z[l].start),
             thickness_m: layer.thickness_m,
             cells: layer.cells,
-            power_w: chunked_sum(&power[l].map_w, |w| w),
+            power_w: power.map_w.get(l).copied().unwrap_or(0.0),
             t_min_k: s.t_min_k,
             t_avg_k: s.t_avg_k,
             t_max_k: s.t_max_k,

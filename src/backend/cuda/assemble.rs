@@ -8,11 +8,12 @@
 //! keeps the uploaded inputs ([`AsmInputs`]) and assembles from per-cell
 //! materials (`assemble_kt.rs`) at every outer iteration.
 
+use super::assemble_inputs::{film, flatten};
 use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config};
 use super::{CudaBackend, CudaMatrix};
 use crate::backend::BackendError;
-use crate::thermal::assembly_input::{AssemblyInput, LayerContent};
+use crate::thermal::assembly_input::AssemblyInput;
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 
 /// `kernels/assemble.cu`.
@@ -35,7 +36,7 @@ pub struct DeviceSystem {
     pub a: CudaMatrix,
     /// Power per cell, W.
     pub rhs: CudaSlice<f64>,
-    /// c·V per cell, J/K.
+    /// c·V per cell, J/K (a single zero from `assemble_steady`).
     pub capacity: CudaSlice<f64>,
     /// Conductance to ambient per top-plane cell, W/K.
     pub g_top: CudaSlice<f64>,
@@ -67,70 +68,6 @@ pub struct AsmInputs {
     widths: (Vec<f64>, Vec<f64>),
 }
 
-/// The inputs flattened as the kernels read them.
-struct Flat {
-    uniform: Vec<f64>,
-    plane_off: Vec<i64>,
-    planes: Vec<f64>,
-    power_off: Vec<i64>,
-    power: Vec<f64>,
-}
-
-fn flatten(inp: &AssemblyInput) -> Result<Flat, BackendError> {
-    let plane = inp.plane();
-    let mut f = Flat {
-        uniform: Vec::with_capacity(4 * inp.layers.len()),
-        plane_off: Vec::with_capacity(inp.layers.len()),
-        planes: Vec::new(),
-        power_off: Vec::with_capacity(inp.layers.len()),
-        power: Vec::new(),
-    };
-    for c in &inp.layers {
-        match c {
-            LayerContent::Uniform(m) => {
-                f.uniform.extend_from_slice(m);
-                f.plane_off.push(-1);
-            }
-            LayerContent::Plane(v) => {
-                if v.len() != plane {
-                    return Err(BackendError::Length(v.len(), plane));
-                }
-                f.uniform.extend_from_slice(&[0.0; 4]);
-                f.plane_off.push((f.planes.len() / 4) as i64);
-                f.planes.extend(v.iter().flatten());
-            }
-        }
-    }
-    for p in &inp.power {
-        match p {
-            Some(map) if !map.is_empty() => {
-                if map.len() != plane {
-                    return Err(BackendError::Length(map.len(), plane));
-                }
-                f.power_off.push(f.power.len() as i64);
-                f.power.extend_from_slice(map);
-            }
-            _ => f.power_off.push(-1),
-        }
-    }
-    // cudarc cannot copy an empty slice: one unused value.
-    for v in [&mut f.planes, &mut f.power] {
-        if v.is_empty() {
-            v.push(0.0);
-        }
-    }
-    Ok(f)
-}
-
-/// A film coefficient array and its stride (0: one value for the face).
-fn film(h: &[f64], plane: usize) -> Result<i64, BackendError> {
-    match h.len() {
-        1 => Ok(0),
-        n if n == plane => Ok(1),
-        n => Err(BackendError::Length(n, plane)),
-    }
-}
-
 impl CudaBackend {
     pub(crate) fn htod<T: DeviceRepr>(
         &self,
@@ -153,6 +90,14 @@ impl CudaBackend {
     pub fn assemble_system(&self, inp: &AssemblyInput) -> Result<DeviceSystem, BackendError> {
         let inputs = self.upload_assembly(inp)?;
         self.assemble_from(&inputs, None)
+    }
+
+    /// [`CudaBackend::assemble_system`] for a steady solve: the heat
+    /// capacities (one n-vector) are neither allocated nor computed, and
+    /// `capacity` holds a single zero.
+    pub fn assemble_steady(&self, inp: &AssemblyInput) -> Result<DeviceSystem, BackendError> {
+        let inputs = self.upload_assembly(inp)?;
+        self.assemble_with(&inputs, None, false)
     }
 
     /// The compact inputs of `inp` in device memory, checked.
@@ -202,9 +147,9 @@ impl CudaBackend {
             lc: self.htod(&cells, "the z cells of each layer")?,
             uniform: self.htod(&f.uniform, "the layer materials")?,
             plane_off: self.htod(&f.plane_off, "the plane offsets")?,
-            planes: self.htod(&f.planes, "the in-plane materials")?,
+            planes: self.htod_concat(&f.planes, "the in-plane materials")?,
             power_off: self.htod(&f.power_off, "the power offsets")?,
-            power: self.htod(&f.power, "the power maps")?,
+            power: self.htod_concat(&f.power, "the power maps")?,
             h_top: self.htod(&inp.h_top, "h_top")?,
             h_bottom: self.htod(&h_bottom, "h_bottom")?,
             top_stride,
@@ -232,6 +177,17 @@ impl CudaBackend {
         inp: &AsmInputs,
         cells: Option<&CudaSlice<f64>>,
     ) -> Result<DeviceSystem, BackendError> {
+        self.assemble_with(inp, cells, true)
+    }
+
+    /// [`CudaBackend::assemble_from`], with the heat capacities only when
+    /// `with_capacity`.
+    fn assemble_with(
+        &self,
+        inp: &AsmInputs,
+        cells: Option<&CudaSlice<f64>>,
+        with_capacity: bool,
+    ) -> Result<DeviceSystem, BackendError> {
         let (nx, ny, nz) = (inp.nx, inp.ny, inp.nz);
         let (plane, n) = (nx * ny, nx * ny * nz);
         let mut part = crate::profile::Laps::new();
@@ -251,7 +207,7 @@ impl CudaBackend {
                 wy,
             },
             rhs: self.zeros_f64(n, "the right-hand side")?,
-            capacity: self.zeros_f64(n, "the heat capacities")?,
+            capacity: self.zeros_f64(if with_capacity { n } else { 1 }, "the heat capacities")?,
             g_top: self.zeros_f64(plane, "g_top")?,
             g_bottom: self.zeros_f64(plane, "g_bottom")?,
         };
@@ -265,7 +221,8 @@ impl CudaBackend {
 
     /// [`Self::assemble_from`] into the arrays of `sys` (a system of the
     /// same grid: a k(T) outer iteration re-assembling, nothing allocated).
-    /// The kernels write every value of every array.
+    /// The kernels write every value of every array (the heat capacities
+    /// only where `sys` has them).
     pub(crate) fn assemble_into(
         &self,
         inp: &AsmInputs,
@@ -282,7 +239,12 @@ impl CudaBackend {
             super::same_len(len, n)?;
         }
         super::same_len(sys.rhs.len(), n)?;
-        super::same_len(sys.capacity.len(), n)?;
+        // A steady system's placeholder (`assemble_steady`) holds one zero:
+        // its heat capacities are neither stored nor computed.
+        let with_capacity = sys.capacity.len() == n;
+        if !with_capacity {
+            super::same_len(sys.capacity.len(), 1)?;
+        }
         super::same_len(sys.g_top.len(), plane)?;
         super::same_len(sys.g_bottom.len(), plane)?;
         let mut part = crate::profile::Laps::new();
@@ -312,7 +274,11 @@ impl CudaBackend {
                 .arg(&inp.has_bottom);
             args.arg(&nx64).arg(&ny64).arg(&nz64);
             args.arg(&mut a.gx).arg(&mut a.gy).arg(&mut a.gz);
-            args.arg(&mut sys.capacity).arg(&mut sys.rhs);
+            match with_capacity {
+                true => args.arg(&mut sys.capacity),
+                false => args.arg(&null),
+            };
+            args.arg(&mut sys.rhs);
             args.arg(&mut sys.g_top).arg(&mut sys.g_bottom);
             // SAFETY: arguments in the kernel's order and types; every
             // array's length checked against nx, ny, nz (above, and the

@@ -236,3 +236,39 @@ pub(crate) fn open(
         Ok((ctx, stream, info))
     })
 }
+
+/// Reads (or compiles) the images of `families` for GPU `ordinal` into this
+/// process's image cache on as many threads, without a context: only the
+/// device's compute capability is asked for. A caller that runs this beside
+/// the context's creation (`cuth solve`'s init thread, issue 15) leaves
+/// only the modules' loading for after it. Failures are left for the load,
+/// which reads or compiles again and reports them.
+pub fn prefetch(ordinal: usize, families: &[&kernels::KernelFamily]) {
+    use cudarc::driver::result::device;
+    use cudarc::driver::sys::CUdevice_attribute as Attr;
+    let cc = guarded("querying the device", || {
+        let dev = device::get(ordinal as i32).map_err(|e| driver_err("cuDeviceGet", e))?;
+        // SAFETY: `dev` comes from cuDeviceGet.
+        let attr = |a| unsafe { device::get_attribute(dev, a) };
+        let major = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        let minor = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        Ok((
+            major.map_err(|e| driver_err("cc", e))?,
+            minor.map_err(|e| driver_err("cc", e))?,
+        ))
+    });
+    let Ok(cc) = cc else { return };
+    let Ok(arch) = kernels::supported_archs().and_then(|a| kernels::pick_arch(cc, &a)) else {
+        return;
+    };
+    std::thread::scope(|sc| {
+        for &f in families {
+            let arch = &arch;
+            sc.spawn(move || {
+                let _ = guarded("reading the kernels", || {
+                    kernels::compiled(f, arch, cc, false).map(|_| ())
+                });
+            });
+        }
+    });
+}

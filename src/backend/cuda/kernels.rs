@@ -237,7 +237,7 @@ type Compiled = Arc<KernelImage>;
 /// Images per (family, arch), compiled or read from the disk cache at most
 /// once per process: tests and benchmarks create several backends. With
 /// `fresh`, the disk entry is skipped and overwritten (it did not load).
-fn compiled(
+pub(crate) fn compiled(
     file: &KernelFamily,
     arch: &str,
     cc: (i32, i32),

@@ -16,12 +16,14 @@
 //! (probing, contexts, `cuth info`), `kernels` (families, NVRTC, cache),
 //! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
 //! reduction scratch, errors), `quad_diag` / `blas1` /
-//! `chebyshev` (one launcher per kernel), `batch` / `batch_launch` (k
+//! `chebyshev` (one launcher per kernel), `stats` (the post-solve
+//! statistics reduced on the device), `batch` / `batch_launch` (k
 //! right-hand sides at once), `memory` (device budget), `timing`
 //! (events, graphs, copy bandwidth for the benchmark), `transfer` (large
 //! downloads through pinned staging buffers).
 
 mod assemble;
+mod assemble_inputs;
 mod assemble_kt;
 mod batch;
 mod batch_launch;
@@ -38,6 +40,7 @@ mod mixed;
 mod nonlinear;
 mod nonlinear_reduce;
 mod quad_diag;
+mod stats;
 pub mod timing;
 mod transfer;
 
@@ -56,6 +59,7 @@ pub use mixed::{CudaLowArray, CudaLowMatrix};
 pub use nonlinear::CudaPhysics;
 pub use nonlinear_reduce::NONLINEAR;
 pub use quad_diag::QUAD_DIAG;
+pub use stats::STATS;
 pub use transfer::{stage_values, STAGE_VALUES};
 
 use super::BackendError;
@@ -139,6 +143,19 @@ impl CudaBackend {
     /// use. `CUTH_CUDA_SYNC=1` in the
     /// environment turns on [`CudaBackend::set_sync_each_launch`].
     pub fn new(ordinal: usize) -> Result<CudaBackend, BackendError> {
+        let be = CudaBackend::open(ordinal)?;
+        // The core's kernels, which every solver launches; the capability
+        // families (and applications' own, such as topopt's) are compiled
+        // when first prepared or launched.
+        be.load(&blas1::BLAS1)?;
+        Ok(be)
+    }
+
+    /// [`CudaBackend::new`] without loading any kernel family: every
+    /// family, BLAS-1 too, is compiled and loaded on first use or by
+    /// [`CudaBackend::load`] (`cuth solve` loads the families it needs on
+    /// several threads at once).
+    pub fn open(ordinal: usize) -> Result<CudaBackend, BackendError> {
         let (ctx, stream, info) = device::open(ordinal)?;
         let driver = device::driver_version()?;
         let nvrtc = kernels::nvrtc_version()?;
@@ -146,7 +163,7 @@ impl CudaBackend {
         let per_sm = (info.max_threads_per_multiprocessor / kernels::BLOCK as usize).max(1);
         let blocks = info.multiprocessors * per_sm;
         let reduce = ReduceScratch::new(&stream, blocks)?;
-        let be = CudaBackend {
+        Ok(CudaBackend {
             kernels: Kernels::new(ctx.clone(), arch, info.compute_capability),
             ctx,
             stream,
@@ -157,12 +174,7 @@ impl CudaBackend {
             sync_each_launch: AtomicBool::new(std::env::var_os("CUTH_CUDA_SYNC").is_some()),
             schedule: AtomicU8::new(QdSchedule::from_env().to_u8()),
             staging: Default::default(),
-        };
-        // The core's kernels, which every solver launches; the capability
-        // families (and applications' own, such as topopt's) are compiled
-        // when first prepared or launched.
-        be.load(&blas1::BLAS1)?;
-        Ok(be)
+        })
     }
 
     /// Compiles and loads `family` now rather than at its first launch (for

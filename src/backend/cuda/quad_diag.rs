@@ -10,6 +10,7 @@ use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::{BackendError, ChebWork, DeviceAssembly, QuadDiagOps};
 use crate::matrix::QuadDiag;
 use crate::thermal::assembly_input::AssemblyInput;
+use crate::thermal::field_stats::device::{StatsPartials, StatsRequest};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::borrow::Cow;
 
@@ -57,19 +58,30 @@ impl QuadDiagOps for CudaBackend {
         if std::env::var_os("CUTH_HOST_ASSEMBLY").is_some() {
             return Ok(None);
         }
-        let sys = self.assemble_system(inp)?;
-        let t = std::time::Instant::now();
-        let (g_top, g_bottom) = (
-            self.to_host(&sys.g_top, "g_top")?,
-            self.to_host(&sys.g_bottom, "g_bottom")?,
-        );
-        crate::profile::add("assemble/films_download", t.elapsed().as_secs_f64());
+        let sys = self.assemble_steady(inp)?;
+        // The films stay on the device: the statistics read them there
+        // (`field_partials`), the offset sums them there.
         Ok(Some(DeviceAssembly {
-            g_top,
-            g_bottom,
+            g_top: sys.g_top,
+            g_bottom: sys.g_bottom,
             a: sys.a,
             rhs: sys.rhs,
         }))
+    }
+
+    fn chunked_total(&self, v: &CudaSlice<f64>) -> Result<f64, BackendError> {
+        self.chunked_total_kernel(v)
+    }
+
+    fn field_partials(
+        &self,
+        x: &CudaSlice<f64>,
+        g_top: &CudaSlice<f64>,
+        g_bottom: &CudaSlice<f64>,
+        req: &StatsRequest,
+    ) -> Result<Option<StatsPartials>, BackendError> {
+        self.field_partials_kernels(x, g_top, g_bottom, req)
+            .map(Some)
     }
 
     fn shift_rhs(

@@ -170,12 +170,15 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
         ));
         host.push(("shifted right-hand side", 8 * n));
     } else {
-        // The powered maps flattened, the material planes, g_top, g_bottom.
+        // The material planes of patched layers (the power maps are
+        // uploaded from where they are); g_top and g_bottom come down only
+        // for a fold of the whole field (the statistics are otherwise
+        // reduced on the device).
         let patched = s.patched_layers as u64;
-        let powered = s.powered_layers as u64;
+        let films = if whole { 16 * plane } else { 0 };
         host.push((
-            "assembly inputs (power, material planes, films)",
-            8 * plane * powered + 32 * plane * patched + 16 * plane,
+            "assembly inputs (material planes, films)",
+            32 * plane * patched + films,
         ));
         if s.precond == PrecondKind::Chebyshev {
             host.push(("matrix copy for preconditioner set-up", 40 * n));

@@ -1,0 +1,124 @@
+//! The parts of a steady solve that depend on where the system was
+//! assembled (issue 15): the offset of a device-assembled system computed
+//! where it lives, and the post-solve statistics, reduced on the device
+//! (`QuadDiagOps::field_partials`) when no output needs the whole field,
+//! else folded from the field as it comes down (`field_stats`).
+
+use super::field_stats::{FieldStats, FieldSummary, Piece};
+use super::steady::{Coupling, KeepField, SteadyError};
+use super::summarize::PowerSums;
+use crate::assemble::System;
+use crate::backend::{ChebyshevBackend, DeviceAssembly, QuadDiagOps};
+use crate::grid::Grid;
+use crate::linalg::Offset;
+use crate::power::LayerPower;
+use crate::stack::Stack;
+
+/// The system as a solve holds it after assembly: whole on the host (CPU,
+/// or `CUTH_HOST_ASSEMBLY`), or on the device with its films there too.
+pub(crate) enum Assembled<V> {
+    Host(Box<System>),
+    Device(DeviceFilms<V>),
+}
+
+/// A device assembly's coupling to ambient: the power in and the films.
+pub(crate) struct DeviceFilms<V> {
+    power_in_w: f64,
+    g_top: V,
+    g_bottom: V,
+}
+
+/// The offset of `linalg::offset` for a system assembled on the device:
+/// c = Σb / Σamb from the power maps (host, one plane each) and the films
+/// (summed on the device), b −= c·amb where b lives, and the two norms by
+/// device reductions.
+#[allow(clippy::type_complexity)]
+pub(crate) fn shift_on_device<B: ChebyshevBackend>(
+    be: &B,
+    sums: &PowerSums,
+    dev: DeviceAssembly<B::Matrix, B::Vector>,
+) -> Result<(B::Matrix, B::Vector, Offset, DeviceFilms<B::Vector>), SteadyError> {
+    let DeviceAssembly {
+        a,
+        rhs: mut b,
+        g_top,
+        g_bottom,
+    } = dev;
+    // Σ rhs: each layer's map once per z cell, split evenly over them.
+    let power_in_w: f64 = sums.rhs_w.iter().sum();
+    let amb = be.chunked_total(&g_top)? + be.chunked_total(&g_bottom)?;
+    let c = if amb > 0.0 { power_in_w / amb } else { 0.0 };
+    let mut s = be.scalars(2)?;
+    be.dot(&b, &b, &mut s, 0)?;
+    be.shift_rhs(&a, c, &mut b)?;
+    be.dot(&b, &b, &mut s, 1)?;
+    let v = be.read_scalars(&s)?;
+    let (nb, ns) = (v[0].sqrt(), v[1].sqrt());
+    let offset = Offset {
+        c,
+        rhs: Vec::new(),
+        rtol_scale: if ns > 0.0 { nb / ns } else { 1.0 },
+        b_norm: nb,
+    };
+    let films = DeviceFilms {
+        power_in_w,
+        g_top,
+        g_bottom,
+    };
+    Ok((a, b, offset, films))
+}
+
+/// The statistics of the solution `x` (θ = x + c) and what `keep` asks for:
+/// reduced on the device when it can and the whole field is not wanted,
+/// else folded piece by piece as x comes down.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn field_summary<B: QuadDiagOps>(
+    be: &B,
+    stack: &Stack,
+    grid: &Grid,
+    power: &[LayerPower],
+    sys: &Assembled<B::Vector>,
+    x: &B::Vector,
+    c: f64,
+    keep: &KeepField,
+) -> Result<FieldSummary, SteadyError> {
+    let maps: Vec<bool> = match keep {
+        KeepField::Whole => Vec::new(),
+        KeepField::Maps(ls) => (0..stack.layers.len())
+            .map(|l| ls.contains(&l) || power.get(l).is_some_and(|p| !p.blocks.is_empty()))
+            .collect(),
+    };
+    let whole = *keep == KeepField::Whole;
+    let films: (Vec<f64>, Vec<f64>);
+    let coupling = match sys {
+        Assembled::Host(sys) => Coupling::from(&**sys),
+        Assembled::Device(d) => {
+            let lean = Coupling {
+                power_in_w: d.power_in_w,
+                g_top: &[],
+                g_bottom: &[],
+            };
+            if !whole {
+                let fold = FieldStats::new(stack, grid, power, lean, c, &maps, false);
+                let got = be.field_partials(x, &d.g_top, &d.g_bottom, &fold.request())?;
+                if let Some(p) = got {
+                    let mut fold = fold;
+                    fold.fold_partials(p)?;
+                    return Ok(fold.finish()?);
+                }
+            }
+            // The host fold reads the films.
+            films = (be.download(&d.g_top)?, be.download(&d.g_bottom)?);
+            Coupling {
+                power_in_w: d.power_in_w,
+                g_top: &films.0,
+                g_bottom: &films.1,
+            }
+        }
+    };
+    let mut fold = FieldStats::new(stack, grid, power, coupling, c, &maps, whole);
+    be.download_pieces(x, &mut |first, piece| {
+        fold.fold(first, Piece::Shifted(piece))
+    })?;
+    Ok(fold.finish()?)
+}
