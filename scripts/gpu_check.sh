@@ -87,6 +87,13 @@ for n in ["m8192", "m8192s128"]:
         rss = [l for l in open(f"{L}/{n}.log") if "Maximum resident" in l or "Elapsed (wall" in l]
         print(n, " ".join(x.strip() for x in rss))
     except Exception: pass
+# Block statistics (blocks.csv), CUDA against CPU on the 129-block example.
+try:
+    rows = {n: list(csv.DictReader(open(f"/tmp/w/{n}/blocks.csv"))) for n in ("ev6_cuda", "ev6_cpu")}
+    a, b = rows["ev6_cuda"], rows["ev6_cpu"]
+    d = max(abs(float(x[k]) - float(y[k])) for x, y in zip(a, b) for k in x if k.startswith("t_"))
+    print(f"ev6 blocks.csv cuda vs cpu: {len(a)}/{len(b)} blocks, same names {[(x['layer'], x['block']) for x in a] == [(y['layer'], y['block']) for y in b]}, max |dT| {d:.2e}")
+except Exception as e: print("ev6 blocks.csv: not compared", e)
 s = j("sweep10000")
 if s: print("sweep10000:", {k: s[k] for k in s if k in ("cases","failed","cases_per_s","timings_s","batch")})
 for n in ["tr_lin512", "tr_kt512", "tr_kt512_it"]:
