@@ -6,7 +6,9 @@
 * every raw folder benchmarks/<name>/ is named by BENCHMARKS.md;
 * no raw folder holds a script (*.sh, *.py): drivers live in scripts/;
 * BENCHMARKS.md names no staged `.gpu/<branch>/...` script as if it were
-  kept (those copies are not in the repository).
+  kept (those copies are not in the repository);
+* every `](#anchor)` link of BENCHMARKS.md names one of its headings
+  (GitHub's slugs: lower case, punctuation dropped, spaces to `-`).
 
 Prints one line per problem and exits 1 if there is any, else 0.
     python3 scripts/check_benchmarks_refs.py
@@ -33,9 +35,14 @@ def expand(ref):
     return out
 
 
+def slug(heading):
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 def main():
     text = open(os.path.join(ROOT, "BENCHMARKS.md"), encoding="utf-8").read()
     problems = []
+    anchors = {slug(h) for h in re.findall(r"^#+ (.*)$", text, re.M)}
     named = set()
     for lineno, line in enumerate(text.splitlines(), 1):
         for m in REF.finditer(line):
@@ -52,6 +59,9 @@ def main():
                 parts = path.split("/")
                 if parts[0] == "benchmarks" and len(parts) > 1 and parts[1]:
                     named.add(parts[1])
+        for a in re.findall(r"\]\(#([^)]+)\)", line):
+            if a not in anchors:
+                problems.append(f"BENCHMARKS.md:{lineno}: link #{a} names no heading")
         for m in GPU.finditer(line):
             problems.append(
                 f"BENCHMARKS.md:{lineno}: {m.group(0)} is a staged copy, not in the repository"
