@@ -1,9 +1,15 @@
 #!/bin/bash
-# Size-graded multigrid on non-uniform grids (BENCHMARKS.md, "Packages").
-# usage: benchmarks/2026-11-30-cpu-mggraded/run.sh NEW_CUTH OLD_CUTH > results.txt
-# (repository root; OLD_CUTH: a build of main before the change, e.g. 1055b7f)
+# Size-graded multigrid on non-uniform grids, one binary against another
+# (BENCHMARKS.md, "Size-graded multigrid coarsening"): `cuth solve --device cpu
+# --precond mg --no-maps` on the graded shipped/benchmark stacks (3 runs each),
+# the tests/package.rs die at several cell sizes and aspect caps
+# (scripts/gen_die_in_package.py), and uniform grids compared file by file.
+# One line per run on stdout (grid, PCG iterations, set-up and solve time,
+# hottest cell, levels, hierarchy bytes over the fine matrix's).
+#   bash scripts/bench_mg_graded.sh NEW_CUTH OLD_CUTH > OUT/results.txt
+# (from the repository root; OLD_CUTH e.g. a build of main before a change)
 set -u
-NEW=$1; OLD=$2; HERE=$(dirname "$0")
+NEW=${1:?usage: bench_mg_graded.sh NEW_CUTH OLD_CUTH}; OLD=${2:?usage: bench_mg_graded.sh NEW_CUTH OLD_CUTH}; HERE=$(dirname "$0")
 line() { # bin label stack [args]
     local b=$1 label=$2 f=$3; shift 3
     local o; o=$(mktemp -d)
@@ -25,7 +31,7 @@ done
 echo "== 2 x 1.5 mm die in a 16 mm package (tests/package.rs geometry), refinement and aspect cap"
 for spec in "200 um|-" "100 um|-" "50 um|-" "25 um|-" "12.5 um|-" "25 um|100 um" "25 um|400 um" "25 um|16 mm"; do
     cell=${spec%|*}; cap=${spec#*|}
-    f=$(mktemp --suffix=.toml); python3 "$HERE/die_2x1p5_16mm.py" "$cell" "$cap" > "$f"
+    f=$(mktemp --suffix=.toml); python3 "$HERE/gen_die_in_package.py" "$cell" "$cap" > "$f"
     for b in NEW OLD; do line "${!b}" $b "$f" ; done | sed "s|$f|cell $cell max_cell $cap|"
     rm -f "$f"
 done

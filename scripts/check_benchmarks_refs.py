@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Checks that BENCHMARKS.md and benchmarks/ agree (run from anywhere):
+
+* every path BENCHMARKS.md names under benchmarks/ or scripts/ exists
+  (`{a,b}` alternatives and `*` globs expanded; a trailing `/` means a folder);
+* every raw folder benchmarks/<name>/ is named by BENCHMARKS.md;
+* no raw folder holds a script (*.sh, *.py): drivers live in scripts/;
+* BENCHMARKS.md names no staged `.gpu/<branch>/...` script as if it were
+  kept (those copies are not in the repository);
+* every `](#anchor)` link of BENCHMARKS.md names one of its headings
+  (GitHub's slugs: lower case, punctuation dropped, spaces to `-`).
+
+Prints one line per problem and exits 1 if there is any, else 0.
+    python3 scripts/check_benchmarks_refs.py
+"""
+import glob
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# benchmarks/..., scripts/... up to a character that cannot be in our paths.
+REF = re.compile(r"(?<![\w./-])((?:benchmarks|scripts)/[\w.,{}*/+-]*)")
+GPU = re.compile(r"(?<![\w/-])\.gpu/[\w.-]+/[\w./-]+\.(?:sh|py)")
+
+
+def expand(ref):
+    """`a{b,c}d` -> [abd, acd] (one level of braces, enough here)."""
+    m = re.search(r"\{([^{}]*)\}", ref)
+    if not m:
+        return [ref]
+    out = []
+    for alt in m.group(1).split(","):
+        out += expand(ref[: m.start()] + alt + ref[m.end():])
+    return out
+
+
+def slug(heading):
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def main():
+    text = open(os.path.join(ROOT, "BENCHMARKS.md"), encoding="utf-8").read()
+    problems = []
+    anchors = {slug(h) for h in re.findall(r"^#+ (.*)$", text, re.M)}
+    named = set()
+    for lineno, line in enumerate(text.splitlines(), 1):
+        for m in REF.finditer(line):
+            ref = m.group(1).rstrip(".,")
+            if ref in ("benchmarks/", "scripts/"):
+                continue
+            for path in expand(ref):
+                full = os.path.join(ROOT, path)
+                hits = glob.glob(full) if "*" in path else [full] if os.path.exists(full) else []
+                if path.endswith("/") and hits and not all(os.path.isdir(h) for h in hits):
+                    hits = []
+                if not hits:
+                    problems.append(f"BENCHMARKS.md:{lineno}: {path} does not exist")
+                parts = path.split("/")
+                if parts[0] == "benchmarks" and len(parts) > 1 and parts[1]:
+                    named.add(parts[1])
+        for a in re.findall(r"\]\(#([^)]+)\)", line):
+            if a not in anchors:
+                problems.append(f"BENCHMARKS.md:{lineno}: link #{a} names no heading")
+        for m in GPU.finditer(line):
+            problems.append(
+                f"BENCHMARKS.md:{lineno}: {m.group(0)} is a staged copy, not in the repository"
+                " (name a scripts/ driver or write the commands)"
+            )
+    bench = os.path.join(ROOT, "benchmarks")
+    for d in sorted(os.listdir(bench)):
+        if not os.path.isdir(os.path.join(bench, d)):
+            continue
+        if d not in named:
+            problems.append(f"benchmarks/{d}/ is not named in BENCHMARKS.md")
+        for dirpath, _, files in os.walk(os.path.join(bench, d)):
+            for f in files:
+                if f.endswith((".sh", ".py")):
+                    rel = os.path.relpath(os.path.join(dirpath, f), ROOT)
+                    problems.append(f"{rel}: a script in a raw folder (move it to scripts/)")
+    for p in problems:
+        print(p)
+    print(f"check_benchmarks_refs: {len(problems)} problem(s)", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
