@@ -94,6 +94,10 @@ impl<B: MultigridOps> Multigrid<B> {
             let shape = be.mg_shape(above);
             let (mx, my) = c.axis_maps(shape.wx, shape.wy);
             let ac = be.mg_coarsen(above, &mx, &my)?;
+            // The level above is built from and needs its amb no more.
+            if let Some(m) = coarse.last_mut().and_then(|l| l.a.as_mut()) {
+                be.mg_release_ambient(m)?;
+            }
             let nc = c.coarse_len();
             let last = k + 1 == steps.len();
             let (a, pivots) = match last {
@@ -106,8 +110,9 @@ impl<B: MultigridOps> Multigrid<B> {
                     (Some(ac), Some(p))
                 }
             };
-            // Matrix (5 arrays) and pivots below the coarsest; b and x everywhere.
-            let arrays = if last { 2 } else { 8 };
+            // Below the coarsest: the matrix without amb (released once the
+            // next level is built: d, gx, gy, gz) and pivots; b and x everywhere.
+            let arrays = if last { 2 } else { 7 };
             levels.push(LevelReport {
                 nx: c.nxc,
                 ny: c.nyc,
