@@ -9,13 +9,12 @@
 
 mod common;
 
-use common::mg::{dense, dense_parts, load, mg_options, system, Dense};
+use common::mg::{assert_symmetric_positive, dense, dense_parts, load, mg_options, system, Dense};
 use common::{random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::linalg::mg::{
     coarsen, plan, plan_graded, Coarsening, LevelReport, MgOptions, MgReport, Multigrid,
 };
-use cuth::linalg::{Preconditioner, QuadDiagOperator};
 use cuth::stack::Stack;
 use cuth::thermal::steady::solve_steady;
 
@@ -190,21 +189,7 @@ fn graded_cycle_is_symmetric_and_positive() {
     let levels = &m.mg_report().levels;
     // Size-graded: the first step is not a plain halving.
     assert!(levels[1].nx != a.nx.div_ceil(2) || levels[1].ny != a.ny.div_ceil(2));
-    let n = a.len();
-    let mut op = QuadDiagOperator::new(&be, &a, n);
-    let mut rng = Rng::new(9);
-    let dot = |u: &[f64], v: &[f64]| -> f64 { u.iter().zip(v).map(|(a, b)| a * b).sum() };
-    for _ in 0..3 {
-        let (x, y) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0));
-        let mut mx = vec![f64::NAN; n];
-        let mut my = vec![f64::NAN; n];
-        m.apply(&be, &mut op, &x, &mut mx).unwrap();
-        m.apply(&be, &mut op, &y, &mut my).unwrap();
-        let (xmy, mxy) = (dot(&x, &my), dot(&mx, &y));
-        let scale = dot(&mx, &mx).sqrt() * dot(&y, &y).sqrt();
-        assert!((xmy - mxy).abs() <= 1e-12 * scale, "{xmy} vs {mxy}");
-        assert!(dot(&x, &mx) > 0.0);
-    }
+    assert_symmetric_positive(&mut m, &a, 9, "hbm_2p5d");
 }
 
 /// Before the size-graded coarsening these took 94–132 PCG iterations

@@ -7,12 +7,12 @@
 
 mod common;
 
-use common::mg::{dense, dense_parts, repo_path, system, Dense};
+use common::mg::{assert_symmetric_positive, dense, dense_parts, repo_path, system, Dense};
 use common::{random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
 use cuth::linalg::mg::{coarsen, Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
-use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag, QuadDiagOperator};
+use cuth::linalg::{PrecondKind, QuadDiag};
 use cuth::power::layer_power;
 use cuth::power::schedule::PowerSchedule;
 use cuth::stack::Stack;
@@ -159,10 +159,6 @@ fn coarse_operator_of_uniform_layers_is_the_half_grid_stack() {
     }
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 #[test]
 fn cycle_is_symmetric_and_positive() {
     let be = CpuBackend::new();
@@ -198,25 +194,8 @@ fn cycle_is_symmetric_and_positive() {
             };
             let mut m = Multigrid::new(&be, a, &opts).unwrap();
             assert!(m.mg_report().levels.len() >= 3, "{:?}", m.mg_report());
-            let n = a.len();
-            let mut op = QuadDiagOperator::new(&be, a, n);
-            let mut apply = |v: &Vec<f64>| {
-                let mut z = vec![f64::NAN; n];
-                m.apply(&be, &mut op, v, &mut z).unwrap();
-                z
-            };
-            for _ in 0..3 {
-                let x = rng.vec(n, -1.0, 1.0);
-                let y = rng.vec(n, -1.0, 1.0);
-                let (mx, my) = (apply(&x), apply(&y));
-                let (xmy, mxy) = (dot(&x, &my), dot(&mx, &y));
-                let scale = dot(&mx, &mx).sqrt() * dot(&y, &y).sqrt();
-                assert!(
-                    (xmy - mxy).abs() <= 1e-12 * scale,
-                    "{cycle:?} {smoother:?}: <x,My> {xmy} vs <Mx,y> {mxy}"
-                );
-                assert!(dot(&x, &mx) > 0.0, "{cycle:?} {smoother:?}: not positive");
-            }
+            let what = format!("{cycle:?} {smoother:?}");
+            assert_symmetric_positive(&mut m, a, rng.next_u64(), &what);
         }
     }
 }

@@ -5,7 +5,8 @@
 //! the CPU against the same solve on the GPU.
 
 use cuth::backend::cpu::CpuBackend;
-use cuth::linalg::{PrecondKind, QuadDiag};
+use cuth::linalg::mg::Multigrid;
+use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag, QuadDiagOperator};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions, SteadyOutcome};
 use std::path::{Path, PathBuf};
@@ -89,6 +90,40 @@ pub fn dense(a: &QuadDiag) -> Dense {
     (0..a.len())
         .map(|i| (0..a.len()).map(|j| x[i][j] + y[i][j] + r[i][j]).collect())
         .collect()
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Asserts that the preconditioner `m` of `a` is symmetric (⟨x, My⟩ =
+/// ⟨Mx, y⟩ to 1e-12) and positive (⟨x, Mx⟩ > 0) on three random pairs.
+pub fn assert_symmetric_positive(
+    m: &mut Multigrid<CpuBackend>,
+    a: &QuadDiag,
+    seed: u64,
+    what: &str,
+) {
+    let be = CpuBackend::new();
+    let n = a.len();
+    let mut op = QuadDiagOperator::new(&be, a, n);
+    let mut apply = |v: &Vec<f64>| {
+        let mut z = vec![f64::NAN; n];
+        m.apply(&be, &mut op, v, &mut z).unwrap();
+        z
+    };
+    let mut rng = super::Rng::new(seed);
+    for _ in 0..3 {
+        let (x, y) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0));
+        let (mx, my) = (apply(&x), apply(&y));
+        let (xmy, mxy) = (dot(&x, &my), dot(&mx, &y));
+        let scale = dot(&mx, &mx).sqrt() * dot(&y, &y).sqrt();
+        assert!(
+            (xmy - mxy).abs() <= 1e-12 * scale,
+            "{what}: <x,My> {xmy} vs <Mx,y> {mxy}"
+        );
+        assert!(dot(&x, &mx) > 0.0, "{what}: not positive");
+    }
 }
 
 /// Solves `s` with mg (rtol 1e-10) on the CPU and on the GPU; asserts the
