@@ -14,15 +14,13 @@
 
 mod common;
 
-use common::{gpu, max_rel_diff, mol_f2f, random_matrix, Rng};
+use common::mg::{load, mg_cpu_against_gpu};
+use common::{gpu, max_rel_diff, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
-use cuth::linalg::{PrecondKind, Preconditioner, QuadDiagOperator};
-use cuth::stack::Stack;
-use cuth::thermal::steady::{solve_steady, SteadyOptions};
-use std::path::Path;
+use cuth::linalg::{Preconditioner, QuadDiagOperator};
 
 /// Every multigrid operation on `be`, in a fixed sequence; the outputs.
 fn mg_ops<B: MultigridOps>(be: &B, a: &cuth::linalg::QuadDiag, seed: u64) -> Vec<Vec<f64>> {
@@ -167,31 +165,8 @@ fn mg_cycle_matches_cpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mg_solves_match_cpu() {
-    let stress = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stress_mg/stress.toml");
-    let stress = if stress.exists() {
-        stress
-    } else {
-        "tests/data/stress_mg/stress.toml".into()
-    };
-    for path in [mol_f2f(), stress] {
-        let s = Stack::load(&path).unwrap().with_grid(256, 256).unwrap();
-        let mut o = SteadyOptions::from_stack(&s, PrecondKind::Multigrid);
-        o.precond = PrecondKind::Multigrid;
-        o.rtol = 1e-10;
-        let c = solve_steady(&CpuBackend::new(), &s, &o).unwrap();
-        let g = solve_steady(gpu(), &s, &o).unwrap();
-        let (ic, ig) = (c.summary.solver.iterations, g.summary.solver.iterations);
-        let dt = c
-            .temperature_k
-            .iter()
-            .zip(&g.temperature_k)
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        println!(
-            "{}: cpu {ic} it, cuda {ig} it, max |dT| {dt:.2e} K",
-            path.display()
-        );
-        assert!(ic.abs_diff(ig) <= 1, "iterations {ic} vs {ig}");
-        assert!(dt < 1e-6, "{dt} K");
+    for rel in ["configs/mol_f2f.toml", "tests/data/stress_mg/stress.toml"] {
+        mg_cpu_against_gpu(rel, &load(rel, Some((256, 256))));
     }
 }
 
@@ -201,28 +176,10 @@ fn mg_solves_match_cpu() {
 #[ignore = "needs a CUDA GPU"]
 fn mg_solves_on_graded_grids_match_cpu() {
     for name in ["configs/hbm_2p5d.toml", "configs/hotspot_ev6_3d.toml"] {
-        let here = Path::new(name);
-        let path = match here.exists() {
-            true => here.to_path_buf(),
-            false => Path::new(env!("CARGO_MANIFEST_DIR")).join(name),
-        };
-        let s = Stack::load(&path).unwrap();
+        let s = load(name, None);
         assert!(s.plane_widths.is_some(), "{name}: not a graded grid");
-        let mut o = SteadyOptions::from_stack(&s, PrecondKind::Multigrid);
-        o.precond = PrecondKind::Multigrid;
-        o.rtol = 1e-10;
-        let c = solve_steady(&CpuBackend::new(), &s, &o).unwrap();
-        let g = solve_steady(gpu(), &s, &o).unwrap();
-        let (ic, ig) = (c.summary.solver.iterations, g.summary.solver.iterations);
-        let dt = c
-            .temperature_k
-            .iter()
-            .zip(&g.temperature_k)
-            .filter(|(a, b)| a.is_finite() && b.is_finite())
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        println!("{name}: cpu {ic} it, cuda {ig} it, max |dT| {dt:.2e} K");
-        assert!(ic.abs_diff(ig) <= 1, "iterations {ic} vs {ig}");
+        let (c, _) = mg_cpu_against_gpu(name, &s);
+        let ic = c.summary.solver.iterations;
         assert!(ic <= 20, "{name}: {ic} iterations");
-        assert!(dt < 1e-6, "{dt} K");
     }
 }

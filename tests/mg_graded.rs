@@ -9,15 +9,14 @@
 
 mod common;
 
+use common::mg::{assert_symmetric_positive, dense, dense_parts, load, mg_options, system, Dense};
 use common::{random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::linalg::mg::{coarsen, plan, plan_graded, Coarsening, MgOptions, Multigrid};
-use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag, QuadDiagOperator};
+use cuth::linalg::mg::{
+    coarsen, plan, plan_graded, Coarsening, LevelReport, MgOptions, MgReport, Multigrid,
+};
 use cuth::stack::Stack;
-use cuth::thermal::steady::{solve_steady, SteadyOptions};
-use std::path::Path;
-
-type Dense = Vec<Vec<f64>>;
+use cuth::thermal::steady::solve_steady;
 
 /// One axis: 16 cells of width 1 (a die) between cells growing by 1.2 up
 /// to 8 (the overhang), as the mesher makes them.
@@ -94,47 +93,6 @@ fn graded_plan_of_equal_widths_is_halving() {
         let (wx, wy) = (vec![2.5e-5; nx], vec![2.5e-5; ny]);
         assert_eq!(plan_graded(&wx, &wy, nz), plan(nx, ny, nz), "{nx}x{ny}");
     }
-}
-
-/// Dense A split into its x part, its y part and the rest (z, ambient).
-fn dense_parts(a: &QuadDiag) -> [Dense; 3] {
-    let n = a.len();
-    let (nx, plane) = (a.nx, a.nx * a.ny);
-    let mut parts = [
-        vec![vec![0.0; n]; n],
-        vec![vec![0.0; n]; n],
-        vec![vec![0.0; n]; n],
-    ];
-    let mut couple = |p: usize, i: usize, j: usize, g: f64| {
-        let m = &mut parts[p];
-        m[i][j] -= g;
-        m[j][i] -= g;
-        m[i][i] += g;
-        m[j][j] += g;
-    };
-    for i in 0..n {
-        if i % nx + 1 < nx {
-            couple(0, i, i + 1, a.gx[i]);
-        }
-        if (i % plane) / nx + 1 < a.ny {
-            couple(1, i, i + nx, a.gy[i]);
-        }
-        if i + plane < n {
-            couple(2, i, i + plane, a.gz[i]);
-        }
-    }
-    for (i, row) in parts[2].iter_mut().enumerate() {
-        row[i] += a.amb[i];
-    }
-    parts
-}
-
-/// The whole of A, dense.
-fn dense(a: &QuadDiag) -> Dense {
-    let [x, y, r] = dense_parts(a);
-    (0..a.len())
-        .map(|i| (0..a.len()).map(|j| x[i][j] + y[i][j] + r[i][j]).collect())
-        .collect()
 }
 
 #[test]
@@ -216,7 +174,7 @@ fn graded_coarse_operator_is_the_rescaled_galerkin_product() {
 }
 
 fn shipped(rel: &str) -> Stack {
-    let s = Stack::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
+    let s = load(rel, None);
     assert!(s.plane_widths.is_some(), "{rel}: not a graded grid");
     s
 }
@@ -224,32 +182,14 @@ fn shipped(rel: &str) -> Stack {
 #[test]
 fn graded_cycle_is_symmetric_and_positive() {
     let s = shipped("configs/hbm_2p5d.toml");
-    let grid = cuth::grid::Grid::from_stack(&s);
-    let power: Vec<_> = (0..s.layers.len())
-        .map(|l| cuth::power::layer_power(&s, &grid, l).unwrap())
-        .collect();
-    let a = cuth::assemble::assemble(&s, &grid, &power).a;
+    let a = system(&s);
     let be = CpuBackend::new();
     let mut m = Multigrid::new(&be, &a, &MgOptions::default()).unwrap();
     assert_eq!(m.mg_report().coarsening, "size_graded");
     let levels = &m.mg_report().levels;
     // Size-graded: the first step is not a plain halving.
     assert!(levels[1].nx != a.nx.div_ceil(2) || levels[1].ny != a.ny.div_ceil(2));
-    let n = a.len();
-    let mut op = QuadDiagOperator::new(&be, &a, n);
-    let mut rng = Rng::new(9);
-    let dot = |u: &[f64], v: &[f64]| -> f64 { u.iter().zip(v).map(|(a, b)| a * b).sum() };
-    for _ in 0..3 {
-        let (x, y) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0));
-        let mut mx = vec![f64::NAN; n];
-        let mut my = vec![f64::NAN; n];
-        m.apply(&be, &mut op, &x, &mut mx).unwrap();
-        m.apply(&be, &mut op, &y, &mut my).unwrap();
-        let (xmy, mxy) = (dot(&x, &my), dot(&mx, &y));
-        let scale = dot(&mx, &mx).sqrt() * dot(&y, &y).sqrt();
-        assert!((xmy - mxy).abs() <= 1e-12 * scale, "{xmy} vs {mxy}");
-        assert!(dot(&x, &mx) > 0.0);
-    }
+    assert_symmetric_positive(&mut m, &a, 9, "hbm_2p5d");
 }
 
 /// Before the size-graded coarsening these took 94–132 PCG iterations
@@ -262,13 +202,67 @@ fn shipped_graded_stacks_converge_like_uniform_grids() {
         "benchmarks/package/die_on_spreader_24mm.toml",
     ] {
         let s = shipped(rel);
-        let mut o = SteadyOptions::from_stack(&s, PrecondKind::Multigrid);
-        o.precond = PrecondKind::Multigrid;
-        o.rtol = 1e-8;
-        let out = solve_steady(&CpuBackend::new(), &s, &o).unwrap();
+        let out = solve_steady(&CpuBackend::new(), &s, &mg_options(&s, 1e-8)).unwrap();
         let it = out.summary.solver.iterations;
         println!("{rel}: {it} iterations");
         assert!(out.summary.solver.converged);
         assert!(it <= 20, "{rel}: {it} iterations");
+    }
+}
+
+/// Cells of every level over the fine level's, from the report.
+fn level_work(r: &MgReport) -> f64 {
+    let cells = |l: &LevelReport| (l.nx * l.ny * l.nz) as f64;
+    r.levels.iter().map(cells).sum::<f64>() / cells(&r.levels[0])
+}
+
+/// Issue 13's per-cell target, at two resolutions of the 24 mm package:
+/// the graded grid against the uniform grid of the same cell count, solved
+/// here. The cycle's work (cells over all levels) is measured at 1.97–2.04
+/// of the fine level against 1.33 for halving (the overhang's wide cells
+/// stay single while the die's catch up; BENCHMARKS.md, "Graded grids
+/// against uniform ones"), iterations at +4 (14 against 10); the bounds
+/// catch a hierarchy or a cycle that gets worse than that. Each level's
+/// memory is 56 bytes a cell below the coarsest (amb released).
+#[test]
+fn graded_hierarchy_and_iterations_stay_near_the_uniform_grid() {
+    let text = std::fs::read_to_string(common::mg::repo_path(
+        "benchmarks/package/die_on_spreader_24mm.toml",
+    ))
+    .unwrap();
+    assert!(text.contains("cell = \"50 um\""));
+    for cell in ["100 um", "50 um"] {
+        let g = common::stack(&text.replace("cell = \"50 um\"", &format!("cell = \"{cell}\"")));
+        assert!(g.plane_widths.is_some());
+        let grid = cuth::grid::Grid::from_stack(&g);
+        let u = g.clone().with_grid(grid.nx, grid.ny).unwrap();
+        let mut res = vec![];
+        for s in [&g, &u] {
+            let out = solve_steady(&CpuBackend::new(), s, &mg_options(s, 1e-8)).unwrap();
+            assert!(out.summary.solver.converged);
+            let r = out
+                .summary
+                .solver
+                .precond
+                .multigrid
+                .clone()
+                .expect("mg report");
+            let n = r.levels[0].nx * r.levels[0].ny * r.levels[0].nz;
+            assert_eq!(
+                n,
+                grid.nx * grid.ny * grid.nz,
+                "{cell}: the same cell count"
+            );
+            // Below the finest and above the coarsest: d, gx, gy, gz, pivots, b, x.
+            for l in &r.levels[1..r.levels.len() - 1] {
+                assert_eq!(l.memory_bytes, 56 * (l.nx * l.ny * l.nz) as u64);
+            }
+            res.push((out.summary.solver.iterations, level_work(&r), r.coarsening));
+        }
+        let [(ig, wg, cg), (iu, wu, cu)] = [res[0], res[1]];
+        println!("{cell}: graded {ig} it, work {wg:.3}; uniform {iu} it, work {wu:.3}");
+        assert_eq!((cg, cu), ("size_graded", "halving"));
+        assert!(ig <= iu + 5, "{cell}: {ig} against {iu} iterations");
+        assert!(wg <= 1.6 * wu, "{cell}: level work {wg} against {wu}");
     }
 }

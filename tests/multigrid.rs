@@ -7,76 +7,21 @@
 
 mod common;
 
+use common::mg::{assert_symmetric_positive, dense, dense_parts, repo_path, system, Dense};
 use common::{random_matrix, Rng};
-use cuth::assemble::assemble;
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
 use cuth::linalg::mg::{coarsen, Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
-use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag, QuadDiagOperator};
+use cuth::linalg::{PrecondKind, QuadDiag};
 use cuth::power::layer_power;
 use cuth::power::schedule::PowerSchedule;
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
 use cuth::thermal::transient::{run_transient, InitState, StepView, TransientOptions};
-use std::path::{Path, PathBuf};
 
-fn config(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
+/// A shipped stack on the uniform n × n grid.
 fn load(rel: &str, n: usize) -> Stack {
-    Stack::load(&config(rel)).unwrap().with_grid(n, n).unwrap()
-}
-
-fn system(s: &Stack) -> QuadDiag {
-    let grid = Grid::from_stack(s);
-    let power: Vec<_> = (0..s.layers.len())
-        .map(|l| layer_power(s, &grid, l).unwrap())
-        .collect();
-    assemble(s, &grid, &power).a
-}
-
-type Dense = Vec<Vec<f64>>;
-
-/// The matrix split by face direction: x faces, y faces, and the rest (z
-/// faces and the coupling to ambient), each as a dense matrix.
-fn dense_parts(a: &QuadDiag) -> [Dense; 3] {
-    let n = a.len();
-    let mut parts = [
-        vec![vec![0.0; n]; n],
-        vec![vec![0.0; n]; n],
-        vec![vec![0.0; n]; n],
-    ];
-    let mut face = |p: usize, i: usize, j: usize, g: f64| {
-        let m = &mut parts[p];
-        m[i][i] += g;
-        m[j][j] += g;
-        m[i][j] -= g;
-        m[j][i] -= g;
-    };
-    let (sy, sz) = (a.nx, a.nx * a.ny);
-    for i in 0..n {
-        if a.gx[i] != 0.0 {
-            face(0, i, i + 1, a.gx[i]);
-        }
-        if a.gy[i] != 0.0 {
-            face(1, i, i + sy, a.gy[i]);
-        }
-        if a.gz[i] != 0.0 {
-            face(2, i, i + sz, a.gz[i]);
-        }
-    }
-    for (i, row) in parts[2].iter_mut().enumerate() {
-        row[i] += a.amb[i];
-    }
-    parts
-}
-
-fn dense(a: &QuadDiag) -> Dense {
-    let [x, y, r] = dense_parts(a);
-    (0..a.len())
-        .map(|i| (0..a.len()).map(|j| x[i][j] + y[i][j] + r[i][j]).collect())
-        .collect()
+    common::mg::load(rel, Some((n, n)))
 }
 
 /// Pᵀ M P for the 0/1 aggregation P of 2 × 2 columns (written here from
@@ -180,7 +125,7 @@ fn coarse_operator_is_the_rescaled_galerkin_product() {
     // Material patches (the TSV strips of the HotSpot example), odd sizes;
     // its chip-size version, without absent cells (whose identity rows the
     // coarsening leaves out of their aggregates, unlike PᵀAP).
-    let s = Stack::load(&config("tests/data/hotspot_ev6_3d_chipsize.toml"))
+    let s = Stack::load(&repo_path("tests/data/hotspot_ev6_3d_chipsize.toml"))
         .unwrap()
         .with_grid(13, 11)
         .unwrap();
@@ -214,10 +159,6 @@ fn coarse_operator_of_uniform_layers_is_the_half_grid_stack() {
     }
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 #[test]
 fn cycle_is_symmetric_and_positive() {
     let be = CpuBackend::new();
@@ -235,7 +176,7 @@ fn cycle_is_symmetric_and_positive() {
         },
     );
     let hotspot = system(
-        &Stack::load(&config("configs/hotspot_ev6_3d.toml"))
+        &Stack::load(&repo_path("configs/hotspot_ev6_3d.toml"))
             .unwrap()
             .with_grid(45, 33)
             .unwrap(),
@@ -253,25 +194,8 @@ fn cycle_is_symmetric_and_positive() {
             };
             let mut m = Multigrid::new(&be, a, &opts).unwrap();
             assert!(m.mg_report().levels.len() >= 3, "{:?}", m.mg_report());
-            let n = a.len();
-            let mut op = QuadDiagOperator::new(&be, a, n);
-            let mut apply = |v: &Vec<f64>| {
-                let mut z = vec![f64::NAN; n];
-                m.apply(&be, &mut op, v, &mut z).unwrap();
-                z
-            };
-            for _ in 0..3 {
-                let x = rng.vec(n, -1.0, 1.0);
-                let y = rng.vec(n, -1.0, 1.0);
-                let (mx, my) = (apply(&x), apply(&y));
-                let (xmy, mxy) = (dot(&x, &my), dot(&mx, &y));
-                let scale = dot(&mx, &mx).sqrt() * dot(&y, &y).sqrt();
-                assert!(
-                    (xmy - mxy).abs() <= 1e-12 * scale,
-                    "{cycle:?} {smoother:?}: <x,My> {xmy} vs <Mx,y> {mxy}"
-                );
-                assert!(dot(&x, &mx) > 0.0, "{cycle:?} {smoother:?}: not positive");
-            }
+            let what = format!("{cycle:?} {smoother:?}");
+            assert_symmetric_positive(&mut m, a, rng.next_u64(), &what);
         }
     }
 }
@@ -384,9 +308,9 @@ fn a_point_smoother_fails_on_thin_layers() {
 
 #[test]
 fn mg_is_chosen_by_name_and_reported() {
-    let text = std::fs::read_to_string(config("configs/mol_f2f.toml")).unwrap()
+    let text = std::fs::read_to_string(repo_path("configs/mol_f2f.toml")).unwrap()
         + "\n[solver]\nprecond = \"mg\"\n";
-    let s = Stack::from_toml(&text, &config("configs/mol_f2f.toml")).unwrap();
+    let s = Stack::from_toml(&text, &repo_path("configs/mol_f2f.toml")).unwrap();
     assert_eq!(s.solver.precond, Some(PrecondKind::Multigrid));
     let out = solve_steady(
         &CpuBackend::new(),

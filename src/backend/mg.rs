@@ -85,6 +85,13 @@ pub trait MultigridOps: QuadDiagOps {
         self.upload(&crate::linalg::mg::line_pivots(&host))
     }
 
+    /// Frees the coupling to ambient (`amb`) of a level's operator once the
+    /// level below it is built: only the set-up ([`Self::mg_coarsen`]) reads
+    /// it; the cycle's smoother and residual use the diagonal (8 bytes per
+    /// cell of every level between the finest and the coarsest). The
+    /// matrix must not be coarsened again afterwards.
+    fn mg_release_ambient(&self, a: &mut Self::Matrix) -> Result<(), BackendError>;
+
     /// One colour of a zebra (red-black in x-y) column relaxation: for every
     /// (x, y) column with (x + y) mod 2 = `colour`, the column of `x` is
     /// replaced by the solution of its own rows of A x = b with the in-plane
@@ -197,5 +204,16 @@ mod tests {
                 .mg_coarsen(&a, &bad, &my)
                 .is_err());
         }
+    }
+
+    #[test]
+    fn a_level_whose_amb_was_released_is_not_coarsened_again() {
+        let be = crate::backend::cpu::CpuBackend::new();
+        let mut a = QuadDiag::zeros(5, 4, 2);
+        let (mx, my) = Coarsening::halve(5, 4, 2).axis_maps(&[], &[]);
+        assert!(be.mg_coarsen(&a, &mx, &my).is_ok());
+        be.mg_release_ambient(&mut a).unwrap();
+        assert!(a.amb.is_empty());
+        assert!(be.mg_coarsen(&a, &mx, &my).is_err());
     }
 }

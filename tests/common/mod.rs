@@ -3,6 +3,8 @@
 //! code under test.
 #![allow(dead_code)]
 
+pub mod mg;
+
 use cuth::stack::{PowerSpec, Stack};
 use cuth::thermal::sweep::SweepCase;
 use std::path::Path;

@@ -54,7 +54,15 @@ impl MultigridOps for CpuBackend {
         my: &AxisMap,
     ) -> Result<QuadDiag, BackendError> {
         check_axes(a, mx, my)?;
+        for len in [a.d.len(), a.gx.len(), a.gy.len(), a.gz.len(), a.amb.len()] {
+            same_len(a.len(), len)?;
+        }
         Ok(coarsen_with(a, mx, my))
+    }
+
+    fn mg_release_ambient(&self, a: &mut QuadDiag) -> Result<(), BackendError> {
+        a.amb = Vec::new();
+        Ok(())
     }
 
     fn mg_line_pivots(&self, a: &QuadDiag) -> Result<Vec<f64>, BackendError> {

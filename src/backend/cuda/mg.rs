@@ -73,6 +73,13 @@ impl MultigridOps for CudaBackend {
         self.mgs_coarsen(a, mx, my)
     }
 
+    fn mg_release_ambient(&self, a: &mut CudaMatrix) -> Result<(), BackendError> {
+        // One value stays (no zero-length allocation); `mgs_coarsen` refuses
+        // the matrix from now on (its amb no longer holds a value per cell).
+        a.amb = self.mgs_zeros(1, "a released amb")?;
+        Ok(())
+    }
+
     fn mg_line_pivots(&self, a: &CudaMatrix) -> Result<CudaSlice<f64>, BackendError> {
         self.mgs_pivots(a)
     }

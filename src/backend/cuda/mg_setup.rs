@@ -30,7 +30,7 @@ impl CudaBackend {
             .map_err(|e| driver_err(&format!("uploading {what}"), e))
     }
 
-    fn mgs_zeros(&self, n: usize, what: &str) -> Result<CudaSlice<f64>, BackendError> {
+    pub(super) fn mgs_zeros(&self, n: usize, what: &str) -> Result<CudaSlice<f64>, BackendError> {
         self.stream
             .alloc_zeros::<f64>(n.max(1))
             .map_err(|e| driver_err(&format!("allocating {what}"), e))

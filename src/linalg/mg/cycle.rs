@@ -21,7 +21,9 @@
 //! writes x twice), one residual-restriction, one prolongation: about 7
 //! fine SpMVs; all coarse levels together add a third of that on a uniform
 //! grid (each halves both axes), more on a graded one, whose first levels
-//! merge only the narrow columns (ev6's package: about 0.9 of the fine level).
+//! merge only the narrow columns (ev6's package: about 0.9 of the fine level;
+//! the 24 mm die_on_spreader package at 10 µm: 1.04, BENCHMARKS.md "Graded
+//! grids against uniform ones").
 
 use super::coarsen::line_pivots;
 use super::hierarchy::{is_graded, plan_for, CoarsestInverse};
@@ -59,7 +61,8 @@ impl<B: MultigridOps> Multigrid<B> {
     /// [`MultigridOps::mg_line_pivots`]) from the level above, from the
     /// aggregation's small per-axis arrays; only the coarsest level
     /// (≤ [`super::hierarchy::COARSEST_MAX_CELLS`] cells) is read on the
-    /// host, for its dense inverse.
+    /// host, for its dense inverse. A level's `amb` is released once the
+    /// level below it is built ([`MultigridOps::mg_release_ambient`]).
     pub fn new(be: &B, a: &B::Matrix, opts: &MgOptions) -> Result<Self, SolveError> {
         let opts = MgOptions {
             sweeps: opts.sweeps.max(1),
@@ -94,6 +97,10 @@ impl<B: MultigridOps> Multigrid<B> {
             let shape = be.mg_shape(above);
             let (mx, my) = c.axis_maps(shape.wx, shape.wy);
             let ac = be.mg_coarsen(above, &mx, &my)?;
+            // The level above is built from and needs its amb no more.
+            if let Some(m) = coarse.last_mut().and_then(|l| l.a.as_mut()) {
+                be.mg_release_ambient(m)?;
+            }
             let nc = c.coarse_len();
             let last = k + 1 == steps.len();
             let (a, pivots) = match last {
@@ -106,8 +113,9 @@ impl<B: MultigridOps> Multigrid<B> {
                     (Some(ac), Some(p))
                 }
             };
-            // Matrix (5 arrays) and pivots below the coarsest; b and x everywhere.
-            let arrays = if last { 2 } else { 8 };
+            // Below the coarsest: the matrix without amb (released once the
+            // next level is built: d, gx, gy, gz) and pivots; b and x everywhere.
+            let arrays = if last { 2 } else { 7 };
             levels.push(LevelReport {
                 nx: c.nxc,
                 ny: c.nyc,

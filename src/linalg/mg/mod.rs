@@ -74,8 +74,11 @@ pub struct LevelReport {
     pub nx: usize,
     pub ny: usize,
     pub nz: usize,
-    /// Device bytes this level adds to the fine matrix (operator, line
-    /// pivots, vectors; the coarsest: its dense inverse and vectors).
+    /// Device bytes this level adds to the fine matrix: the finest, its line
+    /// pivots only (8 B a cell; the matrix is `fine_matrix_bytes`); a level
+    /// between, its operator without amb (d, gx, gy, gz: released once the
+    /// level below is built), pivots, b and x (56 B a cell); the coarsest,
+    /// its b, x and dense inverse.
     pub memory_bytes: u64,
 }
 

@@ -11,8 +11,9 @@ use crate::linalg::{PrecisionMode, PrecondKind};
 
 /// Cells of the multigrid levels below the fine one, as the hierarchy of
 /// `s` will be built: (cells of the levels with a matrix, cells of the
-/// coarsest, values of its dense inverse).
-pub(super) fn mg_coarse(s: &RunShape) -> (u64, u64, u64) {
+/// coarsest, values of its dense inverse, cells of the two largest levels
+/// with a matrix).
+pub(super) fn mg_coarse(s: &RunShape) -> (u64, u64, u64, u64) {
     // The widths only where they describe this grid (a graded grid); the
     // largest-grid search scales nx and ny and plans those as halving.
     let graded = s.wx.len() == s.nx && s.wy.len() == s.ny;
@@ -24,18 +25,22 @@ pub(super) fn mg_coarse(s: &RunShape) -> (u64, u64, u64) {
     let steps = plan_for(s.nx, s.ny, s.nz, wx, wy);
     let mut with_matrix = 0u64;
     let mut coarsest = 0u64;
+    let mut first_two = 0u64;
     for (k, c) in steps.iter().enumerate() {
         let nc = (c.nxc * c.nyc * s.nz) as u64;
         if k + 1 == steps.len() {
             coarsest = nc;
         } else {
             with_matrix += nc;
+            if k < 2 {
+                first_two += nc;
+            }
         }
     }
     if steps.is_empty() {
         coarsest = (s.nx * s.ny * s.nz).min(COARSEST_MAX_CELLS) as u64;
     }
-    (with_matrix, coarsest, coarsest * coarsest)
+    (with_matrix, coarsest, coarsest * coarsest, first_two)
 }
 
 /// Bytes of the preconditioner on its device, and of what set-up builds on
@@ -52,10 +57,12 @@ pub(super) fn precond_bytes(s: &RunShape) -> (u64, u64) {
             PrecisionMode::Mixed => (56 * n, 16 * n),
         },
         PrecondKind::Multigrid => {
-            let (mid, coarsest, inverse) = mg_coarse(s);
-            // Fine line pivots; per coarse level matrix (5), pivots, b, x;
-            // the coarsest b, x and its inverse.
-            let dev = 8 * n + 64 * mid + 16 * coarsest + 8 * inverse;
+            let (mid, coarsest, inverse, first_two) = mg_coarse(s);
+            // Fine line pivots; per coarse level matrix (d, gx, gy, gz),
+            // pivots, b, x; the coarsest b, x and its inverse. A level's amb
+            // lives until the next level is built (at the peak of the
+            // set-up: the two largest levels' at most).
+            let dev = 8 * n + 56 * mid + 8 * first_two + 16 * coarsest + 8 * inverse;
             // Every level is built where the fine matrix lives (issue 15);
             // only the coarsest comes to the host: its matrix, the banded
             // factor (one plane wide) and the inverse with its transpose.

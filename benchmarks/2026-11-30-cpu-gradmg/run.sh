@@ -1,0 +1,28 @@
+#!/bin/bash
+# Branch gradmg (issue 13): die_on_spreader_24mm on a graded grid (cell cap
+# 100/50/10/6 um) against the uniform grid of the same cell count, CPU, mg,
+# rtol 1e-8, two runs each. Usage (repository root):
+#   benchmarks/2026-11-30-cpu-gradmg/run.sh target/release/cuth > benchmarks/2026-11-30-cpu-gradmg/results.txt
+set -u
+B=$1; W=$(mktemp -d)
+echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg) nproc $(nproc)"
+for c in 100:80 50:144 10:664 6:1101; do
+  sed "s/^cell = \"50 um\"/cell = \"${c%:*} um\"/" benchmarks/package/die_on_spreader_24mm.toml > $W/b.toml
+  for r in 1 2; do
+    for g in graded uniform; do
+      extra=(); [ $g = uniform ] && extra=(--grid ${c#*:}x${c#*:})
+      $B solve $W/b.toml --device cpu --json --no-maps --out $W/o "${extra[@]}" > /dev/null || { echo "FAILED $c $g"; continue; }
+      python3 - $W/o/summary.json "${c%:*}um" $g $r <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); s = d['solver']; t = dict(d['timings_s']); p = s['precond']
+n = d['grid']['cells']; it = s['iterations']; lv = p['multigrid']['levels']
+work = sum(l['nx'] * l['ny'] for l in lv) / (lv[0]['nx'] * lv[0]['ny'])
+print(f"{sys.argv[2]:6s} {sys.argv[3]:8s} run {sys.argv[4]} cells {n} it {it} pcg_s {t['solve']:.4f} "
+      f"setup_s {t['precond_setup']:.4f} ns_cell_it {t['solve'] / n / it * 1e9:.2f} level_work {work:.3f} "
+      f"hierarchy_fraction {p['params']['hierarchy_fraction']:.3f} hierarchy_bytes {p['multigrid']['hierarchy_bytes']} "
+      f"levels {'/'.join(str(l['nx']) for l in lv)} tmax {d['hottest']['t_k']:.6f}")
+PY
+    done
+  done
+done
+rm -rf $W
