@@ -1,17 +1,17 @@
 #!/bin/bash
-# Branch gradmg (issue 13): die_on_spreader_24mm on a graded grid (cell cap
-# 100/50/10/6 um) against the uniform grid of the same cell count, CPU, mg,
-# rtol 1e-8, two runs each. Usage (repository root):
-#   benchmarks/2026-11-30-cpu-gradmg/run.sh target/release/cuth > benchmarks/2026-11-30-cpu-gradmg/results.txt
+# Issue 13: die_on_spreader_24mm on a graded grid (cell cap
+# 100/50/10/6 um) against the uniform grid of the same cell count, mg,
+# rtol 1e-8, two runs each. Usage (repository root; DEVICE=cuda on a GPU):
+#   bash scripts/bench_graded_vs_uniform.sh target/release/cuth > OUT/results.txt
 set -u
-B=$1; W=$(mktemp -d)
+B=${1:?usage: bench_graded_vs_uniform.sh CUTH}; W=$(mktemp -d); DEVICE=${DEVICE:-cpu}
 echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg) nproc $(nproc)"
 for c in 100:80 50:144 10:664 6:1101; do
   sed "s/^cell = \"50 um\"/cell = \"${c%:*} um\"/" benchmarks/package/die_on_spreader_24mm.toml > $W/b.toml
   for r in 1 2; do
     for g in graded uniform; do
       extra=(); [ $g = uniform ] && extra=(--grid ${c#*:}x${c#*:})
-      $B solve $W/b.toml --device cpu --json --no-maps --out $W/o "${extra[@]}" > /dev/null || { echo "FAILED $c $g"; continue; }
+      $B solve $W/b.toml --device $DEVICE --json --no-maps --out $W/o "${extra[@]}" > /dev/null || { echo "FAILED $c $g"; continue; }
       python3 - $W/o/summary.json "${c%:*}um" $g $r <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); s = d['solver']; t = dict(d['timings_s']); p = s['precond']

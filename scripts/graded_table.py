@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Table of BENCHMARKS.md "Graded grids against uniform ones on the H200" from
-the summary.json files here (python3 table.py > table.txt)."""
-import glob, json, re
+"""Table of BENCHMARKS.md "Graded grids against uniform ones" from the
+summary.json files of a raw folder named <build>_b24_<cap>um[_u<N>]_r<run>
+(python3 scripts/graded_table.py DIR > DIR/table.txt)."""
+import glob, json, os, re, sys
+os.chdir(sys.argv[1] if len(sys.argv) > 1 else ".")
 rows = {}
 for f in sorted(glob.glob("*.summary.json")):
     m = re.match(r"(cuth|cuth_base)_b24_(\d+)um(?:_u(\d+))?_r(\d)\.summary\.json", f)
