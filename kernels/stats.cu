@@ -3,7 +3,8 @@
 // partials of src/thermal/field_stats.rs (min and area-weighted sum over
 // present cells, the hottest cell, the heat through the top and bottom
 // films), layer maps (mean over a layer's z cells, summed in z order as the
-// host's fold), probe cells gathered, and chunked plane sums. Deterministic:
+// host's fold), probe cells gathered, chunked plane sums, and per-block
+// statistics over a layer map (stats_blocks_f64). Deterministic:
 // each block covers one fixed chunk with a fixed thread→cell mapping and a
 // fixed reduction tree, and the host adds the chunks in order; no atomics.
 //

@@ -7,7 +7,10 @@
 //! order. Min, max and the hottest cell are exact; sums differ from the host
 //! fold's by rounding only (a tree inside a chunk instead of a loop). Probe
 //! cells and layer-map sums (added in z order, as the host's) come down as
-//! values, so probes and maps equal the host fold's bit for bit.
+//! values, so probes and maps equal the host fold's bit for bit. A caller
+//! may add the layers whose blocks' statistics the device reduces from the
+//! maps it builds ([`StatsRequest::blocks`], `thermal::block_stats_device`):
+//! those maps stay on the device unless also requested.
 
 use super::{Acc, FieldStats, CHUNK};
 use crate::backend::BackendError;

@@ -1,9 +1,11 @@
 //! The post-solve statistics on the GPU (issue 15): the launchers of
 //! `kernels/stats.cu` behind `QuadDiagOps::field_partials` and
 //! `QuadDiagOps::chunked_total`. What comes down is one partial per (z
-//! plane, chunk of [`StatsRequest::span`] cells), the probes' cells and the
-//! requested layer maps: kilobytes and a plane per map instead of the whole
-//! field. The host merges the partials in order
+//! plane, chunk of [`StatsRequest::span`] cells), the probes' cells, five
+//! numbers per chunk of a block's cells (the blocks' statistics reduced
+//! from their layers' maps built here, `thermal::block_stats_device`) and
+//! the requested layer maps: kilobytes and a plane per requested map
+//! instead of the whole field. The host merges the partials in order
 //! (`thermal::field_stats::device`), so the result is reproducible.
 
 use super::kernels::KernelFamily;
