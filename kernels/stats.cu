@@ -3,7 +3,8 @@
 // partials of src/thermal/field_stats.rs (min and area-weighted sum over
 // present cells, the hottest cell, the heat through the top and bottom
 // films), layer maps (mean over a layer's z cells, summed in z order as the
-// host's fold), probe cells gathered, and chunked plane sums. Deterministic:
+// host's fold), probe cells gathered, chunked plane sums, and per-block
+// statistics over a layer map (stats_blocks_f64). Deterministic:
 // each block covers one fixed chunk with a fixed thread→cell mapping and a
 // fixed reduction tree, and the host adds the chunks in order; no atomics.
 //
@@ -142,5 +143,73 @@ stats_chunk_sums_f64(const double* __restrict__ v, long long n, long long span,
     s = cuth_block_sum(s);
     if (threadIdx.x == 0) {
         out[blockIdx.x] = s;
+    }
+}
+
+// Per-block statistics over a layer map (issue 15; the host's side is
+// src/thermal/block_stats_device.rs). `sum` is the layer map as
+// stats_layer_map_f64 leaves it (Σ over the layer's z cells of T); T of a
+// cell is sum / cells, NaN where absent (absent_planes at aoff, or none for
+// aoff < 0), as the outputs mark it. A block's cells are its rows × its
+// columns, row by row, cell weight ox·oy (the product `coverage` forms).
+// One CUDA block per chunk c: the cells [first, min(first + span, cells))
+// of block b = chunk_block[c] (first = chunk_first[c]); geo[5*b..]: first
+// column entry, columns, first row entry, rows, centre cell. out[5*c..]:
+// min, max, Σ w·T, Σ w (fixed tree over the threads; min and max skip NaN
+// as the host's f64::min / max), T at the centre cell. No atomics.
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+stats_blocks_f64(const double* __restrict__ sum, double cells, long long nx,
+                 const unsigned char* __restrict__ absent_planes, long long aoff,
+                 const long long* __restrict__ chunk_block,
+                 const long long* __restrict__ chunk_first,
+                 const long long* __restrict__ geo,
+                 const long long* __restrict__ cols, const double* __restrict__ ox,
+                 const long long* __restrict__ rows, const double* __restrict__ oy,
+                 long long span, double* __restrict__ out)
+{
+    const long long c = blockIdx.x;
+    const long long* g = geo + 5 * chunk_block[c];
+    const long long c0 = g[0], nc = g[1], r0 = g[2], nr = g[3], ctr = g[4];
+    const long long p0 = chunk_first[c];
+    const long long p1 = min(p0 + span, nc * nr);
+    double mn = STATS_INF, mx = -STATS_INF, s = 0.0, a = 0.0;
+    for (long long p = p0 + threadIdx.x; p < p1; p += CUTH_BLOCK) {
+        const long long r = r0 + p / nc, k = c0 + p % nc;
+        const long long j = cols[k] + nx * rows[r];
+        const double t = (aoff >= 0 && absent_planes[aoff + j] != 0)
+                             ? __longlong_as_double(0x7ff8000000000000LL)
+                             : __ddiv_rn(sum[j], cells);
+        const double w = __dmul_rn(ox[k], oy[r]);
+        mn = fmin(mn, t);
+        mx = fmax(mx, t);
+        s = __dadd_rn(s, __dmul_rn(w, t));
+        a = __dadd_rn(a, w);
+    }
+    // Fixed tree over the block's threads (shared memory, halving).
+    __shared__ double v[4][CUTH_BLOCK];
+    v[0][threadIdx.x] = mn;
+    v[1][threadIdx.x] = mx;
+    v[2][threadIdx.x] = s;
+    v[3][threadIdx.x] = a;
+    __syncthreads();
+    for (int h = CUTH_BLOCK / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h) {
+            const int o = threadIdx.x + h;
+            v[0][threadIdx.x] = fmin(v[0][threadIdx.x], v[0][o]);
+            v[1][threadIdx.x] = fmax(v[1][threadIdx.x], v[1][o]);
+            v[2][threadIdx.x] = __dadd_rn(v[2][threadIdx.x], v[2][o]);
+            v[3][threadIdx.x] = __dadd_rn(v[3][threadIdx.x], v[3][o]);
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        double* o = out + 5 * c;
+        o[0] = v[0][0];
+        o[1] = v[1][0];
+        o[2] = v[2][0];
+        o[3] = v[3][0];
+        o[4] = (aoff >= 0 && absent_planes[aoff + ctr] != 0)
+                   ? __longlong_as_double(0x7ff8000000000000LL)
+                   : __ddiv_rn(sum[ctr], cells);
     }
 }

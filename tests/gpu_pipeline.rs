@@ -13,7 +13,9 @@ use common::{gpu, Rng};
 use cuth::backend::Backend;
 use cuth::grid::Grid;
 use cuth::linalg::PrecondKind;
+use cuth::output::blocks::layer_block_stats;
 use cuth::stack::Stack;
+use cuth::thermal::block_stats_device::CHUNK;
 use cuth::thermal::steady::{solve_steady_for, KeepField, SteadyOptions};
 use std::path::Path;
 
@@ -84,15 +86,15 @@ fn folded_statistics_equal_the_whole_field() {
     }
     assert!(whole.summary.energy.relative_error < 1e-9);
     assert!(lean.summary.energy.relative_error < 1e-9);
-    // Layer 1's map (and those of layers with blocks) kept, the others not.
-    assert_eq!(maps.len(), stack.layers.len());
+    // Layer 1's map kept, the others not: the layers with blocks have
+    // their blocks' statistics reduced on the device instead.
+    assert_eq!(maps.maps.len(), stack.layers.len());
     let want = grid.layer_map(t, 1);
-    let got = maps[1].as_deref().unwrap();
+    let got = maps.maps[1].as_deref().unwrap();
     let worst = (got.iter().zip(&want)).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(worst <= 1e-9, "layer 1 map differs by {worst} K");
-    for (l, m) in maps.iter().enumerate() {
-        let blocks = !lean.power[l].blocks.is_empty();
-        assert_eq!(m.is_some(), l == 1 || blocks, "layer {l}");
+    for (l, m) in maps.maps.iter().enumerate() {
+        assert_eq!(m.is_some(), l == 1, "layer {l}");
     }
     println!(
         "  T max {:.9} K, energy balance {:.1e}",
@@ -193,4 +195,239 @@ fn device_statistics_equal_the_host_fold() {
             want.maps.len()
         );
     }
+}
+
+/// Per-block statistics reduced on the device from the layer maps it
+/// builds (`thermal::block_stats_device`) against `layer_block_stats` of
+/// the host fold's maps (NaN at absent cells, as the outputs mark them):
+/// min, max and the centre cell exact; the mean within 1e-13 relative, or
+/// for blocks of n > 10⁴ cells within 4·n·u (the error bound of the
+/// reference's own loop over n terms), and within 1e-13 of a compensated
+/// sum (Neumaier) over `coverage`. On hotspot_ev6_3d (129 units, the
+/// non-uniform grid snapped to their edges), on it at 97 × 61 and on
+/// hbm_2p5d at 241 × 179 (uniform grids: blocks clip cells' corners and
+/// edges; planes of two chunks) with absent cells marked and not, and on
+/// hbm_2p5d as shipped (blocks over absent cells), with extra blocks:
+/// random rectangles, one over the whole footprint (several chunks), one
+/// of no area. Half the layers with blocks also have their map
+/// downloaded, the others not.
+#[test]
+#[ignore]
+fn device_block_statistics_equal_layer_block_stats() {
+    use cuth::backend::QuadDiagOps;
+    use cuth::power::rasterize::coverage;
+    use cuth::power::{Block, Rect};
+    use cuth::thermal::block_stats_device::{block_stats, layer_blocks};
+    use cuth::thermal::field_stats::{FieldStats, Piece};
+    use cuth::thermal::steady::{rasterize_layers, Coupling};
+    let be = gpu();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let load = |name: &str| Stack::load(&root.join("configs").join(name)).unwrap();
+    let cases = [
+        (load("hotspot_ev6_3d.toml"), true),
+        (load("hotspot_ev6_3d.toml").with_grid(97, 61).unwrap(), true),
+        (load("hbm_2p5d.toml").with_grid(241, 179).unwrap(), true),
+        (load("hbm_2p5d.toml").with_grid(241, 179).unwrap(), false),
+        (load("hbm_2p5d.toml"), true),
+    ];
+    let mut rng = Rng::new(1516);
+    for (case, (stack, mark)) in cases.into_iter().enumerate() {
+        let grid = Grid::from_stack(&stack);
+        let mut power = rasterize_layers(&stack, &grid).unwrap();
+        if case == 0 {
+            let units: usize = power.iter().map(|p| p.blocks.len()).sum();
+            assert_eq!(units, 129, "hotspot_ev6_3d's units");
+            assert!(!grid.is_uniform());
+        }
+        let (w, h) = (grid.width(), grid.length());
+        for p in power.iter_mut().filter(|p| !p.blocks.is_empty()) {
+            for k in 0..20 {
+                let (x0, y0) = (rng.uniform(-0.1 * w, w), rng.uniform(-0.1 * h, h));
+                let (dx, dy) = (rng.uniform(0.0, 0.4 * w), rng.uniform(0.0, 0.4 * h));
+                let rect = Rect {
+                    x0,
+                    y0,
+                    x1: x0 + dx,
+                    y1: y0 + dy,
+                };
+                let name = format!("r{k}");
+                p.blocks.push(Block {
+                    name,
+                    rect,
+                    power_w: 0.0,
+                });
+            }
+            for (name, x0, y0, x1, y1) in [("all", 0.0, 0.0, w, h), ("line", 0.3, 0.1, 0.3, 0.9)] {
+                let (x0, x1) = if name == "all" {
+                    (x0, x1)
+                } else {
+                    (x0 * w, x1 * w)
+                };
+                let (y0, y1) = if name == "all" {
+                    (y0, y1)
+                } else {
+                    (y0 * h, y1 * h)
+                };
+                p.blocks.push(Block {
+                    name: name.into(),
+                    rect: Rect { x0, y0, x1, y1 },
+                    power_w: 1.0,
+                });
+            }
+        }
+        let x = rng.vec(grid.len(), -2.0, 60.0);
+        let g = vec![0.0; grid.plane()];
+        let coupling = Coupling {
+            power_in_w: 1.0,
+            g_top: &g,
+            g_bottom: &g,
+        };
+        let c = 0.5;
+        // The host fold's maps of every layer: the reference.
+        let every = vec![true; stack.layers.len()];
+        let mut host = FieldStats::new(&stack, &grid, &power, coupling, c, &every, false);
+        host.fold(0, Piece::Shifted(&x)).unwrap();
+        let host = host.finish().unwrap();
+        let lbs = layer_blocks(&grid, &power);
+        let asked: Vec<bool> = (0..stack.layers.len())
+            .map(|l| (lbs.iter().position(|lb| lb.layer == l)).is_some_and(|i| i % 2 == 0))
+            .collect();
+        let none = vec![Vec::new(); stack.layers.len()];
+        let dev = FieldStats::new(&stack, &grid, &power, coupling, c, &asked, false);
+        let mut req = dev.request();
+        req.blocks = lbs;
+        if !mark {
+            req.absent = &none;
+        }
+        let (xd, gd) = (be.upload(&x).unwrap(), be.upload(&g).unwrap());
+        let got = be.field_partials(&xd, &gd, &gd, &req).unwrap().unwrap();
+        assert_eq!(got.maps.len(), asked.iter().filter(|&&a| a).count());
+        let dev_stats = block_stats(&stack, &power, &req.blocks, &got.blocks).unwrap();
+        let (mut n, mut several, mut over_absent) = (0, 0, 0);
+        for lb in &req.blocks {
+            let l = lb.layer;
+            let mut map = host.maps[l].clone().unwrap();
+            let layer = &stack.layers[l];
+            if mark {
+                let absent = cuth::assemble::absent_plane(&grid, &power[l], layer.material);
+                for (m, _) in map.iter_mut().zip(&absent).filter(|(_, a)| **a) {
+                    *m = f64::NAN;
+                }
+            }
+            let want = layer_block_stats(&layer.name, &map, &power[l].blocks, &grid);
+            let got = dev_stats[l].as_ref().unwrap();
+            assert_eq!(got.len(), want.len());
+            for (b, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!((&g.layer, &g.block), (&w.layer, &w.block));
+                assert_eq!(g.power_w, w.power_w);
+                let (Some(g), Some(w)) = (g.temp, w.temp) else {
+                    assert_eq!(g.temp, w.temp, "case {case} layer {l} block {b}");
+                    continue;
+                };
+                let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+                let at = format!("case {case} layer {l} block {b}: {g:?} vs {w:?}");
+                assert!(same(g.min_k, w.min_k) && same(g.max_k, w.max_k), "{at}");
+                assert!(same(g.center_k, w.center_k), "{at}");
+                n += 1;
+                if w.avg_k.is_nan() {
+                    assert!(g.avg_k.is_nan(), "{at}");
+                    over_absent += 1;
+                    continue;
+                }
+                let cells = coverage(&power[l].blocks[b].rect, &grid);
+                let bound = match cells.len() {
+                    k if k > 10_000 => 4.0 * k as f64 * f64::EPSILON / 2.0,
+                    _ => 1e-13,
+                };
+                let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
+                assert!(rel(g.avg_k, w.avg_k) <= bound, "{at}: > {bound:e}");
+                // Neumaier: Σ a·t and Σ a compensated.
+                let (mut s, mut cs, mut ar, mut ca) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+                let add = |s: &mut f64, c: &mut f64, v: f64| {
+                    let t = *s + v;
+                    *c += if s.abs() >= v.abs() {
+                        (*s - t) + v
+                    } else {
+                        (v - t) + *s
+                    };
+                    *s = t;
+                };
+                for (i, a) in &cells {
+                    add(&mut s, &mut cs, a * map[*i]);
+                    add(&mut ar, &mut ca, *a);
+                }
+                let exact = (s + cs) / (ar + ca);
+                assert!(rel(g.avg_k, exact) <= 1e-13, "{at}: compensated {exact}");
+                several += usize::from(cells.len() > CHUNK);
+            }
+        }
+        if case >= 2 {
+            let absent_blocks = usize::from(mark);
+            assert!(
+                over_absent >= absent_blocks,
+                "hbm_2p5d: blocks over absent cells"
+            );
+        }
+        if case == 3 {
+            assert!(
+                several > 0,
+                "hbm_2p5d: blocks of several chunks with a mean"
+            );
+        }
+        println!(
+            "  {} ({}x{}, absent marked: {mark}): {n} blocks equal, {several} of \
+             several chunks, {over_absent} over absent cells",
+            stack.source.display(),
+            grid.nx,
+            grid.ny
+        );
+    }
+}
+
+/// A solve that keeps no map (`--no-maps`) on hotspot_ev6_3d: no layer map
+/// comes down, every layer with blocks has their statistics from the
+/// device, and they equal `layer_block_stats` of the whole field's maps
+/// of the same solve (to 1e-9 K: two solves).
+#[test]
+#[ignore]
+fn a_solve_without_maps_reduces_blocks_on_the_device() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/hotspot_ev6_3d.toml");
+    let stack = Stack::load(&path).unwrap();
+    let grid = Grid::from_stack(&stack);
+    let opts = SteadyOptions::from_stack(&stack, PrecondKind::Multigrid);
+    let (whole, _) =
+        solve_steady_for(gpu(), &stack, &opts, &KeepField::Whole, Default::default()).unwrap();
+    let keep = KeepField::Maps(Vec::new());
+    let (lean, kept) = solve_steady_for(gpu(), &stack, &opts, &keep, Default::default()).unwrap();
+    assert!(kept.maps.iter().all(Option::is_none), "no map came down");
+    let mut n = 0;
+    for (l, p) in lean.power.iter().enumerate() {
+        let got = kept.blocks.get(l).and_then(Option::as_ref);
+        assert_eq!(got.is_some(), !p.blocks.is_empty(), "layer {l}: blocks");
+        let Some(got) = got else { continue };
+        // As the outputs make it: NaN at absent cells.
+        let mut map = grid.layer_map(&whole.temperature_k, l);
+        let absent = cuth::assemble::absent_plane(&grid, p, stack.layers[l].material);
+        for (m, _) in map.iter_mut().zip(&absent).filter(|(_, a)| **a) {
+            *m = f64::NAN;
+        }
+        let want = layer_block_stats(&stack.layers[l].name, &map, &p.blocks, &grid);
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.block, w.block);
+            let block = &g.block;
+            let (g, w) = (g.temp.unwrap(), w.temp.unwrap());
+            for (a, b) in [
+                (g.min_k, w.min_k),
+                (g.avg_k, w.avg_k),
+                (g.max_k, w.max_k),
+                (g.center_k, w.center_k),
+            ] {
+                assert!((a - b).abs() <= 1e-9, "layer {l} {block}: {a} vs {b}");
+            }
+        }
+        n += got.len();
+    }
+    assert_eq!(n, 129, "hotspot_ev6_3d's units");
+    println!("  {n} blocks from the device equal the whole field's");
 }

@@ -127,7 +127,8 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         stack,
         grid: &outcome.grid,
         temperature_k: &outcome.temperature_k,
-        layer_maps: &layer_maps,
+        layer_maps: &layer_maps.maps,
+        block_stats: &layer_maps.blocks,
         power: &outcome.power,
         summary: &outcome.summary,
     };

@@ -163,21 +163,19 @@ fn host_side(
 }
 
 /// Values of the largest download of a CUDA solve that keeps `keep`, for
-/// the staging buffers: none when the statistics are reduced on the device
-/// and no map comes down (pinning them beside the module loads slowed
-/// those), a plane per layer map, the whole field for `--npy`, `--vtk`,
-/// `--save-state` and for Chebyshev's set-up (which reads the matrix).
+/// the staging buffers: none when the statistics (the blocks' included)
+/// are reduced on the device and no map comes down (pinning them beside
+/// the module loads slowed those), a plane per layer map, the whole field
+/// for `--npy`, `--vtk`, `--save-state` and for Chebyshev's set-up (which
+/// reads the matrix).
 pub(super) fn staged_download(plan: &RunPlan, keep: &KeepField) -> usize {
     let stack = &plan.stack;
     let plane = stack.nx * stack.ny;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
-    let blocks = stack.layers.iter().any(|l| {
-        l.floorplan.is_some() || matches!(l.power, Some(cuth::stack::PowerSpec::Blocks { .. }))
-    });
     match keep {
         KeepField::Whole => plane * nz,
         _ if plan.solver.precond == PrecondKind::Chebyshev => plane * nz,
-        KeepField::Maps(m) if !m.is_empty() || blocks => plane,
+        KeepField::Maps(m) if !m.is_empty() => plane,
         KeepField::Maps(_) => 0,
     }
 }

@@ -213,6 +213,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
                 grid: &grid,
                 temperature_k: v.temperature_k,
                 layer_maps: &[],
+                block_stats: &[],
                 power,
                 summary,
             };
@@ -238,6 +239,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         grid: &outcome.grid,
         temperature_k: &outcome.temperature_k,
         layer_maps: &[],
+        block_stats: &[],
         power: &outcome.power,
         summary: &outcome.final_summary,
     };

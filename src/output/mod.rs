@@ -47,6 +47,9 @@ pub struct SteadyView<'a> {
     /// here from `temperature_k`), as `thermal::steady::KeepField::Maps`
     /// leaves them.
     pub layer_maps: &'a [Option<Vec<f64>>],
+    /// Per layer its blocks' statistics already computed (a device reduced
+    /// them; `None` or absent: computed here from the layer's map).
+    pub block_stats: &'a [Option<Vec<blocks::BlockStats>>],
     /// One per layer.
     pub power: &'a [LayerPower],
     pub summary: &'a Summary,

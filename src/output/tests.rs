@@ -174,6 +174,7 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
         grid: &grid,
         temperature_k: &t,
         layer_maps: &[],
+        block_stats: &[],
         power: &power,
         summary: &summary,
     };
@@ -361,6 +362,7 @@ fn inconsistent_view_is_an_error_not_a_panic() {
         grid: &grid,
         temperature_k: &short,
         layer_maps: &[],
+        block_stats: &[],
         power: &[],
         summary: &summary,
     };

@@ -204,7 +204,9 @@ pub fn stream_steady(
     let whole = view.temperature_k.len() == grid.len();
     let made = |l: usize| view.layer_maps.get(l).is_some_and(Option::is_some);
     let has_blocks = |l: usize| view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
-    let needs_map = |l: usize| opts.maps.includes(l) || has_blocks(l);
+    // Block statistics a device reduced need no map.
+    let reduced = |l: usize| view.block_stats.get(l).and_then(Option::as_ref);
+    let needs_map = |l: usize| opts.maps.includes(l) || (has_blocks(l) && reduced(l).is_none());
     let missing = (0..stack.layers.len()).find(|&l| needs_map(l) && !made(l));
     if !whole && (opts.vtk || opts.npy.is_some() || missing.is_some()) {
         return Err(invalid(
@@ -236,7 +238,10 @@ pub fn stream_steady(
     let needed: Vec<usize> = (0..stack.layers.len()).filter(|&l| needs_map(l)).collect();
     let per_batch = (MAP_BUDGET_BYTES / (16 * grid.plane()).max(1))
         .clamp(1, rayon::current_num_threads().max(1) * 4);
-    let mut stats = Vec::new();
+    // Per layer its blocks' statistics, written bottom up.
+    let mut stats: Vec<Vec<super::blocks::BlockStats>> = (0..stack.layers.len())
+        .map(|l| reduced(l).cloned().unwrap_or_default())
+        .collect();
     for batch in needed.chunks(per_batch) {
         // Layers are rendered in parallel (a PNG takes milliseconds even for
         // a tiny grid: a stack of 10 000 layers spent most of its time here).
@@ -257,9 +262,11 @@ pub fn stream_steady(
                         }
                     }
                 }
-                let stats = match view.power.get(l) {
-                    Some(power) => layer_block_stats(&layer.name, &map_k, &power.blocks, grid),
-                    None => Vec::new(),
+                let stats = match (view.power.get(l), reduced(l)) {
+                    (Some(power), None) => {
+                        layer_block_stats(&layer.name, &map_k, &power.blocks, grid)
+                    }
+                    _ => Vec::new(),
                 };
                 if !opts.maps.includes(l) {
                     return Ok(LayerMaps {
@@ -301,9 +308,12 @@ pub fn stream_steady(
                     csv::write_layer_csv_with_coords(w, &m.shown, grid)
                 })?;
             }
-            stats.extend(m.stats);
+            if reduced(m.l).is_none() {
+                stats[m.l] = m.stats;
+            }
         }
     }
+    let stats = stats.concat();
 
     // A stack without named blocks (raster or uniform power, no floorplan)
     // writes no blocks.csv / blocks.steady rather than empty ones.

@@ -33,7 +33,7 @@ pub fn coverage(rect: &Rect, grid: &Grid) -> Vec<(usize, f64)> {
 /// as the uniform grid always did (so its results stay bit-identical: a
 /// rounding sliver at a coinciding edge falls the same way), any other by
 /// binary search on the edges.
-fn span(edges: &[f64], step: Option<f64>, lo: f64, hi: f64) -> std::ops::Range<usize> {
+pub(crate) fn span(edges: &[f64], step: Option<f64>, lo: f64, hi: f64) -> std::ops::Range<usize> {
     let n = edges.len() - 1;
     match step {
         Some(d) => {
@@ -50,7 +50,7 @@ fn span(edges: &[f64], step: Option<f64>, lo: f64, hi: f64) -> std::ops::Range<u
 }
 
 /// The common width of an axis's cells, if they are all alike.
-fn step_of(widths: &[f64]) -> Option<f64> {
+pub(crate) fn step_of(widths: &[f64]) -> Option<f64> {
     widths.iter().all(|&w| w == widths[0]).then(|| widths[0])
 }
 

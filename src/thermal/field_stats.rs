@@ -119,6 +119,10 @@ pub struct FieldSummary {
     pub maps: Vec<Option<Vec<f64>>>,
     /// T of every cell, K, where asked for.
     pub whole: Option<Vec<f64>>,
+    /// Per layer the statistics of its blocks where they were reduced on
+    /// the device (`thermal::block_stats_device`; empty from a fold: the
+    /// outputs compute them from the maps).
+    pub blocks: Vec<Option<Vec<crate::output::blocks::BlockStats>>>,
 }
 
 /// The fold; see the module doc.
@@ -345,6 +349,7 @@ impl<'a> FieldStats<'a> {
             probes,
             maps: self.maps,
             whole: self.whole,
+            blocks: Vec::new(),
         })
     }
 }

@@ -7,10 +7,14 @@
 //! order. Min, max and the hottest cell are exact; sums differ from the host
 //! fold's by rounding only (a tree inside a chunk instead of a loop). Probe
 //! cells and layer-map sums (added in z order, as the host's) come down as
-//! values, so probes and maps equal the host fold's bit for bit.
+//! values, so probes and maps equal the host fold's bit for bit. A caller
+//! may add the layers whose blocks' statistics the device reduces from the
+//! maps it builds ([`StatsRequest::blocks`], `thermal::block_stats_device`):
+//! those maps stay on the device unless also requested.
 
 use super::{Acc, FieldStats, CHUNK};
 use crate::backend::BackendError;
+use crate::thermal::block_stats_device::{host_block_partials, BlockPartial, LayerBlocks};
 use std::ops::Range;
 
 /// What a device reduces; built by [`FieldStats::request`].
@@ -36,6 +40,9 @@ pub struct StatsRequest<'a> {
     pub probe_cells: Vec<usize>,
     /// The layer maps to build: (layer, its z cells).
     pub maps: Vec<(usize, Range<usize>)>,
+    /// The layers whose blocks' statistics to reduce from their maps
+    /// (`thermal::block_stats_device`; none unless the caller adds them).
+    pub blocks: Vec<LayerBlocks>,
 }
 
 impl StatsRequest<'_> {
@@ -55,6 +62,8 @@ pub struct StatsPartials {
     pub probe_x: Vec<f64>,
     /// Per requested map, Σ over its z cells of T (not yet divided).
     pub maps: Vec<Vec<f64>>,
+    /// Per [`StatsRequest::blocks`] entry, its chunks' partials.
+    pub blocks: Vec<Vec<BlockPartial>>,
 }
 
 impl<'a> FieldStats<'a> {
@@ -81,6 +90,7 @@ impl<'a> FieldStats<'a> {
                 .filter(|(_, m)| m.is_some())
                 .map(|(l, _)| (l, grid.layer_z[l].clone()))
                 .collect(),
+            blocks: Vec::new(),
         }
     }
 
@@ -192,19 +202,21 @@ pub fn host_partials(
             ]);
         }
     }
+    let layer_sum = |zr: &Range<usize>| {
+        let mut m = vec![0.0; plane];
+        for z in zr.clone() {
+            for (j, v) in m.iter_mut().enumerate() {
+                *v += (x[z * plane + j] + c) + ambient;
+            }
+        }
+        m
+    };
     StatsPartials {
         chunks,
         probe_x: req.probe_cells.iter().map(|&i| x[i]).collect(),
-        maps: (req.maps.iter())
-            .map(|(_, zr)| {
-                let mut m = vec![0.0; plane];
-                for z in zr.clone() {
-                    for (j, v) in m.iter_mut().enumerate() {
-                        *v += (x[z * plane + j] + c) + ambient;
-                    }
-                }
-                m
-            })
+        maps: req.maps.iter().map(|(_, zr)| layer_sum(zr)).collect(),
+        blocks: (req.blocks.iter())
+            .map(|lb| host_block_partials(lb, &layer_sum(&lb.z), &req.absent[lb.layer]))
             .collect(),
     }
 }

@@ -15,6 +15,7 @@ use crate::linalg::{
     build_thermal_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind,
     PrecondOptions, Preconditioner, QuadDiagOperator, SolveError, Stop,
 };
+use crate::output::blocks::BlockStats;
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
 use crate::thermal::assembly_input::{AssemblyInput, InputParts};
@@ -82,15 +83,25 @@ pub enum KeepField {
     /// T of every cell ([`SteadyOutcome::temperature_k`]).
     #[default]
     Whole,
-    /// Only the maps of these layers and of every layer with named blocks
-    /// (whose statistics read its map); `temperature_k` is left empty and
-    /// the field is reduced piece by piece as it comes off the device.
+    /// Only the maps of these layers and, unless a device reduced their
+    /// blocks' statistics ([`LayerMaps::blocks`]), of every layer with
+    /// named blocks (whose statistics read its map); `temperature_k` is
+    /// left empty and the field is reduced on the device or piece by piece
+    /// as it comes off it.
     Maps(Vec<usize>),
 }
 
-/// Per layer its map (K, mean over its z cells, index `x + nx*y`), where
-/// kept (see [`KeepField::Maps`]).
-pub type LayerMaps = Vec<Option<Vec<f64>>>;
+/// What a solve keeping [`KeepField::Maps`] hands the outputs besides the
+/// summary (empty with [`KeepField::Whole`]).
+#[derive(Debug, Default)]
+pub struct LayerMaps {
+    /// Per layer its map (K, mean over its z cells, index `x + nx*y`),
+    /// where kept.
+    pub maps: Vec<Option<Vec<f64>>>,
+    /// Per layer its blocks' statistics where a device reduced them (then
+    /// the layer's map is kept only if asked for).
+    pub blocks: Vec<Option<Vec<BlockStats>>>,
+}
 
 /// What a caller hands [`solve_steady_for`] besides the stack (issue 15):
 /// the power it has rasterized already and the assembly input's parts it
@@ -145,7 +156,7 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
 ) -> Result<(SteadyOutcome, LayerMaps), SteadyError> {
     if stack.is_nonlinear() {
         let o = crate::thermal::nonlinear::steady::solve(be, stack, opts)?;
-        return Ok((o, Vec::new()));
+        return Ok((o, LayerMaps::default()));
     }
     let mut timings = Vec::new();
     let mut clock = Instant::now();
@@ -283,7 +294,10 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
     lap("free_solver", &mut timings);
     let t_summary = Instant::now();
     let temperature_k = stats.whole.take().unwrap_or_default();
-    let layer_maps = std::mem::take(&mut stats.maps);
+    let layer_maps = LayerMaps {
+        maps: std::mem::take(&mut stats.maps),
+        blocks: std::mem::take(&mut stats.blocks),
+    };
     let mut summary = summary_of(stack, &grid, &sums, &stats, be, solver, timings);
     drop(sys);
     (summary.timings_s).push(("summary".into(), t_summary.elapsed().as_secs_f64()));

@@ -1,9 +1,12 @@
 //! The parts of a steady solve that depend on where the system was
 //! assembled (issue 15): the offset of a device-assembled system computed
 //! where it lives, and the post-solve statistics, reduced on the device
-//! (`QuadDiagOps::field_partials`) when no output needs the whole field,
-//! else folded from the field as it comes down (`field_stats`).
+//! (`QuadDiagOps::field_partials`, the blocks' statistics included, so a
+//! layer map comes down only when an output writes it) when no output
+//! needs the whole field, else folded from the field as it comes down
+//! (`field_stats`).
 
+use super::block_stats_device::{block_stats, layer_blocks};
 use super::field_stats::{FieldStats, FieldSummary, Piece};
 use super::steady::{Coupling, KeepField, SteadyError};
 use super::summarize::PowerSums;
@@ -82,11 +85,17 @@ pub(crate) fn field_summary<B: QuadDiagOps>(
     c: f64,
     keep: &KeepField,
 ) -> Result<FieldSummary, SteadyError> {
-    let maps: Vec<bool> = match keep {
-        KeepField::Whole => Vec::new(),
+    // The maps the outputs ask for; a host fold also keeps those of the
+    // layers with blocks (their statistics read them), a device reduces
+    // the blocks' statistics itself.
+    let (asked, maps): (Vec<bool>, Vec<bool>) = match keep {
+        KeepField::Whole => (Vec::new(), Vec::new()),
         KeepField::Maps(ls) => (0..stack.layers.len())
-            .map(|l| ls.contains(&l) || power.get(l).is_some_and(|p| !p.blocks.is_empty()))
-            .collect(),
+            .map(|l| {
+                let blocks = power.get(l).is_some_and(|p| !p.blocks.is_empty());
+                (ls.contains(&l), ls.contains(&l) || blocks)
+            })
+            .unzip(),
     };
     let whole = *keep == KeepField::Whole;
     let films: (Vec<f64>, Vec<f64>);
@@ -99,12 +108,18 @@ pub(crate) fn field_summary<B: QuadDiagOps>(
                 g_bottom: &[],
             };
             if !whole {
-                let fold = FieldStats::new(stack, grid, power, lean, c, &maps, false);
-                let got = be.field_partials(x, &d.g_top, &d.g_bottom, &fold.request())?;
-                if let Some(p) = got {
-                    let mut fold = fold;
+                let mut fold = FieldStats::new(stack, grid, power, lean, c, &asked, false);
+                let mut req = fold.request();
+                req.blocks = layer_blocks(grid, power);
+                let got = be.field_partials(x, &d.g_top, &d.g_bottom, &req)?;
+                if let Some(mut p) = got {
+                    let blocks = block_stats(stack, power, &req.blocks, &p.blocks)?;
+                    p.blocks = Vec::new();
+                    drop(req);
                     fold.fold_partials(p)?;
-                    return Ok(fold.finish()?);
+                    let mut s = fold.finish()?;
+                    s.blocks = blocks;
+                    return Ok(s);
                 }
             }
             // The host fold reads the films.
