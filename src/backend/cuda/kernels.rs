@@ -66,6 +66,30 @@ impl KernelFamily {
     }
 }
 
+/// Every family the binary embeds, the applications' (topopt) included: the
+/// one inventory for checks that compile them all without a GPU
+/// (`tests/kernels_nvrtc.rs`, which also fails when a `kernels/*.cu` file is
+/// missing from it). Runs compile only the families they launch.
+pub fn all_families() -> [&'static KernelFamily; 13] {
+    use super::*;
+    use crate::topopt::cuda::{design::TOPOPT_DESIGN, mg::TOPOPT_MG, TOPOPT};
+    [
+        &ASSEMBLE,
+        &BATCH,
+        &BLAS1,
+        &CHEBYSHEV,
+        &MULTIGRID,
+        &MG_SETUP,
+        &MIXED,
+        &NONLINEAR,
+        &QUAD_DIAG,
+        &STATS,
+        &TOPOPT,
+        &TOPOPT_DESIGN,
+        &TOPOPT_MG,
+    ]
+}
+
 /// Fails with [`BackendError::CudaUnavailable`] instead of panicking when
 /// libnvrtc cannot be loaded (cudarc panics on first use otherwise).
 pub fn ensure_nvrtc() -> Result<(), BackendError> {
