@@ -1,10 +1,11 @@
 //! Every CUDA kernel family the binary embeds compiles with NVRTC, as the
 //! run time compiles it (`kernels::compile_image`: the common prelude, the
 //! `#line` directives, the same options, a CUBIN), for the H200's `sm_90`
-//! and for the lowest architecture this NVRTC offers (what `pick_arch`
-//! gives the oldest GPU a run accepts). NVRTC needs no GPU and no driver, so
-//! CI runs this with libnvrtc from PyPI (`.ci/run`): a kernel NVRTC rejects
-//! fails here, with its log and file, instead of on the GPU machine.
+//! and for the oldest GPU a run accepts with this NVRTC (its lowest
+//! architecture that `pick_arch` takes: sm_75 with NVRTC 13, sm_70 with
+//! NVRTC 12). NVRTC needs no GPU and no driver, so CI runs this with
+//! libnvrtc from PyPI (`.ci/run`): a kernel NVRTC rejects fails here, with
+//! its log and file, instead of on the GPU machine.
 //!
 //! Without libnvrtc on the loader path (`LD_LIBRARY_PATH`) the compile test
 //! says why on stderr and passes, unless `CUTH_REQUIRE_NVRTC=1` (CI), where
@@ -75,12 +76,17 @@ fn nvrtc() -> Option<((i32, i32), Vec<i32>)> {
 }
 
 /// The architectures to check, as `pick_arch` names them for a GPU of that
-/// compute capability: the H200 and the oldest GPU this NVRTC serves.
+/// compute capability: the H200, and the oldest GPU a run accepts with this
+/// NVRTC (the lowest architecture it offers that `pick_arch` takes).
 fn targets(supported: &[i32]) -> Vec<String> {
-    let lowest = *supported.iter().min().expect("NVRTC lists no architecture");
-    let mut archs: Vec<String> = [(9, 0), (lowest / 10, lowest % 10)]
-        .iter()
-        .map(|&cc| kernels::pick_arch(cc, supported).unwrap_or_else(|e| panic!("{e}")))
+    let arch = |a: i32| kernels::pick_arch((a / 10, a % 10), supported);
+    let mut by_age = supported.to_vec();
+    by_age.sort_unstable();
+    let lowest = by_age.into_iter().find(|&a| arch(a).is_ok());
+    let lowest = lowest.unwrap_or_else(|| panic!("no architecture of {supported:?} is accepted"));
+    let mut archs: Vec<String> = [90, lowest]
+        .into_iter()
+        .map(|a| arch(a).unwrap_or_else(|e| panic!("{e}")))
         .collect();
     archs.dedup();
     archs
