@@ -66,6 +66,30 @@ impl KernelFamily {
     }
 }
 
+/// Every family the binary embeds, the applications' (topopt) included: the
+/// one inventory for checks that compile them all without a GPU
+/// (`tests/kernels_nvrtc.rs`, which also fails when a `kernels/*.cu` file is
+/// missing from it). Runs compile only the families they launch.
+pub fn all_families() -> [&'static KernelFamily; 13] {
+    use super::*;
+    use crate::topopt::cuda::{design::TOPOPT_DESIGN, mg::TOPOPT_MG, TOPOPT};
+    [
+        &ASSEMBLE,
+        &BATCH,
+        &BLAS1,
+        &CHEBYSHEV,
+        &MULTIGRID,
+        &MG_SETUP,
+        &MIXED,
+        &NONLINEAR,
+        &QUAD_DIAG,
+        &STATS,
+        &TOPOPT,
+        &TOPOPT_DESIGN,
+        &TOPOPT_MG,
+    ]
+}
+
 /// Fails with [`BackendError::CudaUnavailable`] instead of panicking when
 /// libnvrtc cannot be loaded (cudarc panics on first use otherwise).
 pub fn ensure_nvrtc() -> Result<(), BackendError> {
@@ -107,12 +131,23 @@ pub fn supported_archs() -> Result<Vec<i32>, BackendError> {
     Ok(archs)
 }
 
+/// The oldest architecture the kernels compile for (`10*X + Y`):
+/// `__grid_constant__` parameters (topopt.cu) need compute 7.0, `atomicAdd`
+/// on doubles 6.0. NVRTC 12 still offers sm_50, NVRTC 13 starts at sm_75.
+pub const MIN_ARCH: i32 = 70;
+
 /// The architecture to compile for: the device's own `sm_XY` when NVRTC
 /// supports it; for a device newer than this NVRTC, PTX for the newest
 /// virtual architecture it knows (`compute_XY`, which the driver JIT-compiles
-/// forward); an error for a device older than NVRTC supports.
+/// forward); an error for a device older than NVRTC supports or than
+/// [`MIN_ARCH`] (the kernels would not compile).
 pub fn pick_arch(cc: (i32, i32), supported: &[i32]) -> Result<String, BackendError> {
     let want = cc.0 * 10 + cc.1;
+    if want < MIN_ARCH {
+        return Err(BackendError::CudaUnavailable(format!(
+            "the GPU is sm_{want}; cuth's kernels need sm_{MIN_ARCH} or newer"
+        )));
+    }
     if supported.is_empty() || supported.contains(&want) {
         return Ok(format!("sm_{want}"));
     }
@@ -381,6 +416,12 @@ mod tests {
     #[test]
     fn older_device_is_an_error_not_a_panic() {
         assert!(pick_arch((6, 0), &[75, 80, 90]).is_err());
+    }
+
+    #[test]
+    fn device_older_than_the_kernels_is_refused() {
+        assert!(pick_arch((6, 1), &[50, 52, 60, 61, 70, 90]).is_err());
+        assert_eq!(pick_arch((7, 0), &[50, 70, 90]).unwrap(), "sm_70");
     }
 
     #[test]
