@@ -5,7 +5,8 @@
 //! cargo test --release --test gpu -- --ignored --nocapture --test-threads=1
 //! ```
 //!
-//! `kernels_compile_with_nvrtc` needs only libnvrtc (no GPU). The others:
+//! (Every kernel family's NVRTC compile is `tests/kernels_nvrtc.rs`, run by
+//! CI without a GPU.) The checks:
 //! (a) each kernel on random Quad-Diag matrices whose sizes are not multiples
 //! of the block size, outputs poisoned with NaN and checked fully written;
 //! (b) PCG with every preconditioner; (c) the steady solve of
@@ -15,14 +16,11 @@ mod common;
 
 use common::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::cuda::{
-    kernels, KernelFamily, QdSchedule, BLAS1, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG,
-};
+use cuth::backend::cuda::QdSchedule;
 use cuth::backend::{Backend, ChebWork, ChebyshevBackend, QuadDiagOps, Ratio};
 use cuth::linalg::{
     build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag, QuadDiagOperator, Stop,
 };
-use cuth::topopt::cuda::TOPOPT;
 
 /// Grids with n not a multiple of 256 (7·5·3 = 105, 33·17·5 = 2805,
 /// 129·65·9 = 75465), and one (257·255·11 ≈ 7.2e5 rows) larger than the
@@ -140,35 +138,6 @@ fn quad_diag_ops<V, B: QuadDiagOps<Vector = V, Scalars = V>>(
     be.residual(&a, &b, &x, &mut r, &mut s, 3).unwrap();
     let outs = [&y, &q, &r].map(|v| be.download(v).unwrap()).to_vec();
     (outs, be.read_scalars(&s).unwrap())
-}
-
-#[test]
-#[ignore = "needs libnvrtc (CUDA 13); no GPU needed"]
-fn kernels_compile_with_nvrtc() {
-    match kernels::nvrtc_version() {
-        Ok((a, b)) => println!("NVRTC {a}.{b}"),
-        Err(e) => panic!("{e} (install NVRTC or point LD_LIBRARY_PATH at it)"),
-    }
-    let families: [&KernelFamily; 7] = [
-        &QUAD_DIAG, &BLAS1, &CHEBYSHEV, &TOPOPT, &MIXED, &MULTIGRID, &MG_SETUP,
-    ];
-    for file in families {
-        let ptx = kernels::compile(file, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-        let text = ptx.to_src();
-        for name in file.entry_points {
-            assert!(
-                text.contains(&format!(".entry {name}(")),
-                "{name} not in the PTX of {}",
-                file.file
-            );
-        }
-        println!(
-            "kernels/{:<13} sm_90: {:>6} bytes of PTX, entries {:?}",
-            file.file,
-            text.len(),
-            file.entry_points
-        );
-    }
 }
 
 #[test]

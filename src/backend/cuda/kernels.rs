@@ -272,18 +272,22 @@ type Compiled = Arc<KernelImage>;
 /// Images per (family, arch), compiled or read from the disk cache at most
 /// once per process: tests and benchmarks create several backends. With
 /// `fresh`, the disk entry is skipped and overwritten (it did not load).
+/// A process-cached image keeps its origin: one read from disk by
+/// [`super::device::prefetch`] before any context existed is still
+/// `Source::Disk` when the module load refuses it, so it is compiled again.
 pub(crate) fn compiled(
     file: &KernelFamily,
     arch: &str,
     cc: (i32, i32),
     fresh: bool,
 ) -> Result<(Compiled, Source), BackendError> {
-    static CACHE: OnceLock<Mutex<HashMap<(&'static str, String), Compiled>>> = OnceLock::new();
+    type Images = HashMap<(&'static str, String), (Compiled, Source)>;
+    static CACHE: OnceLock<Mutex<Images>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let key = (file.file, arch.to_string());
     if !fresh {
-        if let Some(img) = lock(cache).get(&key) {
-            return Ok((img.clone(), Source::Compiled));
+        if let Some((img, source)) = lock(cache).get(&key) {
+            return Ok((img.clone(), *source));
         }
     }
     // Compile outside the lock; a racing thread at worst compiles twice.
@@ -303,7 +307,7 @@ pub(crate) fn compiled(
         _ => (compile()?, Source::Compiled),
     };
     let img = Arc::new(img);
-    lock(cache).insert(key, img.clone());
+    lock(cache).insert(key, (img.clone(), source));
     Ok((img, source))
 }
 
