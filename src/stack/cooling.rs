@@ -3,8 +3,9 @@
 //! pixel, or a PNG whose luma maps linearly from black = `h_min` to white =
 //! `h_max`).
 
-use super::package::{invalid, rect_of};
+use super::package::rect_of;
 use super::schema::CoolingSpec;
+use super::validate::invalid;
 use super::{CoolingMap, StackError};
 use std::path::Path;
 

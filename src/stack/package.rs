@@ -9,6 +9,7 @@
 //! the regions), so a later region wins where it overlaps an earlier one.
 
 use super::schema::{self, MaterialRef, OriginSpec, PowerSpec, RectSpec};
+use super::validate::invalid;
 use super::{CoolingMap, Layer, Material, Region, Stack, StackError, ABSENT};
 use crate::power::Rect;
 use std::collections::BTreeMap;
@@ -16,18 +17,6 @@ use std::path::Path;
 
 /// Relative tolerance for a rectangle's edges against the domain.
 const EDGE_TOL: f64 = 1e-9;
-
-pub(super) fn invalid(
-    file: &Path,
-    field: impl Into<String>,
-    message: impl Into<String>,
-) -> StackError {
-    StackError::Invalid {
-        file: file.to_path_buf(),
-        field: field.into(),
-        message: message.into(),
-    }
-}
 
 /// A rectangle inside the domain `w × l` (clamped within [`EDGE_TOL`]).
 pub(super) fn rect_in(

@@ -7,7 +7,7 @@ use std::path::Path;
 /// Largest grid we accept from a file or flag; beyond this a typo is likelier than intent.
 const MAX_CELLS_PER_AXIS: usize = 1 << 16;
 
-pub(super) fn invalid(
+pub(in crate::stack) fn invalid(
     file: &Path,
     field: impl Into<String>,
     message: impl Into<String>,

@@ -9,7 +9,8 @@ mod material;
 use super::schema::{PowerSpec, StackFile};
 use super::{Layer, Stack, StackError};
 pub(super) use checks::check_grid;
-use checks::{invalid, non_negative, positive};
+pub(super) use checks::invalid;
+use checks::{non_negative, positive};
 pub(super) use material::{leakage, material};
 use std::path::{Path, PathBuf};
 
