@@ -11,9 +11,10 @@
 //! smallest. The small least-squares problem is solved through its normal
 //! equations (Cholesky, at most `depth` × `depth`), dropping the oldest
 //! differences while the Gram matrix is ill-conditioned. For a scalar map
-//! with depth 1 this is the secant method. The caller keeps the safeguards
-//! (a plain Picard step when the extrapolation leaves the physical range,
-//! [`Anderson::reset`] when the residual grows). The history vectors live
+//! with depth 1 this is the secant method. [`Anderson::next_in_range`] adds
+//! the temperature iterations' safeguard (a plain Picard step when the
+//! extrapolation leaves the physical range); the caller resets the history
+//! ([`Anderson::reset`]) when its residual grows. The history vectors live
 //! on the solve's backend ([`NonlinearOps`]); only the m × m system is
 //! solved on the host.
 
@@ -38,6 +39,8 @@ pub struct Anderson<V> {
     last: Option<(V, V)>,
     /// (ΔF, ΔG) columns, oldest first.
     diffs: VecDeque<(V, V)>,
+    /// Vectors of dropped differences, reused before allocating.
+    spare: Vec<V>,
     /// Times the history was dropped ([`Anderson::reset`]).
     pub restarts: usize,
 }
@@ -50,6 +53,7 @@ impl<V> Anderson<V> {
             n,
             last: None,
             diffs: VecDeque::new(),
+            spare: Vec::new(),
             restarts: 0,
         }
     }
@@ -59,8 +63,53 @@ impl<V> Anderson<V> {
         if self.last.is_some() {
             self.restarts += 1;
         }
-        self.last = None;
-        self.diffs.clear();
+        if let Some((f, g)) = self.last.take() {
+            self.spare.extend([f, g]);
+        }
+        for (df, dg) in self.diffs.drain(..) {
+            self.spare.extend([df, dg]);
+        }
+    }
+
+    /// Hands back a spent iterate of the caller's (one of ours), so that
+    /// the next [`Self::next`] reuses it instead of allocating.
+    pub fn recycle(&mut self, v: V) {
+        if self.spare.len() < 2 * self.depth + 4 {
+            self.spare.push(v);
+        }
+    }
+
+    /// A copy of `v`, in a spare vector if there is one.
+    fn copy_of<B: NonlinearOps<Vector = V>>(&mut self, be: &B, v: &V) -> Result<V, BackendError> {
+        let mut c = match self.spare.pop() {
+            Some(c) => c,
+            None => be.zeros(self.n)?,
+        };
+        be.copy(v, &mut c)?;
+        Ok(c)
+    }
+
+    /// [`Self::next`] for a temperature iteration (θ = T − ambient, K):
+    /// Anderson's iterate when it is finite, not below the lower of 0 and
+    /// G's minimum, and not above `t_max_k` once `ambient_k` is added; else
+    /// `None` with the history dropped, and the caller takes G(θₖ) = `g`.
+    pub fn next_in_range<B: NonlinearOps<Vector = V>>(
+        &mut self,
+        be: &B,
+        x: &V,
+        g: &V,
+        ambient_k: f64,
+        t_max_k: f64,
+    ) -> Result<Option<V>, BackendError> {
+        let next = self.next(be, x, g)?;
+        let floor = be.nl_range(g)?.min.min(0.0);
+        let r = be.nl_range(&next)?;
+        if r.finite && r.min >= floor && r.max + ambient_k <= t_max_k {
+            return Ok(Some(next));
+        }
+        self.spare.push(next);
+        self.reset();
+        Ok(None)
     }
 
     /// The next iterate from xₖ = `x` and G(xₖ) = `g`, on `be`.
@@ -70,24 +119,21 @@ impl<V> Anderson<V> {
         x: &V,
         g: &V,
     ) -> Result<V, BackendError> {
-        let copy = |v: &V| -> Result<V, BackendError> {
-            let mut c = be.zeros(self.n)?;
-            be.copy(v, &mut c)?;
-            Ok(c)
-        };
-        let mut out = copy(g)?;
+        let mut out = self.copy_of(be, g)?;
         if self.depth == 0 {
             return Ok(out);
         }
         // f = g − x
-        let mut f = copy(g)?;
+        let mut f = self.copy_of(be, g)?;
         be.nl_axpby(Some(x), -1.0, 1.0, &mut f, 0.0)?;
         if let Some((mut df, mut dg)) = self.last.take() {
             // ΔF = f − f_old, ΔG = g − g_old, in the old vectors' storage.
             be.nl_axpby(Some(&f), 1.0, -1.0, &mut df, 0.0)?;
             be.nl_axpby(Some(g), 1.0, -1.0, &mut dg, 0.0)?;
             if self.diffs.len() == self.depth {
-                self.diffs.pop_front();
+                if let Some((a, b)) = self.diffs.pop_front() {
+                    self.spare.extend([a, b]);
+                }
             }
             self.diffs.push_back((df, dg));
         }
@@ -112,11 +158,14 @@ impl<V> Anderson<V> {
                     break;
                 }
                 None => {
-                    self.diffs.pop_front();
+                    if let Some((a, b)) = self.diffs.pop_front() {
+                        self.spare.extend([a, b]);
+                    }
                 }
             }
         }
-        self.last = Some((f, copy(g)?));
+        let g_copy = self.copy_of(be, g)?;
+        self.last = Some((f, g_copy));
         Ok(out)
     }
 }

@@ -289,15 +289,11 @@ pub fn picard<B: ChebyshevBackend + 'static>(
                 if growing > 0 {
                     a.reset();
                 }
-                let next = a.next(be, &theta, &x)?;
-                let floor = be.nl_range(&x)?.min.min(0.0);
-                let r = be.nl_range(&next)?;
-                if r.finite && r.min >= floor && r.max + amb <= nl.t_max_k {
-                    Some(next)
-                } else {
-                    a.reset();
-                    None
+                // The Picard iterate behind the last extrapolation, unused.
+                if let Some(v) = extrapolated.take() {
+                    a.recycle(v);
                 }
+                a.next_in_range(be, &theta, &x, amb, nl.t_max_k)?
             }
         };
         match next {

@@ -306,22 +306,15 @@ impl<'a, B: ChebyshevBackend + 'static> StepPhysics<'a, B> {
             // lower of ambient and G's minimum and below --t-max (else G's).
             let next = match &mut acc {
                 None => None,
-                Some(a) => {
-                    let next = a.next(be, &self.t_it, &self.g)?;
-                    let floor = be.nl_range(&self.g)?.min.min(0.0);
-                    let r = be.nl_range(&next)?;
-                    if r.finite && r.min >= floor && r.max + amb <= nl.t_max_k {
-                        Some(next)
-                    } else {
-                        a.reset();
-                        None
-                    }
-                }
+                Some(a) => a.next_in_range(be, &self.t_it, &self.g, amb, nl.t_max_k)?,
             };
             match next {
                 // θ⁽ʲ⁺¹⁾ = Anderson's; G stays in self.g to fall back on.
                 Some(next) => {
-                    self.t_it = next;
+                    let spent = std::mem::replace(&mut self.t_it, next);
+                    if let Some(a) = &mut acc {
+                        a.recycle(spent);
+                    }
                     fallback = true;
                 }
                 // θ⁽ʲ⁺¹⁾ = G; the old iterate's vector takes the next G.
