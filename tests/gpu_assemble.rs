@@ -71,7 +71,8 @@ fn check(name: &str, inp: &AssemblyInput, host: &System) {
     compare("rhs", &be.download(&sys.rhs).unwrap(), &host.rhs);
     compare(
         "capacity",
-        &be.download(&sys.capacity).unwrap(),
+        &be.download(sys.capacity.as_ref().expect("heat capacities"))
+            .unwrap(),
         &host.capacity,
     );
     compare("g_top", &be.download(&sys.g_top).unwrap(), &host.g_top);

@@ -36,8 +36,9 @@ pub struct DeviceSystem {
     pub a: CudaMatrix,
     /// Power per cell, W.
     pub rhs: CudaSlice<f64>,
-    /// c·V per cell, J/K (a single zero from `assemble_steady`).
-    pub capacity: CudaSlice<f64>,
+    /// c·V per cell, J/K (`None` for a steady solve: neither stored nor
+    /// computed).
+    pub capacity: Option<CudaSlice<f64>>,
     /// Conductance to ambient per top-plane cell, W/K.
     pub g_top: CudaSlice<f64>,
     /// Same for the bottom (zeros when adiabatic).
@@ -93,8 +94,7 @@ impl CudaBackend {
     }
 
     /// [`CudaBackend::assemble_system`] for a steady solve: the heat
-    /// capacities (one n-vector) are neither allocated nor computed, and
-    /// `capacity` holds a single zero.
+    /// capacities (one n-vector) are neither allocated nor computed.
     pub fn assemble_steady(&self, inp: &AssemblyInput) -> Result<DeviceSystem, BackendError> {
         let inputs = self.upload_assembly(inp)?;
         self.assemble_with(&inputs, None, false)
@@ -181,8 +181,8 @@ impl CudaBackend {
     }
 
     /// [`CudaBackend::assemble_from`], with the heat capacities only when
-    /// `with_capacity`.
-    fn assemble_with(
+    /// `with_capacity` (a transient step's; a steady solve has none).
+    pub(crate) fn assemble_with(
         &self,
         inp: &AsmInputs,
         cells: Option<&CudaSlice<f64>>,
@@ -207,7 +207,10 @@ impl CudaBackend {
                 wy,
             },
             rhs: self.zeros_f64(n, "the right-hand side")?,
-            capacity: self.zeros_f64(if with_capacity { n } else { 1 }, "the heat capacities")?,
+            capacity: match with_capacity {
+                true => Some(self.zeros_f64(n, "the heat capacities")?),
+                false => None,
+            },
             g_top: self.zeros_f64(plane, "g_top")?,
             g_bottom: self.zeros_f64(plane, "g_bottom")?,
         };
@@ -239,11 +242,8 @@ impl CudaBackend {
             super::same_len(len, n)?;
         }
         super::same_len(sys.rhs.len(), n)?;
-        // A steady system's placeholder (`assemble_steady`) holds one zero:
-        // its heat capacities are neither stored nor computed.
-        let with_capacity = sys.capacity.len() == n;
-        if !with_capacity {
-            super::same_len(sys.capacity.len(), 1)?;
+        if let Some(c) = &sys.capacity {
+            super::same_len(c.len(), n)?;
         }
         super::same_len(sys.g_top.len(), plane)?;
         super::same_len(sys.g_bottom.len(), plane)?;
@@ -274,9 +274,9 @@ impl CudaBackend {
                 .arg(&inp.has_bottom);
             args.arg(&nx64).arg(&ny64).arg(&nz64);
             args.arg(&mut a.gx).arg(&mut a.gy).arg(&mut a.gz);
-            match with_capacity {
-                true => args.arg(&mut sys.capacity),
-                false => args.arg(&null),
+            match &mut sys.capacity {
+                Some(c) => args.arg(c),
+                None => args.arg(&null),
             };
             args.arg(&mut sys.rhs);
             args.arg(&mut sys.g_top).arg(&mut sys.g_bottom);

@@ -51,7 +51,9 @@ impl NonlinearOps for CudaBackend {
             g_top: self.download(&sys.g_top)?,
             g_bottom: self.download(&sys.g_bottom)?,
             a: sys.a,
-            capacity: sys.capacity,
+            capacity: sys.capacity.ok_or(BackendError::Unsupported(
+                "the device assembly gave no heat capacities",
+            ))?,
             rhs: sys.rhs,
             kept,
         }))
@@ -82,7 +84,12 @@ impl NonlinearOps for CudaBackend {
         &self,
         sys: &'s mut DeviceSystem,
     ) -> Result<(&'s mut CudaMatrix, &'s CudaSlice<f64>), BackendError> {
-        Ok((&mut sys.a, &sys.capacity))
+        match &sys.capacity {
+            Some(c) => Ok((&mut sys.a, c)),
+            None => Err(BackendError::Unsupported(
+                "a transient step needs the heat capacities; this system was assembled for a steady solve",
+            )),
+        }
     }
 
     fn tr_shift(
@@ -128,10 +135,12 @@ impl NonlinearOps for CudaBackend {
 
     fn nl_assemble(
         &self,
-        _cx: &NlContext,
+        cx: &NlContext,
         ph: &mut CudaPhysics,
         theta: &CudaSlice<f64>,
     ) -> Result<Result<DeviceSystem, usize>, BackendError> {
+        // Heat capacities only for a transient step (`capacity_laws`).
+        let with_c = cx.capacity_laws;
         let sys = match ph.kt.as_mut() {
             Some(kt) => {
                 if let Some(i) =
@@ -139,9 +148,9 @@ impl NonlinearOps for CudaBackend {
                 {
                     return Ok(Err(i));
                 }
-                self.assemble_from(&ph.asm, Some(&kt.cells))?
+                self.assemble_with(&ph.asm, Some(&kt.cells), with_c)?
             }
-            None => self.assemble_from(&ph.asm, None)?,
+            None => self.assemble_with(&ph.asm, None, with_c)?,
         };
         if ph.dynamic.is_none() {
             let mut d = self.zeros(sys.rhs.len())?;
