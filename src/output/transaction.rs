@@ -19,6 +19,10 @@
 //! `<out>` when this run created it and it is empty); SIGINT, SIGTERM and
 //! SIGHUP do the same through [`super::signals`] before the process exits.
 
+mod owned;
+
+pub use owned::Owned;
+
 use super::signals;
 use super::OutputError;
 use std::fs;
@@ -27,77 +31,6 @@ use std::time::{Duration, Instant};
 
 /// How long a commit waits for another run's commit into the same `<out>`.
 pub const LOCK_WAIT: Duration = Duration::from_secs(120);
-
-/// Which existing entries of `<out>` a commit treats as its own kind and
-/// removes when it did not write them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Owned {
-    /// `solve` and `transient`: `NN_<layer>.png|csv`, `blocks.csv`,
-    /// `blocks.steady`, `probes.csv`, `field.vtr`, `field.pvd`, `summary.json`, `timeseries.csv`, `temperature.png`,
-    /// `final/`, `snapshots/`.
-    Thermal,
-    /// `topopt`: `density.vti`, `view_[xyz].png`, `design.stl`, `history.csv`,
-    /// `summary.json`.
-    Topopt,
-    /// `sweep`: `sweep.csv`, `summary.json`, `cases/` (maps with `--maps`).
-    Sweep,
-    /// Nothing (benchmark reports: a fixed set of names, overwritten).
-    Nothing,
-}
-
-impl Owned {
-    /// Whether an entry named `name` in `<out>` is of this kind.
-    pub fn owns(self, name: &str) -> bool {
-        match self {
-            Owned::Thermal => {
-                matches!(
-                    name,
-                    "blocks.csv"
-                        | "blocks.steady"
-                        | "probes.csv"
-                        | "field.vtr"
-                        | "field.pvd"
-                        | "summary.json"
-                        | "timeseries.csv"
-                        | "temperature.png"
-                        | "final"
-                        | "snapshots"
-                ) || is_layer_map(name)
-            }
-            Owned::Topopt => matches!(
-                name,
-                "density.vti"
-                    | "view_x.png"
-                    | "view_y.png"
-                    | "view_z.png"
-                    | "design.stl"
-                    | "history.csv"
-                    | "summary.json"
-            ),
-            Owned::Sweep => matches!(name, "sweep.csv" | "summary.json" | "cases"),
-            Owned::Nothing => false,
-        }
-    }
-}
-
-/// `NN_<sanitized layer>.png|csv` as `output::write` names layer maps.
-fn is_layer_map(name: &str) -> bool {
-    let Some(stem) = name
-        .strip_suffix(".png")
-        .or_else(|| name.strip_suffix(".csv"))
-    else {
-        return false;
-    };
-    let Some((digits, rest)) = stem.split_once('_') else {
-        return false;
-    };
-    digits.len() >= 2
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && !rest.is_empty()
-        && rest
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
 
 fn io(path: &Path, source: std::io::Error) -> OutputError {
     OutputError::Io {
