@@ -1,5 +1,6 @@
-//! Launchers of `kernels/topopt.cu`, one per schedule, each launch checked
-//! through [`CudaBackend::run`]. Grids: element kernels one thread per element
+//! Launchers of `kernels/topopt.cu`, one per schedule (the three-stage
+//! one's in `three_stage.rs`), each launch checked through
+//! [`CudaBackend::run`]. Grids: element kernels one thread per element
 //! (the fused one with the operator's block size), gather/scatter one per
 //! (element, local DOF), the node-centred kernel one per node (with its own
 //! reduction partials), the fix-up on the backend's reduction grid. Dot
@@ -14,7 +15,7 @@ use crate::topopt::backend::{OpPrecision, OperatorKind};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 /// Mesh sizes as the kernels take them (`int`; checked in `elastic_new`).
-fn dims(op: &CudaElastic) -> (i32, i32, i32, i32) {
+pub(super) fn dims(op: &CudaElastic) -> (i32, i32, i32, i32) {
     let m = &op.mesh;
     (
         m.elements() as i32,
@@ -25,7 +26,7 @@ fn dims(op: &CudaElastic) -> (i32, i32, i32, i32) {
 }
 
 impl CudaBackend {
-    fn topo_zero<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    pub(super) fn topo_zero<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
         &self,
         v: &mut CudaSlice<T>,
     ) -> Result<(), BackendError> {
@@ -200,105 +201,6 @@ impl CudaBackend {
         args.arg(&nel).arg(&nelx).arg(&nely);
         // SAFETY: as in topo_fused.
         unsafe { self.run(name, &mut args, fused_config(nel as usize, op.block)) }
-    }
-
-    /// acc = 0; gather uₑ = Eₑ x[dofs(e)]; vₑ = Kₑ uₑ; acc[dofs(e)] += vₑ.
-    fn topo_three_stage(
-        &self,
-        op: &mut CudaElastic,
-        prec: OpPrecision,
-        x: &CudaSlice<f64>,
-        acc: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        let (nel, nelx, nely, _) = dims(op);
-        let len = 24 * nel as usize;
-        // Gather and scatter: blockIdx.y is the local DOF.
-        let per_dof = LaunchConfig {
-            grid_dim: (rows_config(nel as usize).grid_dim.0, 24, 1),
-            ..rows_config(nel as usize)
-        };
-        match prec {
-            OpPrecision::F64 if op.stages64.is_none() => {
-                op.stages64 = Some((
-                    zeros(self, len, "element vectors")?,
-                    zeros(self, len, "element products")?,
-                ));
-            }
-            OpPrecision::F32 if op.stages32.is_none() => {
-                op.stages32 = Some((
-                    zeros(self, len, "element vectors (f32)")?,
-                    zeros(self, len, "element products (f32)")?,
-                ));
-            }
-            _ => {}
-        }
-        self.topo_zero(acc)?;
-        let names: [&'static str; 3] = match prec {
-            OpPrecision::F64 => ["topopt_gather_f64", "topopt_gemm_f64", "topopt_scatter_f64"],
-            OpPrecision::F32 => ["topopt_gather_f32", "topopt_gemm_f32", "topopt_scatter_f32"],
-        };
-        let CudaElastic {
-            stages64,
-            stages32,
-            ke64,
-            ke32,
-            e64,
-            e32,
-            fixed,
-            ..
-        } = op;
-        let dims = (nel, nelx, nely);
-        match prec {
-            OpPrecision::F64 => {
-                let (u, v) = stages64.as_mut().expect("allocated above");
-                self.topo_stages(names, ke64, e64, fixed, x, u, v, acc, dims, per_dof)
-            }
-            OpPrecision::F32 => {
-                let (u, v) = stages32.as_mut().expect("allocated above");
-                self.topo_stages(names, ke32, e32, fixed, x, u, v, acc, dims, per_dof)
-            }
-        }
-    }
-
-    /// The three launches of the three-stage operator, in the element
-    /// precision `T` (the kernels named in `names` take T for Kₑ, Eₑ and the
-    /// element buffers u, v; x and acc are f64).
-    #[allow(clippy::too_many_arguments)]
-    fn topo_stages<T: cudarc::driver::DeviceRepr>(
-        &self,
-        names: [&'static str; 3],
-        ke: &CudaSlice<T>,
-        e: &CudaSlice<T>,
-        fixed: &CudaSlice<u8>,
-        x: &CudaSlice<f64>,
-        u: &mut CudaSlice<T>,
-        v: &mut CudaSlice<T>,
-        acc: &mut CudaSlice<f64>,
-        (nel, nelx, nely): (i32, i32, i32),
-        per_dof: LaunchConfig,
-    ) -> Result<(), BackendError> {
-        let stream = self.stream();
-        let g = self.kernel(&TOPOPT, names[0])?;
-        let mut ga = stream.launch_builder(&g);
-        ga.arg(e)
-            .arg(x)
-            .arg(fixed)
-            .arg(&mut *u)
-            .arg(&nel)
-            .arg(&nelx)
-            .arg(&nely);
-        // SAFETY: u has 24·nel entries, E nel, x/fixed mesh.dofs().
-        unsafe { self.run(names[0], &mut ga, per_dof)? };
-        let m = self.kernel(&TOPOPT, names[1])?;
-        let mut ma = stream.launch_builder(&m);
-        ma.arg(ke).arg(&*u).arg(&mut *v).arg(&nel);
-        // SAFETY: u, v 24·nel; Ke 576.
-        unsafe { self.run(names[1], &mut ma, rows_config(nel as usize))? };
-        let sc = self.kernel(&TOPOPT, names[2])?;
-        let mut sa = stream.launch_builder(&sc);
-        sa.arg(&*v).arg(acc).arg(&nel).arg(&nelx).arg(&nely);
-        // SAFETY: v 24·nel, acc mesh.dofs().
-        unsafe { self.run(names[2], &mut sa, per_dof) }
     }
 
     /// Node-centred y = K x (mode 0) or y = b − K x (mode 1), with the dot.
