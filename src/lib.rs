@@ -4,8 +4,9 @@
 //! power sources) → [`grid`] (geometry) → [`assemble`] (Quad-Diag system, [`matrix`]) →
 //! [`linalg`] (PCG and preconditioners over a [`backend`]) → [`thermal`]
 //! (drivers, summary) → [`output`] (PNG, CSV, JSON, table).
-//! Beside it: [`input`] (reading input files within limits) and [`error`]
-//! (which errors are bad input, for the exit code).
+//! Beside it: [`input`] (reading input files within limits), [`error`]
+//! (which errors are bad input, for the exit code) and [`kernel_families`]
+//! (every CUDA kernel family, for checks that compile them all).
 
 pub mod assemble;
 pub mod backend;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod grid;
 pub mod import;
 pub mod input;
+pub mod kernel_families;
 pub mod linalg;
 pub mod matrix;
 pub mod output;

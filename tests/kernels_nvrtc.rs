@@ -9,12 +9,13 @@
 //!
 //! Without libnvrtc on the loader path (`LD_LIBRARY_PATH`) the compile test
 //! says why on stderr and passes, unless `CUTH_REQUIRE_NVRTC=1` (CI), where
-//! it fails. The inventory test needs no NVRTC: `kernels::all_families()`
+//! it fails. The inventory test needs no NVRTC: `kernel_families::all()`
 //! must name every `kernels/*.cu` file (but the prelude) once, embedding
 //! its current text.
 
 use cuth::backend::cuda::kernel_cache::ImageKind;
-use cuth::backend::cuda::{kernels, KernelFamily};
+use cuth::backend::cuda::{arch, kernels, KernelFamily};
+use cuth::kernel_families;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
@@ -36,14 +37,14 @@ fn every_kernel_file_is_a_family() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".cu") && n != PRELUDE)
         .collect();
-    let families = kernels::all_families();
+    let families = kernel_families::all();
     let listed: BTreeSet<String> = families.iter().map(|f| f.file.to_string()).collect();
     assert_eq!(listed.len(), families.len(), "a file listed twice");
     assert_eq!(
         on_disk, listed,
-        "kernels/*.cu (left) and kernels::all_families() (right) differ"
+        "kernels/*.cu (left) and kernel_families::all() (right) differ"
     );
-    for f in families {
+    for f in &families {
         let text = std::fs::read_to_string(dir.join(f.file)).unwrap();
         // A family may embed another file before its own (batch.cu: mg.cu).
         assert!(
@@ -56,7 +57,7 @@ fn every_kernel_file_is_a_family() {
 
 /// NVRTC's version and architectures, or why it cannot be used here.
 fn nvrtc() -> Option<((i32, i32), Vec<i32>)> {
-    let found = kernels::nvrtc_version().and_then(|v| Ok((v, kernels::supported_archs()?)));
+    let found = arch::nvrtc_version().and_then(|v| Ok((v, arch::supported_archs()?)));
     match found {
         Ok(found) => Some(found),
         Err(e) if std::env::var("CUTH_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
@@ -79,14 +80,14 @@ fn nvrtc() -> Option<((i32, i32), Vec<i32>)> {
 /// compute capability: the H200, and the oldest GPU a run accepts with this
 /// NVRTC (the lowest architecture it offers that `pick_arch` takes).
 fn targets(supported: &[i32]) -> Vec<String> {
-    let arch = |a: i32| kernels::pick_arch((a / 10, a % 10), supported);
+    let pick = |a: i32| arch::pick_arch((a / 10, a % 10), supported);
     let mut by_age = supported.to_vec();
     by_age.sort_unstable();
-    let lowest = by_age.into_iter().find(|&a| arch(a).is_ok());
+    let lowest = by_age.into_iter().find(|&a| pick(a).is_ok());
     let lowest = lowest.unwrap_or_else(|| panic!("no architecture of {supported:?} is accepted"));
     let mut archs: Vec<String> = [90, lowest]
         .into_iter()
-        .map(|a| arch(a).unwrap_or_else(|e| panic!("{e}")))
+        .map(|a| pick(a).unwrap_or_else(|e| panic!("{e}")))
         .collect();
     archs.dedup();
     archs
@@ -128,7 +129,7 @@ fn every_family_compiles_with_nvrtc() {
     };
     let archs = targets(&supported);
     println!("NVRTC {}.{}, architectures {archs:?}", version.0, version.1);
-    let jobs: Vec<(&KernelFamily, &str)> = kernels::all_families()
+    let jobs: Vec<(&KernelFamily, &str)> = kernel_families::all()
         .into_iter()
         .flat_map(|f| archs.iter().map(move |a| (f, a.as_str())))
         .collect();

@@ -5,8 +5,8 @@
 //! machine without CUDA never panics, it falls back to the CPU. Also collects
 //! [`DeviceInfo`] for `cuth info`.
 
-use super::kernels;
 use super::launch::driver_err;
+use super::{arch, kernels};
 use crate::backend::BackendError;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaStream};
@@ -50,7 +50,7 @@ pub fn ensure_driver() -> Result<(), BackendError> {
 /// missing, or when there is no device.
 pub fn device_count() -> Result<usize, BackendError> {
     ensure_driver()?;
-    kernels::ensure_nvrtc()?;
+    arch::ensure_nvrtc()?;
     guarded("initializing the CUDA driver", || {
         let n = CudaContext::device_count()
             .map_err(|e| BackendError::CudaUnavailable(format!("cuInit/cuDeviceGetCount: {e}")))?;
@@ -141,8 +141,8 @@ impl DeviceInfo {
     pub fn query() -> DeviceInfo {
         let mut info = DeviceInfo {
             driver_version: driver_version().ok(),
-            nvrtc_version: kernels::nvrtc_version().ok(),
-            nvrtc_archs: kernels::supported_archs().unwrap_or_default(),
+            nvrtc_version: arch::nvrtc_version().ok(),
+            nvrtc_archs: arch::supported_archs().unwrap_or_default(),
             devices: Vec::new(),
             unavailable: None,
         };
@@ -258,7 +258,7 @@ pub fn prefetch(ordinal: usize, families: &[&kernels::KernelFamily]) {
         ))
     });
     let Ok(cc) = cc else { return };
-    let Ok(arch) = kernels::supported_archs().and_then(|a| kernels::pick_arch(cc, &a)) else {
+    let Ok(arch) = arch::supported_archs().and_then(|a| arch::pick_arch(cc, &a)) else {
         return;
     };
     std::thread::scope(|sc| {

@@ -14,6 +14,7 @@
 //! them only in `Backend::read_scalars`, so a PCG iteration is a queue of
 //! kernel launches with no host round trip. Files by concern: `device`
 //! (probing, contexts, `cuth info`), `kernels` (families, NVRTC, cache),
+//! `arch` (NVRTC's version and the architecture compiled for),
 //! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
 //! reduction scratch, errors), `quad_diag` / `blas1` /
 //! `chebyshev` (one launcher per kernel), `stats` (the post-solve
@@ -22,6 +23,7 @@
 //! (events, graphs, copy bandwidth for the benchmark), `transfer` (large
 //! downloads through pinned staging buffers).
 
+pub mod arch;
 mod assemble;
 mod assemble_inputs;
 mod assemble_kt;
@@ -68,6 +70,17 @@ use kernels::Kernels;
 use launch::{driver_err, ReduceScratch};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
+
+/// The kernel families of this executor, each declared (as a `static`) by
+/// the file that launches it; an application's families are its own (see
+/// [`crate::kernel_families`], the inventory of every family the binary
+/// embeds).
+pub fn families() -> [&'static KernelFamily; 10] {
+    [
+        &ASSEMBLE, &BATCH, &BLAS1, &CHEBYSHEV, &MULTIGRID, &MG_SETUP, &MIXED, &NONLINEAR,
+        &QUAD_DIAG, &STATS,
+    ]
+}
 
 /// Whether the CUDA driver, NVRTC and at least one device can be used on this
 /// machine. Loads nothing that could panic.
@@ -158,8 +171,8 @@ impl CudaBackend {
     pub fn open(ordinal: usize) -> Result<CudaBackend, BackendError> {
         let (ctx, stream, info) = device::open(ordinal)?;
         let driver = device::driver_version()?;
-        let nvrtc = kernels::nvrtc_version()?;
-        let arch = kernels::pick_arch(info.compute_capability, &kernels::supported_archs()?)?;
+        let nvrtc = arch::nvrtc_version()?;
+        let arch = arch::pick_arch(info.compute_capability, &arch::supported_archs()?)?;
         let per_sm = (info.max_threads_per_multiprocessor / kernels::BLOCK as usize).max(1);
         let blocks = info.multiprocessors * per_sm;
         let reduce = ReduceScratch::new(&stream, blocks)?;

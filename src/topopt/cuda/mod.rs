@@ -379,16 +379,19 @@ impl ElasticBackend for CudaBackend {
     }
 }
 
+/// topopt's kernel families: the operator's, the multigrid transfers' and
+/// the design update's (listed with the executor's in
+/// [`crate::kernel_families::all`]).
+pub fn families() -> [&'static KernelFamily; 3] {
+    [&TOPOPT, &design::TOPOPT_DESIGN, &mg::TOPOPT_MG]
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn every_entry_point_is_in_its_source() {
-        assert!(super::TOPOPT.missing_entry_points(|_| None).is_empty());
-        assert!(super::mg::TOPOPT_MG
-            .missing_entry_points(|_| None)
-            .is_empty());
-        assert!(super::design::TOPOPT_DESIGN
-            .missing_entry_points(|_| None)
-            .is_empty());
+        for f in super::families() {
+            assert!(f.missing_entry_points(|_| None).is_empty(), "{}", f.file);
+        }
     }
 }
