@@ -1,7 +1,7 @@
 //! The batched capability: the kernels of PCG and of the multigrid cycle
 //! over k right-hand sides at once (issue 16), for `linalg::batch`. A batch
-//! vector is an ordinary [`Backend::Vector`] of k·n rows, vector j in rows
-//! j·n..(j+1)·n ([k][n]); the k systems share one matrix.
+//! vector is an ordinary [`Backend::Vector`](super::Backend::Vector) of k·n rows, vector j in rows
+//! j·n..(j+1)·n (`[k][n]`); the k systems share one matrix.
 //!
 //! Scalars are per vector: slot q of vector j is `s[q + j]`, the caller
 //! passing the base q (PCG lays out its slots q·k apart). `mask` is the base
@@ -80,7 +80,7 @@ pub trait BatchOps: MultigridOps {
     }
     /// Scratch for batches of `k` vectors of `n` rows.
     fn batch_scratch(&self, k: usize, n: usize) -> Result<Self::BatchScratch, BackendError>;
-    /// s[first + i] = values[i].
+    /// `s[first + i] = values[i]`.
     fn set_slots(
         &self,
         s: &mut Self::Scalars,

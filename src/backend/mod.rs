@@ -20,7 +20,7 @@
 //!
 //! Scalars produced by reductions stay on the device in a [`Backend::Scalars`]
 //! buffer of numbered slots; kernels that need a coefficient read it from there
-//! as a ratio of two slots (α = s[num]/s[den]), so a CG iteration needs no
+//! as a ratio of two slots (α = `s[num]/s[den]`), so a CG iteration needs no
 //! host round trip. The host reads slots only when it checks convergence.
 
 pub mod batch;
@@ -172,7 +172,7 @@ pub trait Backend {
     /// Reads every slot back to the host (a synchronization point on a GPU).
     fn read_scalars(&self, s: &Self::Scalars) -> Result<Vec<f64>, BackendError>;
 
-    /// s[out] = x·y
+    /// `s[out]` = x·y
     fn dot(
         &self,
         x: &Self::Vector,
@@ -180,7 +180,7 @@ pub trait Backend {
         s: &mut Self::Scalars,
         out: usize,
     ) -> Result<(), BackendError>;
-    /// α = s[alpha.num]/s[alpha.den];  x += α p;  r −= α q;  s[out] = r·r
+    /// α = `s[alpha.num]/s[alpha.den]`;  x += α p;  r −= α q;  `s[out]` = r·r
     #[allow(clippy::too_many_arguments)]
     fn cg_update(
         &self,
@@ -303,7 +303,7 @@ pub trait QuadDiagOps: Backend {
         x: &Self::Vector,
         y: &mut Self::Vector,
     ) -> Result<(), BackendError>;
-    /// r = b − A x (difference form, see `QuadDiag`);  s[out] = r·r
+    /// r = b − A x (difference form, see `QuadDiag`);  `s[out]` = r·r
     fn residual(
         &self,
         a: &Self::Matrix,
@@ -313,7 +313,7 @@ pub trait QuadDiagOps: Backend {
         s: &mut Self::Scalars,
         out: usize,
     ) -> Result<(), BackendError>;
-    /// q = A p;  s[out] = p·q
+    /// q = A p;  `s[out]` = p·q
     fn spmv_dot(
         &self,
         a: &Self::Matrix,

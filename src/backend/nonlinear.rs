@@ -255,7 +255,7 @@ pub trait NonlinearOps: QuadDiagOps {
 
     fn nl_range(&self, x: &Self::Vector) -> Result<Range, BackendError>;
 
-    /// x[i] on the host.
+    /// `x[i]` on the host.
     fn nl_value(&self, x: &Self::Vector, i: usize) -> Result<f64, BackendError>;
 }
 

@@ -17,7 +17,7 @@ pub trait LinearOperator<B: Backend> {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// q = A p;  s[out] = p·q (CG's curvature, fused with the product).
+    /// q = A p;  `s[out]` = p·q (CG's curvature, fused with the product).
     fn apply_dot(
         &mut self,
         be: &B,
@@ -26,7 +26,7 @@ pub trait LinearOperator<B: Backend> {
         s: &mut B::Scalars,
         out: usize,
     ) -> Result<(), BackendError>;
-    /// r = b − A x;  s[out] = r·r: the true residual, in f64 whatever
+    /// r = b − A x;  `s[out]` = r·r: the true residual, in f64 whatever
     /// precision [`LinearOperator::apply_dot`] works in.
     fn residual(
         &mut self,

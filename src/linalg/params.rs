@@ -82,7 +82,7 @@ pub struct CgParams {
     pub record: bool,
     /// When the recurrence meets the stop, confirm it on the true residual
     /// b − A x and restart from it if it is not there yet (residual
-    /// replacement). Off for the inner solves of [`super::refine`], whose
+    /// replacement). Off for the inner solves of [`super::refine()`], whose
     /// outer loop recomputes the true residual anyway.
     pub replace: bool,
 }

@@ -161,7 +161,7 @@ pub fn pcg_with<B: Backend>(
 
 /// PCG on A x = b from `work.r` = b − A x already formed, with r·r = `rr`,
 /// and b·b = `bb` (the stop's reference when it names none), b itself not
-/// needed: the inner solves of [`super::refine`]. No residual replacement
+/// needed: the inner solves of [`super::refine()`]. No residual replacement
 /// (there is no b to recompute it from).
 #[allow(clippy::too_many_arguments)]
 pub fn pcg_from_residual<B: Backend>(

@@ -26,7 +26,7 @@ pub struct QuadDiag {
     pub gy: Vec<f64>,
     /// −A[i, i+nx·ny]; 0 where z = nz−1.
     pub gz: Vec<f64>,
-    /// d[i] minus the row's off-diagonal conductances, kept exactly (the
+    /// `d[i]` minus the row's off-diagonal conductances, kept exactly (the
     /// coupling to ambient; 0 inside the stack). Read only by the residual.
     pub amb: Vec<f64>,
     /// Column widths (len nx) and row widths (len ny), m, of a non-uniform

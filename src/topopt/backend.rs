@@ -115,7 +115,7 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
     /// Emin + ρ̃ₑᵖ(E0 − Emin). Called once per design iteration.
     fn elastic_set_moduli(&self, op: &mut Self::Elastic, e: &[f64]) -> Result<(), BackendError>;
 
-    /// y = K x;  s[out] = x·y (the p·Ap of CG).
+    /// y = K x;  `s[out]` = x·y (the p·Ap of CG).
     fn elastic_apply_dot(
         &self,
         op: &mut Self::Elastic,
@@ -126,7 +126,7 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
         out: usize,
     ) -> Result<(), BackendError>;
 
-    /// r = b − K x in f64;  s[out] = r·r. The true residual, never the
+    /// r = b − K x in f64;  `s[out]` = r·r. The true residual, never the
     /// recurrence.
     fn elastic_residual(
         &self,

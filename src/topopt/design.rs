@@ -81,7 +81,7 @@ pub trait DesignBackend: ElasticBackend {
 
     /// ρ̃ = F x; ρ̄ = passive(H_β(ρ̃)); slope = dρ̄/dρ̃ (0 on passive);
     /// Eₑ = Emin + ρ̄ₑᵖ (E0 − Emin) into `op` (f64 and f32);
-    /// s[out] = Σ ρ̄;  s[out + 1] = Σ ρ̄(1 − ρ̄).
+    /// `s[out]` = Σ ρ̄;  `s[out + 1]` = Σ ρ̄(1 − ρ̄).
     #[allow(clippy::too_many_arguments)]
     fn design_physical(
         &self,
@@ -96,7 +96,7 @@ pub trait DesignBackend: ElasticBackend {
         out: usize,
     ) -> Result<(), BackendError>;
 
-    /// cₑ = uₑᵀ Kₑ uₑ;  s[out] = Σ Eₑ cₑ (the compliance);
+    /// cₑ = uₑᵀ Kₑ uₑ;  `s[out]` = Σ Eₑ cₑ (the compliance);
     /// dc = Fᵀ(−p ρ̄ᵖ⁻¹ (E0 − Emin) c ⊙ slope);  dv = Fᵀ(slope / N).
     #[allow(clippy::too_many_arguments)]
     fn design_sensitivities(
@@ -111,7 +111,7 @@ pub trait DesignBackend: ElasticBackend {
     ) -> Result<(), BackendError>;
 
     /// root = √(−dc/dv) on design elements (−1 elsewhere, see
-    /// [`oc::prepare`]);  s[out] = Σ ln(−dc/dv) over design elements where
+    /// [`oc::prepare`]);  `s[out]` = Σ ln(−dc/dv) over design elements where
     /// it is positive;  s[out + 1] = their count.
     fn oc_prepare(
         &self,
@@ -122,7 +122,7 @@ pub trait DesignBackend: ElasticBackend {
     ) -> Result<(), BackendError>;
 
     /// x_new = the OC trial of scale 1/√λ ([`oc::trial`]);
-    /// s[out] = Σ passive(H_β(F x_new)) (the trial's physical volume × N).
+    /// `s[out]` = Σ passive(H_β(F x_new)) (the trial's physical volume × N).
     #[allow(clippy::too_many_arguments)]
     fn oc_trial(
         &self,
@@ -138,7 +138,7 @@ pub trait DesignBackend: ElasticBackend {
         out: usize,
     ) -> Result<(), BackendError>;
 
-    /// s[out] = Σ passive(H_β(F y)).
+    /// `s[out]` = Σ passive(H_β(F y)).
     #[allow(clippy::too_many_arguments)]
     fn design_volume(
         &self,
@@ -150,7 +150,7 @@ pub trait DesignBackend: ElasticBackend {
         out: usize,
     ) -> Result<(), BackendError>;
 
-    /// s[out] = max |a − b|.
+    /// `s[out]` = max |a − b|.
     fn max_abs_diff(
         &self,
         a: &Self::Vector,

@@ -2,7 +2,7 @@
 //! isotropic linear elasticity, integrated by Gauss quadrature here rather
 //! than pasted from a table, so ν can change and the numbers can be checked.
 //!
-//! Convention: the element is the unit cube [0,1]³ (edge h = 1) with Young's
+//! Convention: the element is the unit cube \[0,1\]³ (edge h = 1) with Young's
 //! modulus E = 1. For an element of edge h the matrix scales as h·Kₑ (3D
 //! elasticity), so compliance values for a physical size differ from ours by
 //! that factor; every compliance `cuth topopt` reports uses h = 1. Beware:

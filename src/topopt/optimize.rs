@@ -1,4 +1,4 @@
-//! The SIMP loop, written once against [`ElasticBackend`]. Per iteration:
+//! The SIMP loop, written once against [`ElasticBackend`](super::ElasticBackend). Per iteration:
 //!
 //! 1. physical densities ρ̄ = H_β(F x) (filter, projection), passive
 //!    elements forced to 1 / 0;

@@ -96,7 +96,7 @@ impl Backend for CudaBackend {
         self.to_host(s, "scalars")
     }
 
-    /// s[out] = x·y  (16 B/row).
+    /// `s[out]` = x·y  (16 B/row).
     fn dot(
         &self,
         x: &CudaSlice<f64>,
@@ -117,7 +117,7 @@ impl Backend for CudaBackend {
         unsafe { self.run(NAME, &mut args, red.config(x.len())) }
     }
 
-    /// α = s[num]/s[den];  x += α p;  r −= α q;  s[out] = r·r  (48 B/row).
+    /// α = `s[num]/s[den]`;  x += α p;  r −= α q;  `s[out]` = r·r  (48 B/row).
     #[allow(clippy::too_many_arguments)]
     fn cg_update(
         &self,
@@ -145,7 +145,7 @@ impl Backend for CudaBackend {
         unsafe { self.run(NAME, &mut args, red.config(p.len())) }
     }
 
-    /// β = s[num]/s[den];  p = z + β p  (24 B/row).
+    /// β = `s[num]/s[den]`;  p = z + β p  (24 B/row).
     fn xpay(
         &self,
         beta: Ratio,

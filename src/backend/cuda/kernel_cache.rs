@@ -273,7 +273,7 @@ pub fn get_or_compile<E>(
     Ok((img, Source::Compiled))
 }
 
-/// [`write`], failures turned into a note.
+/// [`write()`], failures turned into a note.
 pub fn store(dir: &Path, key: &CacheKey, image: &KernelImage) {
     let r = crate::profile::part("kernels/cache_write", || write(dir, key, image));
     if let Err(e) = r {

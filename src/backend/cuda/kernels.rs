@@ -8,7 +8,7 @@
 //! for the device's own architecture (`sm_XY`, to a CUBIN the driver loads
 //! without JIT) when one of its kernels is first launched, at most once per
 //! process, and the image is kept in the on-disk [`kernel_cache`] so that the
-//! next run skips NVRTC. Each [`Kernels`] loads the module into its context
+//! next run skips NVRTC. Each `Kernels` loads the module into its context
 //! on first use and caches the functions, as candle's `get_or_load_func`
 //! does; a cached image the driver refuses is compiled again. NVRTC errors become
 //! [`BackendError::Compile`] with the compiler log.

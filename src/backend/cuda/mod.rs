@@ -88,7 +88,7 @@ pub fn available() -> Result<(), BackendError> {
     device::device_count().map(|_| ())
 }
 
-/// The Quad-Diag matrix in device memory (see [`QuadDiag`]).
+/// The Quad-Diag matrix in device memory (see [`QuadDiag`](crate::matrix::QuadDiag)).
 #[derive(Debug)]
 pub struct CudaMatrix {
     pub d: CudaSlice<f64>,

@@ -131,7 +131,7 @@ impl QuadDiagOps for CudaBackend {
         unsafe { self.run(NAME, &mut args, rows_config(threads)) }
     }
 
-    /// q = A p;  s[out] = p·q  (48 B/row).
+    /// q = A p;  `s[out]` = p·q  (48 B/row).
     fn spmv_dot(
         &self,
         a: &CudaMatrix,
@@ -156,7 +156,7 @@ impl QuadDiagOps for CudaBackend {
         unsafe { self.run(NAME, &mut args, red.config(threads)) }
     }
 
-    /// r = b − A x in difference form (see `QuadDiag`);  s[out] = r·r  (56 B/row).
+    /// r = b − A x in difference form (see `QuadDiag`);  `s[out]` = r·r  (56 B/row).
     fn residual(
         &self,
         a: &CudaMatrix,

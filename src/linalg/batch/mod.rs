@@ -1,7 +1,7 @@
 //! Batched PCG: k systems A x_j = b_j with one matrix, solved together
 //! (issue 16, sweeps), written once over [`BatchOps`] (CPU and CUDA).
 //!
-//! Every vector follows exactly the recurrence of [`crate::linalg::pcg`]
+//! Every vector follows exactly the recurrence of [`crate::linalg::pcg()`]
 //! from x = 0 (same coefficients, same stopping test r·r ≤ threshold at
 //! every iteration), so each answer equals its own single solve to
 //! rounding. The test runs on the device, fused into the update

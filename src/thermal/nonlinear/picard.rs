@@ -14,7 +14,7 @@
 //! iterations of the first, then rebuilt. Converged when
 //! max |Tₖ₊₁ − Tₖ| ≤ tol and the energy balance of the last solve holds;
 //! a temperature above `t_max` (or not finite), or a change growing for
-//! [`GROWING`] iterations in a row, is thermal runaway.
+//! `GROWING` iterations in a row, is thermal runaway.
 //!
 //! With Anderson acceleration (depth > 0) the next iterate is not G(θₖ)
 //! (the solve's output) but Anderson's combination of the last outputs

@@ -16,7 +16,7 @@
 //! (snapshots, progress). The solver state stays on the device; the copy is
 //! output traffic, timed apart from the solve (`solve_s` vs `probe_s`). It
 //! lands in host buffers reused every step, and one fused pass
-//! ([`probe::absorb`]) turns it into θ and T and takes the layer statistics
+//! (`probe::absorb`) turns it into θ and T and takes the layer statistics
 //! and the stored heat, so the host side costs about one read of the field.
 
 mod nonlinear;

@@ -13,7 +13,7 @@ pub enum InitState {
     Ambient,
     /// The steady solution for the first step's power.
     Steady,
-    /// A saved field, K (see [`state`]).
+    /// A saved field, K (see [`state`](super::state)).
     Field(Vec<f64>),
 }
 

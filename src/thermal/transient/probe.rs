@@ -81,7 +81,7 @@ pub struct StepRecord {
     /// Per layer, K.
     pub layer_max_k: Vec<f64>,
     pub layer_avg_k: Vec<f64>,
-    /// Per block (order of [`block_probes`]), K.
+    /// Per block (order of `block_probes`), K.
     pub blocks: Vec<BlockTemps>,
     /// Per `[[probes]]` entry, K.
     pub probe_k: Vec<f64>,
