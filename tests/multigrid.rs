@@ -8,7 +8,7 @@
 mod common;
 
 use common::mg::{assert_symmetric_positive, dense, dense_parts, repo_path, system, Dense};
-use common::{random_matrix, Rng};
+use common::{is_positive_definite, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
 use cuth::linalg::mg::{coarsen, Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
@@ -57,26 +57,6 @@ fn rescaled(c: &Dense, width: impl Fn(usize) -> f64) -> Dense {
         }
     }
     out
-}
-
-fn is_positive_definite(m: &Dense) -> bool {
-    // Cholesky, dense.
-    let n = m.len();
-    let mut l = vec![vec![0.0; n]; n];
-    for i in 0..n {
-        for j in 0..=i {
-            let s = m[i][j] - (0..j).map(|k| l[i][k] * l[j][k]).sum::<f64>();
-            if i == j {
-                if s <= 0.0 {
-                    return false;
-                }
-                l[i][i] = s.sqrt();
-            } else {
-                l[i][j] = s / l[j][j];
-            }
-        }
-    }
-    true
 }
 
 fn check_coarse_operator(a: &QuadDiag) {

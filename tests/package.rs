@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{dense_solve, stack};
+use common::{dense_solve, is_positive_definite, stack};
 use cuth::assemble::{assemble, System};
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
@@ -77,23 +77,6 @@ fn outline_over_the_whole_domain_changes_nothing() {
     assert_eq!((a.rhs, a.capacity, a.g_top), (b.rhs, b.capacity, b.g_top));
 }
 
-/// Dense Cholesky; false when a pivot is not positive (not SPD).
-fn cholesky_ok(mut a: Vec<Vec<f64>>) -> bool {
-    let n = a.len();
-    for k in 0..n {
-        let s = a[k][k] - (0..k).map(|j| a[k][j] * a[k][j]).sum::<f64>();
-        if s <= 0.0 {
-            return false;
-        }
-        a[k][k] = s.sqrt();
-        for i in k + 1..n {
-            let t = a[i][k] - (0..k).map(|j| a[i][j] * a[k][j]).sum::<f64>();
-            a[i][k] = t / a[k][k];
-        }
-    }
-    true
-}
-
 fn dense(a: &cuth::linalg::QuadDiag) -> Vec<Vec<f64>> {
     let n = a.len();
     let mut m = vec![vec![0.0; n]; n];
@@ -133,7 +116,7 @@ fn absent_cells_keep_the_system_spd_and_drop_out() {
     }
     assert!(absent > 20, "{absent} absent cells");
     let m = dense(a);
-    assert!(cholesky_ok(m.clone()), "not SPD");
+    assert!(is_positive_definite(&m), "not SPD");
     let theta = dense_solve(m, sys.rhs.clone());
     let out = solve(&s, PrecondKind::Multigrid, 1e-12);
     for (i, th) in theta.iter().enumerate() {

@@ -9,7 +9,7 @@ use cuth::linalg::{CgParams, PrecondKind, RefineMode, Stop};
 mod common;
 mod topopt_mg_util;
 
-use common::shear_cantilever;
+use common::{is_positive_definite, shear_cantilever};
 use cuth::topopt::element::hex8_box_stiffness;
 use cuth::topopt::evaluate::uniform_compliance;
 use cuth::topopt::evaluate::Evaluator;
@@ -82,26 +82,6 @@ fn galerkin(t: &Transfer, kf: &[Vec<f64>]) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// Dense Cholesky: Ok when the matrix is (numerically) positive definite.
-fn cholesky_ok(a: &[Vec<f64>]) -> bool {
-    let n = a.len();
-    let mut l = vec![vec![0.0; n]; n];
-    for i in 0..n {
-        for j in 0..=i {
-            let s: f64 = a[i][j] - (0..j).map(|k| l[i][k] * l[j][k]).sum::<f64>();
-            if i == j {
-                if s <= 0.0 {
-                    return false;
-                }
-                l[i][i] = s.sqrt();
-            } else {
-                l[i][j] = s / l[j][j];
-            }
-        }
-    }
-    true
-}
-
 fn max_rel_diff(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
     let scale = a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
     let d = a
@@ -134,7 +114,7 @@ fn rediscretised_coarse_operator_is_spd_and_matches_galerkin_at_uniform_density(
     let uniform = max_rel_diff(&g, &r);
     println!("uniform density: max |PᵀKP − K_c| / max|K_c| = {uniform:.2e}");
     assert!(uniform < 1e-12);
-    assert!(cholesky_ok(&r) && cholesky_ok(&g));
+    assert!(is_positive_definite(&r) && is_positive_definite(&g));
     for (i, row) in r.iter().enumerate() {
         for (j, v) in row.iter().enumerate() {
             assert!((v - r[j][i]).abs() < 1e-13);
@@ -150,7 +130,7 @@ fn rediscretised_coarse_operator_is_spd_and_matches_galerkin_at_uniform_density(
     let contrast = max_rel_diff(&g, &r);
     println!("contrast 1e9: max |PᵀKP − K_c| / max|K_c| = {contrast:.2e}");
     assert!(contrast > 1e-3, "{contrast}");
-    assert!(cholesky_ok(&r) && cholesky_ok(&g));
+    assert!(is_positive_definite(&r) && is_positive_definite(&g));
 }
 
 fn options(rtol: f64, precond: PrecondKind, mode: RefineMode) -> SolveOptions {

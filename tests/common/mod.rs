@@ -79,6 +79,27 @@ pub fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
     x
 }
 
+/// Whether the dense symmetric matrix `a` is (numerically) positive
+/// definite: its Cholesky factorisation meets no pivot ≤ 0.
+pub fn is_positive_definite(a: &[Vec<f64>]) -> bool {
+    let n = a.len();
+    let mut l = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..=i {
+            let s = a[i][j] - (0..j).map(|k| l[i][k] * l[j][k]).sum::<f64>();
+            if i == j {
+                if s <= 0.0 {
+                    return false;
+                }
+                l[i][i] = s.sqrt();
+            } else {
+                l[i][j] = s / l[j][j];
+            }
+        }
+    }
+    true
+}
+
 pub fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
     let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     a.iter()
