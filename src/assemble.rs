@@ -41,8 +41,16 @@ fn series(d1: f64, k1: f64, d2: f64, k2: f64) -> f64 {
 
 /// The system with constant properties (each layer's `material`).
 pub fn assemble(stack: &Stack, grid: &Grid, power: &[LayerPower]) -> System {
+    let mut sys = System::empty();
+    assemble_into(stack, grid, power, &mut sys);
+    sys
+}
+
+/// [`assemble`] into the arrays of `sys` (reallocated only when their sizes
+/// are not the grid's), bit for bit the system `assemble` returns.
+pub fn assemble_into(stack: &Stack, grid: &Grid, power: &[LayerPower], sys: &mut System) {
     let mats = constant_materials(stack, grid, power);
-    assemble_with(stack, grid, power, |z, j| mats[grid.layer_of_z[z]][j])
+    assemble_with(stack, grid, power, |z, j| mats[grid.layer_of_z[z]][j], sys)
 }
 
 /// The system with the properties of every cell given (`cell_materials`),
@@ -53,19 +61,60 @@ pub fn assemble_cells(
     power: &[LayerPower],
     cells: &[Material],
 ) -> System {
-    let plane = grid.plane();
-    assemble_with(stack, grid, power, |z, j| cells[z * plane + j])
+    let mut sys = System::empty();
+    assemble_cells_into(stack, grid, power, cells, &mut sys);
+    sys
 }
 
-fn assemble_with<F>(stack: &Stack, grid: &Grid, power: &[LayerPower], mat: F) -> System
+/// [`assemble_cells`] into the arrays of `sys`, as [`assemble_into`]: a
+/// k(T) re-assembly on the CPU allocates no n-sized array (the CUDA path's
+/// `assemble_into` likewise).
+pub fn assemble_cells_into(
+    stack: &Stack,
+    grid: &Grid,
+    power: &[LayerPower],
+    cells: &[Material],
+    sys: &mut System,
+) {
+    let plane = grid.plane();
+    assemble_with(stack, grid, power, |z, j| cells[z * plane + j], sys)
+}
+
+impl System {
+    /// No arrays yet: the first assembly into it allocates them.
+    pub fn empty() -> System {
+        System {
+            a: QuadDiag::zeros(0, 0, 0),
+            rhs: Vec::new(),
+            capacity: Vec::new(),
+            g_top: Vec::new(),
+            g_bottom: Vec::new(),
+        }
+    }
+}
+
+/// `v` with `n` entries: kept when it has them (every entry is then
+/// overwritten by the caller), else a fresh zeroed array.
+fn sized(v: &mut Vec<f64>, n: usize) {
+    if v.len() != n {
+        *v = vec![0.0; n];
+    }
+}
+
+/// Writes every entry of `sys` (nothing is left from a previous system).
+fn assemble_with<F>(stack: &Stack, grid: &Grid, power: &[LayerPower], mat: F, sys: &mut System)
 where
     F: Fn(usize, usize) -> Material + Sync,
 {
     let (nx, ny, nz) = (grid.nx, grid.ny, grid.nz);
-    let plane = grid.plane();
+    let (plane, len) = (grid.plane(), grid.len());
     let (dx, dy) = (&grid.dx, &grid.dy);
 
-    let mut a = QuadDiag::zeros(nx, ny, nz);
+    let a = &mut sys.a;
+    (a.nx, a.ny, a.nz) = (nx, ny, nz);
+    for v in [&mut a.d, &mut a.gx, &mut a.gy, &mut a.gz, &mut a.amb] {
+        sized(v, len);
+    }
     // Off-diagonals, one z plane per task. Each half-cell uses its own width.
     a.gx.par_chunks_mut(plane)
         .zip(a.gy.par_chunks_mut(plane))
@@ -77,6 +126,8 @@ where
                 for x in 0..nx {
                     let j = x + nx * y;
                     let m = mat(z, j);
+                    // No face past the last cell of a direction: 0.
+                    (gx[j], gy[j], gz[j]) = (0.0, 0.0, 0.0);
                     if x + 1 < nx {
                         let n = mat(z, j + 1);
                         gx[j] = dy[y] * dz * series(dx[x], m.k[0], dx[x + 1], n.k[0]);
@@ -100,70 +151,64 @@ where
             .map(|j| grid.cell_area(j) / (grid.dz[z] / (2.0 * mat(z, j).k[2]) + 1.0 / h[j]))
             .collect()
     };
-    let g_top = to_ambient(nz - 1, &film(grid, stack.h_top, stack.h_top_map.as_ref()));
-    let g_bottom = match (stack.h_bottom, &stack.h_bottom_map) {
+    sys.g_top = to_ambient(nz - 1, &film(grid, stack.h_top, stack.h_top_map.as_ref()));
+    sys.g_bottom = match (stack.h_bottom, &stack.h_bottom_map) {
         (_, Some(map)) => to_ambient(0, &film(grid, 0.0, Some(map))),
         (Some(h), None) => to_ambient(0, &film(grid, h, None)),
         (None, None) => vec![0.0; plane],
     };
 
-    // Diagonal: sum of the row's conductances plus those to ambient.
-    let n = grid.len();
-    let (gx, gy, gz) = (&a.gx, &a.gy, &a.gz);
-    a.d.par_chunks_mut(plane).enumerate().for_each(|(z, d)| {
-        for (j, dj) in d.iter_mut().enumerate() {
-            let i = j + z * plane;
-            let mut s = gx[i] + gy[i] + gz[i];
-            if j % nx > 0 {
-                s += gx[i - 1];
-            }
-            if j >= nx {
-                s += gy[i - nx];
-            }
-            if z > 0 {
-                s += gz[i - plane];
-            }
-            if z == nz - 1 {
-                s += g_top[j];
-            }
-            if z == 0 {
-                s += g_bottom[j];
-            }
-            *dj = s;
-        }
-    });
-    // The same coupling to ambient, exactly, for the difference-form residual.
-    let top = (nz - 1) * plane;
-    for j in 0..plane {
-        a.amb[j] += g_bottom[j];
-        a.amb[top + j] += g_top[j];
-    }
+    // Diagonal: sum of the row's conductances plus those to ambient; the
+    // same coupling to ambient, exactly, for the difference-form residual.
     // Absent cells (no conductance at all): identity rows, decoupled.
-    for (d, amb) in a.d.iter_mut().zip(a.amb.iter_mut()) {
-        if *d == 0.0 {
-            (*d, *amb) = (1.0, 1.0);
-        }
-    }
-    if !grid.is_uniform() {
+    let (gx, gy, gz) = (&a.gx, &a.gy, &a.gz);
+    let (g_top, g_bottom) = (&sys.g_top, &sys.g_bottom);
+    a.d.par_chunks_mut(plane)
+        .zip(a.amb.par_chunks_mut(plane))
+        .enumerate()
+        .for_each(|(z, (d, amb))| {
+            for (j, (dj, ambj)) in d.iter_mut().zip(amb).enumerate() {
+                let i = j + z * plane;
+                let mut s = gx[i] + gy[i] + gz[i];
+                if j % nx > 0 {
+                    s += gx[i - 1];
+                }
+                if j >= nx {
+                    s += gy[i - nx];
+                }
+                if z > 0 {
+                    s += gz[i - plane];
+                }
+                // Adding 0 changes no bit: s ≥ 0, never −0.
+                let top = if z == nz - 1 { g_top[j] } else { 0.0 };
+                let bottom = if z == 0 { g_bottom[j] } else { 0.0 };
+                s = s + top + bottom;
+                (*dj, *ambj) = if s == 0.0 {
+                    (1.0, 1.0)
+                } else {
+                    (s, bottom + top)
+                };
+            }
+        });
+    if grid.is_uniform() {
+        a.wx.clear();
+        a.wy.clear();
+    } else {
         // Multigrid rediscretises with the physical widths.
-        (a.wx, a.wy) = (grid.dx.clone(), grid.dy.clone());
+        a.wx.clone_from(&grid.dx);
+        a.wy.clone_from(&grid.dy);
     }
 
-    let rhs = power_rhs(grid, power);
-    let mut capacity = vec![0.0; n];
-    for z in 0..nz {
-        for j in 0..plane {
-            let vol = grid.cell_area(j) * grid.dz[z];
-            capacity[z * plane + j] = mat(z, j).heat_capacity * vol;
-        }
-    }
-    System {
-        a,
-        rhs,
-        capacity,
-        g_top,
-        g_bottom,
-    }
+    power_rhs_into(grid, power, &mut sys.rhs);
+    sized(&mut sys.capacity, len);
+    sys.capacity
+        .par_chunks_mut(plane)
+        .enumerate()
+        .for_each(|(z, c)| {
+            for (j, cj) in c.iter_mut().enumerate() {
+                *cj = mat(z, j).heat_capacity * (grid.cell_area(j) * grid.dz[z]);
+            }
+        });
 }
 
 /// The film coefficient of every plane cell, W/(m²·K): `h` everywhere, or
@@ -209,17 +254,20 @@ pub fn film(grid: &Grid, h: f64, map: Option<&CoolingMap>) -> Vec<f64> {
 /// evenly over its z cells. The matrix does not depend on the power, so a
 /// sweep (`thermal::sweep`) reassembles only this per case.
 pub fn power_rhs(grid: &Grid, power: &[LayerPower]) -> Vec<f64> {
+    let mut rhs = Vec::new();
+    power_rhs_into(grid, power, &mut rhs);
+    rhs
+}
+
+/// [`power_rhs`] into `rhs`, every entry written.
+fn power_rhs_into(grid: &Grid, power: &[LayerPower], rhs: &mut Vec<f64>) {
     let plane = grid.plane();
-    let mut rhs = vec![0.0; grid.len()];
-    for (l, zr) in grid.layer_z.iter().enumerate() {
-        let share = 1.0 / zr.len() as f64;
-        for z in zr.clone() {
-            for j in 0..plane {
-                if let Some(p) = power[l].map_w.get(j) {
-                    rhs[z * plane + j] = p * share;
-                }
-            }
+    sized(rhs, grid.len());
+    for (z, row) in rhs.chunks_mut(plane).enumerate() {
+        let l = grid.layer_of_z[z];
+        let share = 1.0 / grid.layer_z[l].len() as f64;
+        for (j, r) in row.iter_mut().enumerate() {
+            *r = power[l].map_w.get(j).map_or(0.0, |p| p * share);
         }
     }
-    rhs
 }

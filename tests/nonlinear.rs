@@ -3,7 +3,7 @@
 //! form, a lumped leakage case against its scalar fixed point (bisection),
 //! runaway detected, and constant inputs kept on the linear path.
 
-use cuth::assemble::{assemble, assemble_cells, cell_materials};
+use cuth::assemble::{assemble, assemble_cells, assemble_cells_into, cell_materials, System};
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
 use cuth::linalg::PrecondKind;
@@ -205,6 +205,61 @@ fn per_cell_assembly_of_constant_properties_is_bit_identical() {
         assert_eq!(bits(&a.a.gz), bits(&b.a.gz), "{name}");
         assert_eq!(bits(&a.capacity), bits(&b.capacity), "{name}");
         assert_eq!(bits(&a.rhs), bits(&b.rhs), "{name}");
+    }
+}
+
+/// Every array of a system, as bits (NaN-safe, −0 ≠ 0).
+fn system_bits(s: &System) -> Vec<Vec<u64>> {
+    let a = &s.a;
+    let dims = vec![a.nx as u64, a.ny as u64, a.nz as u64];
+    [&a.d, &a.gx, &a.gy, &a.gz, &a.amb, &a.wx, &a.wy]
+        .into_iter()
+        .chain([&s.rhs, &s.capacity, &s.g_top, &s.g_bottom])
+        .map(|v| v.iter().map(|x| x.to_bits()).collect())
+        .chain([dims])
+        .collect()
+}
+
+#[test]
+fn reassembly_in_place_overwrites_every_entry() {
+    // A k(T) stack, and one with material patches; into a system of the
+    // same size filled with NaN (every entry must be written) and into one
+    // of another size (reallocated).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    for name in ["mol_f2f_kt.toml", "hotspot_ev6_3d.toml"] {
+        let s = Stack::load(&root.join(name))
+            .unwrap()
+            .with_grid(24, 20)
+            .unwrap();
+        let grid = Grid::from_stack(&s);
+        let power: Vec<_> = (0..s.layers.len())
+            .map(|l| layer_power(&s, &grid, l).unwrap())
+            .collect();
+        let t: Vec<f64> = (0..grid.len()).map(|i| 300.0 + (i % 89) as f64).collect();
+        let cells = cell_materials(&s, &grid, &power, &t).unwrap();
+        let fresh = assemble_cells(&s, &grid, &power, &cells);
+
+        let mut dirty = fresh.clone();
+        let a = &mut dirty.a;
+        for v in [&mut a.d, &mut a.gx, &mut a.gy, &mut a.gz, &mut a.amb] {
+            v.fill(f64::NAN);
+        }
+        (a.wx, a.wy) = (vec![f64::NAN; 3], vec![f64::NAN; 5]);
+        for v in [&mut dirty.rhs, &mut dirty.capacity, &mut dirty.g_top] {
+            v.fill(f64::NAN);
+        }
+        dirty.g_bottom.fill(f64::NAN);
+        assemble_cells_into(&s, &grid, &power, &cells, &mut dirty);
+        assert_eq!(system_bits(&dirty), system_bits(&fresh), "{name}");
+
+        let small = s.clone().with_grid(5, 3).unwrap();
+        let small_grid = Grid::from_stack(&small);
+        let small_power: Vec<_> = (0..small.layers.len())
+            .map(|l| layer_power(&small, &small_grid, l).unwrap())
+            .collect();
+        let mut other = assemble(&small, &small_grid, &small_power);
+        assemble_cells_into(&s, &grid, &power, &cells, &mut other);
+        assert_eq!(system_bits(&other), system_bits(&fresh), "{name}");
     }
 }
 

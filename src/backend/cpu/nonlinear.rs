@@ -4,12 +4,12 @@
 //! temperature), the leakage by `LeakageModel::eval_into`, the shift by
 //! `linalg::Offset`, the reductions as plain sequential loops, so that the
 //! loop's results are those of the host implementation it replaced. The
-//! temperature and leakage scratch arrays are kept in [`CpuPhysics`]; the
-//! host assembly itself (`assemble_cells`) still builds a new `System`,
-//! which replaces the last one.
+//! temperature and leakage scratch arrays are kept in [`CpuPhysics`]; a
+//! re-assembly writes into the arrays of the last `System`
+//! (`assemble_cells_into`, as the CUDA path's `assemble_into`).
 
 use super::{CpuBackend, CHUNK};
-use crate::assemble::{assemble, assemble_cells, cell_materials, System};
+use crate::assemble::{assemble_cells_into, assemble_into, cell_materials, System};
 use crate::backend::nonlinear::{hottest_of, NlContext, NlPower, NonlinearOps, Range};
 use crate::backend::BackendError;
 use crate::linalg::Offset;
@@ -34,14 +34,23 @@ impl CpuPhysics {
     }
 }
 
-/// The system of `cx` at T = ambient + `theta`.
-fn system_at(cx: &NlContext, ph: &mut CpuPhysics, theta: &[f64]) -> Result<System, usize> {
+/// The system of `cx` at T = ambient + `theta`, into the arrays of `sys`
+/// (allocated when it has none yet); `sys` unchanged on `Err(i)`, a law not
+/// positive at cell i.
+fn system_at(
+    cx: &NlContext,
+    ph: &mut CpuPhysics,
+    theta: &[f64],
+    sys: &mut System,
+) -> Result<(), usize> {
     if !cx.laws_vary() {
-        return Ok(assemble(cx.stack, cx.grid, cx.power));
+        assemble_into(cx.stack, cx.grid, cx.power, sys);
+        return Ok(());
     }
     let t = ph.absolute(theta);
     let cells = cell_materials(cx.stack, cx.grid, cx.power, t)?;
-    Ok(assemble_cells(cx.stack, cx.grid, cx.power, &cells))
+    assemble_cells_into(cx.stack, cx.grid, cx.power, &cells, sys);
+    Ok(())
 }
 
 impl NonlinearOps for CpuBackend {
@@ -98,10 +107,10 @@ impl NonlinearOps for CpuBackend {
         ph: &mut CpuPhysics,
         theta: &Vec<f64>,
     ) -> Result<Result<System, usize>, BackendError> {
-        let sys = match system_at(cx, ph, theta) {
-            Ok(s) => s,
-            Err(i) => return Ok(Err(i)),
-        };
+        let mut sys = System::empty();
+        if let Err(i) = system_at(cx, ph, theta, &mut sys) {
+            return Ok(Err(i));
+        }
         if ph.dynamic.is_none() {
             ph.dynamic = Some(sys.rhs.clone());
         }
@@ -115,7 +124,7 @@ impl NonlinearOps for CpuBackend {
         theta: &Vec<f64>,
         sys: &mut System,
     ) -> Result<Result<(), usize>, BackendError> {
-        Ok(system_at(cx, ph, theta).map(|s| *sys = s))
+        Ok(system_at(cx, ph, theta, sys))
     }
 
     fn nl_matrix<'s>(&self, sys: &'s System) -> &'s QuadDiag {
