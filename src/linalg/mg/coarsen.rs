@@ -132,7 +132,7 @@ pub struct AxisMap {
     pub start: Vec<usize>,
     /// The factor of coarse face k (between coarse columns k and k + 1) as
     /// numerator and denominator: the face's conductance is
-    /// (Σ fine faces) · num[k] / den[k] (see the module doc).
+    /// (Σ fine faces) · `num[k] / den[k]` (see the module doc).
     pub num: Vec<f64>,
     pub den: Vec<f64>,
     /// Coarse widths (sums of their children's), or 1 per fine cell.
