@@ -190,7 +190,8 @@ bq_mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
 {
     if (bq_skip(s, mask)) return;
     const long long o = (long long)blockIdx.y * nx * ny * nz;
-    mg_smooth_body(diag, gx, gy, gz, ip, b + o, x + o, nx, ny, nz, colour, mode, zero);
+    mg_smooth_body(diag, gx, gy, gz, ip, b + o, x + o, nx, ny, nz, colour, mode, zero,
+                   nullptr);
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)

@@ -235,6 +235,7 @@ impl BatchOps for CpuBackend {
                 colour,
                 update,
                 guess,
+                None,
                 &b[v.clone()],
                 &mut x[v],
             )?;
