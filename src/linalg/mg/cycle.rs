@@ -211,6 +211,7 @@ impl<B: MultigridOps> Multigrid<B> {
                 .collect(),
             inverse: &self.inverse,
             inverse_n: self.inverse_n,
+            skip_unchanged: self.skip,
         }
     }
 }
@@ -233,6 +234,9 @@ pub struct MgParts<'a, B: MultigridOps> {
     pub coarse: Vec<CoarseParts<'a, B>>,
     pub inverse: &'a B::Vector,
     pub inverse_n: usize,
+    /// Whether the levels below the finest relax only their changed cells
+    /// (`steps[l - 1]` made level l; [`super::relaxed`]).
+    pub skip_unchanged: bool,
 }
 
 /// The operator, pivots and coarsening of the level a cycle runs on.
