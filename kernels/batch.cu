@@ -186,11 +186,13 @@ bq_mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
                  const double* __restrict__ gy, const double* __restrict__ gz,
                  const double* __restrict__ ip, const double* __restrict__ b,
                  double* x, long long nx, long long ny, long long nz, int colour,
-                 int mode, int zero, const double* s, int mask)
+                 int mode, int zero, const long long* __restrict__ made,
+                 const double* s, int mask)
 {
     if (bq_skip(s, mask)) return;
     const long long o = (long long)blockIdx.y * nx * ny * nz;
-    mg_smooth_body(diag, gx, gy, gz, ip, b + o, x + o, nx, ny, nz, colour, mode, zero);
+    mg_smooth_body(diag, gx, gy, gz, ip, b + o, x + o, nx, ny, nz, colour, mode, zero,
+                   made);
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)

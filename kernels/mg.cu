@@ -29,6 +29,22 @@ __device__ __forceinline__ double mg_rhs(const double* __restrict__ gx,
     return r;
 }
 
+// Whether coarse column (or row) k of an axis of n aggregated as `s` (first
+// fine column of each aggregate, then the fine size) is relaxed when the
+// smoother skips unchanged cells: its aggregate or a neighbouring one is a
+// pair (linalg::mg::relaxed).
+__device__ __forceinline__ bool mg_pair(const long long* __restrict__ s, long long k)
+{
+    return __ldg(s + k + 1) - __ldg(s + k) >= 2;
+}
+
+__device__ __forceinline__ bool mg_relaxed(const long long* __restrict__ s,
+                                           long long k, long long n)
+{
+    return mg_pair(s, k) || (k > 0 && mg_pair(s, k - 1)) ||
+           (k + 1 < n && mg_pair(s, k + 1));
+}
+
 // One colour of the zebra smoother: for every column (x, y) with
 // (x + y) % 2 == colour, one thread (consecutive threads take consecutive
 // columns of a row, so loads coalesce across x) solves the column's rows of
@@ -40,6 +56,11 @@ __device__ __forceinline__ double mg_rhs(const double* __restrict__ gx,
 //     x_k = (r_k + gz_{k-1} x_{k-1} + gz_k x_{k+1}) / d_k, cells of the
 //     column not yet visited taken as 0 when `zero` >= 1.
 // zero: 0 = x holds the iterate, 1 = this colour's cells are 0, 2 = all 0.
+// made: null (every column), or the maps of the step that made this level
+// (its aggregate starts in x, then in y): only the columns whose x or y is
+// mg_relaxed are solved; the others keep x, and with zero == 2 are set to 0
+// (the thread of a column pair {2k, 2k + 1} of a row zeroes both: this
+// launch reads no in-plane neighbour).
 // The body is a device function so that the batched family (batch.cu, which
 // is compiled with this file prepended) runs the same code per vector.
 __device__ __forceinline__ void
@@ -47,14 +68,23 @@ mg_smooth_body(const double* __restrict__ diag, const double* __restrict__ gx,
                const double* __restrict__ gy, const double* __restrict__ gz,
                const double* __restrict__ ip, const double* __restrict__ b,
                double* x, long long nx, long long ny, long long nz, int colour,
-               int mode, int zero)
+               int mode, int zero, const long long* __restrict__ made)
 {
     const long long hx = (nx + 1) / 2;
     const long long plane = nx * ny;
     for (long long t = CUTH_ROW0; t < hx * ny; t += CUTH_STRIDE) {
         const long long y = t / hx;
-        const long long xx = 2 * (t - y * hx) + ((colour + y) & 1);
-        if (xx >= nx) {
+        const long long pair = 2 * (t - y * hx);
+        const long long xx = pair + ((colour + y) & 1);
+        const bool row = made == nullptr || mg_relaxed(made + nx + 1, y, ny);
+        if (!row && zero == 2) {
+            for (long long xo = pair; xo < pair + 2 && xo < nx; ++xo) {
+                if (!mg_relaxed(made, xo, nx)) {
+                    for (long long k = 0; k < nz; ++k) x[xo + nx * y + k * plane] = 0.0;
+                }
+            }
+        }
+        if (xx >= nx || (!row && !mg_relaxed(made, xx, nx))) {
             continue;
         }
         const long long j = xx + nx * y;
@@ -91,9 +121,9 @@ mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
               const double* __restrict__ gy, const double* __restrict__ gz,
               const double* __restrict__ ip, const double* __restrict__ b,
               double* x, long long nx, long long ny, long long nz, int colour,
-              int mode, int zero)
+              int mode, int zero, const long long* __restrict__ made)
 {
-    mg_smooth_body(diag, gx, gy, gz, ip, b, x, nx, ny, nz, colour, mode, zero);
+    mg_smooth_body(diag, gx, gy, gz, ip, b, x, nx, ny, nz, colour, mode, zero, made);
 }
 
 // bc = P^T (b - A x): one thread per coarse cell sums the residual of its

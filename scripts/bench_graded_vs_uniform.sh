@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue 13: die_on_spreader_24mm on a graded grid (cell cap
 # 100/50/10/6 um) against the uniform grid of the same cell count, mg,
-# rtol 1e-8, two runs each. Usage (repository root; DEVICE=cuda on a GPU):
+# rtol 1e-8, two runs each (relaxed_work: a build without it prints its level work).
+# Usage (repository root; DEVICE=cuda on a GPU):
 #   bash scripts/bench_graded_vs_uniform.sh target/release/cuth > OUT/results.txt
 set -u
 B=${1:?usage: bench_graded_vs_uniform.sh CUTH}; W=$(mktemp -d); DEVICE=${DEVICE:-cpu}
@@ -19,6 +20,7 @@ n = d['grid']['cells']; it = s['iterations']; lv = p['multigrid']['levels']
 work = sum(l['nx'] * l['ny'] for l in lv) / (lv[0]['nx'] * lv[0]['ny'])
 print(f"{sys.argv[2]:6s} {sys.argv[3]:8s} run {sys.argv[4]} cells {n} it {it} pcg_s {t['solve']:.4f} "
       f"setup_s {t['precond_setup']:.4f} ns_cell_it {t['solve'] / n / it * 1e9:.2f} level_work {work:.3f} "
+      f"relaxed_work {p['params'].get('relaxed_work', work):.3f} "
       f"hierarchy_fraction {p['params']['hierarchy_fraction']:.3f} hierarchy_bytes {p['multigrid']['hierarchy_bytes']} "
       f"levels {'/'.join(str(l['nx']) for l in lv)} tmax {d['hottest']['t_k']:.6f}")
 PY

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Table of BENCHMARKS.md "Graded grids against uniform ones" from the
+"""Table of BENCHMARKS.md "Graded grids against uniform ones" (and "Skipping
+unchanged cells": relaxed work, `-` for a build without it) from the
 summary.json files of a raw folder named <build>_b24_<cap>um[_u<N>]_r<run>
 (python3 scripts/graded_table.py DIR > DIR/table.txt)."""
 import glob, json, os, re, sys
@@ -12,9 +13,11 @@ for f in sorted(glob.glob("*.summary.json")):
     key = (m[1], int(m[2]), "uniform %s²" % m[3] if m[3] else "graded")
     rows.setdefault(key, []).append((n, it, t["solve"], t["solve"] / n / it * 1e9,
         sum(l["nx"] * l["ny"] for l in lv) / (lv[0]["nx"] * lv[0]["ny"]),
-        p["multigrid"]["hierarchy_bytes"], p["params"]["hierarchy_fraction"], d["hottest"]["t_k"]))
-print("build | cap um | grid | cells | it | PCG s (runs) | ns/cell/it (runs) | level work | hierarchy MB | hierarchy/A | Tmax K")
+        p["multigrid"]["hierarchy_bytes"], p["params"]["hierarchy_fraction"], d["hottest"]["t_k"],
+        p["params"].get("relaxed_work")))
+print("build | cap um | grid | cells | it | PCG s (runs) | ns/cell/it (runs) | level work | relaxed work | hierarchy MB | hierarchy/A | Tmax K")
 for (b, cap, g), rs in sorted(rows.items(), key=lambda kv: (-kv[0][1], kv[0][0], kv[0][2])):
     r = rs[0]
     print(f"{b} | {cap} | {g} | {r[0]} | {r[1]} | {' '.join('%.4f' % x[2] for x in rs)} | "
-          f"{' '.join('%.3f' % x[3] for x in rs)} | {r[4]:.3f} | {r[5] / 1e6:.1f} | {r[6]:.3f} | {r[7]:.6f}")
+          f"{' '.join('%.3f' % x[3] for x in rs)} | {r[4]:.3f} | {'%.3f' % r[8] if r[8] else '-'} | "
+          f"{r[5] / 1e6:.1f} | {r[6]:.3f} | {r[7]:.6f}")

@@ -7,10 +7,11 @@
 //!
 //! (a) each kernel of `kernels/mg.cu` against the CPU's on random matrices
 //! whose sizes are not multiples of the block size (odd, 1-wide), outputs
-//! poisoned with NaN where the operation must write them; (b) one whole
-//! cycle z = M⁻¹ r on a multi-level hierarchy; (c) steady solves of mol_f2f
-//! and the stress stack at 256² on both backends: same iterations (±1) and
-//! temperatures within 1e-6 K.
+//! poisoned with NaN where the operation must write them (the smoother also
+//! relaxing only a level's changed cells); (b) one whole cycle z = M⁻¹ r on
+//! a multi-level hierarchy, uniform and size-graded; (c) steady solves of
+//! mol_f2f and the stress stack at 256² and of the shipped graded stacks on
+//! both backends: same iterations (±1) and temperatures within 1e-6 K.
 
 mod common;
 
@@ -22,6 +23,15 @@ use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
 use cuth::linalg::{Preconditioner, QuadDiagOperator};
 
+/// Aggregate starts of `nc` coarse columns: 4 pairs, 8 singles, repeated.
+fn runs_of_singles(nc: usize) -> Vec<usize> {
+    let mut s = vec![0];
+    for k in 0..nc {
+        s.push(s[k] + if (k / 4) % 3 == 0 { 2 } else { 1 });
+    }
+    s
+}
+
 /// Every multigrid operation on `be`, in a fixed sequence; the outputs.
 fn mg_ops<B: MultigridOps>(be: &B, a: &cuth::linalg::QuadDiag, seed: u64) -> Vec<Vec<f64>> {
     let n = a.len();
@@ -30,20 +40,32 @@ fn mg_ops<B: MultigridOps>(be: &B, a: &cuth::linalg::QuadDiag, seed: u64) -> Vec
     let ad = be.upload_matrix(a).unwrap();
     let b = be.upload(&rng.vec(n, -1.0, 1.0)).unwrap();
     let mut outs = Vec::new();
+    // The level as made by a step of pairs and runs of singles, for the
+    // smoother that relaxes only the changed cells (and their neighbours).
+    let made = be
+        .mg_transfer(&Coarsening::from_starts(
+            a.nz,
+            runs_of_singles(a.nx),
+            runs_of_singles(a.ny),
+        ))
+        .unwrap();
     let updates = [
-        ColumnUpdate::Line,
-        ColumnUpdate::PointUp,
-        ColumnUpdate::PointDown,
+        (ColumnUpdate::Line, None),
+        (ColumnUpdate::PointUp, None),
+        (ColumnUpdate::PointDown, None),
+        (ColumnUpdate::Line, Some(&made)),
+        (ColumnUpdate::PointUp, Some(&made)),
     ];
-    for update in updates {
-        // From x = 0 (x poisoned: the first two half-sweeps must not read it).
+    for (update, only) in updates {
+        // From x = 0 (x poisoned: the first two half-sweeps must not read
+        // it, and write every cell, skipped ones included).
         let mut x = be.upload(&vec![f64::NAN; n]).unwrap();
-        be.mg_smooth(&ad, &pivots, 0, update, Guess::Zero, &b, &mut x)
+        be.mg_smooth(&ad, &pivots, 0, update, Guess::Zero, only, &b, &mut x)
             .unwrap();
-        be.mg_smooth(&ad, &pivots, 1, update, Guess::ColourZero, &b, &mut x)
+        be.mg_smooth(&ad, &pivots, 1, update, Guess::ColourZero, only, &b, &mut x)
             .unwrap();
         for colour in [1, 0] {
-            be.mg_smooth(&ad, &pivots, colour, update, Guess::Full, &b, &mut x)
+            be.mg_smooth(&ad, &pivots, colour, update, Guess::Full, only, &b, &mut x)
                 .unwrap();
         }
         outs.push(be.download(&x).unwrap());
@@ -97,6 +119,8 @@ fn mg_kernels_match_cpu() {
             "line",
             "point up",
             "point down",
+            "line (changed cells only)",
+            "point up (changed cells only)",
             "restrict (pairs)",
             "prolong (pairs)",
             "restrict (graded)",
@@ -134,19 +158,29 @@ fn mg_cycle_matches_cpu() {
     );
     let n = a.len();
     let r = rng.vec(n, -1.0, 1.0);
-    for cycle in [MgCycle::V, MgCycle::W] {
+    // The same matrix as a graded grid (widths growing 1.3 per cell from a
+    // narrow middle band): size-graded levels that relax changed cells only.
+    let mut graded = a.clone();
+    let widths = |n: usize| -> Vec<f64> {
+        (0..n)
+            .map(|i| 1.3f64.powi((i as i32 - n as i32 / 2).abs().saturating_sub(8).min(12)))
+            .collect()
+    };
+    (graded.wx, graded.wy) = (widths(a.nx), widths(a.ny));
+    for (cycle, a) in [(MgCycle::V, &a), (MgCycle::W, &a), (MgCycle::V, &graded)] {
         let opts = MgOptions {
             cycle,
             sweeps: 1,
             smoother: MgSmoother::ZLine,
+            ..MgOptions::default()
         };
         let cpu = CpuBackend::new();
-        let mut mc = Multigrid::new(&cpu, &a, &opts).unwrap();
+        let mut mc = Multigrid::new(&cpu, a, &opts).unwrap();
         let mut zc = vec![0.0; n];
-        mc.apply(&cpu, &mut QuadDiagOperator::new(&cpu, &a, n), &r, &mut zc)
+        mc.apply(&cpu, &mut QuadDiagOperator::new(&cpu, a, n), &r, &mut zc)
             .unwrap();
         let g = gpu();
-        let ad = g.upload_matrix(&a).unwrap();
+        let ad = g.upload_matrix(a).unwrap();
         let mut mg = Multigrid::new(g, &ad, &opts).unwrap();
         let rd = g.upload(&r).unwrap();
         let mut zd = g.upload(&vec![f64::NAN; n]).unwrap();
@@ -154,11 +188,17 @@ fn mg_cycle_matches_cpu() {
             .unwrap();
         let zg = g.download(&zd).unwrap();
         let d = max_rel_diff(&zg, &zc);
+        let rep = mc.mg_report();
         println!(
-            "{cycle:?} cycle, {} levels: max rel diff {d:.2e}",
-            mc.mg_report().levels.len()
+            "{cycle:?} cycle, {} levels, {}: max rel diff {d:.2e}",
+            rep.levels.len(),
+            rep.coarsening
         );
         assert!(d < 1e-10, "{cycle:?}: {d}");
+        if !a.wx.is_empty() {
+            assert_eq!(rep.coarsening, "size_graded");
+            assert!(rep.levels.iter().any(|l| l.relaxed_columns < l.nx * l.ny));
+        }
     }
 }
 

@@ -171,6 +171,7 @@ fn cycle_is_symmetric_and_positive() {
                 cycle,
                 sweeps: 1,
                 smoother,
+                ..MgOptions::default()
             };
             let mut m = Multigrid::new(&be, a, &opts).unwrap();
             assert!(m.mg_report().levels.len() >= 3, "{:?}", m.mg_report());

@@ -1,20 +1,23 @@
 //! [`MultigridOps`] on the CPU: rayon over rows of columns for the zebra
-//! smoother (one task per y row, its columns of one colour, every z plane in
-//! turn, so each pass reads contiguous row segments), over coarse cells for
+//! smoother (one task per y row, its columns of one colour, or of them the
+//! relaxed ones, every z plane in turn, so each pass reads contiguous row
+//! segments), over coarse cells for
 //! the restriction and over fine cells for the prolongation. The trait
 //! methods call the slice functions below, which `batch.rs` runs per vector.
 
 use super::{same_len, CpuBackend};
 use crate::backend::mg::{check_axes, ColumnUpdate, Guess, LevelShape, MultigridOps};
 use crate::backend::BackendError;
-use crate::linalg::mg::{coarsen_with, line_pivots, AxisMap, Coarsening};
+use crate::linalg::mg::{coarsen_with, line_pivots, relaxed, AxisMap, Coarsening};
 use crate::linalg::QuadDiag;
 use rayon::prelude::*;
 
 /// `x` shared by the tasks of one smoother colour. Each task writes only
 /// the cells of its own y row and colour and reads, besides those, only
 /// cells of the other colour, which no task writes in this pass; so no cell
-/// is written by one task and touched by another.
+/// is written by one task and touched by another. (A first half-sweep,
+/// [`Guess::Zero`], also zeroes its row's skipped cells of the other
+/// colour, but reads no in-plane neighbour.)
 #[derive(Clone, Copy)]
 struct Shared(*mut f64);
 // SAFETY: see the type's doc; every access goes through raw pointers.
@@ -76,10 +79,11 @@ impl MultigridOps for CpuBackend {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
+        changed_by: Option<&Coarsening>,
         b: &Vec<f64>,
         x: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        smooth(a, inv_pivots, colour, update, guess, b, x)
+        smooth(a, inv_pivots, colour, update, guess, changed_by, b, x)
     }
 
     fn mg_restrict_residual(
@@ -114,17 +118,23 @@ impl MultigridOps for CpuBackend {
 }
 
 // The operations on slices, for the batched capability too (`batch.rs`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn smooth(
     a: &QuadDiag,
     inv_pivots: &[f64],
     colour: u32,
     update: ColumnUpdate,
     guess: Guess,
+    changed_by: Option<&Coarsening>,
     b: &[f64],
     x: &mut [f64],
 ) -> Result<(), BackendError> {
     for len in [inv_pivots.len(), b.len(), x.len()] {
         same_len(a.len(), len)?;
+    }
+    if let Some(c) = changed_by {
+        same_len(a.nx, c.nxc)?;
+        same_len(a.ny, c.nyc)?;
     }
     let (nx, ny, nz) = (a.nx, a.ny, a.nz);
     let plane = nx * ny;
@@ -136,6 +146,18 @@ pub(super) fn smooth(
         let get = |i: usize| unsafe { *xs.at(i) };
         let set = |i: usize, v: f64| unsafe { *xs.at(i) = v };
         let x0 = (colour as usize + y) % 2;
+        // Which columns of this row are relaxed (`MultigridOps::mg_smooth`).
+        let row_all = changed_by.is_none_or(|c| relaxed(&c.ystart, y));
+        let relax = |xx: usize| row_all || changed_by.is_some_and(|c| relaxed(&c.xstart, xx));
+        if zero_inplane && !row_all {
+            // The skipped cells of both colours start at 0 (this pass reads
+            // no in-plane neighbour, so the other colour's may be written).
+            for xx in (0..nx).filter(|&xx| !relax(xx)) {
+                for z in 0..nz {
+                    set(xx + nx * y + plane * z, 0.0);
+                }
+            }
+        }
         // b + the in-plane couplings to the (held) neighbours.
         let rhs = |i: usize, xx: usize| {
             let mut r = b[i];
@@ -158,7 +180,7 @@ pub(super) fn smooth(
         match update {
             ColumnUpdate::Line => {
                 for z in 0..nz {
-                    for xx in (x0..nx).step_by(2) {
+                    for xx in (x0..nx).step_by(2).filter(|&xx| relax(xx)) {
                         let i = xx + nx * y + plane * z;
                         let mut r = rhs(i, xx);
                         if z > 0 {
@@ -168,7 +190,7 @@ pub(super) fn smooth(
                     }
                 }
                 for z in (0..nz.saturating_sub(1)).rev() {
-                    for xx in (x0..nx).step_by(2) {
+                    for xx in (x0..nx).step_by(2).filter(|&xx| relax(xx)) {
                         let i = xx + nx * y + plane * z;
                         let v = get(i) + a.gz[i] * inv_pivots[i] * get(i + plane);
                         set(i, v);
@@ -179,7 +201,7 @@ pub(super) fn smooth(
                 let up = update == ColumnUpdate::PointUp;
                 for step in 0..nz {
                     let z = if up { step } else { nz - 1 - step };
-                    for xx in (x0..nx).step_by(2) {
+                    for xx in (x0..nx).step_by(2).filter(|&xx| relax(xx)) {
                         let i = xx + nx * y + plane * z;
                         let mut r = rhs(i, xx);
                         // Cells of the column not yet visited may be 0.

@@ -263,6 +263,7 @@ impl BatchOps for CudaBackend {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
+        changed_by: Option<&CudaTransfer>,
         b: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
         s: &CudaSlice<f64>,
@@ -271,6 +272,10 @@ impl BatchOps for CudaBackend {
         check_k(k)?;
         same_len(a.len(), inv_pivots.len())?;
         rows(k, a.len(), &[b.len(), x.len()])?;
+        if let Some(t) = changed_by {
+            same_len(a.nx, t.as_ref().nxc)?;
+            same_len(a.ny, t.as_ref().nyc)?;
+        }
         let [mask] = bases(s, k, [mask])?;
         const NAME: &str = "bq_mg_smooth_f64";
         let f = self.kernel(&BATCH, NAME)?;
@@ -291,7 +296,13 @@ impl BatchOps for CudaBackend {
         args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
         args.arg(inv_pivots).arg(b).arg(x);
         args.arg(&nx).arg(&ny).arg(&nz);
-        args.arg(&colour).arg(&mode).arg(&zero).arg(s).arg(&mask);
+        args.arg(&colour).arg(&mode).arg(&zero);
+        let null = 0u64;
+        match changed_by {
+            Some(t) => args.arg(&t.maps),
+            None => args.arg(&null),
+        };
+        args.arg(s).arg(&mask);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, grid(columns, k, ROW_CAP)) }
     }

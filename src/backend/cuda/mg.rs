@@ -91,11 +91,16 @@ impl MultigridOps for CudaBackend {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
+        changed_by: Option<&CudaTransfer>,
         b: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
         for len in [inv_pivots.len(), b.len(), x.len()] {
             same_len(a.len(), len)?;
+        }
+        if let Some(t) = changed_by {
+            same_len(a.nx, t.host.nxc)?;
+            same_len(a.ny, t.host.nyc)?;
         }
         const NAME: &str = "mg_smooth_f64";
         let f = self.kernel(&MULTIGRID, NAME)?;
@@ -121,7 +126,13 @@ impl MultigridOps for CudaBackend {
             .arg(&colour)
             .arg(&mode)
             .arg(&zero);
-        // SAFETY: arguments in the kernel's order and types; lengths checked.
+        let null = 0u64;
+        match changed_by {
+            Some(t) => args.arg(&t.maps),
+            None => args.arg(&null),
+        };
+        // SAFETY: arguments in the kernel's order and types (`made`: the
+        // maps of the step that made this level, or null); lengths checked.
         unsafe { self.run(NAME, &mut args, rows_config(columns)) }
     }
 

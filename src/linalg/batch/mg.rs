@@ -3,7 +3,8 @@
 //! smoothing, fused residual-restriction, prolongation, dense coarsest
 //! solve) with every operation a batched kernel ([`BatchOps`]), so each
 //! level's operator is read once per launch for the k vectors and a
-//! converged vector (status ≤ 0) costs nothing. The hierarchy (operators,
+//! converged vector (status ≤ 0) costs nothing; a size-graded hierarchy's
+//! coarse levels relax only their changed cells, as there. The hierarchy (operators,
 //! pivots, coarsest inverse) is the single-vector [`Multigrid`]'s, borrowed;
 //! only the per-level work vectors are k times larger.
 
@@ -89,13 +90,15 @@ impl<B: BatchOps> Level<'_, '_, B> {
             MgSmoother::ZLine => (ColumnUpdate::Line, ColumnUpdate::Line),
             MgSmoother::ZPoint => (ColumnUpdate::PointUp, ColumnUpdate::PointDown),
         };
+        // The step that made this level, when it relaxes its changed cells only.
+        let made_by = (l > 0 && p.skip_unchanged).then(|| &p.steps[l - 1]);
         for sweep in 0..p.opts.sweeps {
             let (g0, g1) = match zero && sweep == 0 {
                 true => (Guess::Zero, Guess::ColourZero),
                 false => (Guess::Full, Guess::Full),
             };
-            be.batch_mg_smooth(a, k, pivots, 0, pre, g0, b, x, s, mask)?;
-            be.batch_mg_smooth(a, k, pivots, 1, pre, g1, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 0, pre, g0, made_by, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 1, pre, g1, made_by, b, x, s, mask)?;
         }
         let step = &p.steps[l];
         let ((cb, cx), deeper) = work.split_first_mut().expect("a coarser level");
@@ -114,8 +117,8 @@ impl<B: BatchOps> Level<'_, '_, B> {
         }
         be.batch_mg_prolong_add(k, step, cx, x, s, mask)?; // x += P x_c
         for _ in 0..p.opts.sweeps {
-            be.batch_mg_smooth(a, k, pivots, 1, post, Guess::Full, b, x, s, mask)?;
-            be.batch_mg_smooth(a, k, pivots, 0, post, Guess::Full, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 1, post, Guess::Full, made_by, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 0, post, Guess::Full, made_by, b, x, s, mask)?;
         }
         Ok(())
     }

@@ -16,18 +16,31 @@
 //! M is symmetric, and positive definite because the smoother converges in
 //! the A-norm. M is fixed (no inner Krylov), so plain PCG stays valid.
 //!
+//! On a size-graded hierarchy (a non-uniform grid) each coarse level
+//! relaxes only the cells near a change ([`super::relaxed`]): a cell its
+//! step left single in x and in y is the level above's cell, already
+//! relaxed at that scale, and is smoothed again only once a later step
+//! merges it (the overhang corners of a package: level 0, then the first
+//! level that pairs them, an ordinary factor-2 coarsening). Pre and post
+//! skip the same cells, so the cycle stays symmetric; such a level's
+//! smoother is the same block Gauss–Seidel over fewer columns (no
+//! expansion in the A-norm), and the fine level relaxes every column.
+//!
 //! Work per V(1,1) cycle on the fine level: four half-sweeps (each column
 //! solve reads b, its four in-plane neighbours, gx, gy, gz, the pivots and
 //! writes x twice), one residual-restriction, one prolongation: about 7
 //! fine SpMVs; all coarse levels together add a third of that on a uniform
 //! grid (each halves both axes), more on a graded one, whose first levels
-//! merge only the narrow columns (ev6's package: about 0.9 of the fine level;
-//! the 24 mm die_on_spreader package at 10 µm: 1.04, BENCHMARKS.md "Graded
-//! grids against uniform ones").
+//! merge only the narrow columns: cells over all levels 1.89 of the fine
+//! level on ev6's package, 2.04 on the 24 mm die_on_spreader package at
+//! 10 µm (1.33 halving); relaxed columns (`LevelReport::relaxed_columns`,
+//! [`MgReport::relaxed_work`]) 1.63 and 1.62 (1.33 halving), the same PCG
+//! iterations as relaxing every cell (BENCHMARKS.md, "Skipping unchanged
+//! cells"). The restriction and prolongation still visit every cell.
 
 use super::coarsen::line_pivots;
 use super::hierarchy::{is_graded, plan_for, CoarsestInverse};
-use super::{LevelReport, MgCycle, MgOptions, MgReport, MgSmoother};
+use super::{relaxed_columns, LevelReport, MgCycle, MgOptions, MgReport, MgSmoother};
 use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::precond::{PrecondReport, Preconditioner};
@@ -53,6 +66,9 @@ pub struct Multigrid<B: MultigridOps> {
     inverse: B::Vector,
     inverse_n: usize,
     report: MgReport,
+    /// Whether coarse levels relax only their changed cells (size-graded
+    /// hierarchies: [`super::relaxed`]).
+    skip: bool,
 }
 
 impl<B: MultigridOps> Multigrid<B> {
@@ -71,6 +87,7 @@ impl<B: MultigridOps> Multigrid<B> {
         be.prepare_multigrid()?;
         let fine = be.mg_shape(a);
         let graded = is_graded(fine.nx, fine.ny, fine.wx, fine.wy);
+        let skip = graded && opts.skip_unchanged;
         let steps = plan_for(fine.nx, fine.ny, fine.nz, fine.wx, fine.wy);
         let n = (fine.nx * fine.ny * fine.nz) as u64;
         let mut levels = vec![LevelReport {
@@ -78,11 +95,13 @@ impl<B: MultigridOps> Multigrid<B> {
             ny: fine.ny,
             nz: fine.nz,
             memory_bytes: 0,
+            relaxed_columns: 0,
         }];
         let fine_pivots = match steps.is_empty() {
             true => None,
             false => {
                 levels[0].memory_bytes = 8 * n;
+                levels[0].relaxed_columns = fine.nx * fine.ny;
                 Some(be.mg_line_pivots(a)?)
             }
         };
@@ -121,6 +140,11 @@ impl<B: MultigridOps> Multigrid<B> {
                 ny: c.nyc,
                 nz: c.nz,
                 memory_bytes: (arrays * 8 * nc) as u64,
+                relaxed_columns: match (last, skip) {
+                    (true, _) => 0,
+                    (false, true) => relaxed_columns(c),
+                    (false, false) => c.nxc * c.nyc,
+                },
             });
             coarse.push(Coarse {
                 a,
@@ -165,6 +189,7 @@ impl<B: MultigridOps> Multigrid<B> {
             inverse: be.upload(&inv.values)?,
             inverse_n: inv.n,
             report,
+            skip,
         })
     }
 
@@ -186,6 +211,7 @@ impl<B: MultigridOps> Multigrid<B> {
                 .collect(),
             inverse: &self.inverse,
             inverse_n: self.inverse_n,
+            skip_unchanged: self.skip,
         }
     }
 }
@@ -208,6 +234,9 @@ pub struct MgParts<'a, B: MultigridOps> {
     pub coarse: Vec<CoarseParts<'a, B>>,
     pub inverse: &'a B::Vector,
     pub inverse_n: usize,
+    /// Whether the levels below the finest relax only their changed cells
+    /// (`steps[l - 1]` made level l; [`super::relaxed`]).
+    pub skip_unchanged: bool,
 }
 
 /// The operator, pivots and coarsening of the level a cycle runs on.
@@ -215,6 +244,9 @@ struct Here<'a, B: MultigridOps> {
     a: &'a B::Matrix,
     pivots: &'a B::Vector,
     step: &'a B::Transfer,
+    /// The step that made this level, when its smoother relaxes only the
+    /// cells that step changed and their neighbours (None: every cell).
+    made_by: Option<&'a B::Transfer>,
 }
 
 /// Below the current level: the remaining coarsenings and levels, and the
@@ -224,6 +256,8 @@ struct Below<'a, B: MultigridOps> {
     levels: &'a mut [Coarse<B>],
     inverse: &'a B::Vector,
     inverse_n: usize,
+    /// Whether the levels below relax only their changed cells.
+    skip: bool,
 }
 
 /// One cycle on the current level for A x = b, improving x in place (x is
@@ -247,8 +281,8 @@ fn cycle<B: MultigridOps>(
             true => (Guess::Zero, Guess::ColourZero),
             false => (Guess::Full, Guess::Full),
         };
-        be.mg_smooth(here.a, here.pivots, 0, pre, g0, b, x)?;
-        be.mg_smooth(here.a, here.pivots, 1, pre, g1, b, x)?;
+        be.mg_smooth(here.a, here.pivots, 0, pre, g0, here.made_by, b, x)?;
+        be.mg_smooth(here.a, here.pivots, 1, pre, g1, here.made_by, b, x)?;
     }
     let (next, deeper) = below.levels.split_first_mut().expect("a coarser level");
     // b_c = Pᵀ (b − A x)
@@ -270,12 +304,14 @@ fn cycle<B: MultigridOps>(
                     a,
                     pivots,
                     step: &below.steps[1],
+                    made_by: below.skip.then_some(&below.steps[0]),
                 };
                 let below = Below {
                     steps: &below.steps[1..],
                     levels: &mut *deeper,
                     inverse: below.inverse,
                     inverse_n: below.inverse_n,
+                    skip: below.skip,
                 };
                 cycle(be, o, here, below, next_b, next_x, g == 0)?;
             }
@@ -286,8 +322,26 @@ fn cycle<B: MultigridOps>(
     // x += P x_c
     be.mg_prolong_add(here.step, next_x, x)?;
     for _ in 0..o.sweeps {
-        be.mg_smooth(here.a, here.pivots, 1, post, Guess::Full, b, x)?;
-        be.mg_smooth(here.a, here.pivots, 0, post, Guess::Full, b, x)?;
+        be.mg_smooth(
+            here.a,
+            here.pivots,
+            1,
+            post,
+            Guess::Full,
+            here.made_by,
+            b,
+            x,
+        )?;
+        be.mg_smooth(
+            here.a,
+            here.pivots,
+            0,
+            post,
+            Guess::Full,
+            here.made_by,
+            b,
+            x,
+        )?;
     }
     Ok(())
 }
@@ -338,12 +392,14 @@ impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
             a,
             pivots,
             step: &self.steps[0],
+            made_by: None,
         };
         let below = Below {
             steps: &self.steps,
             levels: &mut self.coarse,
             inverse: &self.inverse,
             inverse_n: self.inverse_n,
+            skip: self.skip,
         };
         cycle(be, &self.opts, here, below, r, z, true)
     }
@@ -360,6 +416,7 @@ impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
         let params = BTreeMap::from([
             ("levels".to_string(), r.levels.len() as f64),
             ("sweeps".to_string(), self.opts.sweeps as f64),
+            ("relaxed_work".to_string(), r.relaxed_work()),
             ("hierarchy_bytes".to_string(), r.hierarchy_bytes as f64),
             (
                 "hierarchy_fraction".to_string(),
