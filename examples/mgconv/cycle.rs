@@ -173,7 +173,26 @@ pub fn my_plan(wx: &[f64], wy: &[f64], nz: usize, mode: &str, slack: f64) -> Vec
             lim
         };
         let mode = if mode == "maxt" { "max" } else { mode };
-        let (xs, ys) = (agg(&wx, lim, mode), agg(&wy, lim, mode));
+        let (mut xs, mut ys) = (agg(&wx, lim, mode), agg(&wy, lim, mode));
+        if steps.is_empty() {
+            // env SPLIT=i,j,..: at level 0, the pairs holding these fine
+            // indices (x and y alike) become two singles.
+            let split: Vec<usize> = std::env::var("SPLIT")
+                .unwrap_or_default()
+                .split(',')
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            for st in [&mut xs, &mut ys] {
+                let mut out = vec![0];
+                for r in st.windows(2) {
+                    if r[1] - r[0] == 2 && split.iter().any(|&i| (r[0]..r[1]).contains(&i)) {
+                        out.push(r[0] + 1);
+                    }
+                    out.push(r[1]);
+                }
+                *st = out;
+            }
+        }
         target *= 2.0;
         let red = ((xs.len() - 1) * (ys.len() - 1)) as f64 / (wx.len() * wy.len()) as f64;
         if (xs.len() == wx.len() + 1 && ys.len() == wy.len() + 1) || red > minred {

@@ -9,7 +9,8 @@
 //! keys: grid=graded|uniform|pow2, twogrid=1, w=1, pre0=N (sweeps on level 0),
 //! sweeps=N, face=redisc|galerkin|mixhalf|mixone|count,
 //! plan=ship|left|asc|max|maxt with slack=X (env MINRED: skip steps keeping
-//! more than this fraction of the cells), rand=1 (random rhs), dump=1 (per
+//! more than this fraction of the cells; env SPLIT=i,..: level-0 pairs holding
+//! these fine indices become singles), rand=1 (random rhs), dump=1 (per
 //! fine column: width and aggregate size at each level), line=y,z,x0,x1
 //! (the slowest mode's values along x), lib=1 (the library's `Multigrid`,
 //! to check that the harness's cycle gives the same iterations).
