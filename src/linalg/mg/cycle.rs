@@ -202,26 +202,10 @@ fn cycle<B: MultigridOps>(
     // x += P x_c
     be.mg_prolong_add(here.step, next_x, x)?;
     for _ in 0..o.sweeps {
-        be.mg_smooth(
-            here.a,
-            here.pivots,
-            1,
-            post,
-            Guess::Full,
-            here.made_by,
-            b,
-            x,
-        )?;
-        be.mg_smooth(
-            here.a,
-            here.pivots,
-            0,
-            post,
-            Guess::Full,
-            here.made_by,
-            b,
-            x,
-        )?;
+        for colour in [1, 0] {
+            let (a, p, made) = (here.a, here.pivots, here.made_by);
+            be.mg_smooth(a, p, colour, post, Guess::Full, made, b, x)?;
+        }
     }
     Ok(())
 }

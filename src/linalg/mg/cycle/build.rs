@@ -14,7 +14,7 @@ impl<B: MultigridOps> Multigrid<B> {
     /// operator and its line pivots by the backend ([`MultigridOps::mg_coarsen`],
     /// [`MultigridOps::mg_line_pivots`]) from the level above, from the
     /// aggregation's small per-axis arrays; only the coarsest level
-    /// (≤ [`super::hierarchy::COARSEST_MAX_CELLS`] cells) is read on the
+    /// (≤ [`crate::linalg::mg::hierarchy::COARSEST_MAX_CELLS`] cells) is read on the
     /// host, for its dense inverse. A level's `amb` is released once the
     /// level below it is built ([`MultigridOps::mg_release_ambient`]).
     pub fn new(be: &B, a: &B::Matrix, opts: &MgOptions) -> Result<Self, SolveError> {
