@@ -166,7 +166,7 @@ pub trait BatchOps: MultigridOps {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
-        changed_by: Option<&Self::Transfer>,
+        made_by: Option<&Self::Transfer>,
         b: &Self::Vector,
         x: &mut Self::Vector,
         s: &Self::Scalars,

@@ -96,7 +96,7 @@ pub trait MultigridOps: QuadDiagOps {
     /// (x, y) column with (x + y) mod 2 = `colour`, the column of `x` is
     /// replaced by the solution of its own rows of A x = b with the in-plane
     /// neighbours held (`update`); `guess` says which cells of x are taken
-    /// as 0 instead of read. With `changed_by` (the step that made this
+    /// as 0 instead of read. With `made_by` (the step that made this
     /// level), only the changed columns are relaxed: those whose aggregate
     /// in that step is a pair in x or in y; the others keep their value (0
     /// when `guess` is [`Guess::Zero`], which then writes them).
@@ -108,7 +108,7 @@ pub trait MultigridOps: QuadDiagOps {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
-        changed_by: Option<&Self::Transfer>,
+        made_by: Option<&Self::Transfer>,
         b: &Self::Vector,
         x: &mut Self::Vector,
     ) -> Result<(), BackendError>;

@@ -219,7 +219,7 @@ impl BatchOps for CpuBackend {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
-        changed_by: Option<&Coarsening>,
+        made_by: Option<&Coarsening>,
         b: &Vec<f64>,
         x: &mut Vec<f64>,
         s: &Vec<f64>,
@@ -236,7 +236,7 @@ impl BatchOps for CpuBackend {
                 colour,
                 update,
                 guess,
-                changed_by,
+                made_by,
                 &b[v.clone()],
                 &mut x[v],
             )?;

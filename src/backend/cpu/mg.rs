@@ -79,11 +79,11 @@ impl MultigridOps for CpuBackend {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
-        changed_by: Option<&Coarsening>,
+        made_by: Option<&Coarsening>,
         b: &Vec<f64>,
         x: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        smooth(a, inv_pivots, colour, update, guess, changed_by, b, x)
+        smooth(a, inv_pivots, colour, update, guess, made_by, b, x)
     }
 
     fn mg_restrict_residual(
@@ -125,14 +125,14 @@ pub(super) fn smooth(
     colour: u32,
     update: ColumnUpdate,
     guess: Guess,
-    changed_by: Option<&Coarsening>,
+    made_by: Option<&Coarsening>,
     b: &[f64],
     x: &mut [f64],
 ) -> Result<(), BackendError> {
     for len in [inv_pivots.len(), b.len(), x.len()] {
         same_len(a.len(), len)?;
     }
-    if let Some(c) = changed_by {
+    if let Some(c) = made_by {
         same_len(a.nx, c.nxc)?;
         same_len(a.ny, c.nyc)?;
     }
@@ -147,8 +147,8 @@ pub(super) fn smooth(
         let set = |i: usize, v: f64| unsafe { *xs.at(i) = v };
         let x0 = (colour as usize + y) % 2;
         // Which columns of this row are relaxed (`MultigridOps::mg_smooth`).
-        let row_all = changed_by.is_none_or(|c| relaxed(&c.ystart, y));
-        let relax = |xx: usize| row_all || changed_by.is_some_and(|c| relaxed(&c.xstart, xx));
+        let row_all = made_by.is_none_or(|c| relaxed(&c.ystart, y));
+        let relax = |xx: usize| row_all || made_by.is_some_and(|c| relaxed(&c.xstart, xx));
         if zero_inplane && !row_all {
             // The skipped cells of both colours start at 0 (this pass reads
             // no in-plane neighbour, so the other colour's may be written).

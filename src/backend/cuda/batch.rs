@@ -263,7 +263,7 @@ impl BatchOps for CudaBackend {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
-        changed_by: Option<&CudaTransfer>,
+        made_by: Option<&CudaTransfer>,
         b: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
         s: &CudaSlice<f64>,
@@ -272,7 +272,7 @@ impl BatchOps for CudaBackend {
         check_k(k)?;
         same_len(a.len(), inv_pivots.len())?;
         rows(k, a.len(), &[b.len(), x.len()])?;
-        if let Some(t) = changed_by {
+        if let Some(t) = made_by {
             same_len(a.nx, t.as_ref().nxc)?;
             same_len(a.ny, t.as_ref().nyc)?;
         }
@@ -298,7 +298,7 @@ impl BatchOps for CudaBackend {
         args.arg(&nx).arg(&ny).arg(&nz);
         args.arg(&colour).arg(&mode).arg(&zero);
         let null = 0u64;
-        match changed_by {
+        match made_by {
             Some(t) => args.arg(&t.maps),
             None => args.arg(&null),
         };

@@ -91,14 +91,14 @@ impl MultigridOps for CudaBackend {
         colour: u32,
         update: ColumnUpdate,
         guess: Guess,
-        changed_by: Option<&CudaTransfer>,
+        made_by: Option<&CudaTransfer>,
         b: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
         for len in [inv_pivots.len(), b.len(), x.len()] {
             same_len(a.len(), len)?;
         }
-        if let Some(t) = changed_by {
+        if let Some(t) = made_by {
             same_len(a.nx, t.host.nxc)?;
             same_len(a.ny, t.host.nyc)?;
         }
@@ -127,7 +127,7 @@ impl MultigridOps for CudaBackend {
             .arg(&mode)
             .arg(&zero);
         let null = 0u64;
-        match changed_by {
+        match made_by {
             Some(t) => args.arg(&t.maps),
             None => args.arg(&null),
         };
