@@ -12,6 +12,125 @@ use cuth::linalg::QuadDiag;
 pub struct Level {
     pub a: QuadDiag,
     pub piv: Vec<f64>,
+    /// In-plane lines relaxed after the zebra z sweep: (axis 0 = y-line at (x, z), 1 = x-line at (y, z)).
+    pub lines: Vec<(u8, usize, usize)>,
+}
+
+/// In-plane lines to relax: a y-line (x, z) when at least `frac` of its cells
+/// are y-strong (sy > rho * sx and sy > sz), likewise x-lines.
+pub fn select_lines(
+    a: &QuadDiag,
+    rho: f64,
+    frac: f64,
+    step: Option<&Coarsening>,
+) -> Vec<(u8, usize, usize)> {
+    let paired = |starts: &[usize], k: usize| {
+        let j = starts.partition_point(|&s| s <= k) - 1;
+        starts[j + 1] - starts[j] == 2
+    };
+    let pairx = |xx: usize| step.is_none_or(|c| paired(&c.xstart, xx));
+    let pairy = |y: usize| step.is_none_or(|c| paired(&c.ystart, y));
+    let (nx, ny, nz) = (a.nx, a.ny, a.nz);
+    let plane = nx * ny;
+    let s = |i: usize, xx: usize, y: usize, z: usize| {
+        let mut sx = 0.0;
+        let mut sy = 0.0;
+        let mut sz = 0.0;
+        if xx + 1 < nx {
+            sx += a.gx[i];
+        }
+        if xx > 0 {
+            sx += a.gx[i - 1];
+        }
+        if y + 1 < ny {
+            sy += a.gy[i];
+        }
+        if y > 0 {
+            sy += a.gy[i - nx];
+        }
+        if z + 1 < nz {
+            sz += a.gz[i];
+        }
+        if z > 0 {
+            sz += a.gz[i - plane];
+        }
+        (sx, sy, sz)
+    };
+    let mut out = Vec::new();
+    for z in 0..nz {
+        for xx in 0..nx {
+            let k = (0..ny)
+                .filter(|&y| {
+                    let (sx, sy, sz) = s(xx + nx * y + plane * z, xx, y, z);
+                    sy > rho * sx && sy > sz
+                })
+                .count();
+            if k as f64 >= frac * ny as f64 && ny > 1 && pairx(xx) {
+                out.push((0, xx, z));
+            }
+        }
+        for y in 0..ny {
+            let k = (0..nx)
+                .filter(|&xx| {
+                    let (sx, sy, sz) = s(xx + nx * y + plane * z, xx, y, z);
+                    sx > rho * sy && sx > sz
+                })
+                .count();
+            if k as f64 >= frac * nx as f64 && nx > 1 && pairy(y) {
+                out.push((1, y, z));
+            }
+        }
+    }
+    out
+}
+
+/// Exact solve of one in-plane line with everything else held (Thomas).
+fn line_solve(a: &QuadDiag, b: &[f64], x: &mut [f64], axis: u8, p: usize, z: usize) {
+    let (nx, ny, nz) = (a.nx, a.ny, a.nz);
+    let plane = nx * ny;
+    let (n, idx): (usize, Box<dyn Fn(usize) -> usize>) = if axis == 0 {
+        (ny, Box::new(move |k| p + nx * k + plane * z))
+    } else {
+        (nx, Box::new(move |k| k + nx * p + plane * z))
+    };
+    let mut c = vec![0.0; n];
+    let mut r = vec![0.0; n];
+    for k in 0..n {
+        let i = idx(k);
+        let (xx, y) = (i % nx, (i / nx) % ny);
+        let mut rhs = b[i];
+        if axis == 0 {
+            if xx + 1 < nx {
+                rhs += a.gx[i] * x[i + 1];
+            }
+            if xx > 0 {
+                rhs += a.gx[i - 1] * x[i - 1];
+            }
+        } else {
+            if y + 1 < ny {
+                rhs += a.gy[i] * x[i + nx];
+            }
+            if y > 0 {
+                rhs += a.gy[i - nx] * x[i - nx];
+            }
+        }
+        if z + 1 < nz {
+            rhs += a.gz[i] * x[i + plane];
+        }
+        if z > 0 {
+            rhs += a.gz[i - plane] * x[i - plane];
+        }
+        let off = |i: usize| if axis == 0 { a.gy[i] } else { a.gx[i] };
+        let lower = if k > 0 { off(idx(k - 1)) } else { 0.0 };
+        let upper = if k + 1 < n { off(i) } else { 0.0 };
+        let den = a.d[i] - if k > 0 { lower * c[k - 1] } else { 0.0 };
+        c[k] = upper / den;
+        r[k] = (rhs + if k > 0 { lower * r[k - 1] } else { 0.0 }) / den;
+    }
+    for k in (0..n).rev() {
+        let v = r[k] + if k + 1 < n { c[k] * x[idx(k + 1)] } else { 0.0 };
+        x[idx(k)] = v;
+    }
 }
 
 pub struct Mg {
@@ -68,12 +187,29 @@ impl Mg {
         let pl: String = arg(args, "plan", "ship".to_string());
         let steps = match pl.as_str() {
             "ship" => plan_for(a.nx, a.ny, a.nz, &a.wx, &a.wy),
+            "halve" => {
+                let (mut nx, mut ny) = (a.nx, a.ny);
+                let mut st = Vec::new();
+                while nx * ny * a.nz > 1024 && (nx > 1 || ny > 1) {
+                    let h = |n: usize| -> Vec<usize> {
+                        let mut v: Vec<usize> = (0..n).step_by(2).collect();
+                        v.push(n);
+                        v
+                    };
+                    let (xs, ys) = (h(nx), h(ny));
+                    nx = xs.len() - 1;
+                    ny = ys.len() - 1;
+                    st.push(Coarsening::from_starts(a.nz, xs, ys));
+                }
+                st
+            }
             _ => my_plan(&a.wx, &a.wy, a.nz, &pl, arg(args, "slack", 1.5)),
         };
         let face: String = arg(args, "face", "redisc".to_string());
         let mut levels = vec![Level {
             a: a.clone(),
             piv: line_pivots(a),
+            lines: Vec::new(),
         }];
         for c in &steps {
             let up = &levels.last().unwrap().a;
@@ -81,7 +217,45 @@ impl Mg {
             let my = face_maps(&up.wy, &c.ystart, &face);
             let ac = be.mg_coarsen(up, &mx, &my).unwrap();
             let piv = line_pivots(&ac);
-            levels.push(Level { a: ac, piv });
+            levels.push(Level {
+                a: ac,
+                piv,
+                lines: Vec::new(),
+            });
+        }
+        let (rho, frac, maxl): (f64, f64, usize) = (
+            arg(args, "rho", 2.0),
+            arg(args, "frac", 0.25),
+            arg(args, "linelv", 0),
+        );
+        if arg(args, "lines", 0) == 1 {
+            let nl = levels.len();
+            let fine = levels[0].a.len() as f64;
+            let mut total = 0.0;
+            for (l, lv) in levels.iter_mut().enumerate().take(nl - 1) {
+                if l <= maxl {
+                    let st = if arg(args, "onlypairs", 1) == 1 {
+                        Some(&steps[l])
+                    } else {
+                        None
+                    };
+                    lv.lines = select_lines(&lv.a, rho, frac, st);
+                    let cells: usize = lv
+                        .lines
+                        .iter()
+                        .map(|&(ax, _, _)| if ax == 0 { lv.a.ny } else { lv.a.nx })
+                        .sum();
+                    eprintln!(
+                        "level {l}: {} lines, {:.3} of the level's cells",
+                        lv.lines.len(),
+                        cells as f64 / lv.a.len() as f64
+                    );
+                    total += cells as f64 / fine;
+                }
+            }
+            eprintln!(
+                "line work: {total:.3} fine levels of cells per line pass (x and y together)"
+            );
         }
         let inv = CoarsestInverse::new(&levels.last().unwrap().a).unwrap();
         Mg {
@@ -99,9 +273,20 @@ impl Mg {
         let be = CpuBackend::new();
         let lv = &self.levels[l];
         let bv = b.to_vec();
+        let fwd = order[0] == 0;
+        if !fwd {
+            for &(ax, p, z) in lv.lines.iter().rev() {
+                line_solve(&lv.a, b, x, ax, p, z);
+            }
+        }
         for c in order {
             be.mg_smooth(&lv.a, &lv.piv, c, ColumnUpdate::Line, Guess::Full, &bv, x)
                 .unwrap();
+        }
+        if fwd {
+            for &(ax, p, z) in lv.lines.iter() {
+                line_solve(&lv.a, b, x, ax, p, z);
+            }
         }
     }
 

@@ -14,6 +14,12 @@
 //! fine column: width and aggregate size at each level), line=y,z,x0,x1
 //! (the slowest mode's values along x), lib=1 (the library's `Multigrid`,
 //! to check that the harness's cycle gives the same iterations).
+//! In-plane line relaxation (branch `mglines`): lines=1 adds exact x- and
+//! y-line solves after the zebra z sweep (pre; before it, reversed, post):
+//! a y-line (x, z) when at least frac of its cells have sy > rho·sx and
+//! sy > sz (x-lines likewise), on levels 0..=linelv, and with onlypairs=1
+//! (default) only on columns (rows) the level's step pairs; plan=halve
+//! pairs by index (every axis halves, whatever the widths).
 //! Findings: benchmarks/2026-11-30-cpu-mgconv/findings.txt.
 
 mod cycle;
