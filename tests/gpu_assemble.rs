@@ -147,3 +147,48 @@ fn staged_download_is_exact() {
     be.download_into(&v, &mut into).unwrap();
     assert!(into == host, "staged download_into differs");
 }
+
+/// Large power maps go up through the pinned staging buffers in pieces
+/// (`backend::cuda::transfer::upload_staged`): two maps of 2100² values
+/// (more than one staging buffer each, so pieces end inside a map and at
+/// its end) with a distinct value in every cell, the device's right-hand
+/// side against the host assembly's.
+#[test]
+#[ignore]
+fn staged_upload_of_the_power_maps_is_exact() {
+    let toml = "[chip]\nwidth = 0.01\nlength = 0.01\n[grid]\nnx = 8\nny = 8\n\
+        [boundary]\nambient = 300.0\nh_top = 1000.0\n\
+        [materials.si]\nk = 130.0\nheat_capacity = 1.6e6\n\
+        [[layers]]\nname = \"a\"\nmaterial = \"si\"\nthickness = 1e-5\n\
+        power = { type = \"uniform\", total = 1.0 }\n\
+        [[layers]]\nname = \"mid\"\nmaterial = \"si\"\nthickness = 1e-5\n\
+        [[layers]]\nname = \"b\"\nmaterial = \"si\"\nthickness = 2e-5\ncells = 2\n\
+        power = { type = \"uniform\", total = 2.0 }\n";
+    let stack = common::stack(toml).with_grid(2100, 2100).unwrap();
+    let grid = Grid::from_stack(&stack);
+    let mut power: Vec<LayerPower> = (0..stack.layers.len())
+        .map(|l| layer_power(&stack, &grid, l).unwrap())
+        .collect();
+    let plane = grid.plane();
+    assert!(plane > cuth::backend::cuda::stage_values());
+    for (l, p) in power.iter_mut().enumerate() {
+        if p.total_w != 0.0 {
+            p.map_w = (0..plane).map(|j| (j + l * plane) as f64 * 1e-9).collect();
+        }
+    }
+    let host = assemble(&stack, &grid, &power);
+    let be = gpu();
+    // The buffers a run that writes maps pins at start-up.
+    be.reserve_staging(plane).unwrap();
+    let inp = AssemblyInput::new(&stack, &grid, &power);
+    let t = std::time::Instant::now();
+    let sys = be.assemble_steady(&inp).expect("device assembly");
+    be.synchronize().unwrap();
+    println!(
+        "staged upload + assembly of {} cells: {:.3} s",
+        grid.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let rhs = be.download(&sys.rhs).unwrap();
+    assert!(rhs == host.rhs, "staged power maps differ");
+}

@@ -190,6 +190,22 @@ pub fn cell_materials(
     power: &[LayerPower],
     t_k: &[f64],
 ) -> Result<Vec<Material>, usize> {
+    let mut out = Vec::new();
+    cell_materials_into(stack, grid, power, t_k, &mut out)?;
+    Ok(out)
+}
+
+/// [`cell_materials`] into `out` (resized only when its length is not the
+/// grid's; every entry is overwritten): a k(T) re-assembly on the CPU keeps
+/// one buffer across outer iterations instead of allocating (and faulting
+/// in) 32 bytes per cell each time. On `Err` the contents are unspecified.
+pub fn cell_materials_into(
+    stack: &Stack,
+    grid: &Grid,
+    power: &[LayerPower],
+    t_k: &[f64],
+    out: &mut Vec<Material>,
+) -> Result<(), usize> {
     let plane = grid.plane();
     let mixes: Vec<LayerMaterial> = power.iter().map(|p| layer_material(grid, p)).collect();
     // Per layer: (plane cell, area fraction, patch) of every patch with a law.
@@ -207,13 +223,13 @@ pub fn cell_materials(
                 .collect()
         })
         .collect();
-    let mut out = vec![
-        Material {
+    if out.len() != grid.len() {
+        let zero = Material {
             k: [0.0; 3],
-            heat_capacity: 0.0
+            heat_capacity: 0.0,
         };
-        grid.len()
-    ];
+        *out = vec![zero; grid.len()];
+    }
     out.par_chunks_mut(plane)
         .enumerate()
         .try_for_each(|(z, cells)| {
@@ -236,8 +252,7 @@ pub fn cell_materials(
                 c.heat_capacity += f * (at.heat_capacity - q.material.heat_capacity);
             }
             Ok::<(), usize>(())
-        })?;
-    Ok(out)
+        })
 }
 
 /// Conductivity of every cell, `[kx, ky, kz]` interleaved (3 values per

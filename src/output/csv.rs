@@ -12,7 +12,7 @@
 //!
 //! [`TempUnit`]: super::TempUnit
 
-use super::table::short;
+use super::layout::short;
 use super::TempUnit;
 use crate::thermal::probes::ProbeReading;
 use std::fmt::Write;

@@ -14,7 +14,8 @@
 //!
 //! Files: `colormap` (palette), `fonts` (the embedded font), `ticks`,
 //! `raster` (map pixels from cell edges), `png` (heat maps), `csv`,
-//! `blocks`, `json`, `table`, `npy` (the 3D field for NumPy), and `write`
+//! `blocks`, `json`, `table` (and `layout`, its columns and numbers),
+//! `npy` (the 3D field for NumPy), and `write`
 //! (the streamed files of a steady result);
 //! for transient runs `timeseries`, `plot` (line plot) and `transient`
 //! (snapshots staged during the run, committed at the end); `vtk` (the one
@@ -154,6 +155,7 @@ mod colormap;
 pub mod csv;
 pub mod fonts;
 pub mod json;
+mod layout;
 pub mod npy;
 pub mod plot;
 pub mod png;
@@ -168,7 +170,8 @@ pub mod vtk;
 pub(crate) mod write;
 
 pub use fonts::DrawError;
-pub use table::{columns, cut, format_table, num as param_num, print_table, MAX_COL};
+pub use layout::{columns, cut, num as param_num, MAX_COL};
+pub use table::{format_table, print_table};
 pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;
 pub use write::{render_steady, stream_steady, write_steady, Staged};

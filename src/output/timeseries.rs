@@ -3,7 +3,7 @@
 //! per-block min, mean and max, and each `[[probes]]` reading. Written
 //! through the `csv` crate, so names with commas or quotes are quoted.
 
-use super::table::short;
+use super::layout::short;
 use super::TempUnit;
 use crate::thermal::transient::StepRecord;
 use std::io;

@@ -55,7 +55,8 @@ impl BatchOps for CudaBackend {
         host: &PinnedBuffer,
         dst: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
-        self.htod_pinned(host, dst)
+        same_len(host.len(), dst.len())?;
+        self.htod_pinned(host, host.len(), dst, 0)
     }
 
     fn download_to(

@@ -16,61 +16,17 @@
 //! The problem: a cube clamped on the face x = 0, moduli random in
 //! [1e-3, 1] with 10 % at Emin = 1e-9, x random in [−1, 1]. Every variant's
 //! y is compared with the fused F64 one (relative 2-norm difference).
+//! The records, their byte counts and the written report are `report`'s.
+
+mod report;
 
 use super::BenchArgs;
 use anyhow::{Context, Result};
 use cuth::backend::cuda::{timing::median, CudaBackend};
 use cuth::backend::{Backend, BackendError};
-use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
+use cuth::topopt::cuda::{F32Atomics, KeSource};
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
-use serde::Serialize;
-use std::fmt::Write as _;
-
-#[derive(Clone, Debug, Serialize)]
-pub struct TopoRecord {
-    pub n: usize,
-    pub elements: usize,
-    pub dofs: usize,
-    pub variant: String,
-    pub kind: OperatorKind,
-    pub precision: OpPrecision,
-    pub f32_atomics: Option<F32Atomics>,
-    pub block: Option<u32>,
-    /// Where Kₑ lives (fused, node-centred; the three-stage baseline: shared).
-    pub ke: KeSource,
-    /// One apply_dot, µs.
-    pub apply_us: f64,
-    /// The element pass alone, µs.
-    pub kernel_us: Option<f64>,
-    pub paper_bytes: u64,
-    pub unique_bytes: u64,
-    pub paper_gb_per_s: f64,
-    pub paper_fraction_of_copy: f64,
-    pub unique_gb_per_s: f64,
-    pub unique_fraction_of_copy: f64,
-    /// ‖y − y_fused_f64‖₂ / ‖y_fused_f64‖₂.
-    pub rel_diff_vs_fused_f64: f64,
-}
-
-/// What the driver reports of a compiled kernel (spills show as local bytes).
-#[derive(Clone, Debug, Serialize)]
-pub struct KernelAttrs {
-    pub name: String,
-    pub registers: i32,
-    pub local_bytes: i32,
-    pub shared_bytes: i32,
-    pub max_threads_per_block: i32,
-}
-
-#[derive(Debug, Default, Serialize)]
-pub struct TopoReport {
-    pub command: String,
-    pub gpu: String,
-    pub kernels: Vec<KernelAttrs>,
-    pub copy_gb_per_s: f64,
-    pub reps: usize,
-    pub records: Vec<TopoRecord>,
-}
+use report::{record, KernelAttrs, TopoReport};
 
 /// One operator variant to time.
 #[derive(Clone, Copy)]
@@ -292,108 +248,4 @@ fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
         r += y * y;
     }
     (d / r).sqrt()
-}
-
-#[allow(clippy::too_many_arguments)]
-fn record(
-    mesh: &Mesh,
-    n: usize,
-    v: Variant,
-    op: &CudaElastic,
-    apply_us: f64,
-    kernel_us: Option<f64>,
-    copy: f64,
-    diff: f64,
-) -> TopoRecord {
-    let (nel, dofs) = (mesh.elements() as u64, mesh.dofs() as u64);
-    let w = match v.prec {
-        OpPrecision::F64 => 8,
-        OpPrecision::F32 => 4,
-    };
-    let paper_bytes = nel * 49 * w;
-    let unique_bytes = dofs * 17 + nel * w;
-    let gbs = |b: u64| b as f64 / (apply_us * 1e-6) / 1e9;
-    TopoRecord {
-        n,
-        elements: mesh.elements(),
-        dofs: mesh.dofs(),
-        variant: v.name(),
-        kind: v.kind,
-        precision: v.prec,
-        f32_atomics: (v.kind == OperatorKind::Fused && v.prec == OpPrecision::F32)
-            .then_some(v.atomics),
-        block: (v.kind == OperatorKind::Fused).then_some(op.block()),
-        ke: v.ke,
-        apply_us,
-        kernel_us,
-        paper_bytes,
-        unique_bytes,
-        paper_gb_per_s: gbs(paper_bytes),
-        paper_fraction_of_copy: gbs(paper_bytes) / copy,
-        unique_gb_per_s: gbs(unique_bytes),
-        unique_fraction_of_copy: gbs(unique_bytes) / copy,
-        rel_diff_vs_fused_f64: diff,
-    }
-}
-
-impl TopoReport {
-    pub fn markdown(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "GPU: {}  ", self.gpu);
-        let _ = writeln!(
-            s,
-            "Device copy bandwidth (same run): {:.0} GB/s; {} applies per CUDA graph, median of 3 replays.\n",
-            self.copy_gb_per_s, self.reps
-        );
-        let _ = writeln!(
-            s,
-            "| kernel | registers | local B (spills) | shared B | max threads/block |"
-        );
-        let _ = writeln!(s, "|---|---:|---:|---:|---:|");
-        for k in &self.kernels {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} |",
-                k.name, k.registers, k.local_bytes, k.shared_bytes, k.max_threads_per_block
-            );
-        }
-        let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "| mesh | elements | variant | apply µs | kernel µs | paper GB/s | % copy | unique GB/s | % copy | rel diff vs fused f64 |"
-        );
-        let _ = writeln!(s, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
-        for r in &self.records {
-            let _ = writeln!(
-                s,
-                "| {n}³ | {} | {} | {:.1} | {} | {:.0} | {:.1} | {:.0} | {:.1} | {:.1e} |",
-                r.elements,
-                r.variant,
-                r.apply_us,
-                r.kernel_us.map_or("—".into(), |k| format!("{k:.1}")),
-                r.paper_gb_per_s,
-                100.0 * r.paper_fraction_of_copy,
-                r.unique_gb_per_s,
-                100.0 * r.unique_fraction_of_copy,
-                r.rel_diff_vs_fused_f64,
-                n = r.n,
-            );
-        }
-        s
-    }
-
-    pub fn write(&self, dir: &std::path::Path) -> Result<()> {
-        // One output transaction (staged, locked, renamed into place).
-        let txn = cuth::output::Transaction::begin(dir, cuth::output::Owned::Nothing)?;
-        txn.write(
-            std::path::Path::new("topopt.json"),
-            (serde_json::to_string_pretty(self)? + "\n").as_bytes(),
-        )?;
-        txn.write(
-            std::path::Path::new("topopt.md"),
-            self.markdown().as_bytes(),
-        )?;
-        txn.commit()?;
-        Ok(())
-    }
 }
