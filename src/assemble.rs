@@ -8,8 +8,8 @@
 mod materials;
 
 pub use materials::{
-    absent_plane, cell_conductivity, cell_materials, cell_materials_into, layer_material,
-    layer_plane_materials, LayerMaterial,
+    absent_plane, cell_conductivity, cell_materials, layer_material, layer_plane_materials,
+    LayerMaterial,
 };
 
 use crate::grid::Grid;

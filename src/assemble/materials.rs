@@ -190,22 +190,6 @@ pub fn cell_materials(
     power: &[LayerPower],
     t_k: &[f64],
 ) -> Result<Vec<Material>, usize> {
-    let mut out = Vec::new();
-    cell_materials_into(stack, grid, power, t_k, &mut out)?;
-    Ok(out)
-}
-
-/// [`cell_materials`] into `out` (resized only when its length is not the
-/// grid's; every entry is overwritten): a k(T) re-assembly on the CPU keeps
-/// one buffer across outer iterations instead of allocating (and faulting
-/// in) 32 bytes per cell each time. On `Err` the contents are unspecified.
-pub fn cell_materials_into(
-    stack: &Stack,
-    grid: &Grid,
-    power: &[LayerPower],
-    t_k: &[f64],
-    out: &mut Vec<Material>,
-) -> Result<(), usize> {
     let plane = grid.plane();
     let mixes: Vec<LayerMaterial> = power.iter().map(|p| layer_material(grid, p)).collect();
     // Per layer: (plane cell, area fraction, patch) of every patch with a law.
@@ -223,13 +207,13 @@ pub fn cell_materials_into(
                 .collect()
         })
         .collect();
-    if out.len() != grid.len() {
-        let zero = Material {
+    let mut out = vec![
+        Material {
             k: [0.0; 3],
-            heat_capacity: 0.0,
+            heat_capacity: 0.0
         };
-        *out = vec![zero; grid.len()];
-    }
+        grid.len()
+    ];
     out.par_chunks_mut(plane)
         .enumerate()
         .try_for_each(|(z, cells)| {
@@ -252,7 +236,8 @@ pub fn cell_materials_into(
                 c.heat_capacity += f * (at.heat_capacity - q.material.heat_capacity);
             }
             Ok::<(), usize>(())
-        })
+        })?;
+    Ok(out)
 }
 
 /// Conductivity of every cell, `[kx, ky, kz]` interleaved (3 values per

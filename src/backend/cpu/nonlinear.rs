@@ -1,31 +1,27 @@
 //! [`NonlinearOps`] on the CPU: the host path of the k(T) outer iteration
 //! and of the temperature-dependent transient step. A(T) (and C(T)) is
-//! assembled from `assemble::cell_materials_into` (each cell's laws at its
-//! own temperature), the leakage by `LeakageModel::eval_into`, the shift by
+//! assembled from `assemble::cell_materials` (each cell's laws at its own
+//! temperature), the leakage by `LeakageModel::eval_into`, the shift by
 //! `linalg::Offset`, the reductions as plain sequential loops, so that the
 //! loop's results are those of the host implementation it replaced. The
-//! temperature, per-cell material and leakage scratch arrays are kept in
-//! [`CpuPhysics`], so a re-assembly allocates nothing n-sized: it writes
-//! into the arrays of the last `System` (`assemble_cells_into`, as the CUDA
-//! path's `assemble_into`).
+//! temperature and leakage scratch arrays are kept in [`CpuPhysics`]; a
+//! re-assembly writes into the arrays of the last `System`
+//! (`assemble_cells_into`, as the CUDA path's `assemble_into`).
 
 use super::{CpuBackend, CHUNK};
-use crate::assemble::{assemble_cells_into, assemble_into, cell_materials_into, System};
+use crate::assemble::{assemble_cells_into, assemble_into, cell_materials, System};
 use crate::backend::nonlinear::{hottest_of, NlContext, NlPower, NonlinearOps, Range};
 use crate::backend::BackendError;
 use crate::linalg::Offset;
 use crate::matrix::QuadDiag;
-use crate::stack::Material;
 use rayon::prelude::*;
 
 /// The dynamic power, the ambient temperature and the scratch arrays of
-/// the re-assembly and the leakage (T, K; each cell's material; the
-/// leakage per cell, W), kept across iterations.
+/// the leakage (T, K; the leakage per cell, W), kept across iterations.
 pub struct CpuPhysics {
     dynamic: Option<Vec<f64>>,
     ambient_k: f64,
     t: Vec<f64>,
-    cells: Vec<Material>,
     cell_w: Vec<f64>,
 }
 
@@ -51,9 +47,9 @@ fn system_at(
         assemble_into(cx.stack, cx.grid, cx.power, sys);
         return Ok(());
     }
-    ph.absolute(theta);
-    cell_materials_into(cx.stack, cx.grid, cx.power, &ph.t, &mut ph.cells)?;
-    assemble_cells_into(cx.stack, cx.grid, cx.power, &ph.cells, sys);
+    let t = ph.absolute(theta);
+    let cells = cell_materials(cx.stack, cx.grid, cx.power, t)?;
+    assemble_cells_into(cx.stack, cx.grid, cx.power, &cells, sys);
     Ok(())
 }
 
@@ -101,7 +97,6 @@ impl NonlinearOps for CpuBackend {
             dynamic: dynamic.map(<[f64]>::to_vec),
             ambient_k: cx.stack.ambient_k,
             t: Vec::new(),
-            cells: Vec::new(),
             cell_w: Vec::new(),
         })
     }
