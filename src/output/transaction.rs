@@ -186,10 +186,15 @@ impl Transaction {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let mut tmp = tempfile::Builder::new()
-            .prefix(&format!(".cuth-{}-", std::process::id()))
-            .tempfile_in(parent)
-            .map_err(|e| io(dest, e))?;
+        let prefix = format!(".cuth-{}-", std::process::id());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix);
+        // The file becomes the user's (a state file, an imported stack), so
+        // it gets `File::create`'s mode (0666 less the umask), not the
+        // temporary's private 0600.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let mut tmp = builder.tempfile_in(parent).map_err(|e| io(dest, e))?;
         signals::register(tmp.path());
         std::io::Write::write_all(&mut tmp, bytes).map_err(|e| io(dest, e))?;
         self.external.push(External {

@@ -76,6 +76,23 @@ fn external_files_land_with_the_commit_or_not_at_all() {
     assert_eq!(names(tmp.path()), ["o", "state.bin"]);
 }
 
+#[cfg(unix)]
+#[test]
+fn external_files_get_the_mode_of_an_ordinary_new_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("plain");
+    std::fs::write(&plain, b"x").unwrap();
+    let state = tmp.path().join("state.bin");
+    let out = tmp.path().join("o");
+    let mut txn = Transaction::begin(&out, Owned::Thermal).unwrap();
+    txn.stage_external(&state, b"cuth-state").unwrap();
+    txn.commit().unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // Both under the same umask: 0644 under the usual 022, not tempfile's 0600.
+    assert_eq!(mode(&state), mode(&plain));
+}
+
 #[test]
 fn a_held_lock_makes_the_commit_wait_then_fail_cleanly() {
     let tmp = tempfile::tempdir().unwrap();
