@@ -1,0 +1,192 @@
+//! A user's bad input for the package keys of issue 13 (`[package]`, layer
+//! `outline`/`fill`/`origin`, `[[layers.regions]]`, `[grid] cell`, cooling
+//! maps) and the import paths, through the CLI: exit code 2, a message naming
+//! the file, the field and the fault, no output folder, never a panic. One
+//! base stack (a mold layer with two dies as regions under a copper lid, a
+//! cold-plate rectangle on top), one key changed per case.
+
+mod cli_util;
+
+use cli_util::{cuth, err, input_error, ok, s};
+use std::path::PathBuf;
+
+const BASE: &str = r#"title = "audit base"
+[package]
+width = "10 mm"
+length = "8 mm"
+[grid]
+cell = "0.5 mm"
+growth = 1.2
+[boundary]
+ambient = "45 C"
+h_top = [{ x = "1 mm", y = "1 mm", width = "8 mm", length = "6 mm", h = 2e4 }]
+h_bottom = 300.0
+[materials.silicon]
+k = 130.0
+heat_capacity = 1.63e6
+[materials.mold]
+k = 0.9
+heat_capacity = 1.6e6
+[materials.copper]
+k = 390.0
+heat_capacity = 3.45e6
+[[layers]]
+name = "dies"
+material = "mold"
+thickness = "200 um"
+outline = { x = "1 mm", y = "1 mm", width = "8 mm", length = "6 mm" }
+fill = "none"
+[[layers.regions]]
+name = "die0"
+x = "2 mm"
+y = "2 mm"
+width = "3 mm"
+length = "3 mm"
+material = "silicon"
+power = { type = "blocks", blocks = [ { name = "hot", x = "0.5 mm", y = "0.5 mm", width = "1 mm", height = "1 mm", power = 2.0 } ] }
+[[layers.regions]]
+name = "die1"
+x = "6 mm"
+y = "2 mm"
+width = "2 mm"
+length = "2 mm"
+material = { kx = 110.0, ky = 110.0, kz = 20.0, heat_capacity = 1.7e6 }
+power = { type = "uniform", total = 1.0 }
+[[layers]]
+name = "lid"
+material = "copper"
+thickness = "1 mm"
+"#;
+
+/// The base stack with `old` replaced by `new` (once; `old` must occur),
+/// written with the `extra` files into a fresh folder: (folder, stack, out).
+fn variant(old: &str, new: &str, extra: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    assert!(BASE.contains(old), "`{old}` not in the base stack");
+    let dir = tempfile::tempdir().unwrap();
+    let stack = dir.path().join("s.toml");
+    std::fs::write(&stack, BASE.replacen(old, new, 1)).unwrap();
+    for (name, bytes) in extra {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let out = dir.path().join("out");
+    (dir, stack, out)
+}
+
+/// `cuth solve` of the variant exits 2 naming the stack file and every
+/// needle, writing nothing.
+fn bad(old: &str, new: &str, extra: &[(&str, &[u8])], needles: &[&str]) {
+    let (_dir, stack, out) = variant(old, new, extra);
+    let mut all = vec![s(&stack)];
+    all.extend_from_slice(needles);
+    input_error(
+        &["solve", s(&stack), "--device", "cpu", "--out", s(&out)],
+        &out,
+        &all,
+    );
+}
+
+fn solves(old: &str, new: &str, extra: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf) {
+    let (dir, stack, out) = variant(old, new, extra);
+    ok(&cuth(&["solve", s(&stack), "--device", "cpu", "--out", s(&out), "--quiet"]));
+    (dir, out)
+}
+
+const DIE1_MAT: &str = "material = { kx = 110.0, ky = 110.0, kz = 20.0, heat_capacity = 1.7e6 }";
+
+#[test]
+fn the_base_stack_solves() {
+    let (_d, out) = solves("title", "title", &[]);
+    assert!(out.join("summary.json").exists());
+}
+
+/// Cases that were right before this audit, kept as a sample: each exits 2
+/// naming the field, writes nothing.
+#[test]
+fn package_faults_already_reported_well() {
+    let outline = "outline = { x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\" }";
+    let ht = "h_top = [{ x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\", h = 2e4 }]";
+    let cases: Vec<(&str, String, Vec<(&str, &[u8])>, &str)> = vec![
+        ("width = \"10 mm\"", "width = 0".into(), vec![], "chip.width: must be a positive number"),
+        ("width = \"10 mm\"", "width = \"10 furlong\"".into(), vec![], "is not a length"),
+        (outline, outline.replace("x = \"1 mm\"", "x = \"5 mm\""), vec![], "layers[0] (dies).outline: spans x"),
+        (outline, outline.replace("width = \"8 mm\"", "width = 0"), vec![], "layers[0] (dies).outline.width: must be positive"),
+        ("fill = \"none\"", "fill = \"unobtainium\"".into(), vec![], "layers[0] (dies).fill: unknown material `unobtainium`"),
+        ("x = \"2 mm\"", "x = \"9 mm\"".into(), vec![], "layers[0] (dies).regions[0] (die0): spans x"),
+        ("width = \"3 mm\"", "width = 0".into(), vec![], "regions[0] (die0).width: must be positive"),
+        ("name = \"die1\"", "name = \"die0\"".into(), vec![], "region names must be unique"),
+        ("material = \"silicon\"\npower", "material = \"none\"\npower".into(), vec![], "cannot hold power"),
+        ("total = 1.0", "total = -1.0".into(), vec![], "regions[1] (die1).power.total: must be zero or positive"),
+        ("height = \"1 mm\", power = 2.0", "height = \"1 mm\", power = 2.0 }, { name = \"far\", x = \"2.5 mm\", y = 0, width = \"1 mm\", height = \"1 mm\", power = 1.0".into(), vec![], "power.blocks[1] (far): the block spans"),
+        ("type = \"uniform\", total = 1.0", "type = \"ptrace\", file = \"x.ptrace\"".into(), vec![("x.ptrace", b"a\n1\n")], "needs the region's `floorplan`"),
+        ("growth = 1.2", "ratio = 1.2".into(), vec![], "unknown field `ratio`"),
+        ("cell = \"0.5 mm\"\ngrowth = 1.2", "nx = 0\nny = 8".into(), vec![], "grid.nx: must be between 1 and 65536"),
+        ("growth = 1.2", "growth = 1.2\nmax_cell = \"0.1 mm\"".into(), vec![], "grid.max_cell: goes with `cell` and must be at least `cell`"),
+        (ht, ht.replace("x = \"1 mm\"", "x = \"5 mm\""), vec![], "boundary.h_top[0]: spans x"),
+        (ht, ht.replace("h = 2e4", "h = -2e4"), vec![], "boundary.h_top[0].h: must be between"),
+        (ht, ht.replace("h = 2e4", "h = 0"), vec![], "no rectangle has h > 0"),
+        ("h_bottom = 300.0", "h_bottom = -3.0".into(), vec![], "boundary.h_bottom: must be between"),
+        (ht, "h_top = { file = \"n.csv\" }".into(), vec![], "n.csv: cannot read"),
+        (ht, "h_top = { file = \"h.png\" }".into(), vec![("h.png", b"\x89PNG")], "a PNG cooling map needs `h_max`"),
+        (ht, "h_top = { file = \"h.png\", h_max = 1e4 }".into(), vec![("h.png", b"\x89PNG\r\n\x1a\nxx")], "png: cannot decode"),
+        (ht, "h_top = { file = \"h.png\", h_min = 2e4, h_max = 1e4 }".into(), vec![("h.png", b"\x89PNG")], "h_min 2e4 is above h_max"),
+        (ht, "h_top = { file = \"h.csv\" }".into(), vec![("h.csv", b"0,0\n0,0\n")], "every pixel is 0"),
+        ("h_bottom = 300.0", "h_bottom = 300.0 300".into(), vec![], "TOML parse error at line 11"),
+    ];
+    for (old, new, extra, needle) in &cases {
+        bad(old, new, extra, &[needle]);
+    }
+    // A fault inside a power raster names that file and its line.
+    let (_d, stack, out) = variant(
+        "type = \"uniform\", total = 1.0",
+        "type = \"raster\", file = \"p.csv\"",
+        &[("p.csv", b"1,2\n3\n")],
+    );
+    input_error(
+        &["solve", s(&stack), "--device", "cpu", "--out", s(&out)],
+        &out,
+        &["p.csv: row 2 (line 2): 1 values, but the first row has 2"],
+    );
+}
+
+#[test]
+fn a_transient_with_a_bad_cooling_map_writes_nothing() {
+    let (_d, stack, out) = variant(
+        "h_bottom = 300.0",
+        "h_bottom = { file = \"h.csv\" }",
+        &[("h.csv", b"1e4,-1\n")],
+    );
+    input_error(
+        &["transient", s(&stack), "--device", "cpu", "--dt", "1e-3", "--steps", "2", "--out", s(&out)],
+        &out,
+        &["boundary.h_bottom.file"],
+    );
+}
+
+#[test]
+fn a_malformed_import_input_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.toml");
+    let stk = dir.path().join("bad.stk");
+    std::fs::write(&stk, "material SILICON :\n thermal conductivity 1.30e-4 ;\n").unwrap();
+    let cfg = dir.path().join("bad.config");
+    std::fs::write(&cfg, "-t_chip abc\n").unwrap();
+    let lcf = dir.path().join("bad.lcf");
+    std::fs::write(&lcf, "0\nY\nY\n1.75e6\n").unwrap();
+    let flp = "configs/hotspot/ev6_3D_core_layer.flp";
+    let cases: [(Vec<&str>, &str); 3] = [
+        (vec!["import", "3dice", s(&stk)], "bad.stk:2: expected `volumetric heat capacity`"),
+        (vec!["import", "hotspot", "--config", s(&cfg), "--flp", flp], "bad.config:1: `-t_chip`: `abc` is not a number"),
+        (
+            vec!["import", "hotspot", "--config", "configs/hotspot/example.config", "--lcf", s(&lcf)],
+            "bad.lcf:1: layer 0 ends early",
+        ),
+    ];
+    for (mut args, needle) in cases {
+        args.extend(["--out", s(&out)]);
+        let o = cuth(&args);
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(needle), "`{needle}` missing from {e}");
+        assert!(!out.exists());
+    }
+}
