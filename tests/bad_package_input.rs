@@ -99,6 +99,36 @@ fn the_base_stack_solves() {
     assert!(out.join("summary.json").exists());
 }
 
+#[test]
+fn an_inline_material_fault_names_the_field_where_it_is_written() {
+    // Was `materials.layers[0] (dies).regions[1] (die1).material.kz`: no
+    // such table exists under [materials].
+    let neg = DIE1_MAT.replace("kz = 20.0", "kz = -20.0");
+    bad(DIE1_MAT, &neg, &[], &["layers[0] (dies).regions[1] (die1).material.kz: must be positive"]);
+    let (_d, stack, out) = variant(DIE1_MAT, &neg, &[]);
+    let o = cuth(&["solve", s(&stack), "--device", "cpu", "--out", s(&out)]);
+    assert!(!err(&o).contains("materials.layers"), "{}", err(&o));
+    bad(
+        "fill = \"none\"",
+        "fill = { k = -0.5, heat_capacity = 1e6 }",
+        &[],
+        &["layers[0] (dies).fill.k: must be positive"],
+    );
+    bad(
+        DIE1_MAT,
+        "material = { kx = 110.0, ky = 110.0, heat_capacity = 1.7e6 }",
+        &[],
+        &["layers[0] (dies).regions[1] (die1).material: give either `k` or all three"],
+    );
+    // A named material keeps its [materials] path.
+    bad(
+        "[materials.mold]\nk = 0.9",
+        "[materials.mold]\nk = -0.9",
+        &[],
+        &["materials.mold.k: must be positive"],
+    );
+}
+
 /// Cases that were right before this audit, kept as a sample: each exits 2
 /// naming the field, writes nothing.
 #[test]

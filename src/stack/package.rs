@@ -88,7 +88,7 @@ pub(super) fn material_ref(
     m: &MaterialRef,
     materials: &BTreeMap<String, schema::MaterialSpec>,
 ) -> Result<Material, StackError> {
-    let (name, spec) = match m {
+    let (at, spec) = match m {
         MaterialRef::Name(n) if n == "none" => return Ok(ABSENT),
         MaterialRef::Name(n) => {
             let spec = materials.get(n).ok_or_else(|| {
@@ -99,11 +99,11 @@ pub(super) fn material_ref(
                     format!("unknown material `{n}` (known: none, {})", known.join(", ")),
                 )
             })?;
-            (n.clone(), spec)
+            (format!("materials.{n}"), spec)
         }
         MaterialRef::Inline(spec) => (field.to_string(), spec.as_ref()),
     };
-    let (mat, law) = super::validate::material(file, &name, spec)?;
+    let (mat, law) = super::validate::material_at(file, &at, spec)?;
     if law.is_some() {
         return Err(invalid(
             file,

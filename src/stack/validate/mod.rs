@@ -11,7 +11,7 @@ use super::{Layer, Stack, StackError};
 pub(super) use checks::check_grid;
 pub(super) use checks::invalid;
 use checks::{non_negative, positive};
-pub(super) use material::{leakage, material};
+pub(super) use material::{leakage, material, material_at};
 use std::path::{Path, PathBuf};
 
 fn resolve_path(base: &Path, p: &Path) -> PathBuf {
