@@ -129,6 +129,44 @@ fn an_inline_material_fault_names_the_field_where_it_is_written() {
     );
 }
 
+#[test]
+fn an_inline_table_fault_is_reported_as_itself_not_as_no_variant_matched() {
+    // Each was "data did not match any variant of untagged enum ...".
+    let cases: [(&str, &str, &str); 5] = [
+        (DIE1_MAT, "material = { kx = 110.0, ky = 110.0, kz = 20.0 }", "missing field `heat_capacity`"),
+        (DIE1_MAT, "material = { k = 3.0, heat_capacity = 1.7e6, rho = 3 }", "unknown field `rho`"),
+        ("fill = \"none\"", "fill = 3", "a material name, \"none\", or an inline table"),
+        (", h = 2e4 }]", " }]", "missing field `h`"),
+        ("h = 2e4 }]", "h = 2e4, t = 3 }]", "unknown field `t`"),
+    ];
+    for (old, new, needle) in cases {
+        let (_d, stack, out) = variant(old, new, &[]);
+        let o = cuth(&["solve", s(&stack), "--device", "cpu", "--out", s(&out)]);
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(2), "{new}: {e}");
+        assert!(e.contains(needle), "{new}: `{needle}` missing from {e}");
+        assert!(!e.contains("untagged") && !e.contains("variant"), "{new}: {e}");
+        assert!(!out.exists());
+    }
+    bad(
+        "h_bottom = 300.0",
+        "h_bottom = { file = \"h.csv\", hmax = 3 }",
+        &[],
+        &["unknown field `hmax`"],
+    );
+}
+
+#[test]
+fn a_rectangle_of_the_wrong_type_says_what_is_expected() {
+    // Was "expected struct RectSpec".
+    bad(
+        "outline = { x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\" }",
+        "outline = \"all\"",
+        &[],
+        &["a rectangle { x, y, width, length }"],
+    );
+}
+
 /// Cases that were right before this audit, kept as a sample: each exits 2
 /// naming the field, writes nothing.
 #[test]
