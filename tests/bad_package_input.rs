@@ -167,6 +167,23 @@ fn a_rectangle_of_the_wrong_type_says_what_is_expected() {
     );
 }
 
+#[test]
+fn a_property_of_the_wrong_form_lists_the_forms_allowed() {
+    // Was "data did not match any variant of untagged enum PropertySpec".
+    bad(
+        DIE1_MAT,
+        "material = { k = [110.0, 20.0], heat_capacity = 1.7e6 }",
+        &[],
+        &["a number, or a temperature law"],
+    );
+    bad(
+        "[materials.mold]\nk = 0.9",
+        "[materials.mold]\nk = \"0.9 W/mK\"",
+        &[],
+        &["a number, or a temperature law"],
+    );
+}
+
 /// Cases that were right before this audit, kept as a sample: each exits 2
 /// naming the field, writes nothing.
 #[test]
