@@ -184,6 +184,17 @@ fn a_property_of_the_wrong_form_lists_the_forms_allowed() {
     );
 }
 
+#[test]
+fn grid_cell_out_of_range_reads_as_a_length() {
+    // Was "between 2.2250738585072014e-308 and 1.7976931348623157e308 , got 0e0".
+    for v in ["0", "\"-0.5 mm\"", "nan"] {
+        let (_d, stack, out) = variant("cell = \"0.5 mm\"", &format!("cell = {v}"), &[]);
+        let args = ["solve", s(&stack), "--device", "cpu", "--out", s(&out)];
+        input_error(&args, &out, &["grid.cell: must be a positive number between 1e-12 and 1e1 m"]);
+        assert!(!err(&cuth(&args)).contains("e-308"));
+    }
+}
+
 /// Cases that were right before this audit, kept as a sample: each exits 2
 /// naming the field, writes nothing.
 #[test]
