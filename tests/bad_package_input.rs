@@ -195,6 +195,34 @@ fn grid_cell_out_of_range_reads_as_a_length() {
     }
 }
 
+#[test]
+fn a_cell_larger_than_the_domain_is_refused_not_a_one_cell_grid() {
+    // Was accepted: a 1 x 1 in-plane grid, every outline and region merged away.
+    bad(
+        "cell = \"0.5 mm\"",
+        "cell = \"50 mm\"",
+        &[],
+        &["grid.cell", "larger than the domain"],
+    );
+    // A cell as large as the dies still meshes them (lines 1, 2, 5, 6, 8, 9 mm).
+    let (_d, out) = solves("cell = \"0.5 mm\"", "cell = \"3 mm\"", &[]);
+    let csv = std::fs::read_to_string(out.join("00_dies.csv")).unwrap();
+    let x: Vec<f64> = csv.lines().next().unwrap().split(',').skip(1).map(|v| v.parse().unwrap()).collect();
+    assert!(x.len() >= 7, "{x:?}");
+}
+
+#[test]
+fn growth_with_a_uniform_grid_says_so() {
+    // Was "must be in [1, 4] and goes with `cell`, got 1.2" for a growth in [1, 4].
+    bad(
+        "cell = \"0.5 mm\"",
+        "nx = 10\nny = 8",
+        &[],
+        &["grid.growth: goes with `cell`"],
+    );
+    bad("growth = 1.2", "growth = 0.9", &[], &["grid.growth: must be in [1, 4], got 0.9"]);
+}
+
 /// Cases that were right before this audit, kept as a sample: each exits 2
 /// naming the field, writes nothing.
 #[test]

@@ -102,12 +102,34 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
         }
         (None, c) => 8.0 * c.unwrap_or(0.0),
     };
+    if let Some(c) = cell {
+        // Snapped lines closer than a tenth of `cell` merge (`stack::mesh`):
+        // a cell wider than the domain would leave one cell and no outline.
+        if c > width_m.max(length_m) {
+            return Err(invalid(
+                file,
+                "grid.cell",
+                format!(
+                    "{c} m is larger than the domain ({width_m} x {length_m} m): \
+                     the grid would lose every outline and region; choose a cell \
+                     smaller than the dies"
+                ),
+            ));
+        }
+    }
     let growth = g.growth.unwrap_or(1.2);
-    if !(1.0..=4.0).contains(&growth) || g.growth.is_some() && cell.is_none() {
+    if g.growth.is_some() && cell.is_none() {
         return Err(invalid(
             file,
             "grid.growth",
-            format!("must be in [1, 4] and goes with `cell`, got {growth}"),
+            "goes with `cell` (a non-uniform grid); `nx`/`ny` give a uniform grid",
+        ));
+    }
+    if !(1.0..=4.0).contains(&growth) {
+        return Err(invalid(
+            file,
+            "grid.growth",
+            format!("must be in [1, 4], got {growth}"),
         ));
     }
     let ambient_k = positive(file, "boundary.ambient", raw.boundary.ambient.0)?;
