@@ -223,6 +223,24 @@ fn growth_with_a_uniform_grid_says_so() {
     bad("growth = 1.2", "growth = 0.9", &[], &["grid.growth: must be in [1, 4], got 0.9"]);
 }
 
+#[test]
+fn an_origin_must_be_finite() {
+    // Was accepted, then reported as a floorplan unit spanning x [NaN, NaN].
+    let r0 = "material = \"silicon\"\npower";
+    bad(
+        r0,
+        "material = \"silicon\"\norigin = { x = nan, y = \"2 mm\" }\npower",
+        &[],
+        &["layers[0] (dies).regions[0] (die0).origin.x: must be a finite length"],
+    );
+    bad(
+        "fill = \"none\"",
+        "fill = \"none\"\norigin = { x = \"1 mm\", y = inf }",
+        &[],
+        &["layers[0] (dies).origin.y: must be a finite length"],
+    );
+}
+
 /// Cases that were right before this audit, kept as a sample: each exits 2
 /// naming the field, writes nothing.
 #[test]

@@ -114,8 +114,25 @@ pub(super) fn material_ref(
     Ok(mat)
 }
 
-fn origin(o: &Option<OriginSpec>, default: (f64, f64)) -> (f64, f64) {
-    o.as_ref().map_or(default, |o| (o.x.0, o.y.0))
+/// The origin written at `field` (finite, within ±10 m as every length), or
+/// `default`.
+fn origin(
+    file: &Path,
+    field: &str,
+    o: &Option<OriginSpec>,
+    default: (f64, f64),
+) -> Result<(f64, f64), StackError> {
+    let Some(o) = o else { return Ok(default) };
+    for (v, k) in [(o.x.0, "x"), (o.y.0, "y")] {
+        if !(v.is_finite() && v.abs() <= 10.0) {
+            return Err(invalid(
+                file,
+                format!("{field}.origin.{k}"),
+                format!("must be a finite length within ±10 m, got {v:e} m"),
+            ));
+        }
+    }
+    Ok((o.x.0, o.y.0))
 }
 
 /// Outline, fill, origin and regions of layer `spec` (index `i`).
@@ -145,7 +162,7 @@ pub(super) fn layer_content(
         (None, _) => ABSENT,
     };
     let lo = outline.map_or((0.0, 0.0), |r| (r.x0, r.y0));
-    let org = origin(&spec.origin, lo);
+    let org = origin(file, field, &spec.origin, lo)?;
     let mut regions = Vec::new();
     for (j, r) in std::mem::take(&mut spec.regions).into_iter().enumerate() {
         let f = format!("{field}.regions[{j}] ({})", r.name);
@@ -184,7 +201,7 @@ pub(super) fn layer_content(
                 .floorplan
                 .map(|p| if p.is_absolute() { p } else { base.join(p) }),
             power,
-            origin: origin(&r.origin, (rect.x0, rect.y0)),
+            origin: origin(file, &f, &r.origin, (rect.x0, rect.y0))?,
         });
     }
     Ok((outline, fill, org, regions))
