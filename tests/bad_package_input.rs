@@ -241,6 +241,28 @@ fn an_origin_must_be_finite() {
     );
 }
 
+#[test]
+fn a_csv_cooling_map_holds_film_coefficients_not_power() {
+    let ht = "h_top = [{ x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\", h = 2e4 }]";
+    // Was "`-2e4` is not a power (a number from 0 to 1e9 W)".
+    bad(
+        ht,
+        "h_top = { file = \"h.csv\" }",
+        &[("h.csv", b"1e4,-2e4\n3e4,4e4\n")],
+        &["h.csv", "row 1 (line 1), column 2: `-2e4` is not a film coefficient"],
+    );
+    bad(
+        "h_bottom = 300.0",
+        "h_bottom = { file = \"h.csv\" }",
+        &[("h.csv", b"1e4,nan\n")],
+        &["boundary.h_bottom.file", "`nan` is not a film coefficient"],
+    );
+    // Was refused as a power above 1e9 W: 2e10 W/(m^2 K) is in the documented range.
+    let (_d, out) = solves(ht, "h_top = { file = \"h.csv\" }", &[("h.csv", b"1e4,2e10\n3e4,4e4\n")]);
+    assert!(out.join("summary.json").exists());
+    bad(ht, "h_top = { file = \"h.csv\" }", &[("h.csv", b"1e4,2e13\n")], &["`2e13` is not a film coefficient"]);
+}
+
 /// Cases that were right before this audit, kept as a sample: each exits 2
 /// naming the field, writes nothing.
 #[test]
