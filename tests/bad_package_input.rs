@@ -354,3 +354,21 @@ fn a_malformed_import_input_names_file_and_line() {
         assert!(!out.exists());
     }
 }
+
+#[test]
+fn a_missing_power_file_names_the_field_that_names_it() {
+    // Was "p.csv: cannot read: ..." alone: which layer or region?
+    bad(
+        "type = \"uniform\", total = 1.0",
+        "type = \"raster\", file = \"p.csv\"",
+        &[],
+        &["layers[0] (dies).regions[1] (die1).power.file: ", "p.csv: cannot read"],
+    );
+    let block = "power = { type = \"blocks\", blocks = [ { name = \"hot\", x = \"0.5 mm\", y = \"0.5 mm\", width = \"1 mm\", height = \"1 mm\", power = 2.0 } ] }";
+    bad(
+        block,
+        "floorplan = \"die.flp\"\npower = { type = \"ptrace\", file = \"x.ptrace\" }",
+        &[("die.flp", b"a\t0.0015\t0.003\t0\t0\n")],
+        &["layers[0] (dies).regions[0] (die0).power.file: ", "x.ptrace: cannot read"],
+    );
+}

@@ -213,7 +213,12 @@ fn raster_total_rules() {
             "power = { type = \"raster\", file = \"zero.csv\", total = 1.0 }",
         )
         + &layer("gone", "power = { type = \"raster\", file = \"gone.csv\" }");
+    // A file missing when the stack is read is an error of the stack (the
+    // field that names it); one removed after that, of the power.
+    let gone = dir.path().join("gone.csv");
+    std::fs::write(&gone, "1\n").unwrap();
     let s = stack(dir.path(), 1e-3, 1e-3, 5, 3, &body);
+    std::fs::remove_file(&gone).unwrap();
     let m = power(&s, 0).unwrap_err().to_string();
     assert!(
         m.contains("layers[0] (png).power.total") && m.contains("map.png"),

@@ -22,6 +22,20 @@ fn resolve_path(base: &Path, p: &Path) -> PathBuf {
     }
 }
 
+/// `path`, named by `{field}.file`, if it can be opened: a missing power
+/// file is reported with the field that names it (its contents are read and
+/// checked later, with the power).
+fn existing(file: &Path, field: &str, path: PathBuf) -> Result<PathBuf, StackError> {
+    match std::fs::metadata(&path) {
+        Ok(_) => Ok(path),
+        Err(e) => Err(invalid(
+            file,
+            format!("{field}.file"),
+            format!("{}: cannot read: {e}", path.display()),
+        )),
+    }
+}
+
 fn resolve_power(
     file: &Path,
     base: &Path,
@@ -55,7 +69,7 @@ fn resolve_power(
             PowerSpec::Blocks { blocks }
         }
         PowerSpec::Ptrace { file: f, row } => PowerSpec::Ptrace {
-            file: resolve_path(base, &f),
+            file: existing(file, field, resolve_path(base, &f))?,
             row,
         },
         PowerSpec::Raster { file: f, total } => {
@@ -63,7 +77,7 @@ fn resolve_power(
                 non_negative(file, &format!("{field}.total"), t)?;
             }
             PowerSpec::Raster {
-                file: resolve_path(base, &f),
+                file: existing(file, field, resolve_path(base, &f))?,
                 total,
             }
         }
