@@ -327,6 +327,30 @@ fn a_transient_with_a_bad_cooling_map_writes_nothing() {
 }
 
 #[test]
+fn a_missing_import_input_names_its_cause_once() {
+    // Was "nope.stk: cannot read: No such file or directory (os error 2): No
+    // such file or directory (os error 2)".
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.toml");
+    let flp = "configs/hotspot/ev6_3D_core_layer.flp";
+    for args in [
+        vec!["import", "3dice", "/nonexistent/nope.stk", "--out", s(&out)],
+        vec!["import", "hotspot", "--config", "/nonexistent/nope.config", "--flp", flp, "--out", s(&out)],
+        vec![
+            "import", "hotspot", "--config", "configs/hotspot/example.config", "--flp", flp,
+            "--materials", "/nonexistent/nope.mat", "--out", s(&out),
+        ],
+    ] {
+        let o = cuth(&args);
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains("nope") && e.contains("cannot read"), "{e}");
+        assert_eq!(e.matches("No such file or directory").count(), 1, "{e}");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn a_malformed_import_input_names_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.toml");

@@ -32,7 +32,8 @@ use std::path::{Component, Path, PathBuf};
 /// Why an import failed. All are input faults (exit code 2).
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{file}: cannot read: {source}")]
+    /// The cause is the error's source (printed once, after this message).
+    #[error("{file}: cannot read")]
     Io {
         file: PathBuf,
         #[source]
