@@ -351,6 +351,26 @@ fn a_missing_import_input_names_its_cause_once() {
 }
 
 #[test]
+fn an_import_input_that_is_not_a_regular_file_is_refused_at_once() {
+    // Was read forever: /dev/zero grew memory, a FIFO blocked.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.toml");
+    let t = std::time::Instant::now();
+    for args in [
+        vec!["import", "3dice", "/dev/zero", "--out", s(&out)],
+        vec!["import", "hotspot", "--config", "/dev/zero", "--flp", "configs/hotspot/ev6_3D_core_layer.flp", "--out", s(&out)],
+        vec!["import", "3dice", s(dir.path()), "--out", s(&out)],
+    ] {
+        let o = cuth(&args);
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains("cannot read"), "{e}");
+        assert!(!out.exists());
+    }
+    assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
+}
+
+#[test]
 fn a_malformed_import_input_names_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.toml");
