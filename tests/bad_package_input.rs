@@ -400,6 +400,20 @@ fn a_malformed_import_input_names_file_and_line() {
 }
 
 #[test]
+fn bench_prints_the_preconditioner_not_rust_debug_output() {
+    // Was "bench: cpu pcg 16x16x10 jacobi    None: ..." and "chebyshev Some(6):".
+    let dir = tempfile::tempdir().unwrap();
+    let o = cuth(&["bench", "--sizes", "16", "--cpu-max", "16", "--out", s(&dir.path().join("b"))]);
+    let e = err(&o);
+    assert!(o.status.success(), "{e}");
+    let lines: Vec<&str> = e.lines().filter(|l| l.contains(" pcg ")).collect();
+    assert!(lines.iter().any(|l| l.contains("chebyshev 6")), "{e}");
+    for l in lines {
+        assert!(!l.contains("None") && !l.contains("Some("), "{l}");
+    }
+}
+
+#[test]
 fn a_missing_power_file_names_the_field_that_names_it() {
     // Was "p.csv: cannot read: ..." alone: which layer or region?
     bad(
