@@ -87,9 +87,20 @@ fn bad(old: &str, new: &str, extra: &[(&str, &[u8])], needles: &[&str]) {
 
 fn solves(old: &str, new: &str, extra: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf) {
     let (dir, stack, out) = variant(old, new, extra);
-    ok(&cuth(&["solve", s(&stack), "--device", "cpu", "--out", s(&out), "--quiet"]));
+    ok(&cuth(&[
+        "solve",
+        s(&stack),
+        "--device",
+        "cpu",
+        "--out",
+        s(&out),
+        "--quiet",
+    ]));
     (dir, out)
 }
+
+/// Extra files of a case: (name, contents).
+type Files<'a> = Vec<(&'a str, &'a [u8])>;
 
 const DIE1_MAT: &str = "material = { kx = 110.0, ky = 110.0, kz = 20.0, heat_capacity = 1.7e6 }";
 
@@ -104,7 +115,12 @@ fn an_inline_material_fault_names_the_field_where_it_is_written() {
     // Was `materials.layers[0] (dies).regions[1] (die1).material.kz`: no
     // such table exists under [materials].
     let neg = DIE1_MAT.replace("kz = 20.0", "kz = -20.0");
-    bad(DIE1_MAT, &neg, &[], &["layers[0] (dies).regions[1] (die1).material.kz: must be positive"]);
+    bad(
+        DIE1_MAT,
+        &neg,
+        &[],
+        &["layers[0] (dies).regions[1] (die1).material.kz: must be positive"],
+    );
     let (_d, stack, out) = variant(DIE1_MAT, &neg, &[]);
     let o = cuth(&["solve", s(&stack), "--device", "cpu", "--out", s(&out)]);
     assert!(!err(&o).contains("materials.layers"), "{}", err(&o));
@@ -133,9 +149,21 @@ fn an_inline_material_fault_names_the_field_where_it_is_written() {
 fn an_inline_table_fault_is_reported_as_itself_not_as_no_variant_matched() {
     // Each was "data did not match any variant of untagged enum ...".
     let cases: [(&str, &str, &str); 5] = [
-        (DIE1_MAT, "material = { kx = 110.0, ky = 110.0, kz = 20.0 }", "missing field `heat_capacity`"),
-        (DIE1_MAT, "material = { k = 3.0, heat_capacity = 1.7e6, rho = 3 }", "unknown field `rho`"),
-        ("fill = \"none\"", "fill = 3", "a material name, \"none\", or an inline table"),
+        (
+            DIE1_MAT,
+            "material = { kx = 110.0, ky = 110.0, kz = 20.0 }",
+            "missing field `heat_capacity`",
+        ),
+        (
+            DIE1_MAT,
+            "material = { k = 3.0, heat_capacity = 1.7e6, rho = 3 }",
+            "unknown field `rho`",
+        ),
+        (
+            "fill = \"none\"",
+            "fill = 3",
+            "a material name, \"none\", or an inline table",
+        ),
         (", h = 2e4 }]", " }]", "missing field `h`"),
         ("h = 2e4 }]", "h = 2e4, t = 3 }]", "unknown field `t`"),
     ];
@@ -145,7 +173,10 @@ fn an_inline_table_fault_is_reported_as_itself_not_as_no_variant_matched() {
         let e = err(&o);
         assert_eq!(o.status.code(), Some(2), "{new}: {e}");
         assert!(e.contains(needle), "{new}: `{needle}` missing from {e}");
-        assert!(!e.contains("untagged") && !e.contains("variant"), "{new}: {e}");
+        assert!(
+            !e.contains("untagged") && !e.contains("variant"),
+            "{new}: {e}"
+        );
         assert!(!out.exists());
     }
     bad(
@@ -190,7 +221,11 @@ fn grid_cell_out_of_range_reads_as_a_length() {
     for v in ["0", "\"-0.5 mm\"", "nan"] {
         let (_d, stack, out) = variant("cell = \"0.5 mm\"", &format!("cell = {v}"), &[]);
         let args = ["solve", s(&stack), "--device", "cpu", "--out", s(&out)];
-        input_error(&args, &out, &["grid.cell: must be a positive number between 1e-12 and 1e1 m"]);
+        input_error(
+            &args,
+            &out,
+            &["grid.cell: must be a positive number between 1e-12 and 1e1 m"],
+        );
         assert!(!err(&cuth(&args)).contains("e-308"));
     }
 }
@@ -207,7 +242,14 @@ fn a_cell_larger_than_the_domain_is_refused_not_a_one_cell_grid() {
     // A cell as large as the dies still meshes them (lines 1, 2, 5, 6, 8, 9 mm).
     let (_d, out) = solves("cell = \"0.5 mm\"", "cell = \"3 mm\"", &[]);
     let csv = std::fs::read_to_string(out.join("00_dies.csv")).unwrap();
-    let x: Vec<f64> = csv.lines().next().unwrap().split(',').skip(1).map(|v| v.parse().unwrap()).collect();
+    let x: Vec<f64> = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .skip(1)
+        .map(|v| v.parse().unwrap())
+        .collect();
     assert!(x.len() >= 7, "{x:?}");
 }
 
@@ -220,7 +262,12 @@ fn growth_with_a_uniform_grid_says_so() {
         &[],
         &["grid.growth: goes with `cell`"],
     );
-    bad("growth = 1.2", "growth = 0.9", &[], &["grid.growth: must be in [1, 4], got 0.9"]);
+    bad(
+        "growth = 1.2",
+        "growth = 0.9",
+        &[],
+        &["grid.growth: must be in [1, 4], got 0.9"],
+    );
 }
 
 #[test]
@@ -243,13 +290,17 @@ fn an_origin_must_be_finite() {
 
 #[test]
 fn a_csv_cooling_map_holds_film_coefficients_not_power() {
-    let ht = "h_top = [{ x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\", h = 2e4 }]";
+    let ht =
+        "h_top = [{ x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\", h = 2e4 }]";
     // Was "`-2e4` is not a power (a number from 0 to 1e9 W)".
     bad(
         ht,
         "h_top = { file = \"h.csv\" }",
         &[("h.csv", b"1e4,-2e4\n3e4,4e4\n")],
-        &["h.csv", "row 1 (line 1), column 2: `-2e4` is not a film coefficient"],
+        &[
+            "h.csv",
+            "row 1 (line 1), column 2: `-2e4` is not a film coefficient",
+        ],
     );
     bad(
         "h_bottom = 300.0",
@@ -258,9 +309,18 @@ fn a_csv_cooling_map_holds_film_coefficients_not_power() {
         &["boundary.h_bottom.file", "`nan` is not a film coefficient"],
     );
     // Was refused as a power above 1e9 W: 2e10 W/(m^2 K) is in the documented range.
-    let (_d, out) = solves(ht, "h_top = { file = \"h.csv\" }", &[("h.csv", b"1e4,2e10\n3e4,4e4\n")]);
+    let (_d, out) = solves(
+        ht,
+        "h_top = { file = \"h.csv\" }",
+        &[("h.csv", b"1e4,2e10\n3e4,4e4\n")],
+    );
     assert!(out.join("summary.json").exists());
-    bad(ht, "h_top = { file = \"h.csv\" }", &[("h.csv", b"1e4,2e13\n")], &["`2e13` is not a film coefficient"]);
+    bad(
+        ht,
+        "h_top = { file = \"h.csv\" }",
+        &[("h.csv", b"1e4,2e13\n")],
+        &["`2e13` is not a film coefficient"],
+    );
 }
 
 /// Cases that were right before this audit, kept as a sample: each exits 2
@@ -268,8 +328,9 @@ fn a_csv_cooling_map_holds_film_coefficients_not_power() {
 #[test]
 fn package_faults_already_reported_well() {
     let outline = "outline = { x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\" }";
-    let ht = "h_top = [{ x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\", h = 2e4 }]";
-    let cases: Vec<(&str, String, Vec<(&str, &[u8])>, &str)> = vec![
+    let ht =
+        "h_top = [{ x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\", h = 2e4 }]";
+    let cases: Vec<(&str, String, Files, &str)> = vec![
         ("width = \"10 mm\"", "width = 0".into(), vec![], "chip.width: must be a positive number"),
         ("width = \"10 mm\"", "width = \"10 furlong\"".into(), vec![], "is not a length"),
         (outline, outline.replace("x = \"1 mm\"", "x = \"5 mm\""), vec![], "layers[0] (dies).outline: spans x"),
@@ -320,7 +381,18 @@ fn a_transient_with_a_bad_cooling_map_writes_nothing() {
         &[("h.csv", b"1e4,-1\n")],
     );
     input_error(
-        &["transient", s(&stack), "--device", "cpu", "--dt", "1e-3", "--steps", "2", "--out", s(&out)],
+        &[
+            "transient",
+            s(&stack),
+            "--device",
+            "cpu",
+            "--dt",
+            "1e-3",
+            "--steps",
+            "2",
+            "--out",
+            s(&out),
+        ],
         &out,
         &["boundary.h_bottom.file"],
     );
@@ -335,10 +407,27 @@ fn a_missing_import_input_names_its_cause_once() {
     let flp = "configs/hotspot/ev6_3D_core_layer.flp";
     for args in [
         vec!["import", "3dice", "/nonexistent/nope.stk", "--out", s(&out)],
-        vec!["import", "hotspot", "--config", "/nonexistent/nope.config", "--flp", flp, "--out", s(&out)],
         vec![
-            "import", "hotspot", "--config", "configs/hotspot/example.config", "--flp", flp,
-            "--materials", "/nonexistent/nope.mat", "--out", s(&out),
+            "import",
+            "hotspot",
+            "--config",
+            "/nonexistent/nope.config",
+            "--flp",
+            flp,
+            "--out",
+            s(&out),
+        ],
+        vec![
+            "import",
+            "hotspot",
+            "--config",
+            "configs/hotspot/example.config",
+            "--flp",
+            flp,
+            "--materials",
+            "/nonexistent/nope.mat",
+            "--out",
+            s(&out),
         ],
     ] {
         let o = cuth(&args);
@@ -358,7 +447,16 @@ fn an_import_input_that_is_not_a_regular_file_is_refused_at_once() {
     let t = std::time::Instant::now();
     for args in [
         vec!["import", "3dice", "/dev/zero", "--out", s(&out)],
-        vec!["import", "hotspot", "--config", "/dev/zero", "--flp", "configs/hotspot/ev6_3D_core_layer.flp", "--out", s(&out)],
+        vec![
+            "import",
+            "hotspot",
+            "--config",
+            "/dev/zero",
+            "--flp",
+            "configs/hotspot/ev6_3D_core_layer.flp",
+            "--out",
+            s(&out),
+        ],
         vec!["import", "3dice", s(dir.path()), "--out", s(&out)],
     ] {
         let o = cuth(&args);
@@ -375,17 +473,34 @@ fn a_malformed_import_input_names_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.toml");
     let stk = dir.path().join("bad.stk");
-    std::fs::write(&stk, "material SILICON :\n thermal conductivity 1.30e-4 ;\n").unwrap();
+    std::fs::write(
+        &stk,
+        "material SILICON :\n thermal conductivity 1.30e-4 ;\n",
+    )
+    .unwrap();
     let cfg = dir.path().join("bad.config");
     std::fs::write(&cfg, "-t_chip abc\n").unwrap();
     let lcf = dir.path().join("bad.lcf");
     std::fs::write(&lcf, "0\nY\nY\n1.75e6\n").unwrap();
     let flp = "configs/hotspot/ev6_3D_core_layer.flp";
     let cases: [(Vec<&str>, &str); 3] = [
-        (vec!["import", "3dice", s(&stk)], "bad.stk:2: expected `volumetric heat capacity`"),
-        (vec!["import", "hotspot", "--config", s(&cfg), "--flp", flp], "bad.config:1: `-t_chip`: `abc` is not a number"),
         (
-            vec!["import", "hotspot", "--config", "configs/hotspot/example.config", "--lcf", s(&lcf)],
+            vec!["import", "3dice", s(&stk)],
+            "bad.stk:2: expected `volumetric heat capacity`",
+        ),
+        (
+            vec!["import", "hotspot", "--config", s(&cfg), "--flp", flp],
+            "bad.config:1: `-t_chip`: `abc` is not a number",
+        ),
+        (
+            vec![
+                "import",
+                "hotspot",
+                "--config",
+                "configs/hotspot/example.config",
+                "--lcf",
+                s(&lcf),
+            ],
             "bad.lcf:1: layer 0 ends early",
         ),
     ];
@@ -403,7 +518,15 @@ fn a_malformed_import_input_names_file_and_line() {
 fn bench_prints_the_preconditioner_not_rust_debug_output() {
     // Was "bench: cpu pcg 16x16x10 jacobi    None: ..." and "chebyshev Some(6):".
     let dir = tempfile::tempdir().unwrap();
-    let o = cuth(&["bench", "--sizes", "16", "--cpu-max", "16", "--out", s(&dir.path().join("b"))]);
+    let o = cuth(&[
+        "bench",
+        "--sizes",
+        "16",
+        "--cpu-max",
+        "16",
+        "--out",
+        s(&dir.path().join("b")),
+    ]);
     let e = err(&o);
     assert!(o.status.success(), "{e}");
     let lines: Vec<&str> = e.lines().filter(|l| l.contains(" pcg ")).collect();
@@ -420,13 +543,19 @@ fn a_missing_power_file_names_the_field_that_names_it() {
         "type = \"uniform\", total = 1.0",
         "type = \"raster\", file = \"p.csv\"",
         &[],
-        &["layers[0] (dies).regions[1] (die1).power.file: ", "p.csv: cannot read"],
+        &[
+            "layers[0] (dies).regions[1] (die1).power.file: ",
+            "p.csv: cannot read",
+        ],
     );
     let block = "power = { type = \"blocks\", blocks = [ { name = \"hot\", x = \"0.5 mm\", y = \"0.5 mm\", width = \"1 mm\", height = \"1 mm\", power = 2.0 } ] }";
     bad(
         block,
         "floorplan = \"die.flp\"\npower = { type = \"ptrace\", file = \"x.ptrace\" }",
         &[("die.flp", b"a\t0.0015\t0.003\t0\t0\n")],
-        &["layers[0] (dies).regions[0] (die0).power.file: ", "x.ptrace: cannot read"],
+        &[
+            "layers[0] (dies).regions[0] (die0).power.file: ",
+            "x.ptrace: cannot read",
+        ],
     );
 }

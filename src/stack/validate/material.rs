@@ -59,13 +59,9 @@ pub(in crate::stack) fn material_at(
     };
     let heat_capacity = law("heat_capacity", &m.heat_capacity)?;
     let laws = MaterialLaw { k, heat_capacity };
-    let at300 = laws.at(300.0).ok_or_else(|| {
-        invalid(
-            file,
-            at,
-            "a property law is not positive at 300 K",
-        )
-    })?;
+    let at300 = laws
+        .at(300.0)
+        .ok_or_else(|| invalid(file, at, "a property law is not positive at 300 K"))?;
     let constant = laws.k.iter().all(Law::is_constant) && laws.heat_capacity.is_constant();
     Ok((at300, (!constant).then_some(laws)))
 }
