@@ -559,3 +559,25 @@ fn a_missing_power_file_names_the_field_that_names_it() {
         ],
     );
 }
+
+#[test]
+fn rectangle_coordinates_in_messages_carry_no_float_noise() {
+    // Was "spans x [0.005, 0.013000000000000001] m" for x = 5 mm, width = 8 mm.
+    let outline = "outline = { x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\" }";
+    bad(
+        outline,
+        &outline.replace("x = \"1 mm\"", "x = \"5 mm\""),
+        &[],
+        &["spans x [0.005, 0.013] m, y [0.001, 0.007] m, outside the domain [0, 0.01] × [0, 0.008] m"],
+    );
+    // A block outside its die: "... x [0.0025, 0.0055] m ... footprint [0.002, 0.005]".
+    bad(
+        "width = \"1 mm\", height = \"1 mm\", power = 2.0",
+        "width = \"3 mm\", height = \"1 mm\", power = 2.0",
+        &[],
+        &[
+            "spans x [0.0025, 0.0055] m",
+            "[0.002, 0.005] × [0.002, 0.005] m",
+        ],
+    );
+}

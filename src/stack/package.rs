@@ -9,6 +9,7 @@
 //! the regions), so a later region wins where it overlaps an earlier one.
 
 use super::schema::{self, MaterialRef, OriginSpec, PowerSpec, RectSpec};
+use super::units::show_m;
 use super::validate::invalid;
 use super::{CoolingMap, Layer, Material, Region, Stack, StackError, ABSENT};
 use crate::power::Rect;
@@ -67,8 +68,13 @@ pub(super) fn rect_of(
             file,
             field,
             format!(
-                "spans x [{}, {}] m, y [{}, {}] m, outside the domain [0, {w}] × [0, {l}] m",
-                r.x0, r.x1, r.y0, r.y1
+                "spans x [{}, {}] m, y [{}, {}] m, outside the domain [0, {}] × [0, {}] m",
+                show_m(r.x0),
+                show_m(r.x1),
+                show_m(r.y0),
+                show_m(r.y1),
+                show_m(w),
+                show_m(l)
             ),
         ));
     }
