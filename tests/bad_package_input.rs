@@ -581,3 +581,25 @@ fn rectangle_coordinates_in_messages_carry_no_float_noise() {
         ],
     );
 }
+
+#[test]
+fn a_sweep_over_a_package_whose_power_is_in_regions_says_so() {
+    // Was "the stack has no powered layer" for a stack of 3 W (in regions).
+    let (dir, stack, out) = variant("title", "title", &[]);
+    let maps = dir.path().join("maps");
+    std::fs::create_dir(&maps).unwrap();
+    std::fs::write(maps.join("a.csv"), "1,2\n3,4\n").unwrap();
+    input_error(
+        &[
+            "sweep",
+            s(&stack),
+            s(&maps),
+            "--device",
+            "cpu",
+            "--out",
+            s(&out),
+        ],
+        &out,
+        &["the power of dies is in its [[layers.regions]]", "--layer"],
+    );
+}
