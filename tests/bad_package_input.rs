@@ -603,3 +603,41 @@ fn a_sweep_over_a_package_whose_power_is_in_regions_says_so() {
         &["the power of dies is in its [[layers.regions]]", "--layer"],
     );
 }
+
+#[test]
+fn a_trace_drives_the_dies_of_a_package_placed_as_regions() {
+    // Was exit 2 "the trace drives no layer": a package's dies are regions of
+    // a layer without a power source of its own.
+    let (dir, stack, out) = variant("title", "title", &[]);
+    let trace = dir.path().join("t.csv");
+    std::fs::write(&trace, "time,hot,die1\n0,4.0,0.5\n0.001,1.0,3.0\n").unwrap();
+    ok(&cuth(&[
+        "transient",
+        s(&stack),
+        "--device",
+        "cpu",
+        "--dt",
+        "1e-3",
+        "--steps",
+        "3",
+        "--trace",
+        s(&trace),
+        "--out",
+        s(&out),
+        "--quiet",
+    ]));
+    let ts = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let mut lines = ts.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "power_w").unwrap();
+    let power: Vec<f64> = lines
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect();
+    // Row 0 at the initial state; steps sampled at their midpoints: 0.5 ms
+    // (row 0: 4 + 0.5 W), 1.5 and 2.5 ms (row 1: 1 + 3 W).
+    let want = [0.0, 4.5, 4.0, 4.0];
+    assert_eq!(power.len(), want.len(), "{ts}");
+    for (p, w) in power.iter().zip(want) {
+        assert!((p - w).abs() < 1e-12, "{p} vs {w}: {ts}");
+    }
+}
