@@ -32,7 +32,8 @@ use std::path::{Component, Path, PathBuf};
 /// Why an import failed. All are input faults (exit code 2).
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{file}: cannot read: {source}")]
+    /// The cause is the error's source (printed once, after this message).
+    #[error("{file}: cannot read")]
     Io {
         file: PathBuf,
         #[source]
@@ -83,9 +84,11 @@ pub struct Imported {
     pub notes: Vec<String>,
 }
 
-/// Reads a file into a string with an [`ImportError::Io`] naming it.
+/// Reads a file into a string with an [`ImportError::Io`] naming it: a
+/// regular file of at most [`crate::input::MAX_TEXT_BYTES`], as every input
+/// (`/dev/zero` or a FIFO is refused, not read forever).
 pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
-    std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+    crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| ImportError::Io {
         file: path.to_path_buf(),
         source,
     })

@@ -63,6 +63,38 @@ pub fn read_csv_raster(path: &Path) -> Result<Raster, PowerError> {
 
 /// Parses CSV raster text from any reader; `file` is used in messages.
 pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Raster, PowerError> {
+    parse_csv_values(reader, file, &POWER_VALUES)
+}
+
+/// The range and name of a CSV raster's values, for its checks and messages.
+struct Values {
+    max: f64,
+    what: &'static str,
+}
+
+const POWER_VALUES: Values = Values {
+    max: super::MAX_POWER_W,
+    what: "a power (a number from 0 to 1e9 W)",
+};
+
+const FILM_VALUES: Values = Values {
+    max: 1e12,
+    what: "a film coefficient (a number from 0 to 1e12 W/(m^2 K))",
+};
+
+/// Reads a CSV cooling map (`h_top`/`h_bottom = { file = .. }`): W/(m²·K)
+/// per pixel, each finite and in 0..=1e12; otherwise as [`read_csv_raster`].
+pub fn read_csv_film_raster(path: &Path) -> Result<Raster, PowerError> {
+    let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
+        .map_err(|e| io_error(path, e))?;
+    parse_csv_values(bytes.as_slice(), path, &FILM_VALUES)
+}
+
+fn parse_csv_values<R: std::io::Read>(
+    reader: R,
+    file: &Path,
+    kind: &Values,
+) -> Result<Raster, PowerError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .trim(csv::Trim::All)
@@ -105,12 +137,12 @@ pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Rast
         }
         for (c, s) in record.iter().enumerate() {
             match s.parse::<f64>() {
-                Ok(p) if (0.0..=super::MAX_POWER_W).contains(&p) => values.push(p),
+                Ok(p) if (0.0..=kind.max).contains(&p) => values.push(p),
                 _ => {
                     return Err(invalid(
                         file,
                         format!("row {rows} (line {line}), column {}", c + 1),
-                        format!("`{s}` is not a power (a number from 0 to 1e9 W)"),
+                        format!("`{s}` is not {}", kind.what),
                     ))
                 }
             }

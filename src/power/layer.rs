@@ -187,7 +187,10 @@ fn add_source(
     let total_w = match s.power {
         None => 0.0,
         Some(PowerSpec::Uniform { total }) => {
-            if s.fp.whole {
+            // Evenly over the area: one share per cell only when every cell
+            // has one area (a graded grid's small cells would get the density
+            // of its large ones times their area ratio).
+            if s.fp.whole && grid.is_uniform() {
                 map_w.fill(total / grid.plane() as f64);
             } else {
                 spread(map_w, &fp.at, *total, grid, src, &field)?;

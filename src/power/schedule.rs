@@ -1,8 +1,9 @@
 //! Power over time: the stack's constant layer maps, with the layers named by
 //! a [`TimeTrace`] re-rasterized for each trace row. A trace column names a
-//! block (floorplan unit or inline rectangle) of any layer; it drives the
-//! layers whose power source is `blocks` or `ptrace`, whose map is by
-//! definition the sum of their blocks' rectangles. Untraced blocks of a
+//! block (floorplan unit, inline rectangle, or a region with `uniform`
+//! power) of any layer; it drives the layers whose power source is `blocks`
+//! or `ptrace`, or whose power is all in such regions (a package's dies),
+//! whose map is by definition the sum of their blocks' rectangles. Untraced blocks of a
 //! driven layer keep their stack-file power; other layers keep their maps.
 //! Block footprints are rasterized once; a row's maps are then a weighted
 //! sum of them.
@@ -72,10 +73,26 @@ impl PowerSchedule {
         }
         let mut driven = Vec::new();
         for (l, layer) in stack.layers.iter().enumerate() {
-            let by_blocks = matches!(
-                layer.power,
-                Some(PowerSpec::Blocks { .. }) | Some(PowerSpec::Ptrace { .. })
-            );
+            let rects = |p: &Option<PowerSpec>| {
+                matches!(
+                    p,
+                    None | Some(PowerSpec::Blocks { .. })
+                        | Some(PowerSpec::Ptrace { .. })
+                        | Some(PowerSpec::Uniform { .. })
+                )
+            };
+            // The layer's map is the sum of its blocks' rectangles when its
+            // own source is blocks or a ptrace, or when it has none and its
+            // power is in regions (a package's dies) whose sources are all
+            // rectangles (blocks, ptrace, uniform over the region).
+            let by_blocks = match layer.power {
+                Some(PowerSpec::Blocks { .. }) | Some(PowerSpec::Ptrace { .. }) => true,
+                None => {
+                    layer.regions.iter().any(|r| r.power.is_some())
+                        && layer.regions.iter().all(|r| rects(&r.power))
+                }
+                _ => false,
+            };
             let blocks = &base[l].blocks;
             let col = |name: &str| trace.names.iter().position(|n| n == name);
             if !by_blocks || !blocks.iter().any(|b| col(&b.name).is_some()) {
@@ -100,7 +117,8 @@ impl PowerSchedule {
                 &trace.file,
                 "header",
                 "the trace drives no layer: its blocks belong only to layers whose power \
-                 is not of type `blocks` or `ptrace`",
+                 is not of type `blocks` or `ptrace` (nor in regions of type `blocks`, \
+                 `ptrace` or `uniform`)",
             ));
         }
         Ok(PowerSchedule {

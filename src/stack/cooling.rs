@@ -92,7 +92,7 @@ pub(super) fn cooling(
                         "applies to a PNG cooling map only (a CSV holds W/(m^2 K) per pixel)",
                     ));
                 }
-                crate::power::csv_raster::read_csv_raster(&path)
+                crate::power::csv_raster::read_csv_film_raster(&path)
                     .map_err(|e| invalid(file, &at, e.to_string()))?
             };
             if let Some(v) = r.values.iter().find(|v| **v > 1e12) {

@@ -8,9 +8,14 @@
 
 use serde::Deserialize;
 
-/// A property as written in the stack file.
+/// A property as written in the stack file. `expecting` replaces serde's
+/// "data did not match any variant of untagged enum" with the forms allowed.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a number, or a temperature law: { k300 = .., exponent = .. }, \
+                 { poly = [c0, c1, ..] } or { table = [[T, value], ..] }"
+)]
 pub enum PropertySpec {
     Constant(f64),
     PowerLaw {

@@ -9,6 +9,7 @@ mod package;
 mod plausible;
 mod probes;
 pub mod schema;
+mod schema_de;
 pub mod units;
 mod validate;
 

@@ -9,6 +9,7 @@
 //! the regions), so a later region wins where it overlaps an earlier one.
 
 use super::schema::{self, MaterialRef, OriginSpec, PowerSpec, RectSpec};
+use super::units::show_m;
 use super::validate::invalid;
 use super::{CoolingMap, Layer, Material, Region, Stack, StackError, ABSENT};
 use crate::power::Rect;
@@ -67,8 +68,13 @@ pub(super) fn rect_of(
             file,
             field,
             format!(
-                "spans x [{}, {}] m, y [{}, {}] m, outside the domain [0, {w}] × [0, {l}] m",
-                r.x0, r.x1, r.y0, r.y1
+                "spans x [{}, {}] m, y [{}, {}] m, outside the domain [0, {}] × [0, {}] m",
+                show_m(r.x0),
+                show_m(r.x1),
+                show_m(r.y0),
+                show_m(r.y1),
+                show_m(w),
+                show_m(l)
             ),
         ));
     }
@@ -88,7 +94,7 @@ pub(super) fn material_ref(
     m: &MaterialRef,
     materials: &BTreeMap<String, schema::MaterialSpec>,
 ) -> Result<Material, StackError> {
-    let (name, spec) = match m {
+    let (at, spec) = match m {
         MaterialRef::Name(n) if n == "none" => return Ok(ABSENT),
         MaterialRef::Name(n) => {
             let spec = materials.get(n).ok_or_else(|| {
@@ -99,11 +105,11 @@ pub(super) fn material_ref(
                     format!("unknown material `{n}` (known: none, {})", known.join(", ")),
                 )
             })?;
-            (n.clone(), spec)
+            (format!("materials.{n}"), spec)
         }
         MaterialRef::Inline(spec) => (field.to_string(), spec.as_ref()),
     };
-    let (mat, law) = super::validate::material(file, &name, spec)?;
+    let (mat, law) = super::validate::material_at(file, &at, spec)?;
     if law.is_some() {
         return Err(invalid(
             file,
@@ -114,8 +120,25 @@ pub(super) fn material_ref(
     Ok(mat)
 }
 
-fn origin(o: &Option<OriginSpec>, default: (f64, f64)) -> (f64, f64) {
-    o.as_ref().map_or(default, |o| (o.x.0, o.y.0))
+/// The origin written at `field` (finite, within ±10 m as every length), or
+/// `default`.
+fn origin(
+    file: &Path,
+    field: &str,
+    o: &Option<OriginSpec>,
+    default: (f64, f64),
+) -> Result<(f64, f64), StackError> {
+    let Some(o) = o else { return Ok(default) };
+    for (v, k) in [(o.x.0, "x"), (o.y.0, "y")] {
+        if !(v.is_finite() && v.abs() <= 10.0) {
+            return Err(invalid(
+                file,
+                format!("{field}.origin.{k}"),
+                format!("must be a finite length within ±10 m, got {v:e} m"),
+            ));
+        }
+    }
+    Ok((o.x.0, o.y.0))
 }
 
 /// Outline, fill, origin and regions of layer `spec` (index `i`).
@@ -145,7 +168,7 @@ pub(super) fn layer_content(
         (None, _) => ABSENT,
     };
     let lo = outline.map_or((0.0, 0.0), |r| (r.x0, r.y0));
-    let org = origin(&spec.origin, lo);
+    let org = origin(file, field, &spec.origin, lo)?;
     let mut regions = Vec::new();
     for (j, r) in std::mem::take(&mut spec.regions).into_iter().enumerate() {
         let f = format!("{field}.regions[{j}] ({})", r.name);
@@ -184,7 +207,7 @@ pub(super) fn layer_content(
                 .floorplan
                 .map(|p| if p.is_absolute() { p } else { base.join(p) }),
             power,
-            origin: origin(&r.origin, (rect.x0, rect.y0)),
+            origin: origin(file, &f, &r.origin, (rect.x0, rect.y0))?,
         });
     }
     Ok((outline, fill, org, regions))

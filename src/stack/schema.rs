@@ -85,8 +85,12 @@ pub struct BoundarySpec {
 /// row = max y, as power rasters): a CSV of W/(m²·K) per pixel, or a PNG
 /// whose luma maps linearly from black = `h_min` (default 0) to white =
 /// `h_max` (required for a PNG, refused for a CSV).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+///
+/// Deserialized by the form written (number, array, table), so a fault inside
+/// a rectangle or the raster table is reported as that table's own error
+/// (missing `h`, unknown key) rather than as "no variant matched"
+/// (`schema_de`).
+#[derive(Clone, Debug)]
 pub enum CoolingSpec {
     Uniform(f64),
     Rects(Vec<CoolingRectSpec>),
@@ -97,8 +101,23 @@ pub enum CoolingSpec {
     },
 }
 
+/// The table form of [`CoolingSpec::Raster`].
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a cooling raster table { file = \"map.csv\" } or { file = \"map.png\", h_min = .., h_max = .. }"
+)]
+pub struct CoolingRasterSpec {
+    pub file: PathBuf,
+    pub h_min: Option<f64>,
+    pub h_max: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a cooling rectangle { x, y, width, length, h }"
+)]
 pub struct CoolingRectSpec {
     pub x: Length,
     pub y: Length,
@@ -109,7 +128,7 @@ pub struct CoolingRectSpec {
 
 /// A rectangle in the domain, lower-left corner at (`x`, `y`).
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a rectangle { x, y, width, length }")]
 pub struct RectSpec {
     pub x: Length,
     pub y: Length,
@@ -119,7 +138,7 @@ pub struct RectSpec {
 
 /// Where a floorplan's and power source's (0, 0) sits in the domain.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a point { x, y }")]
 pub struct OriginSpec {
     pub x: Length,
     pub y: Length,
@@ -127,8 +146,11 @@ pub struct OriginSpec {
 
 /// A material by name from `[materials]`, `"none"` (no material: the
 /// cells drop out of the system), or an inline table (constant properties).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+///
+/// Deserialized by the form written (string or table), so a fault inside an
+/// inline table (missing `heat_capacity`, unknown key, `k` not a number) is
+/// reported as that table's own error (`schema_de`).
+#[derive(Clone, Debug)]
 pub enum MaterialRef {
     Name(String),
     Inline(Box<MaterialSpec>),
@@ -155,7 +177,10 @@ pub struct RegionSpec {
 /// Either an isotropic `k` or all three of `kx`, `ky`, `kz` (W/(m·K)); each
 /// a number or a temperature law (`stack::law`).
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a material table { k = .. (or kx, ky, kz), heat_capacity = .. }"
+)]
 pub struct MaterialSpec {
     pub k: Option<PropertySpec>,
     pub kx: Option<PropertySpec>,

@@ -75,6 +75,18 @@ const UNITS: &[(&str, i32)] = &[
 /// exponent before the one rounding to binary, so `"23.62 mm"` is the very
 /// double of `0.02362` (a multiplication by 1e-3 could be an ulp off, and
 /// a hand-written stack would then differ from a generated one).
+/// A coordinate in metres for a message: rounded to the picometre, so that
+/// `0.005 + 0.008` reads `0.013`, not `0.013000000000000001` (coordinates are
+/// sums of lengths as written). Non-finite values are shown as they are.
+pub fn show_m(v: f64) -> String {
+    let r = (v * 1e12).round() / 1e12;
+    if r.is_finite() {
+        format!("{r}")
+    } else {
+        format!("{v}")
+    }
+}
+
 pub fn parse_length(s: &str) -> Result<f64, String> {
     let t = s.trim();
     for (suffix, exp) in UNITS {
@@ -159,5 +171,14 @@ mod tests {
         assert!(parse_temperature("45 R").is_err());
         assert!(parse_temperature("C").is_err());
         assert!(parse_temperature("").is_err());
+    }
+
+    #[test]
+    fn coordinates_in_messages_carry_no_float_noise() {
+        assert_eq!(show_m(0.005 + 0.008), "0.013");
+        assert_eq!(show_m(0.1 + 0.2), "0.3");
+        assert_eq!(show_m(-0.001), "-0.001");
+        assert_eq!(show_m(12.4e-3), "0.0124");
+        assert_eq!(show_m(f64::NAN), "NaN");
     }
 }

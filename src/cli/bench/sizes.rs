@@ -132,18 +132,27 @@ pub(super) fn cpu_size(
 }
 
 fn log_pcg(r: &PcgRecord) {
-    eprintln!(
-        "bench: {} pcg {}x{}x{} {:<9} {:?}: {} iterations{} in {:.3} s ({:.1} µs/iter, floor {:.1})",
+    eprintln!("{}", pcg_line(r));
+}
+
+/// The stderr line of one PCG record: the preconditioner with its degree
+/// when it has one (`chebyshev 6`, `jacobi`), as the table writes it.
+fn pcg_line(r: &PcgRecord) -> String {
+    let precond = match r.degree {
+        Some(d) => format!("{} {d}", r.precond),
+        None => r.precond.to_string(),
+    };
+    format!(
+        "bench: {} pcg {}x{}x{} {:<11}: {} iterations{} in {:.3} s ({:.1} µs/iter, floor {:.1})",
         r.device,
         r.nx,
         r.ny,
         r.nz,
-        r.precond,
-        r.degree,
+        precond,
         r.iterations,
         if r.converged { "" } else { " (capped)" },
         r.solve_s,
         r.us_per_iter,
         r.floor_us_per_iter
-    );
+    )
 }

@@ -90,8 +90,25 @@ fn from_dir(dir: &Path, stack: &Stack, layer: Option<&str>) -> Result<Vec<SweepC
             .iter()
             .position(|l| l.power.is_some())
             .ok_or_else(|| {
+                // A package's dies are often regions: their power is theirs,
+                // not the layer's, and a case map does not replace it.
+                let in_regions: Vec<&str> = stack
+                    .layers
+                    .iter()
+                    .filter(|l| l.regions.iter().any(|r| r.power.is_some()))
+                    .map(|l| l.name.as_str())
+                    .collect();
+                let why = if in_regions.is_empty() {
+                    "the stack has no powered layer".to_string()
+                } else {
+                    format!(
+                        "no layer has a power source of its own (the power of {} is in its \
+                         [[layers.regions]], which a case map does not replace)",
+                        in_regions.join(", ")
+                    )
+                };
                 InputError(format!(
-                    "{}: the stack has no powered layer; name one with --layer",
+                    "{}: {why}; name the layer whose power the maps replace with --layer",
                     dir.display()
                 ))
             })?,

@@ -8,6 +8,7 @@ use crate::grid::Grid;
 use crate::power::csv_raster::{Raster, RasterUnit};
 use crate::power::rasterize::{add_pixels, add_rect};
 use crate::power::{invalid, PowerError, Rect};
+use crate::stack::units::show_m;
 use crate::stack::Stack;
 use std::path::Path;
 
@@ -47,7 +48,15 @@ impl Footprint {
         format!(
             "{what} spans x [{}, {}] m, y [{}, {}] m, outside the footprint \
              [{}, {}] × [{}, {}] m ({})",
-            r.x0, r.x1, r.y0, r.y1, a.x0, a.x1, a.y0, a.y1, self.what
+            show_m(r.x0),
+            show_m(r.x1),
+            show_m(r.y0),
+            show_m(r.y1),
+            show_m(a.x0),
+            show_m(a.x1),
+            show_m(a.y0),
+            show_m(a.y1),
+            self.what
         )
     }
 }

@@ -64,6 +64,32 @@ fn unpowered_and_uniform_layers() {
     );
 }
 
+/// A `uniform` source over the whole domain of a graded grid: every cell
+/// gets the same power density (was the same watts per cell, 25 times the
+/// density in a 0.1 mm cell beside 0.5 mm ones).
+#[test]
+fn uniform_power_on_a_graded_grid_is_uniform_density() {
+    let text = "[chip]\nwidth = \"10 mm\"\nlength = \"8 mm\"\n[grid]\ncell = \"0.5 mm\"\n\
+                [boundary]\nambient = 300.0\nh_top = 1e4\n\
+                [materials.si]\nk = 100.0\nheat_capacity = 1.75e6\n"
+        .to_string()
+        + &layer("heater", "power = { type = \"uniform\", total = 10.0 }")
+        + "[[layers.regions]]\nname = \"patch\"\nx = \"2.05 mm\"\ny = \"2.05 mm\"\n\
+           width = \"0.1 mm\"\nlength = \"0.1 mm\"\nmaterial = \"si\"\n";
+    let s = Stack::from_toml(&text, Path::new("stack.toml")).unwrap();
+    let g = Grid::from_stack(&s);
+    assert!(!g.is_uniform());
+    let p = layer_power(&s, &g, 0).unwrap();
+    let density = 10.0 / (10e-3 * 8e-3);
+    for (j, w) in p.map_w.iter().enumerate() {
+        assert!(
+            rel_err(w / g.cell_area(j), density) < 1e-12,
+            "cell {j}: {w} W"
+        );
+    }
+    assert!(rel_err(p.map_w.iter().sum(), 10.0) < 1e-13);
+}
+
 /// The required conservation test: random rectangles, some straddling cell
 /// edges, some on cell edges, some touching the footprint's edges, one
 /// covering it, some inside one cell, on grids that do not divide evenly.
@@ -213,7 +239,12 @@ fn raster_total_rules() {
             "power = { type = \"raster\", file = \"zero.csv\", total = 1.0 }",
         )
         + &layer("gone", "power = { type = \"raster\", file = \"gone.csv\" }");
+    // A file missing when the stack is read is an error of the stack (the
+    // field that names it); one removed after that, of the power.
+    let gone = dir.path().join("gone.csv");
+    std::fs::write(&gone, "1\n").unwrap();
     let s = stack(dir.path(), 1e-3, 1e-3, 5, 3, &body);
+    std::fs::remove_file(&gone).unwrap();
     let m = power(&s, 0).unwrap_err().to_string();
     assert!(
         m.contains("layers[0] (png).power.total") && m.contains("map.png"),

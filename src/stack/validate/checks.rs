@@ -30,6 +30,7 @@ pub(super) fn range_of(field: &str) -> (f64, f64, &'static str) {
         "power" | "total" => (0.0, 1e9, "W"),
         "thickness" => (1e-12, 10.0, "m"),
         "width" | "length" | "height" | "x" | "y" => (1e-12, 10.0, "m"),
+        "cell" | "max_cell" => (1e-12, 10.0, "m"),
         "ambient" => (1.0, 1e4, "K"),
         "h_top" | "h_bottom" => (1e-6, 1e12, "W/(m^2 K)"),
         _ => (0.0, f64::MAX, ""),

@@ -7,12 +7,23 @@ use super::super::{Material, StackError};
 use super::checks::{invalid, positive};
 use std::path::Path;
 
+/// The material `[materials.NAME]`, checked (errors name `materials.NAME`).
 pub(in crate::stack) fn material(
     file: &Path,
     name: &str,
     m: &schema::MaterialSpec,
 ) -> Result<(Material, Option<MaterialLaw>), StackError> {
-    let field = |k: &str| format!("materials.{name}.{k}");
+    material_at(file, &format!("materials.{name}"), m)
+}
+
+/// A material spec written at `at` (a `[materials]` entry, or an inline
+/// table such as `layers[0] (dies).fill`), checked; errors name `at`.
+pub(in crate::stack) fn material_at(
+    file: &Path,
+    at: &str,
+    m: &schema::MaterialSpec,
+) -> Result<(Material, Option<MaterialLaw>), StackError> {
+    let field = |k: &str| format!("{at}.{k}");
     // The law's shape, then its values against the key's physical range
     // (as a plain number is checked).
     let law = |key: &str, spec: &PropertySpec| -> Result<Law, StackError> {
@@ -41,20 +52,16 @@ pub(in crate::stack) fn material(
         _ => {
             return Err(invalid(
                 file,
-                format!("materials.{name}"),
+                at,
                 "give either `k` or all three of `kx`, `ky`, `kz`",
             ))
         }
     };
     let heat_capacity = law("heat_capacity", &m.heat_capacity)?;
     let laws = MaterialLaw { k, heat_capacity };
-    let at300 = laws.at(300.0).ok_or_else(|| {
-        invalid(
-            file,
-            format!("materials.{name}"),
-            "a property law is not positive at 300 K",
-        )
-    })?;
+    let at300 = laws
+        .at(300.0)
+        .ok_or_else(|| invalid(file, at, "a property law is not positive at 300 K"))?;
     let constant = laws.k.iter().all(Law::is_constant) && laws.heat_capacity.is_constant();
     Ok((at300, (!constant).then_some(laws)))
 }

@@ -11,7 +11,7 @@ use super::{Layer, Stack, StackError};
 pub(super) use checks::check_grid;
 pub(super) use checks::invalid;
 use checks::{non_negative, positive};
-pub(super) use material::{leakage, material};
+pub(super) use material::{leakage, material, material_at};
 use std::path::{Path, PathBuf};
 
 fn resolve_path(base: &Path, p: &Path) -> PathBuf {
@@ -19,6 +19,20 @@ fn resolve_path(base: &Path, p: &Path) -> PathBuf {
         p.to_path_buf()
     } else {
         base.join(p)
+    }
+}
+
+/// `path`, named by `{field}.file`, if it can be opened: a missing power
+/// file is reported with the field that names it (its contents are read and
+/// checked later, with the power).
+fn existing(file: &Path, field: &str, path: PathBuf) -> Result<PathBuf, StackError> {
+    match std::fs::metadata(&path) {
+        Ok(_) => Ok(path),
+        Err(e) => Err(invalid(
+            file,
+            format!("{field}.file"),
+            format!("{}: cannot read: {e}", path.display()),
+        )),
     }
 }
 
@@ -55,7 +69,7 @@ fn resolve_power(
             PowerSpec::Blocks { blocks }
         }
         PowerSpec::Ptrace { file: f, row } => PowerSpec::Ptrace {
-            file: resolve_path(base, &f),
+            file: existing(file, field, resolve_path(base, &f))?,
             row,
         },
         PowerSpec::Raster { file: f, total } => {
@@ -63,7 +77,7 @@ fn resolve_power(
                 non_negative(file, &format!("{field}.total"), t)?;
             }
             PowerSpec::Raster {
-                file: resolve_path(base, &f),
+                file: existing(file, field, resolve_path(base, &f))?,
                 total,
             }
         }
@@ -102,12 +116,34 @@ pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> 
         }
         (None, c) => 8.0 * c.unwrap_or(0.0),
     };
+    if let Some(c) = cell {
+        // Snapped lines closer than a tenth of `cell` merge (`stack::mesh`):
+        // a cell wider than the domain would leave one cell and no outline.
+        if c > width_m.max(length_m) {
+            return Err(invalid(
+                file,
+                "grid.cell",
+                format!(
+                    "{c} m is larger than the domain ({width_m} x {length_m} m): \
+                     the grid would lose every outline and region; choose a cell \
+                     smaller than the dies"
+                ),
+            ));
+        }
+    }
     let growth = g.growth.unwrap_or(1.2);
-    if !(1.0..=4.0).contains(&growth) || g.growth.is_some() && cell.is_none() {
+    if g.growth.is_some() && cell.is_none() {
         return Err(invalid(
             file,
             "grid.growth",
-            format!("must be in [1, 4] and goes with `cell`, got {growth}"),
+            "goes with `cell` (a non-uniform grid); `nx`/`ny` give a uniform grid",
+        ));
+    }
+    if !(1.0..=4.0).contains(&growth) {
+        return Err(invalid(
+            file,
+            "grid.growth",
+            format!("must be in [1, 4], got {growth}"),
         ));
     }
     let ambient_k = positive(file, "boundary.ambient", raw.boundary.ambient.0)?;
