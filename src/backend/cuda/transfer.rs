@@ -241,8 +241,10 @@ impl CudaBackend {
     /// the two staging buffers: the host's threads fill one with piece
     /// k + 1 while piece k is copied from the other. Used when the buffers
     /// are pinned already (a run that downloads maps) or the upload is large
-    /// enough to pay for pinning them (26 ms; a pageable upload ran at about
-    /// 7 GB/s on the H200 host: the power maps at 8192², 1.07 GB in 0.15 s).
+    /// enough to pay for pinning them and keeping them pinned (26 ms and
+    /// 64 MiB of peak RSS). Measured on the H200 (BENCHMARKS.md, branch
+    /// `tidy6`): 8192²'s power maps (1 GiB) 0.14 → 0.06 s; 4096²'s
+    /// (268 MB) 0.046 → 0.041 s, not worth the 64 MiB; hence 512 MiB.
     /// Returns `false`, copying nothing, otherwise (or with
     /// `CUTH_PAGEABLE_UPLOAD=1`, for comparison).
     pub(crate) fn upload_staged(
@@ -260,7 +262,7 @@ impl CudaBackend {
             .iter())
         .filter(|b| b.len() >= chunk)
         .count();
-        let pays = n >= 8 * stage_values() || (kept == 2 && n >= DIRECT_BELOW);
+        let pays = n >= 16 * stage_values() || (kept == 2 && n >= DIRECT_BELOW);
         if !pays || std::env::var_os("CUTH_PAGEABLE_UPLOAD").is_some() {
             return Ok(false);
         }
