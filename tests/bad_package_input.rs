@@ -331,7 +331,7 @@ fn package_faults_already_reported_well() {
     let ht =
         "h_top = [{ x = \"1 mm\", y = \"1 mm\", width = \"8 mm\", length = \"6 mm\", h = 2e4 }]";
     let cases: Vec<(&str, String, Files, &str)> = vec![
-        ("width = \"10 mm\"", "width = 0".into(), vec![], "chip.width: must be a positive number"),
+        ("width = \"10 mm\"", "width = 0".into(), vec![], "package.width: must be a positive number"),
         ("width = \"10 mm\"", "width = \"10 furlong\"".into(), vec![], "is not a length"),
         (outline, outline.replace("x = \"1 mm\"", "x = \"5 mm\""), vec![], "layers[0] (dies).outline: spans x"),
         (outline, outline.replace("width = \"8 mm\"", "width = 0"), vec![], "layers[0] (dies).outline.width: must be positive"),

@@ -62,7 +62,7 @@ pub fn layer_power_with(
         },
         None => Footprint {
             at: domain,
-            what: "chip.width × chip.length".into(),
+            what: "the domain (width × length)".into(),
             whole: true,
         },
     };

@@ -218,7 +218,18 @@ impl Stack {
             file: path.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        validate::resolve(raw, path)
+        // `[package]` and `[domain]` are aliases of `[chip]`: messages name
+        // the table as the file writes it (serde does not say which matched).
+        let domain_key = text
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|t| {
+                ["package", "domain"]
+                    .into_iter()
+                    .find(|k| t.contains_key(*k))
+            })
+            .unwrap_or("chip");
+        validate::resolve(raw, path, domain_key)
     }
 
     /// Replaces the in-plane grid (the `--grid NXxNY` override).

@@ -49,8 +49,8 @@ pub(super) fn resolve(
                 format!("probe `{}` is already defined as probes[{j}]", p.name),
             ));
         }
-        let x_m = within(file, field("x"), p.x.0, width_m, "chip width")?;
-        let y_m = within(file, field("y"), p.y.0, length_m, "chip length")?;
+        let x_m = within(file, field("x"), p.x.0, width_m, "domain's width")?;
+        let y_m = within(file, field("y"), p.y.0, length_m, "domain's length")?;
         let at = match (&p.layer, p.z) {
             (Some(name), None) => match layers.iter().position(|l| &l.name == name) {
                 Some(l) => ProbeAt::Layer(l),

@@ -84,10 +84,12 @@ fn resolve_power(
     })
 }
 
-pub(super) fn resolve(raw: StackFile, file: &Path) -> Result<Stack, StackError> {
+/// `domain_key`: the name the file gives the domain table (`chip`,
+/// `package` or `domain`), for messages.
+pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<Stack, StackError> {
     let base = file.parent().unwrap_or(Path::new("."));
-    let width_m = positive(file, "chip.width", raw.chip.width.0)?;
-    let length_m = positive(file, "chip.length", raw.chip.length.0)?;
+    let width_m = positive(file, &format!("{domain_key}.width"), raw.chip.width.0)?;
+    let length_m = positive(file, &format!("{domain_key}.length"), raw.chip.length.0)?;
     let domain = (width_m, length_m);
     let g = &raw.grid;
     let (nx, ny, cell) = match (g.nx, g.ny, g.cell) {
