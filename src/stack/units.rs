@@ -71,10 +71,6 @@ const UNITS: &[(&str, i32)] = &[
     ("m", 0),
 ];
 
-/// Parses `"<number>[ ]<unit>"` into metres. The unit shifts the decimal
-/// exponent before the one rounding to binary, so `"23.62 mm"` is the very
-/// double of `0.02362` (a multiplication by 1e-3 could be an ulp off, and
-/// a hand-written stack would then differ from a generated one).
 /// A coordinate in metres for a message: rounded to the picometre, so that
 /// `0.005 + 0.008` reads `0.013`, not `0.013000000000000001` (coordinates are
 /// sums of lengths as written). Non-finite values are shown as they are.
@@ -87,6 +83,10 @@ pub fn show_m(v: f64) -> String {
     }
 }
 
+/// Parses `"<number>[ ]<unit>"` into metres. The unit shifts the decimal
+/// exponent before the one rounding to binary, so `"23.62 mm"` is the very
+/// double of `0.02362` (a multiplication by 1e-3 could be an ulp off, and
+/// a hand-written stack would then differ from a generated one).
 pub fn parse_length(s: &str) -> Result<f64, String> {
     let t = s.trim();
     for (suffix, exp) in UNITS {
