@@ -337,6 +337,7 @@ fn shipped_imported_examples_are_current() {
         materials: None,
         out: "configs/hotspot_ev6_3d_imported.toml".into(),
         uniform_grid: false,
+        flags: Vec::new(),
     };
     let shipped = std::fs::read_to_string("configs/hotspot_ev6_3d_imported.toml").unwrap();
     assert_eq!(hotspot::import(&inp).unwrap().toml, shipped);

@@ -42,9 +42,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub kelvin: bool,
     /// What blocks.steady reports per block, as HotSpot's -grid_map_mode:
-    /// the block's max, area-weighted avg, min, or the cell at its center.
-    #[arg(long, value_enum, default_value = "max")]
-    pub block_map: cuth::output::blocks::BlockMap,
+    /// the block's max, area-weighted avg, min, or the cell at its center
+    /// [default: the stack's `[output] block_map`, else max].
+    #[arg(long, value_enum)]
+    pub block_map: Option<cuth::output::blocks::BlockMap>,
     /// Also write the 3D field (temperature, power density, conductivity) as
     /// a VTK rectilinear grid, field.vtr (transient: per snapshot + field.pvd).
     #[arg(long)]

@@ -21,9 +21,9 @@ pub enum From {
     /// floorplan (.flp), and the power trace (.ptrace). Floorplans and trace
     /// are referenced from the TOML by relative paths, not copied.
     Hotspot {
-        /// HotSpot configuration file (-c).
+        /// HotSpot configuration file (-c) [required unless HOTSPOT_FLAGS has -c].
         #[arg(long, value_name = "F.config")]
-        config: PathBuf,
+        config: Option<PathBuf>,
         /// Layer configuration file (-grid_layer_file) [default: the config's].
         #[arg(long, value_name = "F.lcf", conflicts_with = "flp")]
         lcf: Option<PathBuf>,
@@ -42,6 +42,16 @@ pub enum From {
         uniform_grid: bool,
         #[command(flatten)]
         out: OutArgs,
+        /// HotSpot's own command line, as its run.sh gives it, after cuth's flags
+        /// (`-c F.config -f F.flp -p F.ptrace -materials_file M
+        /// -grid_layer_file F.lcf -model_type grid -detailed_3D on ...`):
+        /// its settings override the config's, as in HotSpot.
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "HOTSPOT_FLAGS"
+        )]
+        hotspot_flags: Vec<String>,
     },
     /// A 3D-ICE stack description (.stk) and its floorplans.
     #[command(name = "3dice")]
@@ -83,19 +93,22 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<()> {
             materials,
             uniform_grid,
             out,
+            hotspot_flags,
         } => {
-            let input = lcf.as_ref().or(flp.as_ref()).unwrap_or(config);
-            let path = out.out.clone().unwrap_or_else(|| default_out(input));
-            let inp = HotspotInput {
-                config: config.clone(),
+            let mut inp = HotspotInput {
+                config: config.clone().unwrap_or_default(),
                 lcf: lcf.clone(),
                 flp: flp.clone(),
                 ptrace: ptrace.clone(),
                 materials: materials.clone(),
-                out: path.clone(),
+                out: PathBuf::new(),
                 uniform_grid: *uniform_grid,
+                flags: Vec::new(),
             };
-            (import::hotspot::import(&inp)?, (path, out))
+            take_hotspot_flags(&mut inp, hotspot_flags, config.is_some())?;
+            let input = inp.lcf.as_ref().or(inp.flp.as_ref()).unwrap_or(&inp.config);
+            inp.out = out.out.clone().unwrap_or_else(|| default_out(input));
+            (import::hotspot::import(&inp)?, (inp.out.clone(), out))
         }
         From::ThreeDice { stk, out } => {
             let path = out.out.clone().unwrap_or_else(|| default_out(stk));
@@ -103,6 +116,69 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<()> {
         }
     };
     write(&imported, &out.0, out.1)
+}
+
+/// HotSpot's command line (`-name value` pairs): its file flags fill the
+/// input's files, where cuth's own flags did not; every other flag overrides
+/// the config's setting of that name.
+fn take_hotspot_flags(
+    inp: &mut HotspotInput,
+    flags: &[String],
+    config_given: bool,
+) -> Result<(), UsageError> {
+    let mut pairs = flags.chunks(2);
+    let mut config = config_given;
+    for pair in pairs.by_ref() {
+        let Some(name) = pair[0].strip_prefix('-').filter(|n| !n.is_empty()) else {
+            return Err(UsageError(format!(
+                "HotSpot flags: expected `-name value`, found `{}`",
+                pair[0]
+            )));
+        };
+        let Some(value) = pair.get(1) else {
+            return Err(UsageError(format!("HotSpot flags: `-{name}` has no value")));
+        };
+        let file = || Some(PathBuf::from(value));
+        let twice = |cuth: &str| {
+            UsageError(format!(
+                "HotSpot flags: `-{name}` and {cuth} both name the file: give one"
+            ))
+        };
+        match name {
+            "c" if config => return Err(twice("--config")),
+            "c" => {
+                inp.config = value.into();
+                config = true;
+            }
+            "f" if inp.flp.is_some() => return Err(twice("--flp")),
+            "f" => inp.flp = file(),
+            "p" if inp.ptrace.is_some() => return Err(twice("--ptrace")),
+            "p" => inp.ptrace = file(),
+            "grid_layer_file" if inp.lcf.is_some() => return Err(twice("--lcf")),
+            "grid_layer_file" => inp.lcf = file(),
+            "materials_file" if inp.materials.is_some() => return Err(twice("--materials")),
+            "materials_file" => inp.materials = file(),
+            _ if import::hotspot::is_setting(name) => {
+                inp.flags.push((name.to_string(), value.clone()));
+            }
+            _ => {
+                return Err(UsageError(format!(
+                    "HotSpot flags: unknown HotSpot setting `-{name}`"
+                )))
+            }
+        }
+    }
+    if !config {
+        return Err(UsageError(
+            "import hotspot: give the configuration file, as --config F.config or -c F.config among HotSpot's flags".into(),
+        ));
+    }
+    if inp.lcf.is_some() && inp.flp.is_some() {
+        return Err(UsageError(
+            "import hotspot: a layer file (--lcf, -grid_layer_file) and a single floorplan (--flp, -f) exclude each other".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn write(imp: &Imported, path: &Path, opts: &OutArgs) -> anyhow::Result<()> {

@@ -266,10 +266,10 @@ impl RunPlan {
             Device::Cpu => PrecisionMode::F64,
         });
         Ok(RunPlan {
+            block_map: run.block_map.or(stack.block_map).unwrap_or_default(),
             stack,
             solver,
             device,
-            block_map: run.block_map,
             vtk: run.vtk,
             unit: if run.kelvin {
                 TempUnit::Kelvin

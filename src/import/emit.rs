@@ -85,6 +85,9 @@ pub struct StackDoc {
     pub h_top: f64,
     pub h_bottom: Option<f64>,
     pub boundary_comment: Vec<String>,
+    /// `[output] block_map`: what `blocks.steady` reports (HotSpot's
+    /// `-grid_map_mode`).
+    pub block_map: Option<String>,
     pub materials: Vec<MaterialDoc>,
     pub layers: Vec<LayerDoc>,
     /// Comment lines at the end (settings with no counterpart, hints).
@@ -164,6 +167,13 @@ impl StackDoc {
                 let _ = writeln!(o, "h_bottom = {}    # W/(m^2 K)\n", num(h));
             }
             None => o.push_str("# no h_bottom: adiabatic bottom\n\n"),
+        }
+        if let Some(mode) = &self.block_map {
+            let _ = writeln!(
+                o,
+                "[output]\nblock_map = {}    # blocks.steady per block; --block-map overrides\n",
+                string(mode)
+            );
         }
 
         for m in &self.materials {

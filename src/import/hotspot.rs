@@ -12,7 +12,7 @@
 //! errors.
 
 use super::emit::{Conductivity, LayerDoc, MaterialDoc, PowerDoc, StackDoc};
-use super::hotspot_files::parse_config;
+use super::hotspot_files::{parse_config, Setting};
 use super::hotspot_keys::{self as keys, default as d};
 use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials};
 use super::hotspot_package::package;
@@ -37,10 +37,24 @@ pub struct HotspotInput {
     /// A uniform `nx` × `ny` grid over the whole package instead of the
     /// non-uniform grid of HotSpot's cell size over the chip.
     pub uniform_grid: bool,
+    /// HotSpot settings given on its command line (`-name value`, without
+    /// the dash): they override the configuration file's, as in HotSpot.
+    pub flags: Vec<(String, String)>,
+}
+
+/// Whether `-name` is a HotSpot setting this import knows (used or
+/// deliberately without effect), so a command-line typo is caught up front.
+pub fn is_setting(name: &str) -> bool {
+    keys::is_used(name) || keys::no_effect(name).is_some()
 }
 
 pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
-    let cfg = parse_config(&read_text(&inp.config)?, &inp.config)?;
+    let mut cfg = parse_config(&read_text(&inp.config)?, &inp.config)?;
+    for (name, value) in &inp.flags {
+        let value = value.clone();
+        cfg.settings
+            .insert(name.clone(), Setting { value, line: 0 });
+    }
     let cf = &inp.config;
     let mut footer = vec![String::from(
         "HotSpot settings with no effect on this model:",
@@ -230,15 +244,18 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     let model = cfg
         .text("model_type")
         .map_or("block".to_string(), |s| s.value.clone());
-    let map_mode = cfg
-        .text("grid_map_mode")
-        .map_or("center".to_string(), |s| s.value.clone());
+    let map_mode = grid_map_mode(&cfg)?;
+    doc.block_map = Some(map_mode.clone());
     let init = cfg.num("init_temp", d::INIT_TEMP)?;
     footer.push(String::new());
     footer.push(format!("-model_type {model}: cuth is a grid model (as -model_type grid); the block model lumps each unit."));
-    footer.push(format!("-grid_map_mode {map_mode}: run cuth with --block-map {map_mode} for the same blocks.steady (default max); blocks.csv has min/avg/max."));
+    footer.push(format!("-grid_map_mode {map_mode}: [output] block_map above (blocks.steady as HotSpot's); blocks.csv has min/avg/max."));
+    notes.push(format!("blocks.steady reports each block's {map_mode} temperature, as -grid_map_mode {map_mode} ([output] block_map; --block-map overrides it)"));
     if let Some(s) = cfg.text("detailed_3D") {
         footer.push(format!("-detailed_3D {}: cuth always applies floorplan units' own materials (by area fraction).", s.value));
+        if s.value == "on" {
+            notes.push(DETAILED_3D_NOTE.into());
+        }
     }
     if let Some(s) = cfg.text("init_file") {
         footer.push(format!("-init_file {}: HotSpot's temperature file is not a cuth state; use --init steady or a --save-state file.", s.value));
@@ -269,4 +286,29 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         extra: Vec::new(),
         notes,
     })
+}
+
+/// HotSpot 7.0's `-detailed_3D on` joins spreader and sink through half of
+/// the sink's `rz`, and that `rz` includes the convection resistance's share
+/// (`find_res_3D` in its `temperature_grid.c`): a package result hotter than
+/// the physics, which users comparing the two should expect.
+const DETAILED_3D_NOTE: &str = "-detailed_3D on: expect HotSpot 7.0's own temperatures to be hotter than cuth's: \
+     its detailed-3D spreader-sink link takes half of the sink's rz including the convection share, \
+     so convection under the die is counted 1.5 times (HotSpot's example 4: 390.36 K as shipped, \
+     362.74 K with that link's conduction rz only, cuth 361.42 K)";
+
+/// `-grid_map_mode`, HotSpot's `center` when absent; checked here so that
+/// a typo names the config line rather than the generated TOML.
+fn grid_map_mode(cfg: &super::hotspot_files::HsConfig) -> Result<String, ImportError> {
+    let Some(s) = cfg.text("grid_map_mode") else {
+        return Ok("center".into());
+    };
+    match s.value.as_str() {
+        "max" | "avg" | "min" | "center" => Ok(s.value.clone()),
+        other => Err(ImportError::Syntax {
+            file: cfg.file.clone(),
+            line: s.line,
+            message: format!("-grid_map_mode must be max, avg, min or center, got `{other}`"),
+        }),
+    }
 }

@@ -40,14 +40,14 @@ pub enum ImportError {
         source: std::io::Error,
     },
     /// The file does not follow its format's grammar.
-    #[error("{file}:{line}: {message}")]
+    #[error("{}: {message}", at(file, *line))]
     Syntax {
         file: PathBuf,
         line: usize,
         message: String,
     },
     /// Valid input that cuth's model cannot represent; `what` names the feature.
-    #[error("{file}:{line}: {what} cannot be represented in cuth: {why}")]
+    #[error("{}: {what} cannot be represented in cuth: {why}", at(file, *line))]
     Unsupported {
         file: PathBuf,
         line: usize,
@@ -64,6 +64,16 @@ pub enum ImportError {
     /// the stack checks reject (e.g. a unit outside the footprint).
     #[error("the imported stack does not load: {0}")]
     Check(String),
+}
+
+/// Where a setting was read: `file:line`, or line 0 for a setting given on
+/// the command line (HotSpot's flags override its configuration file).
+fn at(file: &Path, line: usize) -> String {
+    if line == 0 {
+        format!("{}, overridden on the command line", file.display())
+    } else {
+        format!("{}:{line}", file.display())
+    }
 }
 
 /// A file the import writes besides the stack TOML (e.g. a CSV power trace).

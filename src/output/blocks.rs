@@ -14,21 +14,7 @@ use crate::power::Block;
 use std::fmt::Write;
 use std::io;
 
-/// The one value per block that `blocks.steady` reports, as HotSpot's
-/// `-grid_map_mode` (`--block-map`; default `max`, as cuth always reported;
-/// HotSpot defaults to `center`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum BlockMap {
-    /// Hottest cell the block overlaps.
-    #[default]
-    Max,
-    /// Mean over the block, weighted by overlap area.
-    Avg,
-    /// Coolest cell the block overlaps.
-    Min,
-    /// The cell that holds the block's centre.
-    Center,
-}
+pub use crate::stack::BlockMap;
 
 impl BlockMap {
     /// This statistic of `t`.

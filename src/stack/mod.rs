@@ -15,7 +15,7 @@ mod validate;
 
 pub use law::{Law, MaterialLaw};
 pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
-pub use schema::{BlockSpec, LeakageSpec, PowerSpec};
+pub use schema::{BlockMap, BlockSpec, LeakageSpec, PowerSpec};
 use std::path::PathBuf;
 
 /// A fully checked stack, SI units throughout.
@@ -47,6 +47,8 @@ pub struct Stack {
     pub solver: schema::SolverSpec,
     /// `[[probes]]`, checked: inside the footprint and the stack's height.
     pub probes: Vec<Probe>,
+    /// `[output] block_map`: the stack's choice for `blocks.steady`.
+    pub block_map: Option<BlockMap>,
     /// Plausibility warnings (`stack::plausible`): valid but likely slips.
     pub warnings: Vec<String>,
 }

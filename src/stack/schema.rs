@@ -27,6 +27,35 @@ pub struct StackFile {
     /// Points whose temperature every run reports (`[[probes]]`).
     #[serde(default)]
     pub probes: Vec<ProbeSpec>,
+    /// Output choices that belong to the model rather than to one run.
+    pub output: Option<OutputSpec>,
+}
+
+/// `[output]`: what a run writes by default for this stack; command-line
+/// flags override it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// What `blocks.steady` reports per block (`--block-map` overrides), so
+    /// an imported HotSpot model keeps its `-grid_map_mode`.
+    pub block_map: Option<BlockMap>,
+}
+
+/// The one value per block that `blocks.steady` reports, as HotSpot's
+/// `-grid_map_mode` (`--block-map`, or `[output] block_map`; default `max`;
+/// HotSpot defaults to `center`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockMap {
+    /// Hottest cell the block overlaps.
+    #[default]
+    Max,
+    /// Mean over the block, weighted by overlap area.
+    Avg,
+    /// Coolest cell the block overlaps.
+    Min,
+    /// The cell that holds the block's centre.
+    Center,
 }
 
 /// A named point: `x`, `y` on the footprint and either a `layer` (the

@@ -287,6 +287,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
     let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
     let mut stack = Stack {
         probes,
+        block_map: raw.output.and_then(|o| o.block_map),
         warnings: Vec::new(),
         source: file.to_path_buf(),
         title: raw.title,
