@@ -42,9 +42,14 @@ pub struct TransientArgs {
     /// Seconds between .ptrace rows [default: --dt, one row per step].
     #[arg(long, value_name = "SECONDS")]
     pub sample_interval: Option<f64>,
-    /// Initial state: `ambient`, `steady` (for the first step's power) or a
-    /// file written by --save-state.
-    #[arg(long, default_value = "ambient", value_name = "ambient|steady|FILE")]
+    /// Initial state: `ambient`, `steady` (for the first step's power),
+    /// `steady-mean` (for the trace's mean power, as HotSpot's flow starts)
+    /// or a file written by --save-state.
+    #[arg(
+        long,
+        default_value = "ambient",
+        value_name = "ambient|steady|steady-mean|FILE"
+    )]
     pub init: String,
     /// Write the final 3D field to FILE (see README: state files).
     #[arg(long, value_name = "FILE")]
@@ -180,6 +185,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let init = match args.init.as_str() {
         "ambient" => InitState::Ambient,
         "steady" => InitState::Steady,
+        "steady-mean" => InitState::SteadyMean,
         file => InitState::Field(read_state(Path::new(file), &grid)?),
     };
     let mut solver = plan.solver.clone();

@@ -257,6 +257,10 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
             notes.push(DETAILED_3D_NOTE.into());
         }
     }
+    notes.push(format!(
+        "-c_convec {} J/K dropped: cuth has no lumped sink capacitance, so transients differ from HotSpot's",
+        cfg.num("c_convec", d::C_CONVEC)?
+    ));
     if let Some(s) = cfg.text("init_file") {
         footer.push(format!("-init_file {}: HotSpot's temperature file is not a cuth state; use --init steady or a --save-state file.", s.value));
     } else if init != doc.ambient {
@@ -264,15 +268,17 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     }
     if let (Some(p), Some(rows)) = (&ptrace, trace.as_ref().map(|t| t.rows.len())) {
         let hint = format!(
-            "cuth transient {} --trace {} --sample-interval {:?} --dt {:?} --t-end {:?}",
+            "cuth transient {} --trace {} --sample-interval {:?} --dt {:?} --t-end {:?} --init steady-mean",
             inp.out.display(),
             p.display(),
             intvl,
-            intvl,
+            super::round12(intvl / 10.0),
             super::round12(rows as f64 * intvl)
         );
         footer.push(String::new());
-        footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it:"));
+        footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it."));
+        footer.push("A step of a tenth of it: backward Euler at the interval itself under-resolves the swing; the start".into());
+        footer.push("is the steady state of the trace's mean power, as HotSpot's run.sh starts its transient:".into());
         footer.push(format!("  {hint}"));
         notes.push(format!(
             "transient: pass the sampling interval yourself: {hint}"

@@ -158,6 +158,24 @@ impl PowerSchedule {
         maps
     }
 
+    /// Per-layer maps of the trace's mean power: each row weighted by how
+    /// long it holds (a `.ptrace`'s rows one interval each; a CSV's last row
+    /// as long as the mean of the others). Constant power: the stack's maps.
+    pub fn mean_layer_maps(&self) -> Vec<Vec<f64>> {
+        let Some(trace) = &self.trace else {
+            return self.layer_maps(None);
+        };
+        let weights = trace.row_durations();
+        let total: f64 = weights.iter().sum();
+        let mut mean: Vec<Vec<f64>> = self.base.iter().map(|p| vec![0.0; p.map_w.len()]).collect();
+        for (row, w) in weights.iter().enumerate() {
+            for (m, map) in mean.iter_mut().zip(self.layer_maps(Some(row))) {
+                m.iter_mut().zip(map).for_each(|(a, v)| *a += v * w / total);
+            }
+        }
+        mean
+    }
+
     /// The layers' power (maps and block powers) of row `row`, as the
     /// per-layer and per-block reports show them.
     pub fn layer_power_at(&self, row: Option<usize>) -> Vec<LayerPower> {

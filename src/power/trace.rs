@@ -39,6 +39,23 @@ impl TimeTrace {
     }
 }
 
+impl TimeTrace {
+    /// How long each row holds, s, for averaging: a `.ptrace` row one
+    /// interval; a CSV row until the next, its last as long as the mean of
+    /// the others (equal weights for a one-row trace).
+    pub fn row_durations(&self) -> Vec<f64> {
+        match &self.times {
+            RowTimes::Interval(dt) => vec![*dt; self.rows.len()],
+            RowTimes::Listed(t) if t.len() < 2 => vec![1.0; t.len()],
+            RowTimes::Listed(t) => {
+                let mut d: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+                d.push((t[t.len() - 1] - t[0]) / (t.len() - 1) as f64);
+                d
+            }
+        }
+    }
+}
+
 /// The two trace formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceFormat {

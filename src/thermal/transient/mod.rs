@@ -84,7 +84,8 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let iterated = nonlinear && opts.solver.nonlinear.transient_iterations > 0;
     // A linear stack's steady start solves on the host's matrix; anything
     // else is assembled on the device where the backend can.
-    let on_device = nonlinear || !matches!(opts.init, InitState::Steady);
+    let steady_start = matches!(opts.init, InitState::Steady | InitState::SteadyMean);
+    let on_device = nonlinear || !steady_start;
     let nl_vectors = match nonlinear {
         true => nonlinear::extra_vectors(stack, &opts.solver),
         false => 0,
@@ -109,10 +110,11 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         (InitState::Ambient, _) => vec![0.0; grid.len()],
         (InitState::Field(t), _) => t.iter().map(|v| v - stack.ambient_k).collect(),
         // With laws or leakage: the nonlinear steady solve for this power.
-        (InitState::Steady, _) if nonlinear => {
-            let p = match &sys {
-                HostSys::Whole(sys) => sys.rhs.clone(),
-                HostSys::Device { .. } => cell_power(&grid, &schedule.layer_maps(first_row)),
+        (InitState::Steady | InitState::SteadyMean, _) if nonlinear => {
+            let p = match (&opts.init, &sys) {
+                (InitState::SteadyMean, _) => cell_power(&grid, &schedule.mean_layer_maps()),
+                (_, HostSys::Whole(sys)) => sys.rhs.clone(),
+                (_, HostSys::Device { .. }) => cell_power(&grid, &schedule.layer_maps(first_row)),
             };
             let base = &schedule.base;
             crate::thermal::nonlinear::picard::picard(
@@ -129,7 +131,11 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
         (InitState::Steady, HostSys::Whole(sys)) => {
             system::steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
         }
-        (InitState::Steady, HostSys::Device { .. }) => {
+        (InitState::SteadyMean, HostSys::Whole(sys)) => {
+            let mean = cell_power(&grid, &schedule.mean_layer_maps());
+            system::steady_theta(be, &sys.a, &mean, &opts.solver)?
+        }
+        (InitState::Steady | InitState::SteadyMean, HostSys::Device { .. }) => {
             return Err(BackendError::Unsupported("a steady start with device assembly").into())
         }
     };

@@ -13,6 +13,9 @@ pub enum InitState {
     Ambient,
     /// The steady solution for the first step's power.
     Steady,
+    /// The steady solution for the trace's mean power: HotSpot's flow, whose
+    /// steady run (the transient's `-init_file`) averages the trace.
+    SteadyMean,
     /// A saved field, K (see [`state`](super::state)).
     Field(Vec<f64>),
 }
@@ -22,6 +25,7 @@ impl InitState {
         match self {
             InitState::Ambient => "ambient",
             InitState::Steady => "steady",
+            InitState::SteadyMean => "steady-mean",
             InitState::Field(_) => "file",
         }
     }
