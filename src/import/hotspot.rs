@@ -268,5 +268,6 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         toml,
         extra: Vec::new(),
         notes,
+        next: None,
     })
 }
