@@ -95,7 +95,8 @@ pub struct Stk {
     pub probes: Vec<ProbeOut>,
     /// The other output instructions, as written (maps and block tables
     /// whose 3D-ICE files cuth does not write).
-    pub outputs: Vec<String>,
+    /// (line, instruction, text as written).
+    pub outputs: Vec<(usize, String, String)>,
     /// Statements carried as comments only (solver extras).
     pub ignored: Vec<String>,
 }

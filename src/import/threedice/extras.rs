@@ -192,10 +192,16 @@ pub fn probes(
                 .join(", ")
         ));
     }
-    for o in &s.outputs {
+    for (line, kind, text) in &s.outputs {
+        let instead = match kind.as_str() {
+            "Tmap" | "Pmap" => "cuth writes every layer's map, NN_<layer>.csv/.png",
+            "Tflp" | "Tflpel" => "cuth writes every block's min/avg/max to blocks.csv",
+            "T3d" => "cuth writes the 3D field to field.vtr with --vtk",
+            _ => "cuth has no counterpart",
+        };
         notes.push(format!(
-            "output not carried over: {o} (cuth writes its own layer maps and block tables \
-             under the run's --out folder, in its own layout)"
+            "output not carried over: line {line}: {text} ({instead}, under the run's --out \
+             folder, in cuth's layout)"
         ));
     }
     Ok((out, notes))

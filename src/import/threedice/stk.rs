@@ -376,8 +376,7 @@ fn output(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
         let line = c.line();
         if c.peek_word(0) != Some("T") {
             let words = c.skip_statement()?;
-            stk.outputs
-                .push(format!("line {line}: {}", words.join(" ")));
+            stk.outputs.push((line, words[0].clone(), words.join(" ")));
             continue;
         }
         c.keywords("T")?;
