@@ -162,7 +162,11 @@ fn threedice_unsupported_and_malformed_inputs() {
         fails_with(&import_3dice(s(&p), &out), 2, &[needle]);
         assert!(!out.exists());
     }
-    let flp = write(d, "mat.flp", "All :\n position 0, 0 ;\n dimension 4000, 2000 ;\n material SILICON ;\n power values 1 ;\n");
+    let flp = write(
+        d,
+        "mat.flp",
+        "All :\n position 0, 0 ;\n dimension 4000, 2000 ;\n material BEOL ;\n power values 1 ;\n",
+    );
     let p = write(d, "mat.stk", &base.replace("./uniform.flp", s(&flp)));
     fails_with(
         &import_3dice(s(&p), &out),

@@ -216,7 +216,10 @@ fn write(imp: &Imported, path: &Path, opts: &OutArgs) -> anyhow::Result<()> {
         for n in &imp.notes {
             eprintln!("cuth: note: {n}");
         }
-        eprintln!("cuth: next: cuth solve {}", path.display());
+        match &imp.next {
+            Some(cmd) => eprintln!("cuth: next: {cmd}"),
+            None => eprintln!("cuth: next: cuth solve {}", path.display()),
+        }
     }
     Ok(())
 }

@@ -36,6 +36,16 @@ pub struct BlockDoc {
     pub power: f64,
 }
 
+/// A `[[probes]]` entry on a layer, metres.
+#[derive(Clone, Debug)]
+pub struct ProbeDoc {
+    pub name: String,
+    pub x: f64,
+    pub y: f64,
+    pub layer: String,
+    pub comment: String,
+}
+
 #[derive(Clone, Debug)]
 pub enum PowerDoc {
     /// HotSpot trace for the layer's floorplan; `file` as written in the TOML.
@@ -90,6 +100,7 @@ pub struct StackDoc {
     pub block_map: Option<String>,
     pub materials: Vec<MaterialDoc>,
     pub layers: Vec<LayerDoc>,
+    pub probes: Vec<ProbeDoc>,
     /// Comment lines at the end (settings with no counterpart, hints).
     pub footer: Vec<String>,
 }
@@ -256,6 +267,17 @@ impl StackDoc {
                 }
             }
         }
+        for p in &self.probes {
+            let _ = writeln!(
+                o,
+                "\n# {}\n[[probes]]\nname = {}\nx = {}    # m\ny = {}    # m\nlayer = {}",
+                p.comment,
+                string(&p.name),
+                num(p.x),
+                num(p.y),
+                string(&p.layer)
+            );
+        }
         if !self.footer.is_empty() {
             o.push('\n');
             comments(&mut o, &self.footer);
@@ -306,6 +328,13 @@ mod tests {
                 fill: Some("none".into()),
                 comment: vec![],
             }],
+            probes: vec![ProbeDoc {
+                name: "n1".into(),
+                x: 5e-3,
+                y: 4.8e-3,
+                layer: "die".into(),
+                comment: "c".into(),
+            }],
             ..Default::default()
         };
         let text = doc.render();
@@ -330,5 +359,7 @@ mod tests {
         let edges = crate::grid::edges_of(wx);
         assert!(edges.iter().any(|e| (e - 6e-3).abs() < 1e-15), "{edges:?}");
         assert!(text.contains("[package]"), "{text}");
+        assert_eq!(stack.probes.len(), 1);
+        assert_eq!((stack.probes[0].x_m, stack.probes[0].y_m), (5e-3, 4.8e-3));
     }
 }

@@ -291,6 +291,7 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         toml,
         extra: Vec::new(),
         notes,
+        next: None,
     })
 }
 

@@ -92,6 +92,8 @@ pub struct Imported {
     pub toml: String,
     pub extra: Vec<ExtraFile>,
     pub notes: Vec<String>,
+    /// The command to run next, when not `cuth solve STACK` (a transient).
+    pub next: Option<String>,
 }
 
 /// Reads a file into a string with an [`ImportError::Io`] naming it: a

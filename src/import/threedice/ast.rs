@@ -51,11 +51,7 @@ pub struct Die {
 #[derive(Clone, Debug)]
 pub enum Element {
     Layer(LayerSpec),
-    Die {
-        die: String,
-        floorplan: String,
-        discretization: bool,
-    },
+    Die { die: String, floorplan: String },
 }
 
 #[derive(Clone, Debug)]
@@ -63,6 +59,22 @@ pub struct StackElement {
     pub name: String,
     pub line: usize,
     pub element: Element,
+    /// `discretization NX NY` (cells along x and y in 3D-ICE's non-uniform
+    /// mode), as written.
+    pub discretization: Option<(String, String)>,
+}
+
+/// A `T (ELEMENT, X, Y, "FILE", WHEN) ;` output instruction: a probe.
+#[derive(Clone, Debug)]
+pub struct ProbeOut {
+    pub element: String,
+    /// µm, as written.
+    pub x: String,
+    pub y: String,
+    pub file: String,
+    /// `final`, `slot` or `step` (`final` when not written).
+    pub when: String,
+    pub line: usize,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -79,6 +91,12 @@ pub struct Stk {
     pub transient: Option<(String, String)>,
     /// K, and its line.
     pub initial_temperature: Option<(String, usize)>,
-    /// Statements carried as comments only (outputs, solver extras).
+    /// The `T` output instructions.
+    pub probes: Vec<ProbeOut>,
+    /// The other output instructions, as written (maps and block tables
+    /// whose 3D-ICE files cuth does not write).
+    /// (line, instruction, text as written).
+    pub outputs: Vec<(usize, String, String)>,
+    /// Statements carried as comments only (solver extras).
     pub ignored: Vec<String>,
 }

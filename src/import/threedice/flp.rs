@@ -1,27 +1,153 @@
 //! 3D-ICE floorplan files (not HotSpot's `.flp` format): one element per
-//! `NAME : position X, Y ; dimension L, W ; power values P1, P2, ... ;`, with
-//! µm lengths (L along x, W along y) and one power (W) per time slot. A
-//! per-element `material` (3D-ICE 4.0 heterogeneous floorplans) is
-//! [`ImportError::Unsupported`]; `discretization` only refines 3D-ICE's
-//! non-uniform grid and is reported as ignored.
+//! `NAME : position X, Y ; dimension L, W ; power values P1, P2, ... ;`, or
+//! with its outline as a list of `rectangle (X, Y, L, W) ;` (an element that
+//! is not one rectangle), with µm lengths (L along x, W along y) and one
+//! power (W) per time slot. `material` and `discretization` (3D-ICE 4.0's
+//! non-uniform mode) are kept for the conversion to judge.
 
 use super::lexer::{Cursor, Tok};
 use crate::import::ImportError;
 use std::path::Path;
 
+/// A rectangle as written, µm: south-west corner and extent along x
+/// ("length") and y ("width").
+#[derive(Clone, Debug)]
+pub struct Rect {
+    pub x: String,
+    pub y: String,
+    pub length: String,
+    pub width: String,
+}
+
 #[derive(Clone, Debug)]
 pub struct Element {
     pub name: String,
     pub line: usize,
-    /// South-west corner, µm.
-    pub x: String,
-    pub y: String,
-    /// Extent along x ("length") and y ("width"), µm.
-    pub length: String,
-    pub width: String,
+    /// The element's outline: one rectangle (`position` + `dimension`) or
+    /// several (`rectangle` lines).
+    pub rects: Vec<Rect>,
     /// W per slot.
     pub powers: Vec<f64>,
-    pub discretization: bool,
+    /// Cells along x and y in 3D-ICE's non-uniform mode, as written.
+    pub discretization: Option<(String, String)>,
+    /// The element's material (non-uniform mode), and its line.
+    pub material: Option<(String, usize)>,
+}
+
+/// `A , B` (two numbers).
+fn pair(c: &mut Cursor, a: &str, b: &str) -> Result<(String, String), ImportError> {
+    let x = c.number(a)?;
+    c.punct(',')?;
+    Ok((x, c.number(b)?))
+}
+
+fn power_values(c: &mut Cursor) -> Result<Vec<f64>, ImportError> {
+    c.keywords("power values")?;
+    let mut v = Vec::new();
+    loop {
+        let s = c.number("a power value")?;
+        let p: f64 = s.parse().unwrap_or(f64::NAN);
+        if p.is_nan() || p < 0.0 {
+            return Err(c.error(format!("power `{s}` must be zero or positive")));
+        }
+        v.push(p);
+        if !c.eat_punct(',') {
+            break;
+        }
+    }
+    c.punct(';')?;
+    Ok(v)
+}
+
+/// The statements of element `name`, up to the next `NAME :`.
+fn element(c: &mut Cursor, name: String, line: usize) -> Result<Element, ImportError> {
+    let file = c.file.clone();
+    let (mut pos, mut dim, mut powers) = (None, None, None);
+    let mut el = Element {
+        name,
+        line,
+        rects: Vec::new(),
+        powers: Vec::new(),
+        discretization: None,
+        material: None,
+    };
+    while !c.at_end() && c.peek_at(1) != Some(&Tok::Punct(':')) {
+        match c.peek_word(0) {
+            Some("position") => {
+                c.keywords("position")?;
+                pos = Some(pair(c, "x", "y")?);
+                c.punct(';')?;
+            }
+            Some("dimension") => {
+                c.keywords("dimension")?;
+                dim = Some(pair(c, "the length", "the width")?);
+                c.punct(';')?;
+            }
+            Some("rectangle") => {
+                c.keywords("rectangle")?;
+                c.punct('(')?;
+                let (x, y) = pair(c, "x", "y")?;
+                c.punct(',')?;
+                let (length, width) = pair(c, "the length", "the width")?;
+                c.punct(')')?;
+                c.punct(';')?;
+                el.rects.push(Rect {
+                    x,
+                    y,
+                    length,
+                    width,
+                });
+            }
+            Some("power") => powers = Some(power_values(c)?),
+            Some("material") => {
+                let at = c.line();
+                c.keywords("material")?;
+                el.material = Some((c.ident("a material name")?.0, at));
+                c.punct(';')?;
+            }
+            Some("discretization") => {
+                c.keywords("discretization")?;
+                let (nx, ny) = pair(c, "the cells along x", "the cells along y")?;
+                el.discretization = Some((nx, ny));
+                c.punct(';')?;
+            }
+            _ => {
+                return Err(c.error(format!(
+                    "element `{}`: expected position, dimension, rectangle, material, \
+                     discretization or power values, found {}",
+                    el.name,
+                    c.found()
+                )))
+            }
+        }
+    }
+    let missing = |what: &str| ImportError::Syntax {
+        file: file.clone(),
+        line,
+        message: format!("element `{}` has no {what}", el.name),
+    };
+    if el.rects.is_empty() {
+        let (x, y) = pos.ok_or_else(|| missing("position"))?;
+        let (length, width) = dim.ok_or_else(|| missing("dimension"))?;
+        el.rects.push(Rect {
+            x,
+            y,
+            length,
+            width,
+        });
+    } else if pos.is_some() || dim.is_some() {
+        return Err(ImportError::Syntax {
+            file,
+            line,
+            message: format!(
+                "element `{}` has both `position`/`dimension` and `rectangle` lines: \
+                 give one or the other",
+                el.name
+            ),
+        });
+    }
+    el.powers = powers.ok_or_else(|| missing("power values"))?;
+    Ok(el)
 }
 
 pub fn parse_floorplan(text: &str, file: &Path) -> Result<Vec<Element>, ImportError> {
@@ -33,81 +159,7 @@ pub fn parse_floorplan(text: &str, file: &Path) -> Result<Vec<Element>, ImportEr
             return Err(c.error(format!("floorplan element `{name}` is already declared")));
         }
         c.punct(':')?;
-        let (mut pos, mut dim, mut powers, mut discretization) = (None, None, None, false);
-        // Statements until the next `NAME :`.
-        while !c.at_end() && c.peek_at(1) != Some(&Tok::Punct(':')) {
-            match c.peek_word(0) {
-                Some("position") => {
-                    c.keywords("position")?;
-                    let x = c.number("x")?;
-                    c.punct(',')?;
-                    pos = Some((x, c.number("y")?));
-                    c.punct(';')?;
-                }
-                Some("dimension") => {
-                    c.keywords("dimension")?;
-                    let l = c.number("the length")?;
-                    c.punct(',')?;
-                    dim = Some((l, c.number("the width")?));
-                    c.punct(';')?;
-                }
-                Some("power") => {
-                    c.keywords("power values")?;
-                    let mut v = Vec::new();
-                    loop {
-                        let s = c.number("a power value")?;
-                        let p: f64 = s.parse().unwrap_or(f64::NAN);
-                        if p.is_nan() || p < 0.0 {
-                            return Err(c.error(format!("power `{s}` must be zero or positive")));
-                        }
-                        v.push(p);
-                        if !c.eat_punct(',') {
-                            break;
-                        }
-                    }
-                    c.punct(';')?;
-                    powers = Some(v);
-                }
-                Some("material") => {
-                    return Err(ImportError::Unsupported {
-                        file: file.to_path_buf(),
-                        line: c.line(),
-                        what: format!(
-                            "the material of floorplan element `{name}` (heterogeneous floorplan)"
-                        ),
-                        why: "cuth's per-block materials come from HotSpot floorplan columns only"
-                            .into(),
-                    })
-                }
-                Some("discretization") => {
-                    c.skip_statement()?;
-                    discretization = true;
-                }
-                _ => {
-                    return Err(c.error(format!(
-                        "element `{name}`: expected position, dimension or power values"
-                    )))
-                }
-            }
-        }
-        let missing = |what: &str| ImportError::Syntax {
-            file: file.to_path_buf(),
-            line,
-            message: format!("element `{name}` has no {what}"),
-        };
-        let (x, y) = pos.ok_or_else(|| missing("position"))?;
-        let (length, width) = dim.ok_or_else(|| missing("dimension"))?;
-        let powers = powers.ok_or_else(|| missing("power values"))?;
-        out.push(Element {
-            name,
-            line,
-            x,
-            y,
-            length,
-            width,
-            powers,
-            discretization,
-        });
+        out.push(element(&mut c, name, line)?);
     }
     if out.is_empty() {
         return Err(ImportError::Invalid {
@@ -126,13 +178,41 @@ mod tests {
     fn elements() {
         let text =
             "Core0:\n position 3000 , 10000 ;\n dimension 2000, 5000;\n power values 1.5, 2.0 ;\n\
-                    CB : position 0,0; dimension 10,10; discretization 2, 2; power values 0 ;";
+                    CB : position 0,0; dimension 10,10; discretization 2, 2; material SI ; power values 0 ;";
         let e = parse_floorplan(text, Path::new("f.flp")).unwrap();
         assert_eq!(e.len(), 2);
-        assert_eq!((e[0].x.as_str(), e[0].width.as_str()), ("3000", "5000"));
+        let r = &e[0].rects[0];
+        assert_eq!((r.x.as_str(), r.width.as_str()), ("3000", "5000"));
         assert_eq!(e[0].powers, vec![1.5, 2.0]);
-        assert!(e[1].discretization);
+        assert_eq!(e[1].discretization, Some(("2".into(), "2".into())));
+        assert_eq!(e[1].material, Some(("SI".into(), 5)));
         assert_eq!(e[1].line, 5);
+    }
+
+    #[test]
+    fn rectangle_lists() {
+        let text = "A :\n rectangle ( 0, 0, 2000, 3000 ) ;\n rectangle (2000, 0, 10, 20) ;\n \
+                    power values 1, 2 ;\nB : rectangle (5, 6, 7, 8) ; power values 0 ;";
+        let e = parse_floorplan(text, Path::new("f.flp")).unwrap();
+        assert_eq!(e[0].rects.len(), 2);
+        assert_eq!(e[0].rects[1].x, "2000");
+        assert_eq!(e[0].rects[1].width, "20");
+        assert_eq!(e[1].rects[0].length, "7");
+        let e = parse_floorplan(
+            "A : position 0, 0 ; dimension 1, 1 ; rectangle (0, 0, 1, 1) ; power values 1 ;",
+            Path::new("f.flp"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("f.flp:1: element `A` has both"),
+            "{e}"
+        );
+        let e = parse_floorplan(
+            "A : rectangle (0, 0, 1) ; power values 1 ;",
+            Path::new("f.flp"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("expected `,`"), "{e}");
     }
 
     #[test]
@@ -144,12 +224,8 @@ mod tests {
                 .contains("f.flp:1: element `A` has no dimension"),
             "{e}"
         );
-        let e = parse_floorplan("A :\n material SI ;", Path::new("f.flp")).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("f.flp:2: the material of floorplan element `A`"),
-            "{e}"
-        );
+        let e = parse_floorplan("A :\n material 5 ;", Path::new("f.flp")).unwrap_err();
+        assert!(e.to_string().contains("f.flp:2:"), "{e}");
         let e = parse_floorplan("A : position 0 0 ;", Path::new("f.flp")).unwrap_err();
         assert!(e.to_string().contains("expected `,`"), "{e}");
     }

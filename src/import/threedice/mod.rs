@@ -8,11 +8,12 @@
 //! length" is along x (cuth's `width`), its "width" along y (cuth's `length`).
 
 mod ast;
+mod extras;
 mod flp;
 mod lexer;
 mod stk;
 
-use super::emit::{BlockDoc, Conductivity, LayerDoc, MaterialDoc, PowerDoc, StackDoc};
+use super::emit::{Conductivity, LayerDoc, MaterialDoc, PowerDoc, StackDoc};
 use super::{read_text, shift_decimal, ExtraFile, ImportError, Imported};
 use std::path::Path;
 
@@ -70,11 +71,6 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     };
     if fx || fy {
         doc.grid_comment.push("approximation: the cells do not divide the chip; cuth's cells are chip/n (3D-ICE truncates n)".into());
-    }
-    if dims.non_uniform {
-        doc.grid_comment.push(
-            "non-uniform: ignored, cuth's in-plane grid is uniform at the cell size above".into(),
-        );
     }
 
     // Boundary: one ambient; a bottom-only sink is handled by flipping the stack.
@@ -145,7 +141,8 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     let mut plans = Vec::new();
     for e in &s.stack {
         if let stk::Element::Die { floorplan, .. } = &e.element {
-            let p = super::beside(f, floorplan);
+            let (p, found) = extras::floorplan_path(f, e.line, floorplan)?;
+            notes.extend(found);
             plans.push((
                 e.name.clone(),
                 flp::parse_floorplan(&read_text(&p)?, &p)?,
@@ -153,6 +150,7 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
             ));
         }
     }
+    grid(&s, f, &mut doc, &plans, &mut notes)?;
     let mut all: Vec<&str> = plans
         .iter()
         .flat_map(|(_, els, _)| els.iter().map(|e| e.name.as_str()))
@@ -188,11 +186,7 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
                     )],
                 });
             }
-            stk::Element::Die {
-                die,
-                floorplan,
-                discretization,
-            } => {
+            stk::Element::Die { die, floorplan } => {
                 let d = s
                     .dies
                     .iter()
@@ -209,21 +203,19 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
                     let mut comment = vec![format!("die `{die}` (line {}) as `{}` (line {}), layer {from_bottom} from its bottom, {} um", d.line, e.name, e.line, l.height)];
                     let power = if *source {
                         comment.push(format!("source layer: floorplan {floorplan}, first power value of each element (3D-ICE's first slot)"));
-                        if *discretization || els.iter().any(|x| x.discretization) {
-                            comment.push("discretization: ignored (cuth's grid is uniform)".into());
-                        }
                         let mut blocks = Vec::new();
                         for x in els {
+                            element_material(fpath, x, &l.material)?;
                             let name = block_name(&e.name, &x.name);
-                            blocks.push(BlockDoc {
-                                name: name.clone(),
-                                x: si(fpath, x.line, &x.x, -6)?,
-                                y: si(fpath, x.line, &x.y, -6)?,
-                                width: si(fpath, x.line, &x.length, -6)?,
-                                height: si(fpath, x.line, &x.width, -6)?,
-                                power: x.powers[0],
-                            });
-                            trace.push((name, x.powers.clone()));
+                            let parts = extras::element_blocks(fpath, x, &name)?;
+                            if parts.len() > 1 {
+                                comment.push(format!("element `{}`: {} rectangles, blocks {name}.1 to {name}.{}, power shared by area", x.name, parts.len(), parts.len()));
+                                notes.push(format!("floorplan element `{}` has {} rectangles: one block per rectangle ({name}.1 ...), its power shared by area; block statistics are per rectangle", x.name, parts.len()));
+                            }
+                            for (b, p) in parts {
+                                trace.push((b.name.clone(), p));
+                                blocks.push(b);
+                            }
                         }
                         Some(PowerDoc::Blocks(blocks))
                     } else {
@@ -253,6 +245,9 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
         layers_top_down.reverse();
     }
     doc.layers = layers_top_down;
+    let (probes, out_notes) = extras::probes(&s, f, |e| extras::output_layer(&s, e))?;
+    doc.probes = probes;
+    notes.extend(out_notes);
     if clash {
         doc.header.push(
             "Floorplan element names repeat across dies: blocks are named DIE_ELEMENT.NAME.".into(),
@@ -263,6 +258,7 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     let slots = trace.iter().map(|(_, p)| p.len()).min().unwrap_or(0);
     let mut extra = Vec::new();
     let mut footer = Vec::new();
+    let mut next = None;
     if let Some((t0, line)) = &s.initial_temperature {
         if si(f, *line, t0, 0)? != doc.ambient {
             footer.push(format!("initial temperature {t0} K: cuth transients start at ambient or --init steady/FILE."));
@@ -307,7 +303,11 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
             footer.push(format!("The steady solver uses the first of {slots} power values; the others are in {name} (1 s per row: scale the times)."));
         }
         footer.push(format!("Transient: {hint}"));
-        notes.push(format!("transient: {hint}"));
+        if s.transient.is_some() {
+            next = Some(hint);
+        } else {
+            notes.push(format!("transient: {hint}"));
+        }
         if trace.iter().any(|(_, p)| p.len() != slots) {
             notes.push(format!("elements have different numbers of power values: {slots} used, as 3D-ICE discards extras"));
         }
@@ -318,5 +318,76 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     doc.footer = footer;
     let toml = doc.render();
     super::check_loads(&toml, out)?;
-    Ok(Imported { toml, extra, notes })
+    Ok(Imported {
+        toml,
+        extra,
+        notes,
+        next,
+    })
+}
+
+/// A floorplan element's `material` (3D-ICE's non-uniform mode): the die's
+/// source material is what cuth puts there anyway; another one would make
+/// the layer heterogeneous, which an import does not write.
+fn element_material(fpath: &Path, x: &flp::Element, source: &str) -> Result<(), ImportError> {
+    match &x.material {
+        Some((m, line)) if m != source => Err(ImportError::Unsupported {
+            file: fpath.to_path_buf(),
+            line: *line,
+            what: format!(
+                "material `{m}` of floorplan element `{}`, not the source layer's `{source}` \
+                 (heterogeneous floorplan)",
+                x.name
+            ),
+            why: "the import writes one material per source layer".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The in-plane grid: 3D-ICE's uniform cells, or in non-uniform mode the
+/// finest of its cells (a note names `--grid`); `discretization` outside
+/// non-uniform mode is ignored by 3D-ICE too.
+fn grid(
+    s: &stk::Stk,
+    f: &Path,
+    doc: &mut StackDoc,
+    plans: &[(String, Vec<flp::Element>, std::path::PathBuf)],
+    notes: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    let dims = s.dimensions.as_ref().expect("checked by the caller");
+    let any_disc = s.stack.iter().any(|e| e.discretization.is_some())
+        || plans
+            .iter()
+            .any(|(_, els, _)| els.iter().any(|x| x.discretization.is_some()));
+    if !dims.non_uniform {
+        if any_disc {
+            doc.grid_comment.push(
+                "discretization: ignored, as 3D-ICE ignores it without `non-uniform true`".into(),
+            );
+        }
+        return Ok(());
+    }
+    let cell = (
+        si(f, dims.line, &dims.cell_length, -6)?,
+        si(f, dims.line, &dims.cell_width, -6)?,
+    );
+    let (nx, ny, why) = extras::non_uniform_cells(s, f, (doc.width, doc.length), cell, plans)?;
+    let set_by = if why.is_empty() {
+        String::new()
+    } else {
+        format!(" (discretization of {})", why.join(", "))
+    };
+    doc.grid_comment.push(format!(
+        "non-uniform true: 3D-ICE's cells differ per layer and element; cuth's grid is \
+         uniform at the finest of them, {nx} x {ny}{set_by}"
+    ));
+    notes.push(format!(
+        "non-uniform true: 3D-ICE's per-layer and per-element cells are not reproduced \
+         exactly; the grid is uniform at the finest of them, {nx} x {ny}{set_by}; choose \
+         another with --grid NXxNY"
+    ));
+    doc.nx = nx;
+    doc.ny = ny;
+    Ok(())
 }

@@ -49,17 +49,7 @@ pub fn parse_stk(text: &str, file: &Path) -> Result<Stk, ImportError> {
             Some("die") => die(&mut c, &mut stk)?,
             Some("stack") => stack(&mut c, &mut stk)?,
             Some("solver") => solver(&mut c, &mut stk)?,
-            Some("output") => {
-                c.keywords("output")?;
-                c.punct(':')?;
-                // Each output is `NAME ( ... ) ;`.
-                while c.peek_word(0).is_some() && c.peek_at(1) == Some(&Tok::Punct('(')) {
-                    let line = c.line();
-                    let words = c.skip_statement()?;
-                    stk.ignored
-                        .push(format!("line {line}: output {}", words.join(" ")));
-                }
-            }
+            Some("output") => output(&mut c, &mut stk)?,
             _ => {
                 return Err(c.error(format!(
                     "expected a section (material, top heat sink, dimensions, layer, die, stack, \
@@ -159,9 +149,14 @@ fn dimensions(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
     c.keywords("width")?;
     let cell_width = c.number("the cell width")?;
     c.punct(';')?;
-    let non_uniform = c.peek_word(0) == Some("non-uniform");
-    if non_uniform {
-        c.skip_statement()?;
+    let mut non_uniform = false;
+    if c.eat_word("non-uniform") {
+        non_uniform = match c.ident("true or false")?.0.as_str() {
+            "true" => true,
+            "false" => false,
+            w => return Err(c.error(format!("non-uniform: expected true or false, found `{w}`"))),
+        };
+        c.punct(';')?;
     }
     stk.dimensions = Some(Dimensions {
         chip_length,
@@ -202,7 +197,17 @@ fn layer_def(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
     Ok(())
 }
 
-/// `H MATERIAL ;` or `LAYERNAME ;` (a top-level layer definition).
+/// `discretization NX [,] NY` if it comes next (the comma is optional).
+fn discretization(c: &mut Cursor) -> Result<Option<(String, String)>, ImportError> {
+    if !c.eat_word("discretization") {
+        return Ok(None);
+    }
+    let nx = c.number("the cells along x")?;
+    c.eat_punct(',');
+    Ok(Some((nx, c.number("the cells along y")?)))
+}
+
+/// `H MATERIAL` or `LAYERNAME` (a top-level layer definition), without the `;`.
 fn layer_content(c: &mut Cursor, stk: &Stk) -> Result<LayerSpec, ImportError> {
     let line = c.line();
     let spec = if matches!(c.peek(), Some(Tok::Num(_))) {
@@ -224,7 +229,6 @@ fn layer_content(c: &mut Cursor, stk: &Stk) -> Result<LayerSpec, ImportError> {
             ..spec.clone()
         }
     };
-    c.punct(';')?;
     Ok(spec)
 }
 
@@ -246,6 +250,7 @@ fn die(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
         };
         c.ident("layer or source")?;
         layers.push((layer_content(c, stk)?, source));
+        c.punct(';')?;
     }
     match layers.iter().filter(|(_, s)| *s).count() {
         1 => {}
@@ -288,16 +293,7 @@ fn stack(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
                 }
                 c.keywords("floorplan")?;
                 let floorplan = c.string("the floorplan file")?;
-                let discretization = c.peek_word(0) == Some("discretization");
-                c.skip_statement()?;
-                (
-                    name,
-                    Element::Die {
-                        die,
-                        floorplan,
-                        discretization,
-                    },
-                )
+                (name, Element::Die { die, floorplan })
             }
             Some("channel") => {
                 return Err(unsupported(
@@ -308,6 +304,8 @@ fn stack(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
             }
             _ => break,
         };
+        let discretization = discretization(c)?;
+        c.punct(';')?;
         if stk.stack.iter().any(|e| e.name == element.0) {
             return Err(ImportError::Syntax {
                 file: c.file.clone(),
@@ -319,6 +317,7 @@ fn stack(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
             name: element.0,
             line,
             element: element.1,
+            discretization,
         });
     }
     if stk.stack.is_empty() {
@@ -364,6 +363,50 @@ fn solver(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
             }
             _ => break,
         }
+    }
+    Ok(())
+}
+
+/// `output:` and its instructions, each `NAME ( ... ) ;`: `T` is kept as a
+/// probe, the others as written.
+fn output(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
+    c.keywords("output")?;
+    c.punct(':')?;
+    while c.peek_word(0).is_some() && c.peek_at(1) == Some(&Tok::Punct('(')) {
+        let line = c.line();
+        if c.peek_word(0) != Some("T") {
+            let words = c.skip_statement()?;
+            stk.outputs.push((line, words[0].clone(), words.join(" ")));
+            continue;
+        }
+        c.keywords("T")?;
+        c.punct('(')?;
+        let (element, _) = c.ident("a stack element name")?;
+        c.punct(',')?;
+        let x = c.number("the probe's x")?;
+        c.punct(',')?;
+        let y = c.number("the probe's y")?;
+        c.punct(',')?;
+        let file = c.string("the output file")?;
+        let when = if c.eat_punct(',') {
+            let (w, _) = c.ident("final, slot or step")?;
+            if !matches!(w.as_str(), "final" | "slot" | "step") {
+                return Err(c.error(format!("expected final, slot or step, found `{w}`")));
+            }
+            w
+        } else {
+            "final".into()
+        };
+        c.punct(')')?;
+        c.punct(';')?;
+        stk.probes.push(ProbeOut {
+            element,
+            x,
+            y,
+            file,
+            when,
+            line,
+        });
     }
     Ok(())
 }

@@ -1,0 +1,218 @@
+//! Parts of the 3D-ICE conversion beyond the layer stack: where a floorplan
+//! is opened from, the in-plane grid of 3D-ICE's non-uniform mode, the
+//! blocks of an element (one per rectangle, power shared by area), and the
+//! `output:` section (`T` probes; what else is not carried over).
+
+use super::flp;
+use super::si;
+use super::stk::{self, Stk};
+use crate::import::emit::{BlockDoc, ProbeDoc};
+use crate::import::ImportError;
+use std::path::{Path, PathBuf};
+
+/// Where 3D-ICE finds `name`, written in `stk_path` on `line`: from the
+/// working directory, as 3D-ICE opens it; else beside the `.stk`; else in a
+/// folder above the `.stk`'s (3D-ICE's own test harness runs from `test/`
+/// with the stack files two folders down). The second value says which,
+/// when not the working directory.
+pub fn floorplan_path(
+    stk_path: &Path,
+    line: usize,
+    name: &str,
+) -> Result<(PathBuf, Option<String>), ImportError> {
+    let p = Path::new(name);
+    if p.is_absolute() || p.is_file() {
+        return Ok((p.to_path_buf(), None));
+    }
+    let beside = crate::import::beside(stk_path, name);
+    if beside.is_file() {
+        return Ok((beside, None));
+    }
+    let abs = |q: &Path| std::path::absolute(q).unwrap_or_else(|_| q.to_path_buf());
+    let dir = match stk_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    for up in abs(dir).ancestors().skip(1) {
+        let q = up.join(p);
+        if q.is_file() {
+            let why = format!(
+                "floorplan \"{name}\" (line {line}) opened as {}: not found from the working \
+                 directory nor beside the .stk, found in a folder above it",
+                q.display()
+            );
+            return Ok((q, Some(why)));
+        }
+    }
+    let cwd = abs(p);
+    let beside = abs(&beside);
+    Err(ImportError::Syntax {
+        file: stk_path.to_path_buf(),
+        line,
+        message: format!(
+            "floorplan \"{name}\" not found: tried {} (from the working directory, as 3D-ICE \
+             opens it), {} (beside the .stk) and the folders above the .stk's",
+            cwd.display(),
+            beside.display()
+        ),
+    })
+}
+
+/// A `discretization` count as a positive integer.
+fn count(file: &Path, line: usize, lit: &str) -> Result<f64, ImportError> {
+    match lit.parse::<f64>() {
+        Ok(n) if n >= 1.0 && n.fract() == 0.0 && n <= 65536.0 => Ok(n),
+        _ => Err(ImportError::Syntax {
+            file: file.to_path_buf(),
+            line,
+            message: format!("discretization `{lit}` must be a whole number of cells, 1 or more"),
+        }),
+    }
+}
+
+/// The uniform grid that resolves 3D-ICE's non-uniform one: the finest
+/// cell along x and y over the `dimensions` cell, each stack element's
+/// `discretization` (cells across the chip) and each floorplan element's
+/// (cells across the element). 3D-ICE's grid differs from layer to layer,
+/// which cuth's tensor-product grid cannot follow, so this refines
+/// everywhere to the finest. Returns (nx, ny, what set it).
+pub fn non_uniform_cells(
+    s: &Stk,
+    f: &Path,
+    (width, length): (f64, f64),
+    (cx, cy): (f64, f64),
+    plans: &[(String, Vec<flp::Element>, PathBuf)],
+) -> Result<(usize, usize, Vec<String>), ImportError> {
+    let (mut fx, mut fy) = (cx, cy);
+    let mut why = Vec::new();
+    for e in &s.stack {
+        if let Some((nx, ny)) = &e.discretization {
+            fx = fx.min(width / count(f, e.line, nx)?);
+            fy = fy.min(length / count(f, e.line, ny)?);
+            why.push(format!("`{}` {nx} x {ny}", e.name));
+        }
+    }
+    for (_, els, path) in plans {
+        for el in els {
+            let Some((nx, ny)) = &el.discretization else {
+                continue;
+            };
+            let (nx, ny) = (count(path, el.line, nx)?, count(path, el.line, ny)?);
+            for r in &el.rects {
+                fx = fx.min(si(path, el.line, &r.length, -6)? / nx);
+                fy = fy.min(si(path, el.line, &r.width, -6)? / ny);
+            }
+            why.push(format!("`{}` {nx} x {ny}", el.name));
+        }
+    }
+    let n = |extent: f64, cell: f64| ((extent / cell) * (1.0 - 1e-9)).ceil().max(1.0) as usize;
+    Ok((n(width, fx), n(length, fy), why))
+}
+
+/// The blocks of floorplan element `x`: one per rectangle, the element's
+/// power shared by area (3D-ICE spreads an element's power uniformly over
+/// its surface). A single rectangle keeps the element's name; several are
+/// `NAME.1`, `NAME.2`, ... Each block comes with its power per slot.
+pub fn element_blocks(
+    fpath: &Path,
+    x: &flp::Element,
+    name: &str,
+) -> Result<Vec<(BlockDoc, Vec<f64>)>, ImportError> {
+    let mut rects = Vec::new();
+    for r in &x.rects {
+        let len = |v: &str| si(fpath, x.line, v, -6);
+        rects.push((len(&r.x)?, len(&r.y)?, len(&r.length)?, len(&r.width)?));
+    }
+    let area: f64 = rects.iter().map(|r| r.2 * r.3).sum();
+    let many = rects.len() > 1;
+    let mut out = Vec::new();
+    for (k, (rx, ry, rw, rh)) in rects.into_iter().enumerate() {
+        let share = if many { rw * rh / area } else { 1.0 };
+        let powers: Vec<f64> = x.powers.iter().map(|p| p * share).collect();
+        let block = BlockDoc {
+            name: if many {
+                format!("{name}.{}", k + 1)
+            } else {
+                name.to_string()
+            },
+            x: rx,
+            y: ry,
+            width: rw,
+            height: rh,
+            power: powers[0],
+        };
+        out.push((block, powers));
+    }
+    Ok(out)
+}
+
+/// The `T` instructions as probes on the source layer of the die (or on
+/// the layer) they name, µm -> m, named by their file's stem (with the
+/// element when two share one); plus notes on what cuth does not write.
+pub fn probes(
+    s: &Stk,
+    f: &Path,
+    layer_of: impl Fn(&str) -> Option<String>,
+) -> Result<(Vec<ProbeDoc>, Vec<String>), ImportError> {
+    let mut out: Vec<ProbeDoc> = Vec::new();
+    let mut notes = Vec::new();
+    for p in &s.probes {
+        let layer = layer_of(&p.element).ok_or_else(|| ImportError::Syntax {
+            file: f.to_path_buf(),
+            line: p.line,
+            message: format!("output T: unknown stack element `{}`", p.element),
+        })?;
+        let stem = Path::new(&p.file)
+            .file_stem()
+            .map_or_else(|| p.file.clone(), |x| x.to_string_lossy().into_owned());
+        let mut name = stem.clone();
+        if out.iter().any(|o| o.name == name) {
+            name = format!("{stem}.{}", p.element);
+        }
+        out.push(ProbeDoc {
+            name,
+            x: si(f, p.line, &p.x, -6)?,
+            y: si(f, p.line, &p.y, -6)?,
+            layer,
+            comment: format!(
+                "line {}: T ({}, {}, {}, \"{}\", {})",
+                p.line, p.element, p.x, p.y, p.file, p.when
+            ),
+        });
+    }
+    if !out.is_empty() {
+        notes.push(format!(
+            "output T: {} probe(s) carried over; cuth reports them in probes.csv, summary.json \
+             and (transient) timeseries.csv every step, not in 3D-ICE's files ({})",
+            out.len(),
+            s.probes
+                .iter()
+                .map(|p| p.file.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for (line, kind, text) in &s.outputs {
+        let instead = match kind.as_str() {
+            "Tmap" | "Pmap" => "cuth writes every layer's map, NN_<layer>.csv/.png",
+            "Tflp" | "Tflpel" => "cuth writes every block's min/avg/max to blocks.csv",
+            "T3d" => "cuth writes the 3D field to field.vtr with --vtk",
+            _ => "cuth has no counterpart",
+        };
+        notes.push(format!(
+            "output not carried over: line {line}: {text} ({instead}, under the run's --out \
+             folder, in cuth's layout)"
+        ));
+    }
+    Ok((out, notes))
+}
+
+/// The cuth layer that a 3D-ICE output element names: a die's source layer
+/// or a layer.
+pub fn output_layer(s: &Stk, element: &str) -> Option<String> {
+    let e = s.stack.iter().find(|e| e.name == element)?;
+    Some(match e.element {
+        stk::Element::Die { .. } => format!("{}_source", e.name),
+        stk::Element::Layer(_) => e.name.clone(),
+    })
+}
