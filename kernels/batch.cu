@@ -182,17 +182,15 @@ bq_xpay_f64(const double* __restrict__ z, double* __restrict__ p, long long n,
 
 // The multigrid operations of mg.cu, vector blockIdx.y of the batch.
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-bq_mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
-                 const double* __restrict__ gy, const double* __restrict__ gz,
-                 const double* __restrict__ ip, const double* __restrict__ b,
-                 double* x, long long nx, long long ny, long long nz, int colour,
-                 int mode, int zero, const long long* __restrict__ made,
+bq_mg_smooth_f64(const double* __restrict__ gx, const double* __restrict__ gy,
+                 const double* __restrict__ gz, const double* __restrict__ ip,
+                 const double* __restrict__ b, double* x, long long nx, long long ny,
+                 long long nz, int colour, int zero, const long long* __restrict__ made,
                  const double* s, int mask)
 {
     if (bq_skip(s, mask)) return;
     const long long o = (long long)blockIdx.y * nx * ny * nz;
-    mg_smooth_body(diag, gx, gy, gz, ip, b + o, x + o, nx, ny, nz, colour, mode, zero,
-                   made);
+    mg_smooth_body(gx, gy, gz, ip, b + o, x + o, nx, ny, nz, colour, zero, made);
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)

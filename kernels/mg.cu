@@ -48,13 +48,9 @@ __device__ __forceinline__ bool mg_relaxed(const long long* __restrict__ s,
 // One colour of the zebra smoother: for every column (x, y) with
 // (x + y) % 2 == colour, one thread (consecutive threads take consecutive
 // columns of a row, so loads coalesce across x) solves the column's rows of
-// A x = b with the in-plane neighbours held:
-//   mode 0 (line): Thomas with the precomputed inverse pivots ip:
-//     forward y_k = (r_k + gz_{k-1} y_{k-1}) ip_k, backward
-//     x_k = y_k + gz_k ip_k x_{k+1};
-//   mode 1 / 2 (point, up / down): one Gauss-Seidel pass along the column,
-//     x_k = (r_k + gz_{k-1} x_{k-1} + gz_k x_{k+1}) / d_k, cells of the
-//     column not yet visited taken as 0 when `zero` >= 1.
+// A x = b with the in-plane neighbours held, by Thomas with the precomputed
+// inverse pivots ip: forward y_k = (r_k + gz_{k-1} y_{k-1}) ip_k, backward
+// x_k = y_k + gz_k ip_k x_{k+1}.
 // zero: 0 = x holds the iterate, 1 = this colour's cells are 0, 2 = all 0.
 // made: null (every column), or the maps of the step that made this level
 // (its aggregate starts in x, then in y): only the columns whose x or y is
@@ -64,11 +60,10 @@ __device__ __forceinline__ bool mg_relaxed(const long long* __restrict__ s,
 // The body is a device function so that the batched family (batch.cu, which
 // is compiled with this file prepended) runs the same code per vector.
 __device__ __forceinline__ void
-mg_smooth_body(const double* __restrict__ diag, const double* __restrict__ gx,
-               const double* __restrict__ gy, const double* __restrict__ gz,
-               const double* __restrict__ ip, const double* __restrict__ b,
-               double* x, long long nx, long long ny, long long nz, int colour,
-               int mode, int zero, const long long* __restrict__ made)
+mg_smooth_body(const double* __restrict__ gx, const double* __restrict__ gy,
+               const double* __restrict__ gz, const double* __restrict__ ip,
+               const double* __restrict__ b, double* x, long long nx, long long ny,
+               long long nz, int colour, int zero, const long long* __restrict__ made)
 {
     const long long hx = (nx + 1) / 2;
     const long long plane = nx * ny;
@@ -88,42 +83,29 @@ mg_smooth_body(const double* __restrict__ diag, const double* __restrict__ gx,
             continue;
         }
         const long long j = xx + nx * y;
-        if (mode == 0) {
-            double prev = 0.0;
-            for (long long k = 0; k < nz; ++k) {
-                const long long i = j + k * plane;
-                double r = mg_rhs(gx, gy, b, x, i, xx, y, nx, ny, zero);
-                if (k > 0) r += __ldg(gz + i - plane) * prev;
-                prev = r * __ldg(ip + i);
-                x[i] = prev;
-            }
-            for (long long k = nz - 2; k >= 0; --k) {
-                const long long i = j + k * plane;
-                prev = x[i] + __ldg(gz + i) * __ldg(ip + i) * prev;
-                x[i] = prev;
-            }
-        } else {
-            const bool up = mode == 1;
-            for (long long s = 0; s < nz; ++s) {
-                const long long k = up ? s : nz - 1 - s;
-                const long long i = j + k * plane;
-                double r = mg_rhs(gx, gy, b, x, i, xx, y, nx, ny, zero);
-                if (k > 0 && (up || zero == 0)) r += __ldg(gz + i - plane) * x[i - plane];
-                if (k + 1 < nz && (!up || zero == 0)) r += __ldg(gz + i) * x[i + plane];
-                x[i] = r / __ldg(diag + i);
-            }
+        double prev = 0.0;
+        for (long long k = 0; k < nz; ++k) {
+            const long long i = j + k * plane;
+            double r = mg_rhs(gx, gy, b, x, i, xx, y, nx, ny, zero);
+            if (k > 0) r += __ldg(gz + i - plane) * prev;
+            prev = r * __ldg(ip + i);
+            x[i] = prev;
+        }
+        for (long long k = nz - 2; k >= 0; --k) {
+            const long long i = j + k * plane;
+            prev = x[i] + __ldg(gz + i) * __ldg(ip + i) * prev;
+            x[i] = prev;
         }
     }
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-mg_smooth_f64(const double* __restrict__ diag, const double* __restrict__ gx,
-              const double* __restrict__ gy, const double* __restrict__ gz,
-              const double* __restrict__ ip, const double* __restrict__ b,
-              double* x, long long nx, long long ny, long long nz, int colour,
-              int mode, int zero, const long long* __restrict__ made)
+mg_smooth_f64(const double* __restrict__ gx, const double* __restrict__ gy,
+              const double* __restrict__ gz, const double* __restrict__ ip,
+              const double* __restrict__ b, double* x, long long nx, long long ny,
+              long long nz, int colour, int zero, const long long* __restrict__ made)
 {
-    mg_smooth_body(diag, gx, gy, gz, ip, b, x, nx, ny, nz, colour, mode, zero, made);
+    mg_smooth_body(gx, gy, gz, ip, b, x, nx, ny, nz, colour, zero, made);
 }
 
 // bc = P^T (b - A x): one thread per coarse cell sums the residual of its

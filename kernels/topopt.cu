@@ -9,9 +9,7 @@
 // Fixed DOFs (`fixed[d] != 0`) are eliminated symmetrically: a fixed x value
 // is read as 0 by every gather, and the fix-up writes (K x)[d] = x[d] there.
 //
-// Three schedules:
-// - three-stage (the paper's baseline): gather Ee*x into a buffer of element
-//   vectors, a batched 24x24 multiply, an atomic scatter; then the fix-up.
+// Two schedules:
 // - fused: one kernel, one thread per element, Ke in shared memory, gather,
 //   multiply and atomic scatter in registers; then the fix-up.
 // - node-centred: one thread per node, which reads its 27 neighbours' DOFs
@@ -261,104 +259,6 @@ topopt_fusedm_f32_a32(const __grid_constant__ TopoKe32 ke, const float* E, const
                       const unsigned char* fixed, float* y, int nel, int nelx, int nely)
 {
     topo_fused_merged<float, float, float>(ke.k, E, x, fixed, y, nel, nelx, nely);
-}
-
-// ------------------------------------------------------------ three-stage
-// Element vectors live in a structure-of-arrays buffer, w[l*nel + e], so
-// that all three stages access it coalesced.
-
-// Gather and scatter run on a 2D grid: blockIdx.y is the local DOF l, x
-// walks the elements (grid-stride), so no thread divides by nel.
-
-// Stage 1: ue[l*nel + e] = E[e] * x[dof(e, l)] (0 on fixed DOFs).
-template <typename T>
-__device__ __forceinline__ void topo_gather(const T* __restrict__ E, const double* __restrict__ x,
-                                            const unsigned char* __restrict__ fixed,
-                                            T* __restrict__ ue, int nel, int nelx, int nely)
-{
-    const int l = blockIdx.y;
-    for (long long e = CUTH_ROW0; e < nel; e += CUTH_STRIDE) {
-        int n[8];
-        topo_nodes((int)e, nelx, nely, n);
-        ue[(long long)l * nel + e] = __ldg(E + e) * topo_load<T>(x, fixed, 3 * n[l / 3] + l % 3);
-    }
-}
-
-// Stage 2: ve_e = Ke ue_e for every element (batched 24x24 multiply).
-template <typename T>
-__device__ __forceinline__ void topo_gemm(const T* __restrict__ ke_g, const T* __restrict__ ue,
-                                          T* __restrict__ ve, int nel)
-{
-    __shared__ T ke[TOPO_KE];
-    topo_load_ke(ke_g, ke);
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < nel) {
-        T u[24];
-#pragma unroll
-        for (int c = 0; c < 24; ++c) {
-            u[c] = ue[(long long)c * nel + e];
-        }
-#pragma unroll
-        for (int r = 0; r < 24; ++r) {
-            T acc = T(0);
-#pragma unroll
-            for (int c = 0; c < 24; ++c) {
-                acc += ke[r * 24 + c] * u[c];
-            }
-            ve[(long long)r * nel + e] = acc;
-        }
-    }
-}
-
-// Stage 3: y[dof(e, l)] += ve[l*nel + e], f64 atomics.
-template <typename T>
-__device__ __forceinline__ void topo_scatter(const T* __restrict__ ve, double* __restrict__ y,
-                                             int nel, int nelx, int nely)
-{
-    const int l = blockIdx.y;
-    for (long long e = CUTH_ROW0; e < nel; e += CUTH_STRIDE) {
-        int n[8];
-        topo_nodes((int)e, nelx, nely, n);
-        atomicAdd(y + 3 * n[l / 3] + l % 3, (double)ve[(long long)l * nel + e]);
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_gather_f64(const double* E, const double* x, const unsigned char* fixed, double* ue,
-                  int nel, int nelx, int nely)
-{
-    topo_gather<double>(E, x, fixed, ue, nel, nelx, nely);
-}
-
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_gather_f32(const float* E, const double* x, const unsigned char* fixed, float* ue,
-                  int nel, int nelx, int nely)
-{
-    topo_gather<float>(E, x, fixed, ue, nel, nelx, nely);
-}
-
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_gemm_f64(const double* ke, const double* ue, double* ve, int nel)
-{
-    topo_gemm<double>(ke, ue, ve, nel);
-}
-
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_gemm_f32(const float* ke, const float* ue, float* ve, int nel)
-{
-    topo_gemm<float>(ke, ue, ve, nel);
-}
-
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_scatter_f64(const double* ve, double* y, int nel, int nelx, int nely)
-{
-    topo_scatter<double>(ve, y, nel, nelx, nely);
-}
-
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_scatter_f32(const float* ve, double* y, int nel, int nelx, int nely)
-{
-    topo_scatter<float>(ve, y, nel, nelx, nely);
 }
 
 // ---------------------------------------------------------------- fix-up

@@ -1,4 +1,4 @@
-//! Finite-volume assembly (DESIGN.md §2): face conductances as two half-cells
+//! Finite-volume assembly: face conductances as two half-cells
 //! in series, anisotropic k, convective top and optional bottom, adiabatic
 //! sides. Produces the Quad-Diag matrix for the temperature rise
 //! θ = T − T_amb, the right-hand side (W per cell), the heat capacity per

@@ -1,4 +1,4 @@
-//! Sub-phase timers of a run (issue 15): the parts of the pipeline's phases
+//! Sub-phase timers of a run: the parts of the pipeline's phases
 //! (kernel compilation, device allocation, host input preparation, the
 //! post-solve statistics, frees) that `summary.json` reports under
 //! `timings_detail_s` beside the phases of `timings_s`. Process-wide, as

@@ -1,4 +1,4 @@
-//! A user's bad input for the package keys of issue 13 (`[package]`, layer
+//! A user's bad input for the package keys (`[package]`, layer
 //! `outline`/`fill`/`origin`, `[[layers.regions]]`, `[grid] cell`, cooling
 //! maps) and the import paths, through the CLI: exit code 2, a message naming
 //! the file, the field and the fault, no output folder, never a panic. One

@@ -1,4 +1,4 @@
-//! The pipeline around the solver for large runs (issue 15), end to end
+//! The pipeline around the solver for large runs, end to end
 //! through the `cuth` binary: the memory plan refuses a run that does not
 //! fit (exit 1, nothing written) and names the largest grid that does, which
 //! then runs; `--layers`, `--no-maps` and `--npy` choose the outputs.

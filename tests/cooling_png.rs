@@ -1,4 +1,4 @@
-//! PNG cooling maps (issue 13): a pixel's luma maps linearly from black =
+//! PNG cooling maps: a pixel's luma maps linearly from black =
 //! `h_min` to white = `h_max`. Against the same cooling written as
 //! rectangles and as one number: the same temperatures; and the keys'
 //! checks.

@@ -1,4 +1,4 @@
-//! The malformed-input corpus (`tests/corpus/`, issue 12) through the CLI:
+//! The malformed-input corpus (`tests/corpus/`) through the CLI:
 //! every file must end with exit code 2 (or the code an `# expect N` line
 //! names, for command lines), within a time limit (no hang), without a
 //! panic or an abort, and with nothing written: neither `--out` nor any

@@ -1,4 +1,4 @@
-//! Device assembly (issue 15 item 1) against the host's `assemble`: every
+//! Device assembly against the host's `assemble`: every
 //! array of the system (d, gx, gy, gz, amb, rhs, capacity, g_top, g_bottom)
 //! must agree to 1e-15 relative (the kernels round every operation as the
 //! host does, so in practice bit for bit). `#[ignore]`d: needs a GPU.

@@ -1,4 +1,4 @@
-//! k(T) on the device (issue 17, `backend::nonlinear`): the law kernel
+//! k(T) on the device (`backend::nonlinear`): the law kernel
 //! against `Law::eval` for every law kind, the device-assembled A(T), C(T)
 //! and shifted right-hand side (with leakage) against the host's
 //! `assemble_cells` / `LeakageModel::eval` / `Offset` at a non-uniform

@@ -1,5 +1,5 @@
 //! The multigrid preconditioner on the CUDA backend against the CPU
-//! reference (issue 11). `#[ignore]`d: run on a GPU machine with
+//! reference. `#[ignore]`d: run on a GPU machine with
 //!
 //! ```text
 //! cargo test --release --test gpu_mg -- --ignored --nocapture --test-threads=1
@@ -18,7 +18,7 @@ mod common;
 use common::mg::{load, mg_cpu_against_gpu};
 use common::{gpu, max_rel_diff, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::mg::{ColumnUpdate, Guess, MultigridOps};
+use cuth::backend::mg::{Guess, MultigridOps};
 use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
 use cuth::linalg::{Preconditioner, QuadDiagOperator};
@@ -49,23 +49,16 @@ fn mg_ops<B: MultigridOps>(be: &B, a: &cuth::linalg::QuadDiag, seed: u64) -> Vec
             runs_of_singles(a.ny),
         ))
         .unwrap();
-    let updates = [
-        (ColumnUpdate::Line, None),
-        (ColumnUpdate::PointUp, None),
-        (ColumnUpdate::PointDown, None),
-        (ColumnUpdate::Line, Some(&made)),
-        (ColumnUpdate::PointUp, Some(&made)),
-    ];
-    for (update, only) in updates {
+    for only in [None, Some(&made)] {
         // From x = 0 (x poisoned: the first two half-sweeps must not read
         // it, and write every cell, skipped ones included).
         let mut x = be.upload(&vec![f64::NAN; n]).unwrap();
-        be.mg_smooth(&ad, &pivots, 0, update, Guess::Zero, only, &b, &mut x)
+        be.mg_smooth(&ad, &pivots, 0, Guess::Zero, only, &b, &mut x)
             .unwrap();
-        be.mg_smooth(&ad, &pivots, 1, update, Guess::ColourZero, only, &b, &mut x)
+        be.mg_smooth(&ad, &pivots, 1, Guess::ColourZero, only, &b, &mut x)
             .unwrap();
         for colour in [1, 0] {
-            be.mg_smooth(&ad, &pivots, colour, update, Guess::Full, only, &b, &mut x)
+            be.mg_smooth(&ad, &pivots, colour, Guess::Full, only, &b, &mut x)
                 .unwrap();
         }
         outs.push(be.download(&x).unwrap());
@@ -117,10 +110,7 @@ fn mg_kernels_match_cpu() {
         let gpu_out = mg_ops(gpu(), &a, 7);
         let names = [
             "line",
-            "point up",
-            "point down",
             "line (changed cells only)",
-            "point up (changed cells only)",
             "restrict (pairs)",
             "prolong (pairs)",
             "restrict (graded)",

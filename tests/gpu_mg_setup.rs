@@ -1,4 +1,4 @@
-//! The multigrid set-up on the device (issue 15) against the host's: every
+//! The multigrid set-up on the device against the host's: every
 //! coarse operator (d, gx, gy, gz and the widths; amb, released once the
 //! next level is built, through d and that level), every level's z-line
 //! pivots and the coarsest dense inverse must agree with the CPU backend's

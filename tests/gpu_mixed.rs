@@ -1,4 +1,4 @@
-//! Mixed precision on the CUDA backend against the CPU reference (issue #6).
+//! Mixed precision on the CUDA backend against the CPU reference.
 //! `#[ignore]`d: run on a GPU machine with
 //!
 //! ```text

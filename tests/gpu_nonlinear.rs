@@ -1,4 +1,4 @@
-//! Temperature-dependent steady solves (issue 17) on CUDA against the CPU.
+//! Temperature-dependent steady solves on CUDA against the CPU.
 //! `#[ignore]`d: run on a GPU machine with
 //!
 //! ```text
@@ -54,7 +54,7 @@ fn nonlinear_steady_cuda_matches_cpu() {
             c.summary.hottest.t_k
         );
         // The device re-assembles A(T) from the temperature on the device
-        // (issue 17): the same outer iterations, the same field to 1e-8 K.
+        //: the same outer iterations, the same field to 1e-8 K.
         assert!(diff <= 1e-8, "{precond:?}: {diff:e} K");
         assert_eq!(nc.outer_iterations, ng.outer_iterations);
         assert!((nc.leakage_total_w - ng.leakage_total_w).abs() < 1e-9 * nc.leakage_total_w);

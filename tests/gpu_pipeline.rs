@@ -1,4 +1,4 @@
-//! The pipeline around the solver on a GPU (issue 15): vectors come down in
+//! The pipeline around the solver on a GPU: vectors come down in
 //! pieces through the backend's pinned staging buffers unchanged; the
 //! statistics folded from the solution piece by piece as it comes off the
 //! device equal plain loops over the whole field, and a solve that keeps

@@ -9,7 +9,7 @@
 //! One worker (one context, one upload, the hierarchy built once) solves the
 //! cases back to back; each case's layer max/mean must match the CPU's to
 //! 1e-6 K (both stop at rtol 1e-8), a case with a bad raster must fail alone.
-//! Also prints cases/s at 128² × 18 (issue 16's GPU target is ≥ 1000/s).
+//! Also prints cases/s at 128² × 18 (the GPU target is ≥ 1000/s).
 
 mod common;
 use common::sweep_cases as cases;

@@ -26,9 +26,7 @@ use cuth::topopt::{
 const MESHES: [(usize, usize, usize); 4] = [(3, 2, 2), (17, 9, 5), (40, 20, 10), (80, 60, 60)];
 
 /// Every schedule × precision (× f32 accumulation of the fused kernel).
-const VARIANTS: [(OperatorKind, OpPrecision, F32Atomics); 7] = [
-    (OperatorKind::ThreeStage, OpPrecision::F64, F32Atomics::F64),
-    (OperatorKind::ThreeStage, OpPrecision::F32, F32Atomics::F64),
+const VARIANTS: [(OperatorKind, OpPrecision, F32Atomics); 5] = [
     (OperatorKind::Fused, OpPrecision::F64, F32Atomics::F64),
     (OperatorKind::Fused, OpPrecision::F32, F32Atomics::F64),
     (OperatorKind::Fused, OpPrecision::F32, F32Atomics::F32),
@@ -146,11 +144,9 @@ fn apply_dot_matches_host_for_every_kind_and_precision() {
         let s_ref = dot(&c.x, &y_ref);
         for (kind, prec, atomics) in VARIANTS {
             for ke in [KeSource::Shared, KeSource::Param, KeSource::ParamMerged] {
-                // The baseline keeps Ke in shared memory only; merging is a
-                // fused-kernel option (node-centred: same as Param).
-                if kind == OperatorKind::ThreeStage && ke != KeSource::Shared
-                    || kind == OperatorKind::NodeCentred && ke == KeSource::ParamMerged
-                {
+                // Merging is a fused-kernel option (node-centred: same as
+                // Param).
+                if kind == OperatorKind::NodeCentred && ke == KeSource::ParamMerged {
                     continue;
                 }
                 let mut op = operator(&c, kind);
@@ -219,8 +215,9 @@ fn node_centred_is_bitwise_deterministic() {
         }
         println!("node-centred {prec:?} (Ke {ke:?}): 6 applies bitwise identical (y and x·y)");
     }
-    // For the record: whether the atomic schedules happened to repeat.
-    for kind in [OperatorKind::Fused, OperatorKind::ThreeStage] {
+    // For the record: whether the atomic schedule happened to repeat.
+    {
+        let kind = OperatorKind::Fused;
         let mut op = operator(&c, kind);
         let (y0, _) = apply(&c, &mut op, OpPrecision::F64);
         let differ = (0..5)
@@ -244,7 +241,6 @@ fn residual_matches_host() {
         let r_ref: Vec<f64> = b_host.iter().zip(&kx).map(|(b, k)| b - k).collect();
         let rr_ref = dot(&r_ref, &r_ref);
         for (kind, ke) in [
-            (OperatorKind::ThreeStage, KeSource::Shared),
             (OperatorKind::Fused, KeSource::Shared),
             (OperatorKind::Fused, KeSource::Param),
             (OperatorKind::Fused, KeSource::ParamMerged),
@@ -405,11 +401,7 @@ fn optimization_on_gpu_matches_cpu() {
             &mut |_| {},
         )
         .unwrap();
-        for kind in [
-            OperatorKind::ThreeStage,
-            OperatorKind::Fused,
-            OperatorKind::NodeCentred,
-        ] {
+        for kind in [OperatorKind::Fused, OperatorKind::NodeCentred] {
             let be = gpu();
             let got = optimize(be, &p, &opts(kind, be.check_interval()), &mut |_| {}).unwrap();
             assert_eq!(got.history.len(), cpu.history.len());

@@ -1,4 +1,4 @@
-//! Transient runs on CUDA against the CPU (issues 15, 17): a linear stack
+//! Transient runs on CUDA against the CPU: a linear stack
 //! with a power trace, assembled on the device (A, C, films, the power of
 //! each trace row by a kernel, the stored heat by a device dot);
 //! `mol_f2f_kt` with k(T) silicon (and with leakage), semi-implicit and

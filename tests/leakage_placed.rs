@@ -1,4 +1,5 @@
-//! Leakage on placed sources (issue 13 × 17): a layer's blocks at its
+//! Leakage on placed sources (package layouts with temperature-dependent
+//! leakage): a layer's blocks at its
 //! `origin` equal the same blocks written in domain coordinates; a layer's
 //! own leakage over its outline is the exponential of the mean over the
 //! outline's cells that have material (a region "none" inside it excluded)

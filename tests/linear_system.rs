@@ -1,5 +1,5 @@
 //! The assembled operator against a dense matrix built here, independently,
-//! from the conductance formula of DESIGN.md §2; symmetry; and PCG with every
+//! from the two-half-cells-in-series conductance formula; symmetry; and PCG with every
 //! preconditioner against a dense direct solve.
 
 mod common;

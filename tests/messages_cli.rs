@@ -1,4 +1,4 @@
-//! Issue 14 item 5 ("no surprises") through the CLI, the messages of the
+//! "No surprises" through the CLI, the messages of the
 //! pictures' helpers: a missing stack reported once, `bench` from any
 //! directory, `--trace` read by content and named, `--verbose` for solver
 //! internals, power-density warnings for file-based power, and no progress

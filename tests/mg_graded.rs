@@ -220,7 +220,7 @@ fn level_work(r: &MgReport) -> f64 {
     r.levels.iter().map(cells).sum::<f64>() / cells(&r.levels[0])
 }
 
-/// Issue 13's per-cell target, at two resolutions of the 24 mm package:
+/// The per-cell cost of a graded grid, at two resolutions of the 24 mm package:
 /// the graded grid against the uniform grid of the same cell count, solved
 /// here. The cycle's work (cells over all levels) is measured at 1.97–2.04
 /// of the fine level against 1.33 for halving (the overhang's wide cells

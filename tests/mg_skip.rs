@@ -14,7 +14,7 @@ mod common;
 use common::mg::{assert_symmetric_positive, load, mg_options};
 use common::{random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::mg::{ColumnUpdate, Guess, MultigridOps};
+use cuth::backend::mg::{Guess, MultigridOps};
 use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, Multigrid};
 use cuth::linalg::{PrecondKind, QuadDiag};
 use cuth::thermal::steady::solve_steady;
@@ -63,59 +63,44 @@ fn the_smoother_relaxes_exactly_the_cells_near_a_change() {
         "{}",
         kept.len()
     );
-    let smooth = |colour, update, guess, only: Option<&Coarsening>, x: &mut Vec<f64>| {
-        be.mg_smooth(&a, &pivots, colour, update, guess, only, &b, x)
+    let smooth = |colour, guess, only: Option<&Coarsening>, x: &mut Vec<f64>| {
+        be.mg_smooth(&a, &pivots, colour, guess, only, &b, x)
             .unwrap()
     };
-    for update in [
-        ColumnUpdate::Line,
-        ColumnUpdate::PointUp,
-        ColumnUpdate::PointDown,
-    ] {
-        let x0 = rng.vec(n, -1.0, 1.0);
-        for colour in [0, 1] {
-            let (mut all, mut some) = (x0.clone(), x0.clone());
-            smooth(colour, update, Guess::Full, None, &mut all);
-            smooth(colour, update, Guess::Full, Some(&c), &mut some);
-            for i in 0..n {
-                let want = if relaxed(i) { all[i] } else { x0[i] };
-                assert_eq!(
-                    some[i].to_bits(),
-                    want.to_bits(),
-                    "{update:?} {colour}: cell {i}"
-                );
-            }
-        }
-        // A first half-sweep from x = 0 (x poisoned): the skipped cells of
-        // both colours are written 0, the relaxed ones of the other colour
-        // not at all.
-        let mut all = vec![0.0; n];
-        smooth(0, update, Guess::Zero, None, &mut all);
-        let mut some = vec![f64::NAN; n];
-        smooth(0, update, Guess::Zero, Some(&c), &mut some);
+    let x0 = rng.vec(n, -1.0, 1.0);
+    for colour in [0, 1] {
+        let (mut all, mut some) = (x0.clone(), x0.clone());
+        smooth(colour, Guess::Full, None, &mut all);
+        smooth(colour, Guess::Full, Some(&c), &mut some);
         for i in 0..n {
-            let colour0 = (i % a.nx + (i % plane) / a.nx).is_multiple_of(2);
-            match (relaxed(i), colour0) {
-                (true, true) => assert_eq!(some[i].to_bits(), all[i].to_bits(), "cell {i}"),
-                (true, false) => assert!(some[i].is_nan(), "cell {i}"),
-                (false, _) => assert_eq!(some[i], 0.0, "cell {i}"),
-            }
+            let want = if relaxed(i) { all[i] } else { x0[i] };
+            assert_eq!(
+                some[i].to_bits(),
+                want.to_bits(),
+                "colour {colour}: cell {i}"
+            );
+        }
+    }
+    // A first half-sweep from x = 0 (x poisoned): the skipped cells of
+    // both colours are written 0, the relaxed ones of the other colour
+    // not at all.
+    let mut all = vec![0.0; n];
+    smooth(0, Guess::Zero, None, &mut all);
+    let mut some = vec![f64::NAN; n];
+    smooth(0, Guess::Zero, Some(&c), &mut some);
+    for i in 0..n {
+        let colour0 = (i % a.nx + (i % plane) / a.nx).is_multiple_of(2);
+        match (relaxed(i), colour0) {
+            (true, true) => assert_eq!(some[i].to_bits(), all[i].to_bits(), "cell {i}"),
+            (true, false) => assert!(some[i].is_nan(), "cell {i}"),
+            (false, _) => assert_eq!(some[i], 0.0, "cell {i}"),
         }
     }
     // A step that does not make this level is refused.
     let wrong = Coarsening::halve(a.nx, a.ny, a.nz);
     let mut x = vec![0.0; n];
     assert!(be
-        .mg_smooth(
-            &a,
-            &pivots,
-            0,
-            ColumnUpdate::Line,
-            Guess::Full,
-            Some(&wrong),
-            &b,
-            &mut x
-        )
+        .mg_smooth(&a, &pivots, 0, Guess::Full, Some(&wrong), &b, &mut x)
         .is_err());
 }
 

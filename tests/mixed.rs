@@ -1,4 +1,4 @@
-//! Mixed precision on the CPU backend (issue #6): the low-precision
+//! Mixed precision on the CPU backend: the low-precision
 //! Chebyshev path must reach the same f64 tolerance as the f64 solve,
 //! measured independently with `true_relative_residual`; its preconditioner
 //! must equal the f64 one to the storage precision; and a preconditioner

@@ -1,9 +1,9 @@
-//! The geometric multigrid preconditioner (`--precond mg`, issue 11) against
+//! The geometric multigrid preconditioner (`--precond mg`) against
 //! independent references: coarse operators against a dense PᵀAP with the
 //! in-plane part rescaled and against the stack assembled on the half grid;
 //! the cycle's symmetry and positivity; flat iteration counts on the shipped
 //! stacks and a stress stack; temperatures equal to Chebyshev's (steady and
-//! transient); and a point smoother that fails where the line smoother works.
+//! transient).
 
 mod common;
 
@@ -11,7 +11,7 @@ use common::mg::{assert_symmetric_positive, dense, dense_parts, repo_path, syste
 use common::{is_positive_definite, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
-use cuth::linalg::mg::{coarsen, Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
+use cuth::linalg::mg::{coarsen, Coarsening, MgCycle, MgOptions, Multigrid};
 use cuth::linalg::{PrecondKind, QuadDiag};
 use cuth::power::layer_power;
 use cuth::power::schedule::PowerSchedule;
@@ -162,20 +162,15 @@ fn cycle_is_symmetric_and_positive() {
             .unwrap(),
     );
     for a in [&random, &hotspot] {
-        for (cycle, smoother) in [
-            (MgCycle::V, MgSmoother::ZLine),
-            (MgCycle::W, MgSmoother::ZLine),
-            (MgCycle::V, MgSmoother::ZPoint),
-        ] {
+        for cycle in [MgCycle::V, MgCycle::W] {
             let opts = MgOptions {
                 cycle,
                 sweeps: 1,
-                smoother,
                 ..MgOptions::default()
             };
             let mut m = Multigrid::new(&be, a, &opts).unwrap();
             assert!(m.mg_report().levels.len() >= 3, "{:?}", m.mg_report());
-            let what = format!("{cycle:?} {smoother:?}");
+            let what = format!("{cycle:?}");
             assert_symmetric_positive(&mut m, a, rng.next_u64(), &what);
         }
     }
@@ -269,22 +264,6 @@ fn mg_equals_chebyshev_over_a_20_step_transient() {
     let (im, ic) = (mg.summary.iterations_total, ch.summary.iterations_total);
     println!("20 steps: mg {im} iterations, chebyshev {ic}");
     assert!(im < ic);
-}
-
-#[test]
-fn a_point_smoother_fails_on_thin_layers() {
-    // The same cycle with one point Gauss-Seidel pass per column in place of
-    // the exact z-line solve: 2 µm layers couple ~1e4 times more strongly in
-    // z than in-plane, which a point smoother cannot relax.
-    let s = load("configs/mol_f2f.toml", 128);
-    let line = solve(&s, PrecondKind::Multigrid, MgOptions::default(), 1e-8).0;
-    let point = MgOptions {
-        smoother: MgSmoother::ZPoint,
-        ..MgOptions::default()
-    };
-    let pt = solve(&s, PrecondKind::Multigrid, point, 1e-8).0;
-    println!("mol_f2f 128²: z-line {line} iterations, point Gauss-Seidel {pt}");
-    assert!(pt >= 4 * line, "point {pt} vs line {line}");
 }
 
 #[test]

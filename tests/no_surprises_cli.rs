@@ -1,4 +1,4 @@
-//! Issue 14 item 5 through the CLI: plausibility warnings (stderr and
+//! "No surprises" through the CLI: plausibility warnings (stderr and
 //! `summary.json`, errors with `--strict`), temperatures with units, and
 //! `cuth transient` naming both ways to give its length.
 

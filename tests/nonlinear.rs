@@ -1,4 +1,4 @@
-//! Temperature-dependent physics (issue 17) against independent references:
+//! Temperature-dependent physics against independent references:
 //! a 1-D slab with k(T) = k0·(T/T0)^n against its Kirchhoff-transform closed
 //! form, a lumped leakage case against its scalar fixed point (bisection),
 //! runaway detected, and constant inputs kept on the linear path.

@@ -1,4 +1,4 @@
-//! Temperature-dependent transients (issue 17) against scalar references: a
+//! Temperature-dependent transients against scalar references: a
 //! lumped die with k(T), c(T) and leakage is one ODE,
 //! C(T) dT/dt = P + P_leak(T) − G(T)(T − T_amb); cuth's iterated backward
 //! Euler (`--nonlinear-iterations`) must equal the scalar implicit step

@@ -1,4 +1,4 @@
-//! Packages on a non-uniform grid (issue 13) against independent references:
+//! Packages on a non-uniform grid against independent references:
 //! an outline over the whole domain changes nothing; absent cells keep the
 //! system SPD (dense Cholesky) and the dense solve equals PCG's; a region
 //! equals the same patch written as a floorplan unit; fluxes of a linear

@@ -1,4 +1,4 @@
-//! Issue 14 item 3 through the CLI: `[[probes]]` in the table, `summary.json`,
+//! Probes and block statistics through the CLI: `[[probes]]` in the table, `summary.json`,
 //! `probes.csv` and `timeseries.csv`; per-block min/avg/max in the time
 //! series; `--block-map` for `blocks.steady`. Every value is checked against
 //! an independent source: the layer map CSV the same run wrote (cell by

@@ -1,13 +1,13 @@
-//! Issue 12 through the CLI, inputs: overflowing sizes and step counts,
+//! Robustness through the CLI, inputs: overflowing sizes and step counts,
 //! long names, input files that are not regular, extreme values, silently
-//! accepted input and messages. Each test names its item.
+//! accepted input and messages.
 
 mod cli_util;
 use cli_util::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Items 3 and 4: sizes that overflow or would exhaust memory are clear
+/// Sizes that overflow or would exhaust memory are clear
 /// errors before any allocation, never an abort or a hang.
 #[test]
 fn huge_sizes_and_step_counts_fail_cleanly() {
@@ -62,7 +62,7 @@ fn huge_sizes_and_step_counts_fail_cleanly() {
     );
 }
 
-/// Item 5: very long names do not panic the table.
+/// Very long names do not panic the table.
 #[test]
 fn long_layer_and_material_names_print() {
     let tmp = tempfile::tempdir().unwrap();
@@ -75,7 +75,7 @@ fn long_layer_and_material_names_print() {
     assert!(String::from_utf8_lossy(&o.stdout).contains(&long));
 }
 
-/// Item 6: inputs that are not regular files are refused up front.
+/// Inputs that are not regular files are refused up front.
 #[test]
 fn inputs_must_be_regular_files() {
     let tmp = tempfile::tempdir().unwrap();
@@ -113,7 +113,7 @@ fn inputs_must_be_regular_files() {
     assert!(!out.exists());
 }
 
-/// Item 9: extreme finite values are refused at input time, naming the field.
+/// Extreme finite values are refused at input time, naming the field.
 #[test]
 fn extreme_values_name_their_field() {
     let tmp = tempfile::tempdir().unwrap();
@@ -150,7 +150,7 @@ fn extreme_values_name_their_field() {
     );
 }
 
-/// Item 10: input that used to be accepted silently.
+/// Input that used to be accepted silently.
 #[test]
 fn overlaps_nan_points_and_duplicate_blocks_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -226,7 +226,7 @@ fn overlaps_nan_points_and_duplicate_blocks_are_refused() {
     assert!(!out.exists());
 }
 
-/// Item 13: an OS error is printed once; a CSV trace's column is counted
+/// An OS error is printed once; a CSV trace's column is counted
 /// from 1 with `time` first.
 #[test]
 fn messages_count_right_and_say_things_once() {

@@ -1,14 +1,14 @@
-//! Issue 12 through the CLI, outputs: concurrent runs into one folder,
+//! Robustness through the CLI, outputs: concurrent runs into one folder,
 //! special files as output paths, signals, stale files, the consistency rule
 //! (a run that exits non-zero leaves the output folder as it was) and many
-//! layers. Each test names its item.
+//! layers.
 
 mod cli_util;
 use cli_util::*;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Item 2: special files are refused, not replaced.
+/// Special files are refused, not replaced.
 #[test]
 fn save_state_and_out_refuse_special_files() {
     let tmp = tempfile::tempdir().unwrap();
@@ -58,7 +58,7 @@ fn save_state_and_out_refuse_special_files() {
     assert!(!out.exists());
 }
 
-/// Item 7: SIGTERM during a transient run leaves no staging behind.
+/// SIGTERM during a transient run leaves no staging behind.
 #[test]
 fn a_signal_removes_the_staging() {
     let tmp = tempfile::tempdir().unwrap();
@@ -110,7 +110,7 @@ fn a_signal_removes_the_staging() {
     assert_eq!(names(&out), Vec::<String>::new(), "nothing left behind");
 }
 
-/// Items 8 and 11: stale layers are removed; a failing run changes nothing.
+/// Stale layers are removed; a failing run changes nothing.
 #[test]
 fn stale_maps_removed_and_failed_runs_change_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -159,7 +159,7 @@ fn stale_maps_removed_and_failed_runs_change_nothing() {
     assert_eq!(names(tmp.path()), ["o", "two.toml"]);
 }
 
-/// Item 1: concurrent runs into one folder (solve in °C and K, transient)
+/// Concurrent runs into one folder (solve in °C and K, transient)
 /// all succeed, and the folder ends with exactly one complete run's
 /// outputs: one kind, one unit, no staging left.
 #[test]
@@ -224,7 +224,7 @@ fn concurrent_runs_leave_one_complete_run() {
     }
 }
 
-/// Item 12: a stack of many thin layers on a tiny grid is not slowed down
+/// A stack of many thin layers on a tiny grid is not slowed down
 /// by anything quadratic in the layer count (the commit's bookkeeping was;
 /// the maps are rendered in parallel). 400 layers, 802 files: a few
 /// seconds; the bound is loose for a loaded machine.

@@ -260,11 +260,7 @@ fn matrix_free_operator_equals_assembled_matrix() {
         .map(|_| rng.uniform(0.0, 1.0) < 0.2)
         .collect();
     let k = dense_operator(&mesh, &e, &fixed);
-    for kind in [
-        OperatorKind::ThreeStage,
-        OperatorKind::Fused,
-        OperatorKind::NodeCentred,
-    ] {
+    for kind in [OperatorKind::Fused, OperatorKind::NodeCentred] {
         let mut op = be
             .elastic_new(&mesh, &hex8_stiffness(NU), &fixed, kind)
             .unwrap();

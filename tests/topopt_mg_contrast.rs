@@ -1,5 +1,5 @@
-//! topopt's multigrid on a converged, high-contrast design (issue 18 item
-//! 3): the design of a short optimization thresholded to E ∈ {1, 1e-9},
+//! topopt's multigrid on a converged, high-contrast design: the
+//! design of a short optimization thresholded to E ∈ {1, 1e-9},
 //! solved with every coarsest-level treatment (`--mg-coarse cg | dense |
 //! galerkin`: inner CG on the rediscretised coarsest level, its dense
 //! inverse on a deeper hierarchy, or the dense inverse of the Galerkin

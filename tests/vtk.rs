@@ -1,4 +1,4 @@
-//! Issue 14 item 2: `--vtk` on `solve` (`field.vtr`) and `transient` (one
+//! `--vtk` on `solve` (`field.vtr`) and `transient` (one
 //! `.vtr` per snapshot plus `field.pvd`). The XML is parsed back with
 //! quick-xml, the appended arrays are decoded at their offsets, and their
 //! contents are checked against independent sources: the layer map CSVs of

@@ -1,5 +1,5 @@
 //! The batched capability: the kernels of PCG and of the multigrid cycle
-//! over k right-hand sides at once (issue 16), for `linalg::batch`. A batch
+//! over k right-hand sides at once, for `linalg::batch`. A batch
 //! vector is an ordinary [`Backend::Vector`](super::Backend::Vector) of k·n rows, vector j in rows
 //! j·n..(j+1)·n (`[k][n]`); the k systems share one matrix.
 //!
@@ -13,7 +13,7 @@
 //! `backend/cuda/batch.rs` launching `kernels/batch.cu` (2D grids, the y
 //! index the vector).
 
-use super::mg::{ColumnUpdate, Guess, MultigridOps};
+use super::mg::{Guess, MultigridOps};
 use super::{BackendError, Ratio};
 
 /// The slot bases of PCG's fused per-vector stopping test (see
@@ -164,7 +164,6 @@ pub trait BatchOps: MultigridOps {
         k: usize,
         inv_pivots: &Self::Vector,
         colour: u32,
-        update: ColumnUpdate,
         guess: Guess,
         made_by: Option<&Self::Transfer>,
         b: &Self::Vector,

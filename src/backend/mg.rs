@@ -1,25 +1,13 @@
 //! The multigrid capability: the four operations the geometric multigrid
 //! cycle (`linalg::mg`) needs beyond [`QuadDiagOps`], and the three of its
 //! set-up (coarse operator, line pivots, shape), which build every level
-//! where the fine matrix lives (issue 15: on a GPU the fine matrix never goes
-//! to the host). Every level's operator is an ordinary
+//! where the fine matrix lives (on a GPU the fine matrix never goes to the
+//! host). Every level's operator is an ordinary
 //! [`QuadDiagOps::Matrix`] (7-point Quad-Diag), so nothing else is new. CPU: `backend/cpu/mg.rs`; CUDA: `backend/cuda/mg.rs` launching
 //! `kernels/mg.cu`.
 
 use super::{BackendError, QuadDiagOps};
 use crate::linalg::mg::{AxisMap, Coarsening};
-
-/// How the smoother updates the cells of one z column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColumnUpdate {
-    /// Exact solve of the column's tridiagonal block (Thomas, with the
-    /// pivots of `linalg::mg::line_pivots`): z-line relaxation.
-    Line,
-    /// One point Gauss–Seidel pass up the column (k = 0, 1, …).
-    PointUp,
-    /// One point Gauss–Seidel pass down the column (the adjoint of `PointUp`).
-    PointDown,
-}
 
 /// What the smoother may assume about x before a half-sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +83,8 @@ pub trait MultigridOps: QuadDiagOps {
     /// One colour of a zebra (red-black in x-y) column relaxation: for every
     /// (x, y) column with (x + y) mod 2 = `colour`, the column of `x` is
     /// replaced by the solution of its own rows of A x = b with the in-plane
-    /// neighbours held (`update`); `guess` says which cells of x are taken
+    /// neighbours held (Thomas, with the pivots of `linalg::mg::line_pivots`:
+    /// z-line relaxation); `guess` says which cells of x are taken
     /// as 0 instead of read. With `made_by` (the step that made this
     /// level), only the changed columns are relaxed: those whose aggregate
     /// in that step is a pair in x or in y; the others keep their value (0
@@ -106,7 +95,6 @@ pub trait MultigridOps: QuadDiagOps {
         a: &Self::Matrix,
         inv_pivots: &Self::Vector,
         colour: u32,
-        update: ColumnUpdate,
         guess: Guess,
         made_by: Option<&Self::Transfer>,
         b: &Self::Vector,

@@ -157,7 +157,7 @@ pub trait Backend {
     }
     /// Hands `v` to `f` in consecutive pieces `(first index, values)`, in
     /// order, so that a caller can reduce a vector larger than it wants to
-    /// hold on the host (the post-solve statistics, issue 15). On a GPU
+    /// hold on the host (the post-solve statistics). On a GPU
     /// through two pinned staging buffers, the next piece copied while `f`
     /// reads this one; where the vector is host memory, in one piece
     /// without a copy.
@@ -232,8 +232,8 @@ pub trait QuadDiagOps: Backend {
         Ok(())
     }
 
-    /// The steady system of `inp` built on this device (device assembly,
-    /// issue 15): the matrix and the right-hand side where they will be
+    /// The steady system of `inp` built on this device (device assembly):
+    /// the matrix and the right-hand side where they will be
     /// used, and the planes' conductances to ambient on the host. `None`
     /// where this executor assembles on the host (the CPU, in parallel).
     fn assemble_on_device(
@@ -253,7 +253,7 @@ pub trait QuadDiagOps: Backend {
     }
 
     /// The post-solve statistics of the solution `x` reduced where it lives
-    /// (issue 15; `thermal::field_stats::device`), with the films `g_top`
+    /// (`thermal::field_stats::device`), with the films `g_top`
     /// and `g_bottom` of its device assembly. `None`: this executor does
     /// not, and the caller folds the downloaded field.
     fn field_partials(

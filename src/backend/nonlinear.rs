@@ -1,4 +1,4 @@
-//! The nonlinear capability (issue 17): what the outer iteration of a
+//! The nonlinear capability: what the outer iteration of a
 //! temperature-dependent solve does to its fields, where they live: the
 //! steady Picard loop (`thermal::nonlinear::steady`) and the transient step
 //! (`thermal::transient::nonlinear`) are each written once over this trait.
@@ -104,7 +104,7 @@ pub trait NonlinearOps: QuadDiagOps {
     type AsmKept;
 
     /// A transient run's A, C, first power and films built on this device
-    /// from compact inputs (issues 15, 17); `None` where this executor
+    /// from compact inputs; `None` where this executor
     /// assembles on the host (the CPU, or `CUTH_HOST_ASSEMBLY`).
     fn tr_assemble(
         &self,

@@ -216,7 +216,7 @@ fn report_warnings(warnings: &[String], strict: bool, quiet: bool) -> Result<(),
     Ok(())
 }
 
-/// Chosen by measurement on the H200 (BENCHMARKS.md, issue #6).
+/// Chosen by measurement on the H200 (BENCHMARKS.md).
 const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
 
 /// Host f64 values per cell a run keeps besides the solver's own vectors

@@ -82,7 +82,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     // On a terminal, a solve longer than a second shows PCG's progress.
     let progress = SolveProgress::start(!plan.quiet && !plan.json);
     // The whole field stays on the host only for the outputs that write
-    // it; otherwise the solve keeps the statistics and the maps (issue 15).
+    // it; otherwise the solve keeps the statistics and the maps.
     let keep = if args.npy.is_some() || plan.vtk || plan.out.save_state.is_some() {
         KeepField::Whole
     } else {

@@ -1,4 +1,4 @@
-//! How `cuth solve` runs its solve (issue 15): the backend opens on a
+//! How `cuth solve` runs its solve: the backend opens on a
 //! thread while this one does the host work that does not need it, and
 //! the one-shot CLI leaves the device's teardown to the process exit.
 //! `--device auto` probes CUDA on that thread too and falls back to the

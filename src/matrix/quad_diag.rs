@@ -1,4 +1,4 @@
-//! Quad-Diag storage of the symmetric 7-point operator (DESIGN.md §3): the
+//! Quad-Diag storage of the symmetric 7-point operator: the
 //! diagonal and the three upper off-diagonals, each of length n, stored as
 //! positive conductances so that `A[i, i+1] = -gx[i]`, etc.
 //!

@@ -1,4 +1,4 @@
-//! Temperature-dependent material properties (issue 17): a conductivity or
+//! Temperature-dependent material properties: a conductivity or
 //! a volumetric heat capacity is a constant, a power law
 //! `{ k300, exponent }` (value·(T/300 K)^exponent), a polynomial in T
 //! `{ poly = [c0, c1, …] }` (c0 + c1·T + …, T in kelvin) or a table of

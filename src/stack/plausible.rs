@@ -1,4 +1,4 @@
-//! Plausibility warnings (issue 14, "no surprises"): values that are valid
+//! Plausibility warnings ("no surprises"): values that are valid
 //! but almost certainly a unit slip. They do not stop a run; the CLI prints
 //! them on stderr, `summary.json` lists them under `warnings`, and
 //! `--strict` turns them into input errors (exit 2).

@@ -1,5 +1,5 @@
-//! The compact inputs of an assembly (issue 15 item 1, in the shape agreed
-//! with issue 13): what a device needs to build the Quad-Diag matrix, the
+//! The compact inputs of an assembly (graded grids and packages included):
+//! what a device needs to build the Quad-Diag matrix, the
 //! heat capacities, the conductances to ambient and the right-hand side
 //! itself, instead of receiving them whole. Per z cell its thickness and
 //! layer; per layer one material or one per plane cell (kx, ky, kz, c;
@@ -61,7 +61,7 @@ fn film_values(grid: &Grid, h: f64, map: Option<&CoolingMap>) -> Vec<f64> {
 
 /// The parts of an [`AssemblyInput`] that take time at large grids (the
 /// layers' materials, which layers carry power), owned: a caller can build
-/// them while the device opens (issue 15) and hand them to
+/// them while the device opens and hand them to
 /// [`AssemblyInput::from_parts`] with the same stack, grid and power.
 #[derive(Clone, Debug)]
 pub struct InputParts {

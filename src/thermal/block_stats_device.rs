@@ -1,4 +1,4 @@
-//! Per-block statistics reduced on the device (issue 15): the host's side.
+//! Per-block statistics reduced on the device: the host's side.
 //! `output::blocks::layer_block_stats` reads a layer map over the cells
 //! `power::rasterize::coverage` gives a block, weighted by overlap area; a
 //! GPU reads the same cells of the map it built, so that a layer whose map

@@ -1,4 +1,4 @@
-//! The statistics of a temperature field folded piece by piece (issue 15):
+//! The statistics of a temperature field folded piece by piece:
 //! per layer the min, mean and hottest cell, the heat leaving through the
 //! top and bottom faces (the energy balance), the probe readings and, for
 //! the layers whose maps an output needs, the layer map (mean over the

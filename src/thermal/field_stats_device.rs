@@ -1,4 +1,4 @@
-//! The device's side of [`FieldStats`] (issue 15): what a GPU needs to reduce
+//! The device's side of [`FieldStats`]: what a GPU needs to reduce
 //! the statistics of the solution where it lives ([`StatsRequest`]), and the
 //! fold of what it hands back ([`StatsPartials`]), so that nothing
 //! field-sized comes down when no output writes the field. The device cuts

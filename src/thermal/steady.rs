@@ -77,7 +77,7 @@ pub struct SteadyOutcome {
     pub summary: Summary,
 }
 
-/// What of the solved field the caller keeps on the host (issue 15).
+/// What of the solved field the caller keeps on the host.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum KeepField {
     /// T of every cell ([`SteadyOutcome::temperature_k`]).
@@ -103,7 +103,7 @@ pub struct LayerMaps {
     pub blocks: Vec<Option<Vec<BlockStats>>>,
 }
 
-/// What a caller hands [`solve_steady_for`] besides the stack (issue 15):
+/// What a caller hands [`solve_steady_for`] besides the stack:
 /// the power it has rasterized already and the assembly input's parts it
 /// built from it (the CLI does both while the device opens), and whether
 /// the device buffers may be left to the process exit.

@@ -1,5 +1,5 @@
 //! The parts of a steady solve that depend on where the system was
-//! assembled (issue 15): the offset of a device-assembled system computed
+//! assembled: the offset of a device-assembled system computed
 //! where it lives, and the post-solve statistics, reduced on the device
 //! (`QuadDiagOps::field_partials`, the blocks' statistics included, so a
 //! layer map comes down only when an output writes it) when no output

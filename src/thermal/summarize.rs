@@ -93,7 +93,7 @@ pub(crate) fn summarize<'s, B: Backend>(
 
 /// Per layer the sums of its power map that a summary and a device
 /// assembly's offset read (a plane each, 10 ms for mol_f2f at 2048²): a
-/// CUDA solve computes them while the device opens (issue 15).
+/// CUDA solve computes them while the device opens.
 #[derive(Clone, Debug)]
 pub struct PowerSums {
     /// Σ of the map, W.

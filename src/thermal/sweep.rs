@@ -1,4 +1,4 @@
-//! Sweeps: many power maps on one stack (issue 16). The matrix depends only
+//! Sweeps: many power maps on one stack. The matrix depends only
 //! on the stack's geometry and materials, so a worker assembles and uploads it
 //! once, builds the preconditioner once, and then per case only rasterizes
 //! the case's power, forms the right-hand side, uploads it and runs PCG from

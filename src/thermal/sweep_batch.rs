@@ -1,5 +1,5 @@
 //! A sweep worker that solves its cases k at a time (`cuth sweep --batch
-//! K`, issue 16 item 2): one upload of the matrix, one multigrid hierarchy,
+//! K`): one upload of the matrix, one multigrid hierarchy,
 //! and per batch one upload of the k right-hand sides (`[k][n]`), one batched
 //! PCG ([`crate::linalg::batch`]) and one download of the k fields, through
 //! page-locked host buffers ([`HostBuffer`]). The host work runs beside the

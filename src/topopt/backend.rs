@@ -19,9 +19,6 @@ use crate::linalg::precond::chebyshev::ChebyshevLevels;
 /// implementation and accepts every kind; the GPU implements each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
 pub enum OperatorKind {
-    /// Gather element vectors to a buffer, batched 24×24 multiply, scatter
-    /// with atomics: three kernels (the paper's baseline).
-    ThreeStage,
     /// One kernel: gather, multiply with Kₑ held in shared memory, atomic
     /// scatter (the paper's fused kernel).
     #[default]
@@ -46,22 +43,16 @@ pub enum OpPrecision {
 /// f64 per element, and the problem's force and fixed mask; solver: where the
 /// operator runs, ten f64 DOF vectors of PCG and the displacement, the f32
 /// operand/accumulator of the f32 operator, the mask, Eₑ in f64 and f32 and the
-/// element energies, plus the three-stage schedule's 24 gathered and 24
-/// multiplied values per element, plus `extra_vectors` DOF vectors of the
+/// element energies, plus `extra_vectors` DOF vectors of the
 /// preconditioner, `PrecondKind::extra_vectors`, plus the design loop's 11
 /// element fields where it runs: x, x_new, the best ρ̄ and the eight of
 /// `design::Fields`).
-pub fn memory_estimate(mesh: &Mesh, kind: OperatorKind, extra_vectors: usize) -> (u64, u64) {
+pub fn memory_estimate(mesh: &Mesh, extra_vectors: usize) -> (u64, u64) {
     let (nel, dofs) = (mesh.elements() as u64, mesh.dofs() as u64);
     let host = 128 * nel + 9 * dofs;
-    let staged = if kind == OperatorKind::ThreeStage {
-        2 * 24 * 8 * nel
-    } else {
-        0
-    };
     let vectors = 10 + extra_vectors as u64;
     let design = 11 * 8 * nel;
-    let solver = (vectors * 8 + 2 * 4 + 1) * dofs + (8 + 4 + 8) * nel + staged + design;
+    let solver = (vectors * 8 + 2 * 4 + 1) * dofs + (8 + 4 + 8) * nel + design;
     (host, solver)
 }
 
@@ -95,12 +86,8 @@ pub trait ElasticBackend: ChebyshevLevels + 'static {
     /// Fails early, before the optimizer allocates anything, when a run on
     /// `mesh`, whose preconditioner keeps `extra_vectors` DOF vectors, cannot
     /// fit this device (see [`memory_estimate`]).
-    fn check_elastic_capacity(
-        &self,
-        mesh: &Mesh,
-        kind: OperatorKind,
-        extra_vectors: usize,
-    ) -> Result<(), BackendError>;
+    fn check_elastic_capacity(&self, mesh: &Mesh, extra_vectors: usize)
+        -> Result<(), BackendError>;
 
     /// `fixed[d]` marks DOF d as fixed; `fixed.len() == mesh.dofs()`.
     fn elastic_new(
@@ -207,8 +194,8 @@ mod tests {
     #[test]
     fn preconditioner_vectors_add_eight_bytes_per_dof_each() {
         let mesh = Mesh::new(10, 6, 4);
-        let (h0, s0) = memory_estimate(&mesh, OperatorKind::Fused, 0);
-        let (h6, s6) = memory_estimate(&mesh, OperatorKind::Fused, 6);
+        let (h0, s0) = memory_estimate(&mesh, 0);
+        let (h6, s6) = memory_estimate(&mesh, 6);
         assert_eq!(h0, h6);
         assert_eq!(s6 - s0, 6 * 8 * mesh.dofs() as u64);
     }

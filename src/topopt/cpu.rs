@@ -154,10 +154,9 @@ impl ElasticBackend for CpuBackend {
     fn check_elastic_capacity(
         &self,
         mesh: &Mesh,
-        kind: OperatorKind,
         extra_vectors: usize,
     ) -> Result<(), BackendError> {
-        let (host, solver) = super::backend::memory_estimate(mesh, kind, extra_vectors);
+        let (host, solver) = super::backend::memory_estimate(mesh, extra_vectors);
         super::backend::check_host_memory(mesh, host + solver, "use a coarser mesh (--nelx)")
     }
 

@@ -1,5 +1,5 @@
 //! Structured hex mesh of the design box: numbering of nodes, DOFs and
-//! elements shared by every operator (CPU, GPU three-stage, fused,
+//! elements shared by every operator (CPU, GPU fused,
 //! node-centred) and by the outputs, so they agree by construction.
 //!
 //! - Element (ex, ey, ez): `e = ex + nelx·(ey + nely·ez)`.

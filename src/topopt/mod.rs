@@ -1,5 +1,5 @@
-//! Minimum-compliance topology optimization (3D SIMP, `cuth topopt`,
-//! DESIGN.md §7) on a structured hex mesh, matrix-free on the same backends
+//! Minimum-compliance topology optimization (3D SIMP, `cuth topopt`)
+//! on a structured hex mesh, matrix-free on the same backends
 //! as the thermal solver.
 //!
 //! Pipeline: [`problem`] ([`presets`] or a [`custom`] TOML) → [`mesh`] and

@@ -1,4 +1,4 @@
-//! The benchmark problems of the paper (DESIGN.md §7). Coordinates are in
+//! The benchmark problems of the paper. Coordinates are in
 //! domain units; x is the long axis, y is "up" (loads act in −y), z is the
 //! depth. All loads total 1 (force) or 1 (torque). ν = 0.3, E0 = 1.
 //!

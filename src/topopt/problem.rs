@@ -264,7 +264,7 @@ pub fn check_mesh_size(nel: [usize; 3]) -> Result<(), String> {
     // own, so a mesh this machine cannot hold is an error, not an abort. The
     // solver's share is checked by the backend once the device is known.
     let mesh = Mesh::new(nel[0], nel[1], nel[2]);
-    let (host, _) = super::backend::memory_estimate(&mesh, super::OperatorKind::Fused, 0);
+    let (host, _) = super::backend::memory_estimate(&mesh, 0);
     match crate::backend::cpu::available_memory() {
         Some(free) if host > free => Err(format!(
             "{} × {} × {} elements need {host} bytes of host memory for the design \

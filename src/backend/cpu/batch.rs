@@ -7,7 +7,7 @@ use super::kernels;
 use super::mg;
 use super::{ratio, same_len, CpuBackend};
 use crate::backend::batch::{BatchCheck, BatchOps};
-use crate::backend::mg::{ColumnUpdate, Guess};
+use crate::backend::mg::Guess;
 use crate::backend::{BackendError, Ratio};
 use crate::linalg::mg::Coarsening;
 use crate::linalg::QuadDiag;
@@ -217,7 +217,6 @@ impl BatchOps for CpuBackend {
         k: usize,
         inv_pivots: &Vec<f64>,
         colour: u32,
-        update: ColumnUpdate,
         guess: Guess,
         made_by: Option<&Coarsening>,
         b: &Vec<f64>,
@@ -234,7 +233,6 @@ impl BatchOps for CpuBackend {
                 a,
                 inv_pivots,
                 colour,
-                update,
                 guess,
                 made_by,
                 &b[v.clone()],

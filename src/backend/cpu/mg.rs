@@ -6,7 +6,7 @@
 //! methods call the slice functions below, which `batch.rs` runs per vector.
 
 use super::{same_len, CpuBackend};
-use crate::backend::mg::{check_axes, ColumnUpdate, Guess, LevelShape, MultigridOps};
+use crate::backend::mg::{check_axes, Guess, LevelShape, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::mg::{coarsen_with, line_pivots, relaxed, AxisMap, Coarsening};
 use crate::linalg::QuadDiag;
@@ -77,13 +77,12 @@ impl MultigridOps for CpuBackend {
         a: &QuadDiag,
         inv_pivots: &Vec<f64>,
         colour: u32,
-        update: ColumnUpdate,
         guess: Guess,
         made_by: Option<&Coarsening>,
         b: &Vec<f64>,
         x: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        smooth(a, inv_pivots, colour, update, guess, made_by, b, x)
+        smooth(a, inv_pivots, colour, guess, made_by, b, x)
     }
 
     fn mg_restrict_residual(
@@ -118,12 +117,10 @@ impl MultigridOps for CpuBackend {
 }
 
 // The operations on slices, for the batched capability too (`batch.rs`).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn smooth(
     a: &QuadDiag,
     inv_pivots: &[f64],
     colour: u32,
-    update: ColumnUpdate,
     guess: Guess,
     made_by: Option<&Coarsening>,
     b: &[f64],
@@ -140,7 +137,6 @@ pub(super) fn smooth(
     let plane = nx * ny;
     let xs = Shared(x.as_mut_ptr());
     let zero_inplane = guess == Guess::Zero;
-    let zero_column = guess != Guess::Full;
     (0..ny).into_par_iter().for_each(|y| {
         // SAFETY: indices below are < n (checked lengths); see `Shared`.
         let get = |i: usize| unsafe { *xs.at(i) };
@@ -177,43 +173,21 @@ pub(super) fn smooth(
             }
             r
         };
-        match update {
-            ColumnUpdate::Line => {
-                for z in 0..nz {
-                    for xx in (x0..nx).step_by(2).filter(|&xx| relax(xx)) {
-                        let i = xx + nx * y + plane * z;
-                        let mut r = rhs(i, xx);
-                        if z > 0 {
-                            r += a.gz[i - plane] * get(i - plane);
-                        }
-                        set(i, r * inv_pivots[i]);
-                    }
+        for z in 0..nz {
+            for xx in (x0..nx).step_by(2).filter(|&xx| relax(xx)) {
+                let i = xx + nx * y + plane * z;
+                let mut r = rhs(i, xx);
+                if z > 0 {
+                    r += a.gz[i - plane] * get(i - plane);
                 }
-                for z in (0..nz.saturating_sub(1)).rev() {
-                    for xx in (x0..nx).step_by(2).filter(|&xx| relax(xx)) {
-                        let i = xx + nx * y + plane * z;
-                        let v = get(i) + a.gz[i] * inv_pivots[i] * get(i + plane);
-                        set(i, v);
-                    }
-                }
+                set(i, r * inv_pivots[i]);
             }
-            ColumnUpdate::PointUp | ColumnUpdate::PointDown => {
-                let up = update == ColumnUpdate::PointUp;
-                for step in 0..nz {
-                    let z = if up { step } else { nz - 1 - step };
-                    for xx in (x0..nx).step_by(2).filter(|&xx| relax(xx)) {
-                        let i = xx + nx * y + plane * z;
-                        let mut r = rhs(i, xx);
-                        // Cells of the column not yet visited may be 0.
-                        if z > 0 && (up || !zero_column) {
-                            r += a.gz[i - plane] * get(i - plane);
-                        }
-                        if z + 1 < nz && (!up || !zero_column) {
-                            r += a.gz[i] * get(i + plane);
-                        }
-                        set(i, r / a.d[i]);
-                    }
-                }
+        }
+        for z in (0..nz.saturating_sub(1)).rev() {
+            for xx in (x0..nx).step_by(2).filter(|&xx| relax(xx)) {
+                let i = xx + nx * y + plane * z;
+                let v = get(i) + a.gz[i] * inv_pivots[i] * get(i + plane);
+                set(i, v);
             }
         }
     });

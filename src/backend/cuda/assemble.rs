@@ -1,4 +1,4 @@
-//! Assembly on the GPU (issue 15 item 1): the Quad-Diag matrix, heat
+//! Assembly on the GPU: the Quad-Diag matrix, heat
 //! capacities, conductances to ambient and right-hand side computed by the
 //! kernels of `kernels/assemble.cu` from an [`AssemblyInput`] (per z cell
 //! thickness and layer, per layer one material or a plane of them, power
@@ -125,7 +125,7 @@ impl CudaBackend {
             Some(h) => (h.clone(), film(h, plane)?, 1i32),
             None => (vec![0.0], 0, 0),
         };
-        // Parts for `timings_detail_s` (issue 15); with CUTH_PROFILE_SYNC
+        // Parts for `timings_detail_s`; with CUTH_PROFILE_SYNC
         // each waits for the device.
         let mut part = crate::profile::Laps::new();
         let sync = crate::profile::sync_parts();

@@ -1,5 +1,5 @@
 //! The compact inputs of a device assembly as `kernels/assemble.cu` reads
-//! them (issue 15): per layer its uniform material and offsets into the
+//! them: per layer its uniform material and offsets into the
 //! material planes and power maps, and those planes and maps copied to the
 //! device one after another straight from where they are on the host (no
 //! concatenated host copy: at 2048² that concatenation took 52 ms of a

@@ -1,4 +1,4 @@
-//! The k(T) part of device assembly (issue 17): every cell's material from
+//! The k(T) part of device assembly: every cell's material from
 //! its laws at its own temperature (`asm_cell_mat_f64`, the device's
 //! `assemble::cell_materials`), from tables built once per solve: the laws
 //! of the layers and of the floorplan patches that have them

@@ -13,7 +13,7 @@ use super::mg::CudaTransfer;
 use super::transfer::PinnedBuffer;
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::batch::{BatchCheck, BatchOps, HostBuffer};
-use crate::backend::mg::{ColumnUpdate, Guess};
+use crate::backend::mg::Guess;
 use crate::backend::{BackendError, Ratio};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -262,7 +262,6 @@ impl BatchOps for CudaBackend {
         k: usize,
         inv_pivots: &CudaSlice<f64>,
         colour: u32,
-        update: ColumnUpdate,
         guess: Guess,
         made_by: Option<&CudaTransfer>,
         b: &CudaSlice<f64>,
@@ -282,11 +281,6 @@ impl BatchOps for CudaBackend {
         let f = self.kernel(&BATCH, NAME)?;
         let (nx, ny, nz) = (a.nx as i64, a.ny as i64, a.nz as i64);
         let colour = (colour & 1) as i32;
-        let mode: i32 = match update {
-            ColumnUpdate::Line => 0,
-            ColumnUpdate::PointUp => 1,
-            ColumnUpdate::PointDown => 2,
-        };
         let zero: i32 = match guess {
             Guess::Full => 0,
             Guess::ColourZero => 1,
@@ -294,10 +288,10 @@ impl BatchOps for CudaBackend {
         };
         let columns = a.nx.div_ceil(2) * a.ny;
         let mut args = self.stream().launch_builder(&f);
-        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(&a.gx).arg(&a.gy).arg(&a.gz);
         args.arg(inv_pivots).arg(b).arg(x);
         args.arg(&nx).arg(&ny).arg(&nz);
-        args.arg(&colour).arg(&mode).arg(&zero);
+        args.arg(&colour).arg(&zero);
         let null = 0u64;
         match made_by {
             Some(t) => args.arg(&t.maps),

@@ -240,7 +240,7 @@ pub(crate) fn open(
 /// Reads (or compiles) the images of `families` for GPU `ordinal` into this
 /// process's image cache on as many threads, without a context: only the
 /// device's compute capability is asked for. A caller that runs this beside
-/// the context's creation (`cuth solve`'s init thread, issue 15) leaves
+/// the context's creation (`cuth solve`'s init thread) leaves
 /// only the modules' loading for after it. Failures are left for the load,
 /// which reads or compiles again and reports them.
 pub fn prefetch(ordinal: usize, families: &[&kernels::KernelFamily]) {

@@ -6,7 +6,7 @@ use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config};
 use super::mg_setup::MG_SETUP;
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::mg::{ColumnUpdate, Guess, LevelShape, MultigridOps};
+use crate::backend::mg::{Guess, LevelShape, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::mg::{AxisMap, Coarsening};
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -89,7 +89,6 @@ impl MultigridOps for CudaBackend {
         a: &CudaMatrix,
         inv_pivots: &CudaSlice<f64>,
         colour: u32,
-        update: ColumnUpdate,
         guess: Guess,
         made_by: Option<&CudaTransfer>,
         b: &CudaSlice<f64>,
@@ -106,11 +105,6 @@ impl MultigridOps for CudaBackend {
         let f = self.kernel(&MULTIGRID, NAME)?;
         let (nx, ny, nz) = (a.nx as i64, a.ny as i64, a.nz as i64);
         let colour = (colour & 1) as i32;
-        let mode: i32 = match update {
-            ColumnUpdate::Line => 0,
-            ColumnUpdate::PointUp => 1,
-            ColumnUpdate::PointDown => 2,
-        };
         let zero: i32 = match guess {
             Guess::Full => 0,
             Guess::ColourZero => 1,
@@ -118,14 +112,9 @@ impl MultigridOps for CudaBackend {
         };
         let columns = a.nx.div_ceil(2) * a.ny;
         let mut args = self.stream.launch_builder(&f);
-        args.arg(&a.d).arg(&a.gx).arg(&a.gy).arg(&a.gz);
+        args.arg(&a.gx).arg(&a.gy).arg(&a.gz);
         args.arg(inv_pivots).arg(b).arg(x);
-        args.arg(&nx)
-            .arg(&ny)
-            .arg(&nz)
-            .arg(&colour)
-            .arg(&mode)
-            .arg(&zero);
+        args.arg(&nx).arg(&ny).arg(&nz).arg(&colour).arg(&zero);
         let null = 0u64;
         match made_by {
             Some(t) => args.arg(&t.maps),

@@ -1,4 +1,4 @@
-//! The multigrid set-up on the GPU (issue 15): launchers of
+//! The multigrid set-up on the GPU: launchers of
 //! `kernels/mg_setup.cu`, which build a coarse level's operator (faces, then
 //! the diagonal) and a level's z-line pivots from the level above, on the
 //! device. The aggregation comes as [`AxisMap`]s, uploaded as a few small

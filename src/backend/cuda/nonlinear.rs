@@ -1,4 +1,4 @@
-//! [`NonlinearOps`] on CUDA (issue 17): the k(T) outer iteration with the
+//! [`NonlinearOps`] on CUDA: the k(T) outer iteration with the
 //! temperature on the GPU. A(T) is assembled on the device from per-cell
 //! materials (`assemble_kt.rs`) with the compact inputs uploaded once, into
 //! the arrays of the last system (`assemble_into`); the leakage is

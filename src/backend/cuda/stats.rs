@@ -1,4 +1,4 @@
-//! The post-solve statistics on the GPU (issue 15): the launchers of
+//! The post-solve statistics on the GPU: the launchers of
 //! `kernels/stats.cu` behind `QuadDiagOps::field_partials` and
 //! `QuadDiagOps::chunked_total`. What comes down is one partial per (z
 //! plane, chunk of [`StatsRequest::span`] cells), the probes' cells, five

@@ -1,8 +1,8 @@
-//! Host ↔ device copies through page-locked memory (issue 15 items 2–3):
+//! Host ↔ device copies through page-locked memory:
 //! [`PinnedBuffer`] is the one pinned host type of the backend, used by the
 //! staged downloads here and as a batched sweep's double buffers
 //! (`BatchOps::HostBuffer`, `batch.rs`). A pageable `cuMemcpyDtoH` ran at
-//! about 1.3 GB/s on the H200 host (BENCHMARKS.md, issue 15 section): the
+//! about 1.3 GB/s on the H200 host (BENCHMARKS.md): the
 //! driver bounces through its own small pinned buffer and the fresh
 //! destination pages fault one by one. Here a large vector comes down in
 //! pieces of [`STAGE_VALUES`] through two buffers in turn: while the GPU
@@ -28,7 +28,7 @@ use std::sync::Mutex;
 /// downloads. 32 MiB rather than 128: pinning two 128 MiB buffers on the
 /// init thread slowed the context's module loads beside it (H200, 2048²:
 /// non-PCG 0.55 s against 0.61 s), while 8192² ran in the same wall time
-/// (7.26 s against 7.30 s; BENCHMARKS.md, issue 15).
+/// (7.26 s against 7.30 s; BENCHMARKS.md).
 pub const STAGE_VALUES: usize = 4 << 20;
 /// Copies shorter than this go directly (pageable).
 const DIRECT_BELOW: usize = 4 << 20;

@@ -1,4 +1,4 @@
-//! The mixed-precision ablation (issue #6): Chebyshev-PCG to rtol with the
+//! The mixed-precision ablation: Chebyshev-PCG to rtol with the
 //! preconditioner in f64, fixed f32, fixed f16 storage and adaptive mixed, on
 //! the same system and device: time, iterations, the final true residual
 //! recomputed in f64, max |ΔT| against the f64 solution, and where the time

@@ -5,7 +5,7 @@
 //! `elastic_apply_dot` (y = K x and x·y, as CG calls it: accumulator zeroing,
 //! element kernel(s), fix-up of fixed DOFs with the dot), replayed from a
 //! CUDA graph of `--reps` applies; "kernel" is the element pass alone
-//! (zeroing + element kernels, no fix-up/dot; atomic schedules only).
+//! (zeroing + element kernels, no fix-up/dot; the atomic schedule only).
 //!
 //! Byte counts, per apply, w = 8 (F64) or 4 (F32) bytes:
 //! - paper: every element gathers 24 values, scatters 24 and reads Eₑ,
@@ -41,7 +41,6 @@ struct Variant {
 impl Variant {
     fn name(&self) -> String {
         let k = match self.kind {
-            OperatorKind::ThreeStage => "three-stage",
             OperatorKind::Fused => "fused",
             OperatorKind::NodeCentred => "node-centred",
         };
@@ -49,11 +48,9 @@ impl Variant {
             (OpPrecision::F64, _, _) => "f64",
             (OpPrecision::F32, OperatorKind::Fused, F32Atomics::F64) => "f32 (f64 atomics)",
             (OpPrecision::F32, OperatorKind::Fused, F32Atomics::F32) => "f32 (f32 atomics)",
-            (OpPrecision::F32, OperatorKind::ThreeStage, _) => "f32 (f64 atomics)",
             (OpPrecision::F32, _, _) => "f32",
         };
         let ke = match (self.kind, self.ke) {
-            (OperatorKind::ThreeStage, _) => "",
             (_, KeSource::Shared) => ", Ke smem",
             (_, KeSource::Param) => ", Ke param",
             (OperatorKind::Fused, KeSource::ParamMerged) => ", Ke param, merged atomics",
@@ -75,11 +72,8 @@ fn variants(blocks: &[u32]) -> Vec<Variant> {
         ke,
     };
     use OpPrecision::{F32, F64};
-    use OperatorKind::{Fused, NodeCentred, ThreeStage};
-    let mut all = vec![
-        v(ThreeStage, F64, F32Atomics::F64, 0, KeSource::Shared),
-        v(ThreeStage, F32, F32Atomics::F64, 0, KeSource::Shared),
-    ];
+    use OperatorKind::{Fused, NodeCentred};
+    let mut all = Vec::new();
     for ke in [KeSource::Shared, KeSource::Param, KeSource::ParamMerged] {
         for &b in blocks {
             all.push(v(Fused, F64, F32Atomics::F64, b, ke));

@@ -1,4 +1,4 @@
-//! `cuth sweep STACK CASES`: many power maps on one stack (issue 16). The
+//! `cuth sweep STACK CASES`: many power maps on one stack. The
 //! stack is read and assembled once; each worker uploads the matrix and
 //! builds the preconditioner once and solves its cases back to back
 //! (`thermal::sweep`). On the CPU `--jobs` workers run cases in parallel,

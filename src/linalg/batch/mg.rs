@@ -10,9 +10,9 @@
 
 use super::BatchPreconditioner;
 use crate::backend::batch::BatchOps;
-use crate::backend::mg::{ColumnUpdate, Guess};
+use crate::backend::mg::Guess;
 use crate::backend::BackendError;
-use crate::linalg::mg::{MgCycle, MgParts, MgSmoother, Multigrid};
+use crate::linalg::mg::{MgCycle, MgParts, Multigrid};
 
 pub struct BatchMultigrid<'a, B: BatchOps> {
     parts: MgParts<'a, B>,
@@ -86,10 +86,6 @@ impl<B: BatchOps> Level<'_, '_, B> {
         zero: bool,
     ) -> Result<(), BackendError> {
         let (be, p, k, s, mask) = (self.be, self.p, self.k, self.s, self.mask);
-        let (pre, post) = match p.opts.smoother {
-            MgSmoother::ZLine => (ColumnUpdate::Line, ColumnUpdate::Line),
-            MgSmoother::ZPoint => (ColumnUpdate::PointUp, ColumnUpdate::PointDown),
-        };
         // The step that made this level, when it relaxes its changed cells only.
         let made_by = (l > 0 && p.skip_unchanged).then(|| &p.steps[l - 1]);
         for sweep in 0..p.opts.sweeps {
@@ -97,8 +93,8 @@ impl<B: BatchOps> Level<'_, '_, B> {
                 true => (Guess::Zero, Guess::ColourZero),
                 false => (Guess::Full, Guess::Full),
             };
-            be.batch_mg_smooth(a, k, pivots, 0, pre, g0, made_by, b, x, s, mask)?;
-            be.batch_mg_smooth(a, k, pivots, 1, pre, g1, made_by, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 0, g0, made_by, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 1, g1, made_by, b, x, s, mask)?;
         }
         let step = &p.steps[l];
         let ((cb, cx), deeper) = work.split_first_mut().expect("a coarser level");
@@ -117,8 +113,8 @@ impl<B: BatchOps> Level<'_, '_, B> {
         }
         be.batch_mg_prolong_add(k, step, cx, x, s, mask)?; // x += P x_c
         for _ in 0..p.opts.sweeps {
-            be.batch_mg_smooth(a, k, pivots, 1, post, Guess::Full, made_by, b, x, s, mask)?;
-            be.batch_mg_smooth(a, k, pivots, 0, post, Guess::Full, made_by, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 1, Guess::Full, made_by, b, x, s, mask)?;
+            be.batch_mg_smooth(a, k, pivots, 0, Guess::Full, made_by, b, x, s, mask)?;
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! Batched PCG: k systems A x_j = b_j with one matrix, solved together
-//! (issue 16, sweeps), written once over [`BatchOps`] (CPU and CUDA).
+//! (for sweeps), written once over [`BatchOps`] (CPU and CUDA).
 //!
 //! Every vector follows exactly the recurrence of [`crate::linalg::pcg()`]
 //! from x = 0 (same coefficients, same stopping test r·r ≤ threshold at

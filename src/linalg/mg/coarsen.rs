@@ -15,7 +15,7 @@
 //!   face and W those of the two coarse cells. On a uniform grid (widths
 //!   unknown: `QuadDiag::wx` empty, every cell counts 1) that is 2/(wₗ + wᵣ),
 //!   which for 2-wide cells halves the Galerkin sum (Galerkin aggregation is
-//!   exactly 2× too stiff in-plane, issue 11) and equals the stack assembled
+//!   exactly 2× too stiff in-plane) and equals the stack assembled
 //!   on the half grid; with the physical widths of a non-uniform grid it stays
 //!   that rediscretisation (the coarse widths are the sums of their children);
 //! - y faces likewise; the diagonal is `amb` plus the row's conductances.

@@ -39,8 +39,8 @@
 //! cells"). The restriction and prolongation still visit every cell.
 
 use super::coarsen::line_pivots;
-use super::{MgCycle, MgOptions, MgReport, MgSmoother};
-use crate::backend::mg::{ColumnUpdate, Guess, MultigridOps};
+use super::{MgCycle, MgOptions, MgReport};
+use crate::backend::mg::{Guess, MultigridOps};
 use crate::backend::BackendError;
 use crate::linalg::precond::{PrecondReport, Preconditioner};
 use crate::linalg::{LinearOperator, QuadDiag};
@@ -151,18 +151,14 @@ fn cycle<B: MultigridOps>(
     x: &mut B::Vector,
     zero: bool,
 ) -> Result<(), BackendError> {
-    let (pre, post) = match o.smoother {
-        MgSmoother::ZLine => (ColumnUpdate::Line, ColumnUpdate::Line),
-        MgSmoother::ZPoint => (ColumnUpdate::PointUp, ColumnUpdate::PointDown),
-    };
     for s in 0..o.sweeps {
         let first = zero && s == 0;
         let (g0, g1) = match first {
             true => (Guess::Zero, Guess::ColourZero),
             false => (Guess::Full, Guess::Full),
         };
-        be.mg_smooth(here.a, here.pivots, 0, pre, g0, here.made_by, b, x)?;
-        be.mg_smooth(here.a, here.pivots, 1, pre, g1, here.made_by, b, x)?;
+        be.mg_smooth(here.a, here.pivots, 0, g0, here.made_by, b, x)?;
+        be.mg_smooth(here.a, here.pivots, 1, g1, here.made_by, b, x)?;
     }
     let (next, deeper) = below.levels.split_first_mut().expect("a coarser level");
     // b_c = Pᵀ (b − A x)
@@ -204,7 +200,7 @@ fn cycle<B: MultigridOps>(
     for _ in 0..o.sweeps {
         for colour in [1, 0] {
             let (a, p, made) = (here.a, here.pivots, here.made_by);
-            be.mg_smooth(a, p, colour, post, Guess::Full, made, b, x)?;
+            be.mg_smooth(a, p, colour, Guess::Full, made, b, x)?;
         }
     }
     Ok(())

@@ -1,5 +1,5 @@
 //! Geometric multigrid for the thermal operator, used as a PCG
-//! preconditioner (`--precond mg`, issue 11). A chip stack is a structured
+//! preconditioner (`--precond mg`). A chip stack is a structured
 //! box of few, very anisotropic layers (a 2 µm layer couples 10⁴–10⁶ times
 //! more strongly in z than in-plane), so the hierarchy coarsens x and y only
 //! and smooths whole z columns exactly:
@@ -40,16 +40,14 @@ pub enum MgCycle {
     W,
 }
 
-/// What relaxes the z columns.
+/// What relaxes the z columns, named in the preconditioner's report
+/// (`summary.json`). A point smoother fails on thin layers (BENCHMARKS.md),
+/// so the z-line smoother is the only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MgSmoother {
-    /// Exact tridiagonal solve per column (the default).
+    /// Exact tridiagonal solve per column.
     ZLine,
-    /// One point Gauss–Seidel pass per column instead (up before, down
-    /// after the coarse correction): kept to show that it fails on thin
-    /// layers (tests/multigrid.rs).
-    ZPoint,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -21,7 +21,7 @@
 //! only z = S(ẑ + d_next), f64): degree 6 moves 174 B against 440 B in f64.
 //! `raise_precision` walks the mode's levels (rule → f32 → f64). Only the
 //! first level's Â is built at set-up: a switch is rare (none happened in the
-//! GPU runs of issue #6), so the next level is built when it is needed, from
+//! measured GPU runs), so the next level is built when it is needed, from
 //! the f64 matrix the backend still holds (`Backend::host_matrix`: borrowed
 //! on the CPU, downloaded from a GPU), and no host copy of A is kept.
 

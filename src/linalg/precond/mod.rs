@@ -136,7 +136,7 @@ pub trait Preconditioner<B: Backend> {
     }
     /// [`Preconditioner::matrix_changed`] for a matrix that lives where the
     /// solve runs (`a`, the system operator): refreshed there, no host copy
-    /// (a k(T) outer iteration re-assembled on the device, issue 17).
+    /// (a k(T) outer iteration re-assembled on the device).
     fn operator_changed(
         &mut self,
         be: &B,

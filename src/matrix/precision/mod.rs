@@ -1,5 +1,5 @@
 //! Storage precision of the Chebyshev preconditioner's matrix, chosen per
-//! diagonal from the matrix itself (issue #6).
+//! diagonal from the matrix itself.
 //!
 //! Why Jacobi scaling first: with S = D^-1/2 the scaled operator Â = S A S has
 //! a unit diagonal (nothing to store) and off-diagonals ĝ = g/√(dᵢdⱼ) in

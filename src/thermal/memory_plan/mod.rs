@@ -1,4 +1,4 @@
-//! Memory planning of a steady run (issue 15 item 4): before anything
+//! Memory planning of a steady run: before anything
 //! proportional to the grid is allocated, the host and device bytes of the
 //! whole run (assembly, solver vectors, the preconditioner with its
 //! multigrid hierarchy or lower-precision copy, temperatures and outputs)

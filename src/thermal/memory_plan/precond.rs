@@ -63,7 +63,7 @@ pub(super) fn precond_bytes(s: &RunShape) -> (u64, u64) {
             // lives until the next level is built (at the peak of the
             // set-up: the two largest levels' at most).
             let dev = 8 * n + 56 * mid + 8 * first_two + 16 * coarsest + 8 * inverse;
-            // Every level is built where the fine matrix lives (issue 15);
+            // Every level is built where the fine matrix lives;
             // only the coarsest comes to the host: its matrix, the banded
             // factor (one plane wide) and the inverse with its transpose.
             let plane_c = coarsest / s.nz.max(1) as u64;

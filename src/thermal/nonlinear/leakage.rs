@@ -1,4 +1,4 @@
-//! Leakage power (issue 17): P = p_ref·exp(β (T − t_ref)) for each leaking
+//! Leakage power: P = p_ref·exp(β (T − t_ref)) for each leaking
 //! source, added to the dynamic power. A block, or a layer whose source is
 //! uniform or made of blocks, leaks as one region at its area-weighted mean
 //! temperature (over the layer's z cells), spread over its area; a layer

@@ -1,4 +1,4 @@
-//! Temperature-dependent physics (issue 17): k(T), c(T) (`stack::law`) and
+//! Temperature-dependent physics: k(T), c(T) (`stack::law`) and
 //! leakage power ([`leakage`]). The steady solve ([`steady`]) is a Picard
 //! iteration over warm-started linear solves ([`picard`]): properties and
 //! leakage at the last iterate, the matrix re-assembled where the solve

@@ -1,4 +1,4 @@
-//! Steady state with temperature-dependent k and leakage (issue 17): the
+//! Steady state with temperature-dependent k and leakage: the
 //! power maps, the outer iteration of [`super::picard`] and the summary of
 //! its last linear solve, with the outer iterations, the final change and
 //! the leakage per source (`summary.json`'s `nonlinear`).

@@ -1,6 +1,6 @@
 //! Transient simulation, backward Euler, generic over the backend like the
 //! steady driver: stack → power schedule → assembly (once; on a GPU from
-//! compact inputs on the device, issue 15: A, C, the films and the power of
+//! compact inputs on the device: A, C, the films and the power of
 //! each trace row by kernels, the host keeping only the films' planes) →
 //! [`Stepper`]
 //! (matrix A + C/Δt and preconditioner on the device, once) → one PCG solve
@@ -99,7 +99,7 @@ pub fn run_transient<B: ChebyshevBackend + 'static>(
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
 
     // Assembly once: A, C and the conductances to ambient do not change
-    // for a linear stack. On a GPU it is assembled there (issue 15): the
+    // for a linear stack. On a GPU it is assembled there: the
     // host keeps the films and the power in, never the n-sized arrays.
     // Temperature-dependent stacks re-assemble where the solve runs, step
     // by step (`nonlinear`).

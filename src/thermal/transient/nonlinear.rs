@@ -1,4 +1,4 @@
-//! Temperature-dependent stacks in time (issue 17): what one backward-Euler
+//! Temperature-dependent stacks in time: what one backward-Euler
 //! step does when k, c or the leakage depend on T, written once over
 //! `backend::nonlinear::NonlinearOps` (the capability of the steady Picard
 //! loop) for every backend.

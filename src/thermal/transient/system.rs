@@ -1,6 +1,6 @@
 //! The system of a transient run as the host holds it: whole (CPU, a
 //! linear stack's steady start, `CUTH_HOST_ASSEMBLY`), or assembled on the
-//! device from compact inputs (issue 15), the host keeping only the films'
+//! device from compact inputs, the host keeping only the films'
 //! planes, the power in and the inputs for later trace rows, whose power a
 //! kernel spreads (`NonlinearOps::tr_power`). Also the stepper on the first
 //! system, with the nonlinear terms of a temperature-dependent stack

@@ -1,9 +1,7 @@
-//! Launchers of `kernels/topopt.cu`, one per schedule (the three-stage
-//! one's in `three_stage.rs`), each launch checked through
-//! [`CudaBackend::run`]. Grids: element kernels one thread per element
-//! (the fused one with the operator's block size), gather/scatter one per
-//! (element, local DOF), the node-centred kernel one per node (with its own
-//! reduction partials), the fix-up on the backend's reduction grid. Dot
+//! Launchers of `kernels/topopt.cu`, one per schedule, each launch checked
+//! through [`CudaBackend::run`]. Grids: element kernels one thread per
+//! element (the fused one with the operator's block size), the node-centred
+//! kernel one per node (with its own reduction partials), the fix-up on the backend's reduction grid. Dot
 //! products use the deterministic last-block reduction of `common.cu`.
 
 use super::TOPOPT;
@@ -60,7 +58,6 @@ impl CudaBackend {
                 return self.topo_finish("topopt_finish_f32", op, acc, x, b, y, mode, s, out);
             }
             (OperatorKind::Fused, _, _) => self.topo_fused(op, prec, x, y)?,
-            (OperatorKind::ThreeStage, _, _) => self.topo_three_stage(op, prec, x, y)?,
         }
         // K_ff x accumulated in y; fix-up in place (acc aliases y).
         const NAME: &str = "topopt_finish_f64";
@@ -81,8 +78,8 @@ impl CudaBackend {
         unsafe { self.run(NAME, &mut args, red.config(op.mesh.dofs())) }
     }
 
-    /// The element pass alone: zeroing and the element kernels of an atomic
-    /// schedule, without the fix-up and dot (the benchmark's kernel-only
+    /// The element pass alone: zeroing and the element kernels of the atomic
+    /// (fused) schedule, without the fix-up and dot (the benchmark's kernel-only
     /// time). Returns false, doing nothing, for the node-centred schedule,
     /// which is one kernel.
     pub fn topo_element_pass(
@@ -98,7 +95,6 @@ impl CudaBackend {
                 self.topo_fused_a32(op, x)?
             }
             (OperatorKind::Fused, _, _) => self.topo_fused(op, prec, x, acc)?,
-            (OperatorKind::ThreeStage, _, _) => self.topo_three_stage(op, prec, x, acc)?,
         }
         Ok(true)
     }

@@ -6,8 +6,6 @@
 //! the fixed-DOF mask (one byte per DOF) and the scratch of the chosen
 //! schedule, allocated on first use:
 //!
-//! - [`OperatorKind::ThreeStage`]: two element-vector buffers of 24·nel values
-//!   (gather, batched multiply, atomic scatter), then the fix-up and dot.
 //! - [`OperatorKind::Fused`]: one kernel, then the fix-up and dot. Kₑ in
 //!   shared memory or as a parameter, atomics per element or warp-merged
 //!   ([`KeSource`]); in f32 either f64 atomics straight into y or, after
@@ -19,13 +17,12 @@
 //! Defaults are the fastest variants measured on an H200 (BENCHMARKS.md,
 //! "Topology optimization: matrix-free operator"); the setters exist for the
 //! benchmark and the tests. The variants are in `variants.rs`, the
-//! launchers in `launch.rs` and `three_stage.rs`; this file holds the
+//! launchers in `launch.rs`; this file holds the
 //! operator's state and the trait's dispatch.
 
 pub mod design;
 mod launch;
 pub mod mg;
-mod three_stage;
 mod variants;
 
 pub(crate) use variants::KeParam;
@@ -58,12 +55,6 @@ const ENTRY_POINTS: &[&str] = &[
     "topopt_fusedm_f64",
     "topopt_fusedm_f32_a64",
     "topopt_fusedm_f32_a32",
-    "topopt_gather_f64",
-    "topopt_gather_f32",
-    "topopt_gemm_f64",
-    "topopt_gemm_f32",
-    "topopt_scatter_f64",
-    "topopt_scatter_f32",
     "topopt_finish_f64",
     "topopt_finish_f32",
     "topopt_to_f32",
@@ -91,9 +82,6 @@ pub struct CudaElastic {
     /// x in f32 and the f32 accumulator ([`F32Atomics::F32`]).
     x32: Option<CudaSlice<f32>>,
     acc32: Option<CudaSlice<f32>>,
-    /// Element vectors of the three-stage schedule, 24·nel each, (u, v).
-    stages64: Option<(CudaSlice<f64>, CudaSlice<f64>)>,
-    stages32: Option<(CudaSlice<f32>, CudaSlice<f32>)>,
     /// Reduction scratch of the node-centred kernel (one partial per block
     /// of its one-thread-per-node grid) and its ticket.
     node_partials: CudaSlice<f64>,
@@ -159,8 +147,6 @@ impl CudaElastic {
         let mut t = b(&self.ke64) + b(&self.ke32) + b(&self.e64) + b(&self.e32) + b(&self.fixed);
         t += b(&self.node_partials) + b(&self.node_ticket);
         t += self.x32.as_ref().map_or(0, b) + self.acc32.as_ref().map_or(0, b);
-        t += self.stages64.as_ref().map_or(0, |(u, v)| b(u) + b(v));
-        t += self.stages32.as_ref().map_or(0, |(u, v)| b(u) + b(v));
         t + self.energies.as_ref().map_or(0, b)
     }
 }
@@ -193,10 +179,9 @@ impl ElasticBackend for CudaBackend {
     fn check_elastic_capacity(
         &self,
         mesh: &Mesh,
-        kind: OperatorKind,
         extra_vectors: usize,
     ) -> Result<(), BackendError> {
-        let (host, solver) = super::backend::memory_estimate(mesh, kind, extra_vectors);
+        let (host, solver) = super::backend::memory_estimate(mesh, extra_vectors);
         let (free, _) = self.memory_info()?;
         if solver > free {
             return Err(BackendError::OutOfMemory {
@@ -259,8 +244,6 @@ impl ElasticBackend for CudaBackend {
             node_ticket: zeros(self, 1, "node-centred reduction ticket")?,
             x32: None,
             acc32: None,
-            stages64: None,
-            stages32: None,
             energies: None,
             block: FUSED_BLOCK,
             f32_atomics: F32Atomics::default(),

@@ -1,4 +1,4 @@
-//! Leakage on the GPU (issue 17): every leaking source's plane cells and
+//! Leakage on the GPU: every leaking source's plane cells and
 //! weights uploaded once; at a temperature field `lk_source_f64` reduces
 //! each source (a region's area-weighted mean temperature, or a raster's
 //! per-cell power) and `lk_spread_f64` spreads a region's power over its

@@ -22,7 +22,7 @@ pub struct TopoRecord {
     pub precision: OpPrecision,
     pub f32_atomics: Option<F32Atomics>,
     pub block: Option<u32>,
-    /// Where Kₑ lives (fused, node-centred; the three-stage baseline: shared).
+    /// Where Kₑ lives.
     pub ke: KeSource,
     /// One apply_dot, µs.
     pub apply_us: f64,

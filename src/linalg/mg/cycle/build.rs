@@ -10,7 +10,7 @@ use crate::backend::mg::MultigridOps;
 use crate::linalg::SolveError;
 
 impl<B: MultigridOps> Multigrid<B> {
-    /// Builds the hierarchy of `a` where it lives (issue 15): every coarse
+    /// Builds the hierarchy of `a` where it lives: every coarse
     /// operator and its line pivots by the backend ([`MultigridOps::mg_coarsen`],
     /// [`MultigridOps::mg_line_pivots`]) from the level above, from the
     /// aggregation's small per-axis arrays; only the coarsest level
