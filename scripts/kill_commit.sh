@@ -29,7 +29,7 @@ s = ['[chip]\nwidth = "2 mm"\nlength = "2 mm"\n[grid]\nnx = 8\nny = 8\n',
      '[materials.si]\nk = 130\nheat_capacity = 1.6e6\n']
 for i in range(n):
     s.append(f'[[layers]]\nname = "l{i}"\nmaterial = "si"\nthickness = 1e-6\n')
-s.append("power = 1.0\n")
+s.append("power = { type = \"uniform\", total = 1.0 }\n")
 open(p, "w").write("".join(s))
 PY
 
