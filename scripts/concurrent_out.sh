@@ -74,7 +74,7 @@ for i in $(seq 1 "$N"); do
   else failed=$((failed + 1)); echo "run $i: exit $rc: $(cat "$WORK/run$i.err")"; fi
 done
 final=$(check "$OUT")
-left=$(find "$OUT" -maxdepth 1 -name '.cuth-*' | wc -l)
+left=$(find "$OUT" -maxdepth 1 -name '.cuth-*' ! -name .cuth-run.json | wc -l)
 echo "runs: $N (exit 0: $ok, lock reported: $locked, other failures: $failed)"
 echo "folder sampled under the lock: $samples times, inconsistent: $bad"
 echo "final folder: $final; staging left: $left"
