@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12's concurrency target: N runs (default 50) of `cuth solve` (°C and
+# Concurrency check: N runs (default 50) of `cuth solve` (°C and
 # --kelvin) and `cuth transient` (with snapshots) mixed, all at once into one
 # --out. Every run must exit 0, or fail saying the folder was locked; while
 # they run, the folder is sampled under the same advisory lock the runs take
@@ -36,7 +36,10 @@ else:
     units = set()
     for m in maps:
         if m.endswith(".csv"):
-            v = float(open(f"{d}/{m}").readline().split(",")[0])
+            # Map CSVs open with `#` comment lines (axes, units): skip them.
+            with open(f"{d}/{m}") as f:
+                row = next(l for l in f if not l.startswith("#"))
+            v = float(row.split(",")[0])
             units.add("K" if v > 200 else "C")
     ok = ok and len(units) == 1 and "dt_s" not in json.load(open(f"{d}/summary.json"))
     print(f"ok solve-{units.pop()}" if ok else f"BAD solve set {names} units {units}")
@@ -71,7 +74,7 @@ for i in $(seq 1 "$N"); do
   else failed=$((failed + 1)); echo "run $i: exit $rc: $(cat "$WORK/run$i.err")"; fi
 done
 final=$(check "$OUT")
-left=$(find "$OUT" -maxdepth 1 -name '.cuth-*' | wc -l)
+left=$(find "$OUT" -maxdepth 1 -name '.cuth-*' ! -name .cuth-run.json | wc -l)
 echo "runs: $N (exit 0: $ok, lock reported: $locked, other failures: $failed)"
 echo "folder sampled under the lock: $samples times, inconsistent: $bad"
 echo "final folder: $final; staging left: $left"

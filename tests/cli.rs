@@ -29,7 +29,9 @@ fn text(o: &Output) -> (String, String) {
 fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .map(|r| {
+            // The run manifest is cuth's bookkeeping, not an output.
             r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n != ".cuth-run.json")
                 .collect()
         })
         .unwrap_or_default();

@@ -36,6 +36,8 @@ fn listing(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        // The run manifest is cuth's bookkeeping, not an output.
+        .filter(|n| n != ".cuth-run.json")
         .collect();
     v.sort();
     v

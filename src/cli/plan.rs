@@ -131,6 +131,34 @@ impl Outputs {
     }
 }
 
+/// The same file, by device and inode (a different spelling, a link).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+impl Outputs {
+    /// Refuses a `--save-state` that is one of the run's inputs (`what`
+    /// names each: `the stack`, `--trace`, `--init`): writing it would
+    /// destroy the input, and the next run would fail on it.
+    pub fn refuse_inputs(&self, inputs: &[(&str, &Path)]) -> Result<(), InputError> {
+        let Some(state) = &self.save_state else {
+            return Ok(());
+        };
+        match inputs.iter().find(|(_, p)| same_file(state, p)) {
+            Some((what, p)) => Err(InputError(format!(
+                "--save-state {}: is {what} ({}), an input of this run; choose another file",
+                state.display(),
+                p.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Everything a `solve` or `transient` run needs, resolved and validated.
 pub struct RunPlan {
     pub stack: Stack,
@@ -239,6 +267,7 @@ impl RunPlan {
         let mut probe =
             (run.device == DeviceChoice::Auto).then(|| std::thread::spawn(cuda::available));
         let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
+        out.refuse_inputs(&[("the stack", typed.stack)])?;
         let stack = run.load_stack(typed.stack)?;
         report_warnings(&stack.warnings, run.strict, run.quiet)?;
         let cells = stack.cells()?;

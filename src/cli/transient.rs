@@ -156,6 +156,14 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             open_device_later: false,
         },
     )?;
+    let mut inputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(t) = &args.trace {
+        inputs.push(("--trace", t));
+    }
+    if !matches!(args.init.as_str(), "ambient" | "steady") {
+        inputs.push(("--init", Path::new(&args.init)));
+    }
+    plan.out.refuse_inputs(&inputs)?;
     let stack = &plan.stack;
     // One record per step: per-layer max and mean, per-block max, ~200 bytes.
     let per_step = 2 * stack.layers.len() as u64 + 32;

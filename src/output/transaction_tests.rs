@@ -17,40 +17,157 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-#[test]
-fn stale_entries_of_its_kind_go_others_stay() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("o");
-    std::fs::create_dir_all(out.join("snapshots/step_00001")).unwrap();
-    for f in [
-        "05_old.png",
-        "05_old.csv",
-        "notes.txt",
-        "timeseries.csv",
-        "9_x.png",
-    ] {
-        std::fs::write(out.join(f), "old").unwrap();
+fn commit(out: &Path, owned: Owned, files: &[&str]) -> Vec<String> {
+    let txn = Transaction::begin(out, owned).unwrap();
+    for f in files {
+        txn.write(Path::new(f), f.as_bytes()).unwrap();
     }
-    let txn = Transaction::begin(&out, Owned::Thermal).unwrap();
-    txn.write(Path::new("00_a.png"), b"new").unwrap();
-    txn.write(Path::new("final/summary.json"), b"{}").unwrap();
-    txn.write(Path::new("summary.json"), b"{}").unwrap();
-    let written = txn.commit().unwrap();
-    let written: Vec<_> = written
+    txn.commit()
+        .unwrap()
         .iter()
         .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
-        .collect();
+        .collect()
+}
+
+fn tree(dir: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    fn walk(d: &Path, pre: &str, v: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let e = e.unwrap();
+            let n = format!("{pre}{}", e.file_name().to_string_lossy());
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), &format!("{n}/"), v);
+            } else {
+                v.push(n);
+            }
+        }
+    }
+    walk(dir, "", &mut v);
+    v.sort();
+    v
+}
+
+#[test]
+fn user_files_that_look_like_outputs_survive_every_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let user = [
+        "00_my_analysis.csv",
+        "99_plot.png",
+        "blocks.csv",
+        "timeseries.csv",
+        "final/thesis.tex",
+        "snapshots/notes.txt",
+        "density.vti",
+    ];
+    for f in user {
+        let p = out.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "mine").unwrap();
+    }
+    let written = commit(
+        &out,
+        Owned::Thermal,
+        &["00_a.png", "final/summary.json", "summary.json"],
+    );
     assert_eq!(
         written,
         ["00_a.png", "final", "summary.json"],
         "order written"
     );
-    // Not ours: notes.txt, and 9_x.png (one digit is not a layer map).
-    assert_eq!(
-        names(&out),
-        ["00_a.png", "9_x.png", "final", "notes.txt", "summary.json"]
+    commit(&out, Owned::Thermal, &["01_b.png", "summary.json"]);
+    commit(&out, Owned::Topopt, &["view_x.png", "summary.json"]);
+    let left = tree(&out);
+    for f in user {
+        assert!(left.contains(&f.to_string()), "{f} removed: {left:?}");
+        assert_eq!(std::fs::read_to_string(out.join(f)).unwrap(), "mine");
+    }
+    for f in ["00_a.png", "01_b.png", "final/summary.json"] {
+        assert!(!left.contains(&f.to_string()), "{f} stale: {left:?}");
+    }
+}
+
+#[test]
+fn a_file_the_previous_run_wrote_and_this_one_does_not_is_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    commit(
+        &out,
+        Owned::Thermal,
+        &["field.npy", "summary.json", "snapshots/step_1/a.csv"],
     );
-    assert_eq!(std::fs::read(out.join("00_a.png")).unwrap(), b"new");
+    commit(&out, Owned::Thermal, &["summary.json"]);
+    assert_eq!(tree(&out), [".cuth-run.json", "summary.json"]);
+    let m = super::transaction::manifest_of(&out).unwrap();
+    assert_eq!(m.files, ["summary.json"]);
+}
+
+#[test]
+fn solve_then_topopt_then_sweep_leaves_only_the_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    commit(
+        &out,
+        Owned::Thermal,
+        &[
+            "00_die.png",
+            "00_die.csv",
+            "summary.json",
+            "final/summary.json",
+        ],
+    );
+    commit(&out, Owned::Topopt, &["density.vti", "summary.json"]);
+    commit(
+        &out,
+        Owned::Sweep,
+        &["sweep.csv", "summary.json", "cases/c0/x.csv"],
+    );
+    assert_eq!(
+        tree(&out),
+        [
+            ".cuth-run.json",
+            "cases/c0/x.csv",
+            "summary.json",
+            "sweep.csv"
+        ]
+    );
+    assert_eq!(
+        super::transaction::manifest_of(&out).unwrap().command,
+        "sweep"
+    );
+}
+
+#[test]
+fn a_commit_killed_half_way_is_finished_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    commit(&out, Owned::Thermal, &["00_old.png", "summary.json"]);
+    // What a SIGKILL after the intent and the first rename leaves: the
+    // intent, one new file in place, the rest still staged.
+    let staging = out.join(".cuth-4999999-killed");
+    std::fs::create_dir_all(staging.join("final")).unwrap();
+    std::fs::write(staging.join("summary.json"), "new").unwrap();
+    std::fs::write(staging.join("final/summary.json"), "new").unwrap();
+    std::fs::write(out.join("01_new.png"), "new").unwrap();
+    let intent = serde_json::json!({
+        "staging": ".cuth-4999999-killed",
+        "run": {"command": "solve", "files": ["01_new.png", "final/summary.json", "summary.json"]},
+    });
+    std::fs::write(out.join(".cuth-commit.json"), intent.to_string()).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    // Any next run repairs before it commits; here one that writes nothing new.
+    Transaction::begin(&out, Owned::Thermal).unwrap();
+    assert_eq!(
+        tree(&out),
+        [
+            ".cuth-run.json",
+            "01_new.png",
+            "final/summary.json",
+            "notes.txt",
+            "summary.json"
+        ]
+    );
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), b"new");
 }
 
 #[test]
@@ -159,5 +276,5 @@ fn an_out_linked_to_a_directory_is_followed() {
     let txn = Transaction::begin(&link, Owned::Thermal).unwrap();
     txn.write(Path::new("summary.json"), b"{}").unwrap();
     txn.commit().unwrap();
-    assert_eq!(names(&real), ["summary.json"]);
+    assert_eq!(names(&real), [".cuth-run.json", "summary.json"]);
 }

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SIGKILL check of the output commit: runs `cuth solve` and `cuth transient`
+# into one --out, alternating two grids (so a mix of two runs is visible in
+# the maps), and kills each with SIGKILL at a random moment, the commit
+# included. After every kill the folder must hold one complete run (every
+# file its manifest lists, each map with summary.json's grid) or be
+# mid-commit (.cuth-commit.json present), which the next run must finish
+# first; a user file placed in the folder must survive everything.
+#
+#   scripts/kill_commit.sh [N] [LAYERS]   (build first: cargo build --release)
+set -u
+N=${1:-40}
+LAYERS=${2:-200}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CUTH=${CUTH:-$ROOT/target/release/cuth}
+WORK=$(mktemp -d)
+OUT=$WORK/out
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$OUT/final"
+echo mine >"$OUT/blocks.csv"
+echo mine >"$OUT/final/thesis.tex"
+
+# A stack of LAYERS thin layers: 2*LAYERS map files make the commit long.
+python3 - "$WORK/stack.toml" "$LAYERS" <<'PY'
+import sys
+p, n = sys.argv[1], int(sys.argv[2])
+s = ['[chip]\nwidth = "2 mm"\nlength = "2 mm"\n[grid]\nnx = 8\nny = 8\n',
+     '[boundary]\nambient = 300\nh_top = 1e4\n',
+     '[materials.si]\nk = 130\nheat_capacity = 1.6e6\n']
+for i in range(n):
+    s.append(f'[[layers]]\nname = "l{i}"\nmaterial = "si"\nthickness = 1e-6\n')
+s.append("power = { type = \"uniform\", total = 1.0 }\n")
+open(p, "w").write("".join(s))
+PY
+
+check() { # prints "ok ..." or "BAD ..."
+python3 - "$OUT" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+for f in ("blocks.csv", "final/thesis.tex"):
+    if open(os.path.join(d, f)).read() != "mine\n":
+        print(f"BAD user file {f} changed"); sys.exit()
+if os.path.exists(os.path.join(d, ".cuth-commit.json")):
+    print("ok mid-commit"); sys.exit()
+mf = os.path.join(d, ".cuth-run.json")
+if not os.path.exists(mf):
+    print("ok no run yet"); sys.exit()
+m = json.load(open(mf))
+missing = [f for f in m["files"] if not os.path.exists(os.path.join(d, f))]
+if missing:
+    print(f"BAD {len(missing)} listed files missing, e.g. {missing[0]}"); sys.exit()
+ny = None
+for f in m["files"]:
+    if f.endswith(".csv") and "/" not in f and f[:2].isdigit():
+        rows = sum(1 for l in open(os.path.join(d, f)) if not l.startswith("#"))
+        if ny is None: ny = rows
+        elif rows != ny:
+            print(f"BAD maps of two grids ({ny} and {rows} rows)"); sys.exit()
+print(f"ok {m['command']} ({len(m['files'])} files)")
+PY
+}
+
+# One run to the end first: its wall time bounds the kill moments.
+t0=$(date +%s.%N)
+"$CUTH" solve "$WORK/stack.toml" --grid 12x12 --device cpu -q --out "$OUT" || exit 1
+T=$(python3 -c "print(($(date +%s.%N) - $t0) * 1.2)")
+echo "one run: ${T} s x 1.2 (kills uniform in 0..that)"
+
+bad=0; mid=0
+for i in $(seq 1 "$N"); do
+  g=$(( i % 2 ? 8 : 12 ))
+  case $((i % 3)) in
+    0) args=(transient "$WORK/stack.toml" --dt 1e-3 --steps 2) ;;
+    *) args=(solve "$WORK/stack.toml") ;;
+  esac
+  "$CUTH" "${args[@]}" --grid "${g}x${g}" --device cpu -q --out "$OUT" >/dev/null 2>&1 &
+  pid=$!
+  sleep "$(python3 -c "import random; print(random.uniform(0, $T))")"
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  r=$(check)
+  case $r in BAD*) bad=$((bad + 1)); echo "kill $i: $r" ;; *mid-commit*) mid=$((mid + 1)) ;; esac
+done
+# One run to the end: it must finish any half-done commit and leave itself.
+"$CUTH" solve "$WORK/stack.toml" --grid 8x8 --device cpu -q --out "$OUT" || bad=$((bad + 1))
+final=$(check)
+left=$(find "$OUT" -maxdepth 1 -name '.cuth-*' ! -name .cuth-run.json | wc -l)
+echo "kills: $N (inconsistent: $bad, left mid-commit: $mid)"
+echo "final folder: $final; cuth files left besides the manifest: $left"
+[ $bad -eq 0 ] && [ "$left" -eq 0 ] && [[ $final == ok* ]]
