@@ -5,7 +5,10 @@
 //! cell (J/K) for transient use, and the conductances to ambient (W/K) for
 //! the energy balance.
 
+mod check;
 mod materials;
+
+pub use check::{check_system, unreachable_power};
 
 pub use materials::{
     absent_plane, cell_conductivity, cell_materials, layer_material, layer_plane_materials,

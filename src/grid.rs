@@ -48,6 +48,11 @@ pub fn edges_of(widths: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// Widths of the cells between consecutive `edges`.
+pub fn widths_of(edges: &[f64]) -> Vec<f64> {
+    edges.windows(2).map(|p| p[1] - p[0]).collect()
+}
+
 impl Grid {
     pub fn from_stack(stack: &Stack) -> Grid {
         let mut dz = Vec::new();
@@ -58,8 +63,8 @@ impl Grid {
                 layer_of_z.push(l);
             }
         }
-        let ((dx, xe), (dy, ye)) = match &stack.plane_widths {
-            Some((wx, wy)) => ((wx.clone(), edges_of(wx)), (wy.clone(), edges_of(wy))),
+        let ((dx, xe), (dy, ye)) = match &stack.plane_edges {
+            Some((ex, ey)) => ((widths_of(ex), ex.clone()), (widths_of(ey), ey.clone())),
             None => (
                 uniform_axis(stack.width_m, stack.nx),
                 uniform_axis(stack.length_m, stack.ny),
@@ -200,11 +205,81 @@ impl Grid {
     }
 }
 
-/// Index of the cell of `edges` holding `v`, clamped to the cells.
+/// A point this close to an edge, relative to the cell below it, is on the
+/// face: edges are rounded (`i·(W/n)`, a parsed `4800 um`), so `v == edge`
+/// alone would put a point on a face in either cell.
+const ON_FACE: f64 = 1e-9;
+
+/// Index of the cell of `edges` holding `v`, clamped to the cells; a point on
+/// a face (to [`ON_FACE`]) belongs to the cell above.
 fn cell_at(edges: &[f64], v: f64) -> usize {
     let n = edges.len() - 1;
-    edges
+    let i = edges
         .partition_point(|&e| e <= v)
         .saturating_sub(1)
-        .min(n - 1)
+        .min(n - 1);
+    if i + 1 < n && edges[i + 1] - v <= ON_FACE * (edges[i + 1] - edges[i]) {
+        i + 1
+    } else {
+        i
+    }
+}
+
+#[cfg(test)]
+mod face_tests {
+    use super::*;
+
+    /// A point on face `k` (as the grid's edge, and as a user writes it: a
+    /// parsed multiple of the nominal cell) lies in cell `k`, never `k - 1`.
+    fn faces_belong_above(edges: &[f64], nominal: &[f64]) {
+        let n = edges.len() - 1;
+        for k in 0..n {
+            for v in [edges[k], nominal[k]] {
+                assert_eq!(
+                    cell_at(edges, v),
+                    k,
+                    "face {k} at {v:e} (edge {:e})",
+                    edges[k]
+                );
+            }
+        }
+        assert_eq!(cell_at(edges, edges[n]), n - 1, "the far edge clamps");
+    }
+
+    #[test]
+    fn uniform_faces_belong_to_the_cell_above() {
+        for (w, n) in [(0.01, 50), (0.0124, 64), (0.06, 7), (1e-3, 1000)] {
+            let (_, edges) = uniform_axis(w, n);
+            // 4800 um written as a length: 4800e-6, not 24·(W/n).
+            let nominal: Vec<f64> = (0..=n)
+                .map(|k| (k as f64 * (w / n as f64) * 1e6).round() * 1e-6)
+                .collect();
+            let nominal = if (w * 1e6 / n as f64).fract() == 0.0 {
+                nominal
+            } else {
+                edges.clone()
+            };
+            faces_belong_above(&edges, &nominal);
+        }
+    }
+
+    #[test]
+    fn graded_faces_belong_to_the_cell_above() {
+        for cell in [4e-4, 2e-4, 1e-4, 5e-5, 2.5e-5] {
+            let edges = crate::stack::mesh::axis_edges(
+                30e-3,
+                &[10e-3, 20e-3, 12.3e-3],
+                &[(10e-3, 20e-3)],
+                cell,
+                1.2,
+                f64::INFINITY,
+            )
+            .unwrap();
+            faces_belong_above(&edges, &edges);
+            // Half a cell inside: no tolerance misplaces it.
+            for k in 0..edges.len() - 1 {
+                assert_eq!(cell_at(&edges, 0.5 * (edges[k] + edges[k + 1])), k);
+            }
+        }
+    }
 }

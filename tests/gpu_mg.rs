@@ -207,7 +207,7 @@ fn mg_solves_match_cpu() {
 fn mg_solves_on_graded_grids_match_cpu() {
     for name in ["configs/hbm_2p5d.toml", "configs/hotspot_ev6_3d.toml"] {
         let s = load(name, None);
-        assert!(s.plane_widths.is_some(), "{name}: not a graded grid");
+        assert!(s.plane_edges.is_some(), "{name}: not a graded grid");
         let (c, _) = mg_cpu_against_gpu(name, &s);
         let ic = c.summary.solver.iterations;
         assert!(ic <= 20, "{name}: {ic} iterations");

@@ -50,7 +50,8 @@ fn hotspot_ev6_import_matches_the_hand_written_stack() {
     // r_convec over the sink's face.
     assert!((1.0 / (st.h_top * 0.06 * 0.06) - 0.1).abs() < 1e-15);
     // HotSpot's 64 x 64 cells over the chip bound the grid's cells there.
-    let (wx, wy) = st.plane_widths.as_ref().expect("non-uniform grid");
+    let (ex, ey) = st.plane_edges.as_ref().expect("non-uniform grid");
+    let (wx, wy) = (&cuth::grid::widths_of(ex), &cuth::grid::widths_of(ey));
     let cell = chip_w / 64.0;
     let over_die = |w: &[f64], lo: f64, hi: f64| {
         let e = cuth::grid::edges_of(w);
@@ -106,7 +107,7 @@ fn hotspot_uniform_grid_and_package_checks() {
     ok(&cuth(&args));
     // 39 x 39 cells over the 16 mm ev6 chip: 0.41 mm; 60 mm / 0.41 mm = 146.25 -> 147.
     let st = cuth::stack::Stack::load(&out).unwrap();
-    assert!(st.plane_widths.is_none());
+    assert!(st.plane_edges.is_none());
     assert_eq!((st.nx, st.ny), (147, 147));
     assert!(st.width_m / st.nx as f64 <= 0.016 / 39.0);
 
@@ -159,7 +160,7 @@ fn hotspot_default_layers_and_materials_file() {
         let o = l.outline.expect("chip outline");
         assert_eq!([o.x0, o.y0, o.x1, o.y1], [0.022, 0.022, 0.038, 0.038]);
     }
-    assert!(st.plane_widths.is_some());
+    assert!(st.plane_edges.is_some());
 
     // example3 names materials (-material_chip/-sink/-spreader): needs the materials file.
     let ex3 = tmp.path().join("ex3.toml");

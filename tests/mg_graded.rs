@@ -177,7 +177,7 @@ fn graded_coarse_operator_is_the_rescaled_galerkin_product() {
 
 fn shipped(rel: &str) -> Stack {
     let s = load(rel, None);
-    assert!(s.plane_widths.is_some(), "{rel}: not a graded grid");
+    assert!(s.plane_edges.is_some(), "{rel}: not a graded grid");
     s
 }
 
@@ -237,7 +237,7 @@ fn graded_hierarchy_and_iterations_stay_near_the_uniform_grid() {
     assert!(text.contains("cell = \"50 um\""));
     for cell in ["100 um", "50 um"] {
         let g = common::stack(&text.replace("cell = \"50 um\"", &format!("cell = \"{cell}\"")));
-        assert!(g.plane_widths.is_some());
+        assert!(g.plane_edges.is_some());
         let grid = cuth::grid::Grid::from_stack(&g);
         let u = g.clone().with_grid(grid.nx, grid.ny).unwrap();
         let mut res = vec![];

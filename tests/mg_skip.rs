@@ -147,7 +147,7 @@ fn skipping_costs_no_iterations_on_the_shipped_graded_stacks() {
         "benchmarks/package/die_on_spreader_24mm.toml",
     ] {
         let s = load(rel, None);
-        assert!(s.plane_widths.is_some(), "{rel}: not a graded grid");
+        assert!(s.plane_edges.is_some(), "{rel}: not a graded grid");
         let mut res = vec![];
         for skip in [true, false] {
             let mut o = mg_options(&s, 1e-8);

@@ -189,7 +189,7 @@ fn on_widths(wx: Vec<f64>, wy: Vec<f64>, rect: [f64; 4], p: f64) -> Stack {
         rect[0], rect[1], rect[2], rect[3]
     ));
     (s.nx, s.ny) = (wx.len(), wy.len());
-    s.plane_widths = Some((wx, wy));
+    s.plane_edges = Some((cuth::grid::edges_of(&wx), cuth::grid::edges_of(&wy)));
     s
 }
 
@@ -280,7 +280,7 @@ fn die_smaller_than_its_spreader_converges_to_the_uniform_fine_grid() {
             &format!("cell = \"{cell}\""),
             3.0,
         ));
-        assert!(s.plane_widths.is_some());
+        assert!(s.plane_edges.is_some());
         let out = solve(&s, PrecondKind::Multigrid, 1e-10);
         assert!(out.summary.energy.relative_error < 1e-8);
         errors.push(((hottest(&out) - t_ref).abs(), out.grid.plane()));

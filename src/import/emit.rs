@@ -354,9 +354,9 @@ mod tests {
             assert!((got - want).abs() < 1e-15, "{o:?}");
         }
         // `cell` replaces nx, ny: a non-uniform grid snapped to the outline.
-        let (wx, _) = stack.plane_widths.as_ref().expect("non-uniform grid");
+        let (edges, _) = stack.plane_edges.as_ref().expect("non-uniform grid");
+        let wx = crate::grid::widths_of(edges);
         assert!(wx.iter().all(|w| *w <= 8.0 * 2.5e-4 * (1.0 + 1e-12)));
-        let edges = crate::grid::edges_of(wx);
         assert!(edges.iter().any(|e| (e - 6e-3).abs() < 1e-15), "{edges:?}");
         assert!(text.contains("[package]"), "{text}");
         assert_eq!(stack.probes.len(), 1);

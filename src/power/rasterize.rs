@@ -7,20 +7,26 @@
 use super::Rect;
 use crate::grid::Grid;
 
+/// Overlaps below this fraction of a cell's width are rounding (an edge
+/// meant to coincide with the rectangle's), not coverage: counted, they
+/// would make a cell present with k ≈ 1e-13·k and a floating temperature.
+pub(crate) const SLIVER: f64 = 1e-12;
+
 /// (plane index `x + nx*y`, overlap area m²) of every cell a rectangle touches
-/// with positive area. The rectangle is clipped to the footprint.
+/// with positive area (more than [`SLIVER`] of the cell in each direction).
+/// The rectangle is clipped to the footprint.
 pub fn coverage(rect: &Rect, grid: &Grid) -> Vec<(usize, f64)> {
     let nx = grid.nx;
     let (sx, sy) = (step_of(&grid.dx), step_of(&grid.dy));
     let mut out = Vec::new();
     for iy in span(&grid.ye, sy, rect.y0, rect.y1) {
         let oy = (rect.y1.min(grid.ye[iy + 1]) - rect.y0.max(grid.ye[iy])).max(0.0);
-        if oy <= 0.0 {
+        if oy <= SLIVER * grid.dy[iy] {
             continue;
         }
         for ix in span(&grid.xe, sx, rect.x0, rect.x1) {
             let ox = (rect.x1.min(grid.xe[ix + 1]) - rect.x0.max(grid.xe[ix])).max(0.0);
-            if ox > 0.0 {
+            if ox > SLIVER * grid.dx[ix] {
                 out.push((ix + nx * iy, ox * oy));
             }
         }

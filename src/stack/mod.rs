@@ -30,9 +30,10 @@ pub struct Stack {
     pub length_m: f64,
     pub nx: usize,
     pub ny: usize,
-    /// Non-uniform in-plane grid (`[grid] cell`): column and row widths, m
-    /// (len nx, ny). `None`: uniform nx × ny.
-    pub plane_widths: Option<(Vec<f64>, Vec<f64>)>,
+    /// Non-uniform in-plane grid (`[grid] cell`): column and row edges, m
+    /// (len nx + 1, ny + 1, from 0 to the extent). Edges, not widths, so
+    /// that snapped lines stay exact. `None`: uniform nx × ny.
+    pub plane_edges: Option<(Vec<f64>, Vec<f64>)>,
     pub ambient_k: f64,
     /// W/(m²·K) on top of the top layer (0 when `h_top_map` gives it).
     pub h_top: f64,
@@ -239,7 +240,7 @@ impl Stack {
         validate::check_grid(nx, ny, &self.source, "--grid")?;
         self.nx = nx;
         self.ny = ny;
-        self.plane_widths = None;
+        self.plane_edges = None;
         Ok(self)
     }
 

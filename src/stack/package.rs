@@ -241,8 +241,8 @@ fn source_lines(
     Ok(())
 }
 
-/// Column and row widths of the `[grid] cell` grid of `stack`.
-pub(super) fn plane_widths(
+/// Column and row edges of the `[grid] cell` grid of `stack`.
+pub(super) fn plane_edges(
     stack: &Stack,
     cell: f64,
     growth: f64,
@@ -317,9 +317,9 @@ pub(super) fn plane_widths(
             ),
         )
     };
-    let wx = super::mesh::axis_widths(w, &xs, &fx, cell, growth, max_cell)
+    let wx = super::mesh::axis_edges(w, &xs, &fx, cell, growth, max_cell)
         .map_err(|n| too_many("x", n))?;
-    let wy = super::mesh::axis_widths(l, &ys, &fy, cell, growth, max_cell)
+    let wy = super::mesh::axis_edges(l, &ys, &fy, cell, growth, max_cell)
         .map_err(|n| too_many("y", n))?;
     Ok((wx, wy))
 }

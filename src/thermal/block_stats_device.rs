@@ -17,7 +17,7 @@
 use crate::backend::BackendError;
 use crate::grid::Grid;
 use crate::output::blocks::{BlockStats, TempStats};
-use crate::power::rasterize::{span, step_of};
+use crate::power::rasterize::{span, step_of, SLIVER};
 use crate::power::{LayerPower, Rect};
 use crate::stack::Stack;
 use std::ops::Range;
@@ -73,12 +73,12 @@ pub type BlockPartial = [f64; 5];
 /// Cells of one axis with their overlap lengths, m.
 pub type Overlaps = Vec<(usize, f64)>;
 
-/// The cells of an axis `rect` overlaps with positive length, and the
+/// The cells of an axis `rect` overlaps by more than a sliver, and the
 /// lengths, as `coverage` computes them.
 fn axis(edges: &[f64], widths: &[f64], lo: f64, hi: f64) -> Overlaps {
     (span(edges, step_of(widths), lo, hi))
         .map(|i| (i, (hi.min(edges[i + 1]) - lo.max(edges[i])).max(0.0)))
-        .filter(|&(_, o)| o > 0.0)
+        .filter(|&(i, o)| o > SLIVER * widths[i])
         .collect()
 }
 

@@ -131,6 +131,9 @@ pub enum SteadyError {
     Backend(#[from] BackendError),
     #[error(transparent)]
     Nonlinear(#[from] NonlinearError),
+    /// Assembly produced an invalid matrix: a bug, never a user's input.
+    #[error("internal error: the assembled matrix is invalid: {0}")]
+    Internal(String),
 }
 
 /// Solves the steady temperature field of `stack` on backend `be`; a stack
@@ -186,6 +189,7 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
         _ => PowerSums::new(&grid, &power),
     };
     parts.lap("power/rasterize");
+    heat_reaches_ambient(stack, &grid, &power)?;
     lap(phase, &mut timings);
 
     let n = grid.len();
@@ -212,6 +216,7 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
         None => {
             drop(input);
             let sys = assemble(stack, &grid, &power);
+            crate::assemble::check_system(&sys, &grid).map_err(SteadyError::Internal)?;
             lap("assemble", &mut timings);
             let offset = Offset::new(&sys.a, &sys.rhs);
             let a = be.upload_matrix(&sys.a)?;
@@ -311,6 +316,49 @@ pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
         },
         layer_maps,
     ))
+}
+
+/// Refuses a stack with a powered cell from which heat cannot reach
+/// ambient through present material (its matrix is singular: PCG would break
+/// down or stagnate), naming the layer and the outlines to check.
+pub fn heat_reaches_ambient(
+    stack: &Stack,
+    grid: &Grid,
+    power: &[LayerPower],
+) -> Result<(), PowerError> {
+    let Some((l, x, y)) = crate::assemble::unreachable_power(stack, grid, power) else {
+        return Ok(());
+    };
+    let layer = &stack.layers[l];
+    // The layers with no material at that point: their outlines cut the path.
+    let j = x + grid.nx * y;
+    let gaps: Vec<String> = stack
+        .layers
+        .iter()
+        .zip(power)
+        .enumerate()
+        .filter(|(_, (k, p))| {
+            let absent = crate::assemble::absent_plane(grid, p, k.material);
+            absent.get(j).copied().unwrap_or(false)
+        })
+        .map(|(i, (k, _))| format!("layers[{i}] ({}).outline", k.name))
+        .collect();
+    Err(PowerError::Invalid {
+        file: stack.source.clone(),
+        field: format!("layers[{l}] ({}).power", layer.name),
+        message: format!(
+            "heat from the cell at x {:.6} mm, y {:.6} mm has no path to ambient: \
+             no material there in {} (outline with fill = \"none\"), so no cooled face \
+             is reached",
+            grid.x_center(x) * 1e3,
+            grid.y_center(y) * 1e3,
+            if gaps.is_empty() {
+                "the layers around it".to_string()
+            } else {
+                gaps.join(", ")
+            }
+        ),
+    })
 }
 
 /// Every layer's power rasterized on `grid`, the layers in parallel.

@@ -295,7 +295,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         length_m,
         nx,
         ny,
-        plane_widths: None,
+        plane_edges: None,
         ambient_k,
         h_top,
         h_bottom,
@@ -305,9 +305,9 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         solver,
     };
     if let Some(cell) = cell {
-        let (wx, wy) = super::package::plane_widths(&stack, cell, growth, max_cell)?;
-        (stack.nx, stack.ny) = (wx.len(), wy.len());
-        stack.plane_widths = Some((wx, wy));
+        let (ex, ey) = super::package::plane_edges(&stack, cell, growth, max_cell)?;
+        (stack.nx, stack.ny) = (ex.len() - 1, ey.len() - 1);
+        stack.plane_edges = Some((ex, ey));
     }
     stack.warnings = super::plausible::warnings(&stack, &bare_thickness);
     Ok(stack)
