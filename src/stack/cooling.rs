@@ -9,6 +9,11 @@ use super::validate::invalid;
 use super::{CoolingMap, StackError};
 use std::path::Path;
 
+/// The least film coefficient that counts as removing heat, W/(m²·K): the
+/// floor of a uniform `h`. A map whose every h is below it (a lone 1e-300
+/// pixel) leaves the face adiabatic in all but name and the solve singular.
+const H_FLOOR: f64 = 1e-6;
+
 /// A film coefficient: the scalar (0 with a map) and the map.
 pub(super) fn cooling(
     file: &Path,
@@ -28,7 +33,7 @@ pub(super) fn cooling(
         }
     };
     match spec {
-        CoolingSpec::Uniform(h) => Ok((h_ok(field, *h, 1e-6)?, None)),
+        CoolingSpec::Uniform(h) => Ok((h_ok(field, *h, H_FLOOR)?, None)),
         CoolingSpec::Rects(rects) => {
             let mut out = Vec::with_capacity(rects.len());
             for (i, r) in rects.iter().enumerate() {
@@ -36,11 +41,14 @@ pub(super) fn cooling(
                 let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, w, l)?;
                 out.push((rect, h_ok(&format!("{f}.h"), r.h, 0.0)?));
             }
-            if !out.iter().any(|(_, h)| *h > 0.0) {
+            if !out.iter().any(|(_, h)| *h >= H_FLOOR) {
                 return Err(invalid(
                     file,
                     field,
-                    "no rectangle has h > 0: the face would be adiabatic",
+                    format!(
+                        "no rectangle has h > 0 (an h below {H_FLOOR:e} W/(m^2 K) counts \
+                         as 0): the face would be adiabatic"
+                    ),
                 ));
             }
             Ok((0.0, Some(CoolingMap::Rects(out))))
@@ -97,11 +105,14 @@ pub(super) fn cooling(
             };
             // No pixel above 1e12: a CSV's values are checked as read, a
             // PNG's lie between h_min and h_max, both checked above.
-            if r.sum() <= 0.0 {
+            if !r.values.iter().any(|h| *h >= H_FLOOR) {
                 return Err(invalid(
                     file,
                     format!("{field}.file"),
-                    "every pixel is 0: the face would be adiabatic",
+                    format!(
+                        "every pixel is 0 (an h below {H_FLOOR:e} W/(m^2 K) counts as 0): \
+                         the face would be adiabatic"
+                    ),
                 ));
             }
             Ok((

@@ -8,19 +8,15 @@
 
 use serde::Deserialize;
 
-/// A property as written in the stack file. `expecting` replaces serde's
-/// "data did not match any variant of untagged enum" with the forms allowed.
+/// A property as written in the stack file. It is read through
+/// [`RawProperty`] so that a table giving two laws at once (say `k300` and
+/// `poly`) is refused by name instead of one of them being dropped.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(
-    untagged,
-    expecting = "a number, or a temperature law: { k300 = .., exponent = .. }, \
-                 { poly = [c0, c1, ..] } or { table = [[T, value], ..] }"
-)]
+#[serde(try_from = "RawProperty")]
 pub enum PropertySpec {
     Constant(f64),
     PowerLaw {
         /// Value at 300 K (W/(m·K) for k, J/(m³·K) for heat_capacity).
-        #[serde(alias = "c300", alias = "v300")]
         k300: f64,
         exponent: f64,
     },
@@ -30,6 +26,73 @@ pub enum PropertySpec {
     Table {
         table: Vec<[f64; 2]>,
     },
+}
+
+/// The property as parsed: a number, or a table whose keys are all
+/// optional, so that [`PropertySpec`]'s conversion sees every key written.
+/// `expecting` replaces serde's "data did not match any variant of untagged
+/// enum" with the forms allowed.
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a number, or a temperature law: { k300 = .., exponent = .. }, \
+                 { poly = [c0, c1, ..] } or { table = [[T, value], ..] }"
+)]
+enum RawProperty {
+    Constant(f64),
+    Law(RawLaw),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLaw {
+    #[serde(alias = "c300", alias = "v300")]
+    k300: Option<f64>,
+    exponent: Option<f64>,
+    poly: Option<Vec<f64>>,
+    table: Option<Vec<[f64; 2]>>,
+}
+
+impl TryFrom<RawProperty> for PropertySpec {
+    type Error = String;
+
+    fn try_from(raw: RawProperty) -> Result<Self, String> {
+        let law = match raw {
+            RawProperty::Constant(v) => return Ok(PropertySpec::Constant(v)),
+            RawProperty::Law(law) => law,
+        };
+        let power_law = law.k300.is_some() || law.exponent.is_some();
+        let forms: Vec<&str> = [
+            (power_law, "{ k300, exponent }"),
+            (law.poly.is_some(), "{ poly }"),
+            (law.table.is_some(), "{ table }"),
+        ]
+        .into_iter()
+        .filter_map(|(given, name)| given.then_some(name))
+        .collect();
+        if forms.len() > 1 {
+            return Err(format!(
+                "a temperature law is written in one form, this one gives {}",
+                forms.join(" and ")
+            ));
+        }
+        Ok(match (law.k300, law.exponent, law.poly, law.table) {
+            (Some(k300), Some(exponent), None, None) => PropertySpec::PowerLaw { k300, exponent },
+            (None, None, Some(poly), None) => PropertySpec::Polynomial { poly },
+            (None, None, None, Some(table)) => PropertySpec::Table { table },
+            (None, None, None, None) => {
+                return Err("an empty table: give { k300 = .., exponent = .. }, \
+                            { poly = [..] } or { table = [[T, value], ..] }"
+                    .into())
+            }
+            (k300, _, _, _) => {
+                let missing = if k300.is_some() { "exponent" } else { "k300" };
+                return Err(format!(
+                    "the power law {{ k300, exponent }} needs `{missing}` too"
+                ));
+            }
+        })
+    }
 }
 
 /// A checked property law; values in SI units, T in kelvin.

@@ -235,6 +235,19 @@ impl Stack {
         validate::resolve(raw, path, domain_key)
     }
 
+    /// Checks a power source written outside the stack file (a sweep
+    /// case) by the same rules as a layer's `power`, so that a value the
+    /// stack would refuse is never solved; `field` names it in `file`, and
+    /// relative paths are taken from `file`'s folder.
+    pub fn check_power(
+        file: &std::path::Path,
+        field: &str,
+        spec: PowerSpec,
+    ) -> Result<PowerSpec, StackError> {
+        let base = file.parent().unwrap_or(std::path::Path::new("."));
+        validate::resolve_power(file, base, field, spec)
+    }
+
     /// Replaces the in-plane grid (the `--grid NXxNY` override).
     pub fn with_grid(mut self, nx: usize, ny: usize) -> Result<Stack, StackError> {
         validate::check_grid(nx, ny, &self.source, "--grid")?;

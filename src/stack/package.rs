@@ -171,6 +171,7 @@ pub(super) fn layer_content(
     let org = origin(file, field, &spec.origin, lo)?;
     let mut regions = Vec::new();
     for (j, r) in std::mem::take(&mut spec.regions).into_iter().enumerate() {
+        super::validate::check_name(file, &format!("{field}.regions[{j}]"), &r.name)?;
         let f = format!("{field}.regions[{j}] ({})", r.name);
         if regions.iter().any(|o: &Region| o.name == r.name) {
             return Err(invalid(

@@ -140,7 +140,6 @@ fn from_manifest(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputErro
         .map_err(|e| InputError(format!("{}: {e}", path.display())))?;
     let m: Manifest =
         toml::from_str(&text).map_err(|e| InputError(format!("{}: {e}", path.display())))?;
-    let base = path.parent().unwrap_or(Path::new("."));
     let mut seen = std::collections::HashSet::new();
     let mut cases = Vec::with_capacity(m.case.len());
     for (i, c) in m.case.into_iter().enumerate() {
@@ -154,7 +153,10 @@ fn from_manifest(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputErro
         let mut power = Vec::new();
         for (layer, spec) in c.power {
             let l = layer_index(stack, &layer, path)?;
-            power.push((l, resolve(base, spec)));
+            let field = format!("case[{i}] ({}).power.{layer}", c.name);
+            let spec =
+                Stack::check_power(path, &field, spec).map_err(|e| InputError(e.to_string()))?;
+            power.push((l, spec));
         }
         cases.push(SweepCase {
             name: c.name,

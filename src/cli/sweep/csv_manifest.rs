@@ -75,9 +75,16 @@ pub fn from_csv(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputError
             v => Some(
                 v.parse::<f64>()
                     .ok()
-                    .filter(|p| p.is_finite() && *p >= 0.0)
+                    .filter(|p| (0.0..=cuth::power::MAX_POWER_W).contains(p))
                     .ok_or_else(|| {
-                        bad(line, format!("power `{v}` is not a number of watts >= 0"))
+                        bad(
+                            line,
+                            format!(
+                                "case `{name}`: power `{v}` is not a number of watts \
+                                 between 0 and {:e}",
+                                cuth::power::MAX_POWER_W
+                            ),
+                        )
                     })?,
             ),
         };

@@ -80,3 +80,22 @@ pub(in crate::stack) fn check_grid(
     }
     Ok(())
 }
+
+/// A layer, block or region name free of control characters: names reach
+/// the CSVs, `blocks.steady` and the terminal as written, where an ESC or a
+/// NUL would corrupt them. `field` names where it is written (`layers[0]`);
+/// the message shows the name escaped.
+pub(in crate::stack) fn check_name(file: &Path, field: &str, name: &str) -> Result<(), StackError> {
+    match name.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(invalid(
+            file,
+            format!("{field}.name"),
+            format!(
+                "`{}` holds the control character {:?}; names must be printable",
+                name.escape_debug(),
+                c
+            ),
+        )),
+    }
+}

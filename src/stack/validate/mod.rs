@@ -8,8 +8,8 @@ mod material;
 
 use super::schema::{PowerSpec, StackFile};
 use super::{Layer, Stack, StackError};
-pub(super) use checks::check_grid;
 pub(super) use checks::invalid;
+pub(super) use checks::{check_grid, check_name};
 use checks::{non_negative, positive};
 pub(super) use material::{leakage, material, material_at};
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ fn existing(file: &Path, field: &str, path: PathBuf) -> Result<PathBuf, StackErr
     }
 }
 
-fn resolve_power(
+pub(super) fn resolve_power(
     file: &Path,
     base: &Path,
     field: &str,
@@ -48,6 +48,7 @@ fn resolve_power(
         },
         PowerSpec::Blocks { blocks } => {
             for (i, b) in blocks.iter().enumerate() {
+                check_name(file, &format!("{field}.blocks[{i}]"), &b.name)?;
                 let f = format!("{field}.blocks[{i}] ({})", b.name);
                 if let Some(j) = blocks[..i].iter().position(|o| o.name == b.name) {
                     return Err(invalid(
@@ -168,6 +169,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
     let bare_thickness: Vec<bool> = raw.layers.iter().map(|l| l.thickness.1).collect();
     let mut layers = Vec::with_capacity(raw.layers.len());
     for (i, mut l) in raw.layers.into_iter().enumerate() {
+        check_name(file, &format!("layers[{i}]"), &l.name)?;
         let field = format!("layers[{i}] ({})", l.name);
         if layers.iter().any(|p: &Layer| p.name == l.name) {
             return Err(invalid(

@@ -36,6 +36,11 @@ pub fn encode_state(grid: &Grid, t_k: &[f64]) -> Vec<u8> {
     out
 }
 
+/// The temperatures a state file may hold, K: from the lowest ambient a
+/// stack may give to well above any field a solve of a checked stack saves
+/// (a hot run may pass the ambient's 1e4 K ceiling, so that is not used).
+const STATE_RANGE_K: std::ops::RangeInclusive<f64> = 1.0..=1e6;
+
 /// Reads a field saved for a grid of the same dimensions as `grid`.
 pub fn read_state(path: &Path, grid: &Grid) -> Result<Vec<f64>, StateError> {
     // Header line (< 100 bytes) plus one f64 per cell.
@@ -84,10 +89,14 @@ fn decode_state(bytes: &[u8], grid: &Grid) -> Result<Vec<f64>, String> {
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect();
-    if let Some(i) = t.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+    // A value far outside this range (one flipped byte gives 1e267 K) overflows the
+    // residuals and stops the solver at 0 iterations with a nonsense field.
+    if let Some(i) = t.iter().position(|v| !STATE_RANGE_K.contains(v)) {
         return Err(format!(
-            "cell {i}: {} is not a temperature in K (finite, > 0)",
-            t[i]
+            "cell {i}: {:e} is not a temperature between {:e} and {:e} K",
+            t[i],
+            STATE_RANGE_K.start(),
+            STATE_RANGE_K.end()
         ));
     }
     Ok(t)
