@@ -13,7 +13,7 @@ use crate::grid::Grid;
 pub(crate) const SLIVER: f64 = 1e-12;
 
 /// (plane index `x + nx*y`, overlap area m²) of every cell a rectangle touches
-/// with positive area (more than [`SLIVER`] of the cell in each direction).
+/// with positive area (more than `SLIVER` of the cell in each direction).
 /// The rectangle is clipped to the footprint.
 pub fn coverage(rect: &Rect, grid: &Grid) -> Vec<(usize, f64)> {
     let nx = grid.nx;

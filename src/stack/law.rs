@@ -9,7 +9,7 @@
 use serde::Deserialize;
 
 /// A property as written in the stack file. It is read through
-/// [`RawProperty`] so that a table giving two laws at once (say `k300` and
+/// `RawProperty` so that a table giving two laws at once (say `k300` and
 /// `poly`) is refused by name instead of one of them being dropped.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(try_from = "RawProperty")]
