@@ -10,18 +10,7 @@ use cli_util::*;
 fn a_spreader_outline_that_misses_the_dies_is_refused_before_the_solve() {
     let tmp = tempfile::tempdir().unwrap();
     let toml = tmp.path().join("ev6.toml");
-    ok(&cuth(&[
-        "import",
-        "hotspot",
-        "--config",
-        "configs/hotspot/example.config",
-        "--lcf",
-        "configs/hotspot/ev6_3D.lcf",
-        "--ptrace",
-        "configs/hotspot/ev6_3D.ptrace",
-        "--out",
-        s(&toml),
-    ]));
+    ok(&import_ev6(&toml));
     let text = std::fs::read_to_string(&toml).unwrap();
     let spreader = "outline = { x = 0.015, y = 0.015, width = 0.03, length = 0.03 }";
     assert!(text.contains(spreader), "{text}");

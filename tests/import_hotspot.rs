@@ -7,22 +7,6 @@
 mod cli_util;
 use cli_util::*;
 use std::path::Path;
-use std::process::Output;
-
-fn import_ev6(out: &Path) -> Output {
-    cuth(&[
-        "import",
-        "hotspot",
-        "--config",
-        "configs/hotspot/example.config",
-        "--lcf",
-        "configs/hotspot/ev6_3D.lcf",
-        "--ptrace",
-        "configs/hotspot/ev6_3D.ptrace",
-        "--out",
-        s(out),
-    ])
-}
 
 #[test]
 fn hotspot_ev6_import_matches_the_hand_written_stack() {

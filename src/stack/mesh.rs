@@ -23,20 +23,6 @@ const SAMPLES: usize = 256;
 /// Most cells per axis the mesher will make.
 pub const MAX_AXIS_CELLS: usize = 1 << 16;
 
-/// Widths of the cells of one axis `[0, extent]`: the differences of
-/// [`axis_edges`].
-pub fn axis_widths(
-    extent: f64,
-    lines: &[f64],
-    fine: &[(f64, f64)],
-    cell: f64,
-    growth: f64,
-    max_cell: f64,
-) -> Result<Vec<f64>, usize> {
-    let e = axis_edges(extent, lines, fine, cell, growth, max_cell)?;
-    Ok(e.windows(2).map(|p| p[1] - p[0]).collect())
-}
-
 /// Edges of the cells of one axis `[0, extent]`, from 0 to `extent`. Every
 /// kept snapped line is an edge exactly (the value given, not a running
 /// sum of widths that misses it by rounding and leaves a sliver of the
@@ -127,10 +113,15 @@ pub fn axis_edges(
 mod tests {
     use super::*;
 
+    fn widths(edges: &[f64]) -> Vec<f64> {
+        edges.windows(2).map(|p| p[1] - p[0]).collect()
+    }
+
     #[test]
     fn lines_are_edges_and_fine_cells_are_small() {
         let lines = [3e-3, 7e-3, 7.0000000000001e-3, 5.5e-3];
-        let w = axis_widths(20e-3, &lines, &[(3e-3, 7e-3)], 1e-4, 1.2, f64::INFINITY).unwrap();
+        let w =
+            widths(&axis_edges(20e-3, &lines, &[(3e-3, 7e-3)], 1e-4, 1.2, f64::INFINITY).unwrap());
         let edges = crate::grid::edges_of(&w);
         assert!((edges.last().unwrap() - 20e-3).abs() < 1e-15);
         for l in [3e-3, 5.5e-3, 7e-3] {
@@ -152,7 +143,7 @@ mod tests {
 
     #[test]
     fn no_fine_interval_means_uniform() {
-        let w = axis_widths(1e-3, &[], &[], 1e-4, 1.2, f64::INFINITY).unwrap();
+        let w = widths(&axis_edges(1e-3, &[], &[], 1e-4, 1.2, f64::INFINITY).unwrap());
         assert_eq!(w.len(), 10);
         assert!(w.iter().all(|&x| (x - 1e-4).abs() < 1e-18));
     }

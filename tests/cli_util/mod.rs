@@ -104,3 +104,20 @@ pub fn solve_state(stack: &Path, dir: &Path, tag: &str) -> (String, Vec<f64>) {
     ]));
     state(&st)
 }
+
+/// `cuth import hotspot` of the shipped ev6 3D example (HotSpot's example 4)
+/// into `out`.
+pub fn import_ev6(out: &Path) -> Output {
+    cuth(&[
+        "import",
+        "hotspot",
+        "--config",
+        "configs/hotspot/example.config",
+        "--lcf",
+        "configs/hotspot/ev6_3D.lcf",
+        "--ptrace",
+        "configs/hotspot/ev6_3D.ptrace",
+        "--out",
+        s(out),
+    ])
+}
