@@ -9,7 +9,7 @@
 //! finer than the picture are downsampled to its pixels (`raster`), so a
 //! 4096² layer costs a 1024² picture.
 
-use super::fonts::{sans, DrawError};
+use super::fonts::{self, sans, DrawError};
 use super::raster::{self, finite_range};
 use super::ticks;
 use super::TempUnit;
@@ -324,28 +324,32 @@ fn draw_outlines(
     Ok(())
 }
 
-/// Width of `s` in `font`, pixels (a generous guess if the font cannot tell).
+/// Width of `s` in `font`, pixels.
 fn text_width(s: &str, font: &FontDesc) -> i32 {
-    font.box_size(s)
-        .map(|(w, _)| w as i32)
-        .unwrap_or(s.chars().count() as i32 * 10)
+    fonts::text_width(s, font) as i32
 }
 
-/// `s` cut (ending in `...`) to fit `max_px`.
+/// `s` cut (ending in `...`) to fit `max_px`. Bisects on the prefix length:
+/// a layer name can be tens of thousands of characters, and measuring every
+/// prefix in turn took minutes.
 fn fit(s: &str, max_px: i32, font: &FontDesc) -> String {
     if text_width(s, font) <= max_px {
         return s.to_string();
     }
     let chars: Vec<char> = s.chars().collect();
-    let mut n = chars.len();
-    while n > 0 {
-        n -= 1;
-        let t: String = chars[..n].iter().collect::<String>() + "...";
-        if text_width(&t, font) <= max_px {
-            return t;
+    let cut = |n: usize| chars[..n].iter().collect::<String>() + "...";
+    // Invariant: a prefix of `lo` chars fits (0 always does, as "..."),
+    // one of `hi` does not.
+    let (mut lo, mut hi) = (0, chars.len());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if text_width(&cut(mid), font) <= max_px {
+            lo = mid;
+        } else {
+            hi = mid;
         }
     }
-    "...".into()
+    cut(lo)
 }
 
 /// PNG bytes of an image (RGB, 8 bits per channel).

@@ -215,3 +215,18 @@ fn sample_png() {
     std::fs::write(&path, encode(&img).unwrap()).unwrap();
     eprintln!("wrote {}", path.display());
 }
+
+/// A long title is cut to the longest prefix that fits, ending in `...`.
+#[test]
+fn long_title_is_cut_to_the_longest_prefix_that_fits() {
+    let font = sans(TITLE_PX).unwrap();
+    let long = "n".repeat(50_000);
+    let cut = fit(&long, 400, &font);
+    assert!(cut.ends_with("..."), "{cut}");
+    assert!(text_width(&cut, &font) <= 400);
+    let kept = cut.len() - 3;
+    assert!(kept > 10, "{cut}");
+    let one_more = "n".repeat(kept + 1) + "...";
+    assert!(text_width(&one_more, &font) > 400);
+    assert_eq!(fit("short", 400, &font), "short");
+}
