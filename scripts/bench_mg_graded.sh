@@ -2,7 +2,7 @@
 # Size-graded multigrid on non-uniform grids, one binary against another
 # (BENCHMARKS.md, "Size-graded multigrid coarsening"): `cuth solve --device cpu
 # --precond mg --no-maps` on the graded shipped/benchmark stacks (3 runs each),
-# the tests/package.rs die at several cell sizes and aspect caps
+# the tests/solver/package.rs die at several cell sizes and aspect caps
 # (scripts/gen_die_in_package.py), and uniform grids compared file by file.
 # One line per run on stdout (grid, PCG iterations, set-up and solve time,
 # hottest cell, levels, hierarchy bytes over the fine matrix's).
@@ -28,7 +28,7 @@ echo "== shipped graded stacks, 3 runs each"
 for f in benchmarks/package/die_on_spreader.toml benchmarks/package/die_on_spreader_24mm.toml configs/hotspot_ev6_3d.toml configs/hbm_2p5d.toml; do
     for b in NEW OLD; do for r in 1 2 3; do line "${!b}" $b $f; done; done
 done
-echo "== 2 x 1.5 mm die in a 16 mm package (tests/package.rs geometry), refinement and aspect cap"
+echo "== 2 x 1.5 mm die in a 16 mm package (tests/solver/package.rs geometry), refinement and aspect cap"
 for spec in "200 um|-" "100 um|-" "50 um|-" "25 um|-" "12.5 um|-" "25 um|100 um" "25 um|400 um" "25 um|16 mm"; do
     cell=${spec%|*}; cap=${spec#*|}
     f=$(mktemp --suffix=.toml); python3 "$HERE/gen_die_in_package.py" "$cell" "$cap" > "$f"

@@ -8,7 +8,7 @@
 # Steps, each logged to $LOG/<step>.log under its own timeout and all under
 # one deadline:
 #   env     nvidia-smi
-#   tests   the ignored GPU tests of tests/gpu_topopt.rs (every operator kind
+#   tests   the ignored GPU tests of tests/gpu/topopt.rs (every operator kind
 #           and precision against a host reference)
 #   matvec  `cuth bench --topopt` (matvec time and effective bandwidth of every
 #           schedule at 40³ … 170³ elements, next to the same run's copy bandwidth)
@@ -20,8 +20,8 @@
 #
 # Environment:
 #   CUTH        the cuth binary (default ./target/release/cuth)
-#   TOPO_TEST   the tests/gpu_topopt.rs binary (default: newest
-#               target/release/deps/gpu_topopt-*)
+#   TOPO_TEST   the tests/gpu/ binary (default: newest
+#               target/release/deps/gpu-*)
 #   OUT         logs go to $OUT/topopt (default ./topopt_logs)
 #   DEADLINE_S  overall budget, s (default 540)
 #   MATVEC_ARGS extra arguments for `cuth bench --topopt` (e.g. --reps 20)
@@ -37,7 +37,7 @@ START=$(date +%s)
 CUTH=${CUTH:-./target/release/cuth}
 mkdir -p "$LOG"
 if [[ -z ${TOPO_TEST:-} ]]; then
-    for f in $(ls -t target/release/deps/gpu_topopt-* 2>/dev/null); do
+    for f in $(ls -t target/release/deps/gpu-* 2>/dev/null); do
         if [[ -f $f && -x $f && $f != *.d ]]; then
             TOPO_TEST=$f
             break
@@ -81,7 +81,7 @@ wanted env && step env 20 bash -c 'nvidia-smi; nvidia-smi --query-gpu=name,drive
 
 if wanted tests; then
     if [[ -n ${TOPO_TEST:-} ]]; then
-        step tests "${TESTS_CAP:-150}" "$TOPO_TEST" --ignored --nocapture --test-threads=1
+        step tests "${TESTS_CAP:-150}" "$TOPO_TEST" --ignored --nocapture --test-threads=1 topopt::
     else
         echo "== tests: skipped (no gpu_topopt test binary)"
         RESULTS+=("tests|missing|0")

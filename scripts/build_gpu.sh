@@ -8,9 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release
-# --no-run prints "Executable tests/gpu.rs (target/release/deps/gpu-<hash>)".
+# --no-run prints "Executable tests/gpu/main.rs (target/release/deps/gpu-<hash>)".
 log=$(cargo test --release --no-run 2>&1 | tee /dev/stderr)
-gpu_test=$(printf '%s\n' "$log" | sed -n 's/.*Executable tests\/gpu\.rs (\(.*\))$/\1/p' | tail -1)
+gpu_test=$(printf '%s\n' "$log" | sed -n 's/.*Executable tests\/gpu\/main\.rs (\(.*\))$/\1/p' | tail -1)
 if [[ -z "$gpu_test" || ! -x "$gpu_test" ]]; then
     echo "build_gpu.sh: could not find the gpu test binary in cargo's output" >&2
     exit 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the stack of tests/package.rs (a 2 x 1.5 mm die, 3 W, in a 16 mm
+"""Prints the stack of tests/solver/package.rs (a 2 x 1.5 mm die, 3 W, in a 16 mm
 package) on a non-uniform grid of smallest cell CELL and largest MAXCELL
 ("-": the default cap), for scripts/bench_mg_graded.sh:
     python3 scripts/gen_die_in_package.py "25 um" "100 um" > stack.toml"""

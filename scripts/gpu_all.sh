@@ -7,7 +7,7 @@
 #
 # Steps (each logged to $LOG/<step>.log, each under its own timeout, all under
 # one overall deadline, so the script ends in under ~8.5 minutes whatever
-# hangs): nvidia-smi; `cuth info`; the ignored GPU tests (tests/gpu.rs);
+# hangs): nvidia-smi; `cuth info`; the ignored GPU tests (tests/gpu/backend.rs, tests/gpu/mixed.rs);
 # `cuth solve configs/mol_f2f.toml` on cuda and on cpu; `cuth bench` with
 # --export; scripts/bench_cupy.py on the exported systems; then a summary.
 #
@@ -27,20 +27,11 @@ START=$(date +%s)
 mkdir -p "$LOG"
 CUTH=./target/release/cuth
 
-# Newest executable test binary for tests/gpu.rs.
+# Newest executable test binary of tests/gpu/.
 GPU_TEST=""
 for f in $(ls -t target/release/deps/gpu-* 2>/dev/null); do
     if [[ -f "$f" && -x "$f" && "$f" != *.d ]]; then
         GPU_TEST=$f
-        break
-    fi
-done
-
-# The same for tests/gpu_mixed.rs (mixed precision, issue #6).
-GPU_MIXED_TEST=""
-for f in $(ls -t target/release/deps/gpu_mixed-* 2>/dev/null); do
-    if [[ -f "$f" && -x "$f" && "$f" != *.d ]]; then
-        GPU_MIXED_TEST=$f
         break
     fi
 done
@@ -84,13 +75,13 @@ else
 fi
 
 if [[ -n $GPU_TEST ]]; then
-    step tests 150 "$GPU_TEST" --ignored --nocapture --test-threads=1
+    step tests 150 "$GPU_TEST" --ignored --nocapture --test-threads=1 backend::
 else
     missing tests "no executable target/release/deps/gpu-*: run scripts/build_gpu.sh and carry it"
 fi
 
-if [[ -n $GPU_MIXED_TEST ]]; then
-    step tests_mixed 90 "$GPU_MIXED_TEST" --ignored --nocapture --test-threads=1
+if [[ -n $GPU_TEST ]]; then
+    step tests_mixed 90 "$GPU_TEST" --ignored --nocapture --test-threads=1 mixed::
 fi
 
 if [[ -x $CUTH ]]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every GPU test binary plus the package, 2048², k(T), sweep and topopt
+# Every GPU test plus the package, 2048², k(T), sweep and topopt
 # checks of BENCHMARKS.md ("Merged main on the H200"), for a GPU machine
 # without a Rust toolchain. Stage here with scripts/gpu_stage.sh, carry
 # .gpu/main, run from the repo root: bash scripts/gpu_check.sh (logs: $OUT/main,
@@ -16,8 +16,10 @@ step() { local n=$1 t=$2; shift 2; local left=$((DEADLINE - ($(date +%s) - T0)))
   local s=$(date +%s%N); timeout "$t" "$@" > "$L/$n.log" 2>&1; local rc=$?
   echo "== $n rc=$rc $(( ($(date +%s%N) - s) / 1000000 )) ms :: $(grep -E '^test result' $L/$n.log | tail -1)" | tee -a $L/steps.txt; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $L/env.txt 2>&1
-for f in $B/gpu*; do
-  t=$(basename "$f"); step t_$t 60 "$f" --ignored --nocapture --test-threads=1
+# One step per module of the GPU test binary, each under its own timeout.
+for m in $($B/gpu --list --ignored 2>/dev/null | sed -n 's/^\([a-z_]*\)::.*: test$/\1/p' | sort -u); do
+  step t_$m 60 $B/gpu --ignored --exact $($B/gpu --list --ignored 2>/dev/null | sed -n "s/^\($m::.*\): test$/\1/p") \
+    --nocapture --test-threads=1
 done
 js() { step "$1" 40 $B/cuth solve "${@:2}" --json --no-maps --out $W/$1; }
 js hbm_cuda configs/hbm_2p5d.toml --device cuda

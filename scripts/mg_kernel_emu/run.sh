@@ -3,7 +3,7 @@
 # irregular (size-graded) aggregation: the kernels compiled by g++ through a
 # shim (one block, threads run in turn) against a direct reference; and
 # common.cu + mg.cu + batch.cu pass g++ -fsyntax-only. Not NVRTC: the real
-# check is tests/gpu_mg.rs on a GPU (scripts/gpu_check.sh).
+# check is tests/gpu/mg.rs on a GPU (scripts/gpu_check.sh).
 # Usage (repository root): bash scripts/mg_kernel_emu/run.sh
 set -e
 H=$(cd "$(dirname "$0")" && pwd); T=$(mktemp -d)

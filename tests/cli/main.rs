@@ -1,0 +1,25 @@
+//! Tests through the `cuth` binary: exit codes, messages, outputs, importers.
+
+#[path = "../util/mod.rs"]
+mod util;
+
+mod bad_package_input;
+mod bigrun;
+mod corpus;
+mod grid_slivers;
+mod hotspot_reference;
+mod import_3dice;
+mod import_3dice_peer;
+mod import_hotspot;
+mod import_hotspot_flags;
+mod messages;
+mod no_surprises;
+mod out_folder;
+mod probes;
+mod reliability_inputs;
+mod reliability_outputs;
+mod solve;
+mod transient;
+mod transient_steady_mean;
+mod validation_limits;
+mod vtk;

@@ -1,0 +1,192 @@
+//! Batched sweeps on CUDA (`thermal::sweep_batch`, `kernels/batch.cu`).
+//! `#[ignore]`d (CI has no GPU); on a GPU machine, from the repository root
+//! or a folder with `configs/` and `powermaps/` beside it:
+//!
+//! ```text
+//! cargo test --release --test gpu -- --ignored --nocapture --test-threads=1 sweep_batch::
+//! ```
+//!
+//! - every case of a batched CUDA sweep equals its own one-at-a-time CUDA
+//!   solve (`run_worker`) to 1e-9 K on every cell, with the same iteration
+//!   count, and the CPU's to 1e-6 K; a bad case fails alone;
+//! - cases/s at 128² × 18: one at a time against batches of k = 8 … 128
+//!   (whole worker: rasters read, right-hand sides formed, solved, field
+//!   statistics), and the batched PCG alone (right-hand sides prepared).
+
+use crate::util::sweep_cases as cases;
+use cuth::backend::batch::BatchOps;
+use cuth::backend::cpu::CpuBackend;
+use cuth::backend::cuda::CudaBackend;
+use cuth::backend::{Backend, ChebyshevBackend, QuadDiagOps};
+use cuth::linalg::batch::mg::BatchMultigrid;
+use cuth::linalg::batch::{batch_pcg, BatchOutcome, BatchWork};
+use cuth::linalg::mg::Multigrid;
+use cuth::linalg::{Offset, PrecondKind, Stop};
+use cuth::stack::Stack;
+use cuth::thermal::steady::SteadyOptions;
+use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
+use cuth::thermal::sweep_batch::run_worker_batched;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+fn stack_path() -> PathBuf {
+    ["configs/mol_f2f.toml", "../../configs/mol_f2f.toml"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml"))
+}
+
+fn gpu() -> CudaBackend {
+    CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"))
+}
+
+/// Every case through one worker on `be` (batched by `k` > 1), by index,
+/// and the wall time.
+fn sweep<B: ChebyshevBackend + BatchOps + 'static>(
+    be: &B,
+    stack: &Stack,
+    base: &SweepBase,
+    cases: &[SweepCase],
+    k: usize,
+    keep: bool,
+) -> (Vec<CaseResult>, f64) {
+    let opts = SteadyOptions::from_stack(stack, PrecondKind::Multigrid);
+    let cursor = AtomicUsize::new(0);
+    let next = || Some(cursor.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < cases.len());
+    let out = Mutex::new(Vec::new());
+    let done = |r: CaseResult| out.lock().unwrap().push(r);
+    let t0 = Instant::now();
+    match k {
+        1 => run_worker(be, stack, base, &opts, cases, keep, &next, &done).unwrap(),
+        k => {
+            let t = run_worker_batched(be, stack, base, &opts, cases, keep, k, &next, &done);
+            println!("  k = {k}: {:?}", t.unwrap());
+        }
+    }
+    let s = t0.elapsed().as_secs_f64();
+    let mut v = out.into_inner().unwrap();
+    v.sort_by_key(|r| r.index);
+    (v, s)
+}
+
+#[test]
+#[ignore]
+fn cuda_batched_cases_equal_their_own_solves() {
+    let be = gpu();
+    let stack = Stack::load(&stack_path())
+        .unwrap()
+        .with_grid(96, 80)
+        .unwrap();
+    let base = SweepBase::new(&stack).unwrap();
+    let cases = cases(&stack, 12, Some(7));
+    let (single, _) = sweep(&be, &stack, &base, &cases, 1, true);
+    let (cpu, _) = sweep(&CpuBackend::new(), &stack, &base, &cases, 1, true);
+    for k in [5, 12, 32] {
+        let (batched, _) = sweep(&be, &stack, &base, &cases, k, true);
+        assert_eq!(batched.len(), 12);
+        let (mut worst, mut worst_cpu) = (0.0f64, 0.0f64);
+        for ((b, s), c) in batched.iter().zip(&single).zip(&cpu) {
+            match (&b.outcome, &s.outcome, &c.outcome) {
+                (Ok(bs), Ok(ss), Ok(cs)) => {
+                    assert_eq!(bs.iterations, ss.iterations, "k {k}, {}", b.name);
+                    assert!(bs.true_residual <= 1e-8, "{}", bs.true_residual);
+                    let bt = &bs.field.as_ref().unwrap().0;
+                    for (x, y) in bt.iter().zip(&ss.field.as_ref().unwrap().0) {
+                        worst = worst.max((x - y).abs());
+                    }
+                    for (x, y) in bt.iter().zip(&cs.field.as_ref().unwrap().0) {
+                        worst_cpu = worst_cpu.max((x - y).abs());
+                    }
+                }
+                (Err(be), Err(se), Err(_)) => {
+                    assert_eq!(b.index, 7);
+                    assert_eq!(be, se);
+                }
+                other => panic!("k {k}, {}: outcomes differ: {other:?}", b.name),
+            }
+        }
+        println!(
+            "k = {k}: worst |dT| on every cell of 11 cases: batched vs single CUDA {worst:.3e} K \
+             (tol 1e-9), vs single CPU {worst_cpu:.3e} K (tol 1e-6)"
+        );
+        assert!(worst <= 1e-9, "{worst:e}");
+        assert!(worst_cpu <= 1e-6, "{worst_cpu:e}");
+    }
+}
+
+/// Cases/s of the whole worker, and of the batched PCG alone, at 128² × 18.
+#[test]
+#[ignore]
+fn cuda_batch_rate_128() {
+    let be = gpu();
+    let stack = Stack::load(&stack_path())
+        .unwrap()
+        .with_grid(128, 128)
+        .unwrap();
+    let base = SweepBase::new(&stack).unwrap();
+    let nz = base.grid.nz;
+    let many = cases(&stack, 1024, None);
+    // Warm-up: kernels compiled, allocations made once.
+    sweep(&be, &stack, &base, &many[..64], 64, false);
+    sweep(&be, &stack, &base, &many[..4], 1, false);
+    let report = |what: String, r: &[CaseResult], s: f64| {
+        assert!(r.iter().all(|r| r.outcome.is_ok()));
+        let it: usize = r
+            .iter()
+            .map(|r| r.outcome.as_ref().unwrap().iterations)
+            .sum();
+        println!(
+            "RATE {what} 128x128x{nz}: {} cases in {s:.3} s = {:.1} cases/s (mean {:.1} iterations)",
+            r.len(),
+            r.len() as f64 / s,
+            it as f64 / r.len() as f64
+        );
+    };
+    let (r, s) = sweep(&be, &stack, &base, &many[..128], 1, false);
+    report("sequential k=1".into(), &r, s);
+    for k in [8, 32, 64, 128, 256] {
+        let (r, s) = sweep(&be, &stack, &base, &many, k, false);
+        report(format!("batched k={k}"), &r, s);
+    }
+    // The batched PCG alone: the right-hand sides formed once.
+    let opts = SteadyOptions::from_stack(&stack, PrecondKind::Multigrid);
+    let n = base.grid.len();
+    let a = be.upload_matrix(&base.sys.a).unwrap();
+    let mg = Multigrid::new(&be, &a, &opts.precond_opts.mg).unwrap();
+    let offset = Offset::new(&base.sys.a, &base.sys.rhs);
+    for k in [8, 32, 64, 128, 256] {
+        let mut bm = BatchMultigrid::new(&be, &mg, k).unwrap();
+        let mut work = BatchWork::new(&be, k, n).unwrap();
+        let host: Vec<f64> = (0..k)
+            .flat_map(|j| offset.rhs.iter().map(move |v| v * (1.0 + 0.01 * j as f64)))
+            .collect();
+        let b = be.upload(&host).unwrap();
+        let mut x = be.zeros(k * n).unwrap();
+        let stops = vec![Some(Stop::against(opts.rtol, offset.b_norm)); k];
+        let mut run =
+            || batch_pcg(&be, &a, &mut bm, &b, &mut x, &mut work, &stops, 1000, 2).unwrap();
+        run();
+        let reps = (512 / k).max(2);
+        let t0 = Instant::now();
+        let mut its = 0;
+        for _ in 0..reps {
+            for o in run() {
+                let BatchOutcome::Converged { iterations, .. } = o else {
+                    panic!("{o:?}");
+                };
+                its += iterations;
+            }
+        }
+        let s = t0.elapsed().as_secs_f64();
+        println!(
+            "RATE pcg-only k={k} 128x128x{nz}: {} solves in {s:.3} s = {:.1} solves/s \
+             (mean {:.1} iterations)",
+            reps * k,
+            (reps * k) as f64 / s,
+            its as f64 / (reps * k) as f64
+        );
+    }
+}

@@ -1,0 +1,153 @@
+//! Multigrid test helpers shared by `solver::multigrid`, `solver::mg_graded`
+//! and the GPU multigrid tests (`gpu::mg`, `gpu::mg_setup`):
+//! paths of shipped stacks, the assembled system of a stack, a matrix as
+//! dense parts (written independently of `linalg::mg`), and a mg solve on
+//! the CPU against the same solve on the GPU.
+
+use cuth::backend::cpu::CpuBackend;
+use cuth::linalg::mg::Multigrid;
+use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag, QuadDiagOperator};
+use cuth::stack::Stack;
+use cuth::thermal::steady::{solve_steady, SteadyOptions, SteadyOutcome};
+use std::path::{Path, PathBuf};
+
+pub type Dense = Vec<Vec<f64>>;
+
+/// A file of the repository: from the working directory when it is there
+/// (the GPU machine runs staged binaries from a copy of the tree), else
+/// from the crate's root.
+pub fn repo_path(rel: &str) -> PathBuf {
+    let here = PathBuf::from(rel);
+    match here.exists() {
+        true => here,
+        false => Path::new(env!("CARGO_MANIFEST_DIR")).join(rel),
+    }
+}
+
+/// A shipped stack, on an `nx × ny` uniform grid when given.
+pub fn load(rel: &str, grid: Option<(usize, usize)>) -> Stack {
+    let s = Stack::load(&repo_path(rel)).unwrap();
+    match grid {
+        Some((nx, ny)) => s.with_grid(nx, ny).unwrap(),
+        None => s,
+    }
+}
+
+/// The assembled system of `s` on the host.
+pub fn system(s: &Stack) -> QuadDiag {
+    let grid = cuth::grid::Grid::from_stack(s);
+    let power: Vec<_> = (0..s.layers.len())
+        .map(|l| cuth::power::layer_power(s, &grid, l).unwrap())
+        .collect();
+    cuth::assemble::assemble(s, &grid, &power).a
+}
+
+/// Steady options for a mg-preconditioned solve to `rtol`.
+pub fn mg_options(s: &Stack, rtol: f64) -> SteadyOptions {
+    let mut o = SteadyOptions::from_stack(s, PrecondKind::Multigrid);
+    o.precond = PrecondKind::Multigrid;
+    o.rtol = rtol;
+    o
+}
+
+/// The matrix split by face direction: x faces, y faces, and the rest (z
+/// faces and the coupling to ambient), each as a dense matrix.
+pub fn dense_parts(a: &QuadDiag) -> [Dense; 3] {
+    let n = a.len();
+    let (nx, plane) = (a.nx, a.nx * a.ny);
+    let mut parts = [
+        vec![vec![0.0; n]; n],
+        vec![vec![0.0; n]; n],
+        vec![vec![0.0; n]; n],
+    ];
+    let mut couple = |p: usize, i: usize, j: usize, g: f64| {
+        let m = &mut parts[p];
+        m[i][j] -= g;
+        m[j][i] -= g;
+        m[i][i] += g;
+        m[j][j] += g;
+    };
+    for i in 0..n {
+        if i % nx + 1 < nx {
+            couple(0, i, i + 1, a.gx[i]);
+        }
+        if (i % plane) / nx + 1 < a.ny {
+            couple(1, i, i + nx, a.gy[i]);
+        }
+        if i + plane < n {
+            couple(2, i, i + plane, a.gz[i]);
+        }
+    }
+    for (i, row) in parts[2].iter_mut().enumerate() {
+        row[i] += a.amb[i];
+    }
+    parts
+}
+
+/// The whole of A, dense.
+pub fn dense(a: &QuadDiag) -> Dense {
+    let [x, y, r] = dense_parts(a);
+    (0..a.len())
+        .map(|i| (0..a.len()).map(|j| x[i][j] + y[i][j] + r[i][j]).collect())
+        .collect()
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Asserts that the preconditioner `m` of `a` is symmetric (⟨x, My⟩ =
+/// ⟨Mx, y⟩ to 1e-12) and positive (⟨x, Mx⟩ > 0) on three random pairs.
+pub fn assert_symmetric_positive(
+    m: &mut Multigrid<CpuBackend>,
+    a: &QuadDiag,
+    seed: u64,
+    what: &str,
+) {
+    let be = CpuBackend::new();
+    let n = a.len();
+    let mut op = QuadDiagOperator::new(&be, a, n);
+    let mut apply = |v: &Vec<f64>| {
+        let mut z = vec![f64::NAN; n];
+        m.apply(&be, &mut op, v, &mut z).unwrap();
+        z
+    };
+    let mut rng = super::Rng::new(seed);
+    for _ in 0..3 {
+        let (x, y) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0));
+        let (mx, my) = (apply(&x), apply(&y));
+        let (xmy, mxy) = (dot(&x, &my), dot(&mx, &y));
+        let scale = dot(&mx, &mx).sqrt() * dot(&y, &y).sqrt();
+        assert!(
+            (xmy - mxy).abs() <= 1e-12 * scale,
+            "{what}: <x,My> {xmy} vs <Mx,y> {mxy}"
+        );
+        assert!(dot(&x, &mx) > 0.0, "{what}: not positive");
+    }
+}
+
+/// Solves `s` with mg (rtol 1e-10) on the CPU and on the GPU; asserts the
+/// same iterations (±1), the same absent (non-finite) cells and temperatures
+/// within 1e-6 K elsewhere; returns (CPU, GPU).
+pub fn mg_cpu_against_gpu(name: &str, s: &Stack) -> (SteadyOutcome, SteadyOutcome) {
+    let o = mg_options(s, 1e-10);
+    let c = solve_steady(&CpuBackend::new(), s, &o).unwrap();
+    let g = solve_steady(super::gpu(), s, &o).unwrap();
+    let (ic, ig) = (c.summary.solver.iterations, g.summary.solver.iterations);
+    let (tc, tg) = (&c.temperature_k, &g.temperature_k);
+    assert!(
+        tc.iter()
+            .zip(tg)
+            .all(|(a, b)| a.is_finite() == b.is_finite()),
+        "{name}: the absent cells differ"
+    );
+    let dt = tc
+        .iter()
+        .zip(tg)
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    println!("{name}: cpu {ic} it, cuda {ig} it, max |dT| {dt:.2e} K");
+    assert!(ic.abs_diff(ig) <= 1, "{name}: iterations {ic} vs {ig}");
+    assert!(dt < 1e-6, "{name}: {dt} K");
+    (c, g)
+}
