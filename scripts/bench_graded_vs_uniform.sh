@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 13: die_on_spreader_24mm on a graded grid (cell cap
+# die_on_spreader_24mm on a graded grid (cell cap
 # 100/50/10/6 um) against the uniform grid of the same cell count, mg,
 # rtol 1e-8, two runs each (relaxed_work: a build without it prints its level work).
 # FINEST=1 adds the uniform grid of the smallest cell (24 mm / cap: the grid

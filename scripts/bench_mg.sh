@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Multigrid benchmark (issue 11): PCG iterations, preconditioner set-up and
+# Multigrid benchmark: PCG iterations, preconditioner set-up and
 # PCG solve time (from each run's summary.json `timings_s`), and the
 # hierarchy's memory, for --precond mg against chebyshev (and jacobi), on
 # the shipped stacks and the stress stack of tests/data/stress_mg, then the

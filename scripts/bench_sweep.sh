@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sweep throughput on the CPU (issue 16): N mol_f2f cases at GRID through
+# Sweep throughput on the CPU: N mol_f2f cases at GRID through
 # `cuth sweep` with --jobs 1 and 2 (REPS times each), against one `cuth solve`
 # process per case (the way before `sweep`, 20 cases). Logs and summaries go
 # to OUT. Usage: scripts/bench_sweep.sh [N] [GRID] [OUT] [REPS]

@@ -31,7 +31,7 @@ js ev6_cuda_cheb configs/hotspot_ev6_3d.toml --device cuda --precond chebyshev
 js b24_cuda benchmarks/package/die_on_spreader_24mm.toml --device cuda
 js b24_cuda_u480 benchmarks/package/die_on_spreader_24mm.toml --device cuda --grid 480x480
 # Non-uniform grid against the uniform grid of the same cell count, at sizes
-# that are not launch-bound (issue 13's per-cell target).
+# that are not launch-bound (the per-cell target).
 for c in 10:664 6:1101; do
   sed "s/^cell = \"50 um\"/cell = \"${c%:*} um\"/" benchmarks/package/die_on_spreader_24mm.toml > $W/b24_${c%:*}um.toml
   js b24_${c%:*}um $W/b24_${c%:*}um.toml --device cuda
@@ -57,7 +57,7 @@ tp() { step "$1" "$2" $B/cuth topopt "${@:3}" --device cuda --quiet --out $W/$1;
 tp c200 20 cantilever --nelx 200
 tp torsion 20 torsion
 tp c340 45 cantilever --nelx 340
-if [[ -n ${BIG:-} ]]; then # the largest runs of BENCHMARKS.md (issues 15 and 18)
+if [[ -n ${BIG:-} ]]; then # the largest runs of BENCHMARKS.md
   step m8192 120 /usr/bin/time -v $B/cuth solve configs/mol_f2f.toml --device cuda --grid 8192x8192 --json --no-maps --out $W/m8192
   CUTH_STAGE_MIB=128 step m8192s128 120 /usr/bin/time -v $B/cuth solve configs/mol_f2f.toml --device cuda --grid 8192x8192 --json --no-maps --out $W/m8192s128
   [[ -z ${NO_C740:-} ]] && tp c740 260 cantilever --nelx 740
