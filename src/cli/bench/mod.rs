@@ -91,9 +91,6 @@ pub struct BenchArgs {
     /// Edges n of the n×n×n meshes of `--topopt`, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = [40, 60, 80, 100, 170])]
     pub topopt_sizes: Vec<usize>,
-    /// Threads per block of the fused kernel swept by `--topopt`.
-    #[arg(long, value_delimiter = ',', default_values_t = [64, 128, 256, 512])]
-    pub topopt_blocks: Vec<u32>,
     /// Mixed-precision ablation: preconditioner precisions to compare
     /// (f64 always runs first, as the reference), comma-separated.
     #[arg(long, value_enum, value_delimiter = ',')]
