@@ -10,18 +10,18 @@
 // is read as 0 by every gather, and the fix-up writes (K x)[d] = x[d] there.
 //
 // Two schedules:
-// - fused: one kernel, one thread per element, Ke in shared memory, gather,
-//   multiply and atomic scatter in registers; then the fix-up.
+// - fused: one kernel, one thread per element, gather, multiply and atomic
+//   scatter in registers, the atomics of a face shared by x-neighbouring
+//   lanes merged by a warp shuffle; then the fix-up.
 // - node-centred: one thread per node, which reads its 27 neighbours' DOFs
 //   and sums the contributions of its (up to) 8 elements itself: no atomics,
 //   so bitwise deterministic, and the fix-up and the dot product fused in.
 //
-// Where Ke lives: in shared memory (the paper's design; `topopt_fused_*`,
-// `topopt_node_*`), or passed by value as a __grid_constant__ kernel
-// parameter (`topopt_fusedp_*`, `topopt_nodep_*`; 4.6 KB in f64, which needs
-// the large-parameter launches of CUDA >= 12.1). After unrolling every Ke
-// index is a compile-time constant, so parameter entries become constant-bank
-// operands of the FMAs, while shared entries cost one load instruction each.
+// Both take Ke by value as a __grid_constant__ kernel parameter (4.6 KB in
+// f64, which needs the large-parameter launches of CUDA >= 12.1). After
+// unrolling every Ke index is a compile-time constant, so parameter entries
+// become constant-bank operands of the FMAs, where entries in shared memory
+// would cost one load instruction each (measured slower on the H200).
 //
 // Element and node kernels run one thread per element / node, without a
 // grid-stride loop: across loop iterations the compiler hoists the (read-only)
@@ -29,11 +29,12 @@
 //
 // Precisions: T is the arithmetic (Ke, E, element vectors), X the type x is
 // read as, A the type of the atomic accumulator. f64 vectors are the
-// interface; f32 variants convert on load (or read an f32 copy of x).
+// interface; the f32 fused apply reads an f32 copy of x and accumulates in
+// f32, the f32 node-centred one converts on load.
 
 #define TOPO_KE 576
 
-// Ke by value, for the parameter variants.
+// Ke by value, the kernel parameter of the operator kernels.
 struct TopoKe64 {
     double k[TOPO_KE];
 };
@@ -78,7 +79,8 @@ __device__ __forceinline__ T topo_load(const X* __restrict__ x,
     return __ldg(fixed + d) ? T(0) : T(v);
 }
 
-// Copies Ke to shared memory (every thread of the block calls it).
+// Copies Ke to shared memory (every thread of the block calls it); the
+// element energies read it from there.
 template <typename T>
 __device__ __forceinline__ void topo_load_ke(const T* __restrict__ ke_g, T* ke)
 {
@@ -89,38 +91,9 @@ __device__ __forceinline__ void topo_load_ke(const T* __restrict__ ke_g, T* ke)
 }
 
 // ------------------------------------------------------------------ fused
-// y += E[e] Ke u_e for every element, one thread per element.
-// Paper's bytes per element: 24 gathered + 24 scattered values + E.
-template <typename T, typename X, typename A>
-__device__ __forceinline__ void topo_fused(const T* __restrict__ ke, const T* __restrict__ E,
-                                           const X* __restrict__ x,
-                                           const unsigned char* __restrict__ fixed,
-                                           A* __restrict__ y, int nel, int nelx, int nely)
-{
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < nel) {
-        int n[8];
-        topo_nodes(e, nelx, nely, n);
-        T u[24];
-#pragma unroll
-        for (int l = 0; l < 24; ++l) {
-            u[l] = topo_load<T>(x, fixed, 3 * n[l / 3] + l % 3);
-        }
-        const T ee = __ldg(E + e);
-#pragma unroll
-        for (int r = 0; r < 24; ++r) {
-            T acc = T(0);
-#pragma unroll
-            for (int c = 0; c < 24; ++c) {
-                acc += ke[r * 24 + c] * u[c];
-            }
-            atomicAdd(y + 3 * n[r / 3] + r % 3, A(ee * acc));
-        }
-    }
-}
-
-// As topo_fused, with half the atomics: lanes hold consecutive elements, so
-// the next lane's element is usually the x-neighbour, whose left face (local
+// y += E[e] Ke u_e for every element, one thread per element, with half the
+// atomics of a plain scatter: lanes hold consecutive elements, so the next
+// lane's element is usually the x-neighbour, whose left face (local
 // nodes 0, 3, 4, 7) is this element's right face (1, 2, 5, 6; pairs 1->0,
 // 2->3, 5->4, 6->7). Each lane passes its right-face results to the
 // next lane with a shuffle, which adds them to its own before its atomics;
@@ -187,25 +160,7 @@ __device__ __forceinline__ void topo_fused_merged(const T* __restrict__ ke,
     }
 }
 
-// Each variant three times: Ke in shared memory (topopt_fused_*), Ke as a
-// parameter (topopt_fusedp_*), and Ke as a parameter with warp-merged
-// atomics (topopt_fusedm_*).
-extern "C" __global__ void __launch_bounds__(512)
-topopt_fused_f64(const double* ke_g, const double* E, const double* x, const unsigned char* fixed,
-                 double* y, int nel, int nelx, int nely)
-{
-    __shared__ double ke[TOPO_KE];
-    topo_load_ke(ke_g, ke);
-    topo_fused<double, double, double>(ke, E, x, fixed, y, nel, nelx, nely);
-}
-
-extern "C" __global__ void __launch_bounds__(512)
-topopt_fusedp_f64(const __grid_constant__ TopoKe64 ke, const double* E, const double* x,
-                  const unsigned char* fixed, double* y, int nel, int nelx, int nely)
-{
-    topo_fused<double, double, double>(ke.k, E, x, fixed, y, nel, nelx, nely);
-}
-
+// f64 throughout, accumulating into y itself.
 extern "C" __global__ void __launch_bounds__(512)
 topopt_fusedm_f64(const __grid_constant__ TopoKe64 ke, const double* E, const double* x,
                   const unsigned char* fixed, double* y, int nel, int nelx, int nely)
@@ -213,47 +168,7 @@ topopt_fusedm_f64(const __grid_constant__ TopoKe64 ke, const double* E, const do
     topo_fused_merged<double, double, double>(ke.k, E, x, fixed, y, nel, nelx, nely);
 }
 
-// f32 arithmetic, x read as f64, f64 atomics straight into y.
-extern "C" __global__ void __launch_bounds__(512)
-topopt_fused_f32_a64(const float* ke_g, const float* E, const double* x, const unsigned char* fixed,
-                     double* y, int nel, int nelx, int nely)
-{
-    __shared__ float ke[TOPO_KE];
-    topo_load_ke(ke_g, ke);
-    topo_fused<float, double, double>(ke, E, x, fixed, y, nel, nelx, nely);
-}
-
-extern "C" __global__ void __launch_bounds__(512)
-topopt_fusedp_f32_a64(const __grid_constant__ TopoKe32 ke, const float* E, const double* x,
-                      const unsigned char* fixed, double* y, int nel, int nelx, int nely)
-{
-    topo_fused<float, double, double>(ke.k, E, x, fixed, y, nel, nelx, nely);
-}
-
-extern "C" __global__ void __launch_bounds__(512)
-topopt_fusedm_f32_a64(const __grid_constant__ TopoKe32 ke, const float* E, const double* x,
-                      const unsigned char* fixed, double* y, int nel, int nelx, int nely)
-{
-    topo_fused_merged<float, double, double>(ke.k, E, x, fixed, y, nel, nelx, nely);
-}
-
 // f32 throughout: x from an f32 copy, f32 atomics into an f32 accumulator.
-extern "C" __global__ void __launch_bounds__(512)
-topopt_fused_f32_a32(const float* ke_g, const float* E, const float* x, const unsigned char* fixed,
-                     float* y, int nel, int nelx, int nely)
-{
-    __shared__ float ke[TOPO_KE];
-    topo_load_ke(ke_g, ke);
-    topo_fused<float, float, float>(ke, E, x, fixed, y, nel, nelx, nely);
-}
-
-extern "C" __global__ void __launch_bounds__(512)
-topopt_fusedp_f32_a32(const __grid_constant__ TopoKe32 ke, const float* E, const float* x,
-                      const unsigned char* fixed, float* y, int nel, int nelx, int nely)
-{
-    topo_fused<float, float, float>(ke.k, E, x, fixed, y, nel, nelx, nely);
-}
-
 extern "C" __global__ void __launch_bounds__(512)
 topopt_fusedm_f32_a32(const __grid_constant__ TopoKe32 ke, const float* E, const float* x,
                       const unsigned char* fixed, float* y, int nel, int nelx, int nely)
@@ -407,31 +322,11 @@ __device__ __forceinline__ void topo_node(const T* __restrict__ ke, const T* __r
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_node_f64(const double* ke_g, const double* E, const double* x, const unsigned char* fixed,
-                const double* b, double* y, int nelx, int nely, int nelz, int mode,
-                double* partials, unsigned int* ticket, double* s, int out)
-{
-    __shared__ double ke[TOPO_KE];
-    topo_load_ke(ke_g, ke);
-    topo_node<double>(ke, E, x, fixed, b, y, nelx, nely, nelz, mode, partials, ticket, s, out);
-}
-
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
 topopt_nodep_f64(const __grid_constant__ TopoKe64 ke, const double* E, const double* x,
                  const unsigned char* fixed, const double* b, double* y, int nelx, int nely,
                  int nelz, int mode, double* partials, unsigned int* ticket, double* s, int out)
 {
     topo_node<double>(ke.k, E, x, fixed, b, y, nelx, nely, nelz, mode, partials, ticket, s, out);
-}
-
-extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
-topopt_node_f32(const float* ke_g, const float* E, const double* x, const unsigned char* fixed,
-                const double* b, double* y, int nelx, int nely, int nelz, int mode,
-                double* partials, unsigned int* ticket, double* s, int out)
-{
-    __shared__ float ke[TOPO_KE];
-    topo_load_ke(ke_g, ke);
-    topo_node<float>(ke, E, x, fixed, b, y, nelx, nely, nelz, mode, partials, ticket, s, out);
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)

@@ -38,10 +38,18 @@ macro_rules! put {
 /// iteration cap, stop reason) and every timing. Lengths in mm and µm,
 /// which read better than metres at chip scale.
 pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
-    let sym = unit.symbol();
-    let t = |k: f64| unit.convert_k(k);
     let mut o = String::new();
+    put_run(&mut o, s, verbose);
+    put_solver(&mut o, s, verbose);
+    put_energy(&mut o, s, unit);
+    put_layers(&mut o, s, unit);
+    put_hottest_and_probes(&mut o, s, unit);
+    put_timings(&mut o, s, verbose);
+    o
+}
 
+/// Title, stack, grid and device.
+fn put_run(o: &mut String, s: &Summary, verbose: bool) {
     put!(o, "cuth {}  steady state", s.cuth_version);
     if let Some(title) = &s.title {
         put!(o, "{:<10} {title}", "title");
@@ -66,7 +74,11 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
         format!(" ({})", d.detail)
     };
     put!(o, "{:<10} {}: {}{detail}", "device", d.backend, d.name);
+}
 
+/// The solver in one line; with `verbose`, its method, preconditioner and
+/// stop.
+fn put_solver(o: &mut String, s: &Summary, verbose: bool) {
     let sv = &s.solver;
     put!(
         o,
@@ -123,6 +135,11 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
             );
         }
     }
+}
+
+fn put_energy(o: &mut String, s: &Summary, unit: TempUnit) {
+    let sym = unit.symbol();
+    let t = |k: f64| unit.convert_k(k);
     let e = &s.energy;
     put!(
         o,
@@ -136,7 +153,12 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
     );
     put!(o, "{:<10} {:.2} {sym}", "ambient", t(s.ambient_k));
     put!(o);
+}
 
+/// One row per layer: material, thickness, power and its temperatures.
+fn put_layers(o: &mut String, s: &Summary, unit: TempUnit) {
+    let sym = unit.symbol();
+    let t = |k: f64| unit.convert_k(k);
     let mut rows = vec![[
         "#",
         "layer",
@@ -166,7 +188,11 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
         put!(o, "{line}");
     }
     put!(o);
+}
 
+fn put_hottest_and_probes(o: &mut String, s: &Summary, unit: TempUnit) {
+    let sym = unit.symbol();
+    let t = |k: f64| unit.convert_k(k);
     let h = &s.hottest;
     put!(
         o,
@@ -203,6 +229,10 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
             put!(o, "{line}");
         }
     }
+}
+
+/// The total time; with `verbose`, every phase and part.
+fn put_timings(o: &mut String, s: &Summary, verbose: bool) {
     let total: f64 = s.timings_s.iter().map(|(_, secs)| secs).sum();
     if verbose && !s.timings_s.is_empty() {
         put!(o, "timings");
@@ -229,7 +259,6 @@ pub fn format_table(s: &Summary, unit: TempUnit, verbose: bool) -> String {
     } else if !s.timings_s.is_empty() {
         put!(o, "{:<10} {total:.3} s", "time");
     }
-    o
 }
 
 #[cfg(test)]

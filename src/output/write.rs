@@ -186,7 +186,7 @@ pub fn stream_steady(
     opts: &OutputOptions,
 ) -> Result<Summary, OutputError> {
     let t0 = std::time::Instant::now();
-    let (grid, stack, unit) = (view.grid, view.stack, opts.unit);
+    let (grid, stack) = (view.grid, view.stack);
     let dir_buf = sink.path("");
     let dir = dir_buf.as_path();
     // A mismatch is a caller bug; it is reported rather than allowed to panic
@@ -201,129 +201,192 @@ pub fn stream_steady(
             ),
         ));
     }
-    let whole = view.temperature_k.len() == grid.len();
-    let made = |l: usize| view.layer_maps.get(l).is_some_and(Option::is_some);
-    let has_blocks = |l: usize| view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
-    // Block statistics a device reduced need no map.
-    let reduced = |l: usize| view.block_stats.get(l).and_then(Option::as_ref);
-    let needs_map = |l: usize| opts.maps.includes(l) || (has_blocks(l) && reduced(l).is_none());
-    let missing = (0..stack.layers.len()).find(|&l| needs_map(l) && !made(l));
-    if !whole && (opts.vtk || opts.npy.is_some() || missing.is_some()) {
-        return Err(invalid(
-            dir,
-            format!(
-                "temperature has {} values for a grid of {} cells{}",
-                view.temperature_k.len(),
-                grid.len(),
-                match missing {
-                    Some(l) => format!(" and no map of layer {l}"),
-                    None => String::new(),
-                },
-            ),
-        ));
+    let layers = LayerOutputs {
+        view,
+        opts,
+        dir,
+        digits: stack
+            .layers
+            .len()
+            .saturating_sub(1)
+            .to_string()
+            .len()
+            .max(2),
+    };
+    layers.check_field()?;
+    let stats = layers.stream(sink)?;
+    stream_tables(sink, view, opts, dir, &stats)?;
+    let summary = timed_summary(view, t0);
+    let text = json::summary_json(&summary).map_err(|source| OutputError::Io {
+        path: dir.join("summary.json"),
+        source,
+    })?;
+    sink.file("summary.json", &mut |w| w.write_all(text.as_bytes()))?;
+    Ok(summary)
+}
+
+/// The per-layer outputs of [`stream_steady`]: maps, and block statistics
+/// where no device reduced them.
+struct LayerOutputs<'a> {
+    view: &'a SteadyView<'a>,
+    opts: &'a OutputOptions,
+    dir: &'a Path,
+    /// Width of the layer number in file names.
+    digits: usize,
+}
+
+impl LayerOutputs<'_> {
+    fn stem(&self, l: usize) -> String {
+        let digits = self.digits;
+        format!("{l:0digits$}_{}", sanitize(&self.view.stack.layers[l].name))
     }
 
-    let digits = stack
-        .layers
-        .len()
-        .saturating_sub(1)
-        .to_string()
-        .len()
-        .max(2);
-    let stem = |l: usize| format!("{l:0digits$}_{}", sanitize(&stack.layers[l].name));
-    let unit_label = png::unit_label(unit);
-    let x_edges = grid.xe.clone();
-    let y_edges = grid.ye.clone();
-    // Layers whose map is needed: for maps, or for block statistics.
-    let needed: Vec<usize> = (0..stack.layers.len()).filter(|&l| needs_map(l)).collect();
-    let per_batch = (MAP_BUDGET_BYTES / (16 * grid.plane()).max(1))
-        .clamp(1, rayon::current_num_threads().max(1) * 4);
-    // Per layer its blocks' statistics, written bottom up.
-    let mut stats: Vec<Vec<super::blocks::BlockStats>> = (0..stack.layers.len())
-        .map(|l| reduced(l).cloned().unwrap_or_default())
-        .collect();
-    for batch in needed.chunks(per_batch) {
-        // Layers are rendered in parallel (a PNG takes milliseconds even for
-        // a tiny grid: a stack of 10 000 layers spent most of its time here).
-        let made = batch
-            .par_iter()
-            .map(|&l| {
-                let layer = &stack.layers[l];
-                let mut map_k = match view.layer_maps.get(l).and_then(Option::as_ref) {
-                    Some(m) => Cow::Borrowed(m.as_slice()),
-                    None => Cow::Owned(grid.layer_map(view.temperature_k, l)),
-                };
-                if let Some(p) = view.power.get(l) {
-                    let absent = crate::assemble::absent_plane(grid, p, layer.material);
-                    if !absent.is_empty() {
-                        let m = map_k.to_mut();
-                        for (m, _) in m.iter_mut().zip(&absent).filter(|(_, a)| **a) {
-                            *m = f64::NAN;
-                        }
-                    }
+    /// Block statistics a device reduced (they need no map).
+    fn reduced(&self, l: usize) -> Option<&Vec<super::blocks::BlockStats>> {
+        self.view.block_stats.get(l).and_then(Option::as_ref)
+    }
+
+    /// Whether layer `l`'s map is needed: for maps, or for block statistics.
+    fn needs_map(&self, l: usize) -> bool {
+        let has_blocks = self.view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
+        self.opts.maps.includes(l) || (has_blocks && self.reduced(l).is_none())
+    }
+
+    /// Without the whole field, every needed map must have been made and no
+    /// whole-field output asked for.
+    fn check_field(&self) -> Result<(), OutputError> {
+        let (view, opts) = (self.view, self.opts);
+        let whole = view.temperature_k.len() == view.grid.len();
+        let made = |l: usize| view.layer_maps.get(l).is_some_and(Option::is_some);
+        let missing = (0..view.stack.layers.len()).find(|&l| self.needs_map(l) && !made(l));
+        if !whole && (opts.vtk || opts.npy.is_some() || missing.is_some()) {
+            return Err(invalid(
+                self.dir,
+                format!(
+                    "temperature has {} values for a grid of {} cells{}",
+                    view.temperature_k.len(),
+                    view.grid.len(),
+                    match missing {
+                        Some(l) => format!(" and no map of layer {l}"),
+                        None => String::new(),
+                    },
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Renders the needed layers in batches that fit the map budget and
+    /// streams their PNG and CSV; returns every layer's block statistics,
+    /// bottom up.
+    fn stream(&self, sink: &mut dyn Sink) -> Result<Vec<super::blocks::BlockStats>, OutputError> {
+        let (grid, n_layers) = (self.view.grid, self.view.stack.layers.len());
+        let needed: Vec<usize> = (0..n_layers).filter(|&l| self.needs_map(l)).collect();
+        let per_batch = (MAP_BUDGET_BYTES / (16 * grid.plane()).max(1))
+            .clamp(1, rayon::current_num_threads().max(1) * 4);
+        let mut stats: Vec<Vec<super::blocks::BlockStats>> = (0..n_layers)
+            .map(|l| self.reduced(l).cloned().unwrap_or_default())
+            .collect();
+        for batch in needed.chunks(per_batch) {
+            // Layers are rendered in parallel (a PNG takes milliseconds even for
+            // a tiny grid: a stack of 10 000 layers spent most of its time here).
+            let made = batch
+                .par_iter()
+                .map(|&l| self.render(l))
+                .collect::<Result<Vec<_>, OutputError>>()?;
+            for m in made {
+                if let Some(png) = &m.png {
+                    sink.file(&format!("{}.png", self.stem(m.l)), &mut |w| {
+                        w.write_all(png)
+                    })?;
+                    sink.file(&format!("{}.csv", self.stem(m.l)), &mut |w| {
+                        csv::write_layer_csv_with_coords(w, &m.shown, grid)
+                    })?;
                 }
-                let stats = match (view.power.get(l), reduced(l)) {
-                    (Some(power), None) => {
-                        layer_block_stats(&layer.name, &map_k, &power.blocks, grid)
-                    }
-                    _ => Vec::new(),
-                };
-                if !opts.maps.includes(l) {
-                    return Ok(LayerMaps {
-                        l,
-                        shown: Vec::new(),
-                        png: None,
-                        stats,
-                    });
+                if self.reduced(m.l).is_none() {
+                    stats[m.l] = m.stats;
                 }
-                let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
-                drop(map_k);
-                let title = format!("layer {l}: {} ({unit_label})", layer.name);
-                let image_error = |message: String| OutputError::Image {
-                    path: dir.join(format!("{}.png", stem(l))),
-                    message,
-                };
-                let image = png::render(&HeatMap {
-                    x_edges_m: &x_edges,
-                    y_edges_m: &y_edges,
-                    values: &shown,
-                    title: &title,
-                    unit: unit_label,
-                    blocks: view.power.get(l).map_or(&[][..], |p| &p.blocks),
-                })
-                .map_err(|e| image_error(e.to_string()))?;
-                let png = png::encode(&image).map_err(|e| image_error(e.to_string()))?;
-                Ok(LayerMaps {
-                    l,
-                    shown,
-                    png: Some(png),
-                    stats,
-                })
-            })
-            .collect::<Result<Vec<_>, OutputError>>()?;
-        for m in made {
-            if let Some(png) = &m.png {
-                sink.file(&format!("{}.png", stem(m.l)), &mut |w| w.write_all(png))?;
-                sink.file(&format!("{}.csv", stem(m.l)), &mut |w| {
-                    csv::write_layer_csv_with_coords(w, &m.shown, grid)
-                })?;
-            }
-            if reduced(m.l).is_none() {
-                stats[m.l] = m.stats;
             }
         }
+        Ok(stats.concat())
     }
-    let stats = stats.concat();
 
+    /// Layer `l`'s map (absent cells NaN), its block statistics unless a
+    /// device reduced them, and its PNG when the layer gets maps.
+    fn render(&self, l: usize) -> Result<LayerMaps, OutputError> {
+        let (view, grid, unit) = (self.view, self.view.grid, self.opts.unit);
+        let layer = &view.stack.layers[l];
+        let mut map_k = match view.layer_maps.get(l).and_then(Option::as_ref) {
+            Some(m) => Cow::Borrowed(m.as_slice()),
+            None => Cow::Owned(grid.layer_map(view.temperature_k, l)),
+        };
+        if let Some(p) = view.power.get(l) {
+            let absent = crate::assemble::absent_plane(grid, p, layer.material);
+            if !absent.is_empty() {
+                let m = map_k.to_mut();
+                for (m, _) in m.iter_mut().zip(&absent).filter(|(_, a)| **a) {
+                    *m = f64::NAN;
+                }
+            }
+        }
+        let stats = match (view.power.get(l), self.reduced(l)) {
+            (Some(power), None) => layer_block_stats(&layer.name, &map_k, &power.blocks, grid),
+            _ => Vec::new(),
+        };
+        if !self.opts.maps.includes(l) {
+            return Ok(LayerMaps {
+                l,
+                shown: Vec::new(),
+                png: None,
+                stats,
+            });
+        }
+        let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
+        drop(map_k);
+        let unit_label = png::unit_label(unit);
+        let title = format!("layer {l}: {} ({unit_label})", layer.name);
+        let image_error = |message: String| OutputError::Image {
+            path: self.dir.join(format!("{}.png", self.stem(l))),
+            message,
+        };
+        let image = png::render(&HeatMap {
+            x_edges_m: &grid.xe,
+            y_edges_m: &grid.ye,
+            values: &shown,
+            title: &title,
+            unit: unit_label,
+            blocks: view.power.get(l).map_or(&[][..], |p| &p.blocks),
+        })
+        .map_err(|e| image_error(e.to_string()))?;
+        let png = png::encode(&image).map_err(|e| image_error(e.to_string()))?;
+        Ok(LayerMaps {
+            l,
+            shown,
+            png: Some(png),
+            stats,
+        })
+    }
+}
+
+/// blocks.csv and blocks.steady (when some layer names blocks), probes.csv,
+/// field.vtr and field.npy, as asked for.
+fn stream_tables(
+    sink: &mut dyn Sink,
+    view: &SteadyView,
+    opts: &OutputOptions,
+    dir: &Path,
+    stats: &[super::blocks::BlockStats],
+) -> Result<(), OutputError> {
+    let (grid, unit) = (view.grid, opts.unit);
     // A stack without named blocks (raster or uniform power, no floorplan)
     // writes no blocks.csv / blocks.steady rather than empty ones.
     if !stats.is_empty() {
-        let blocks = blocks_csv(&stats, unit).map_err(|source| OutputError::Io {
+        let blocks = blocks_csv(stats, unit).map_err(|source| OutputError::Io {
             path: dir.join("blocks.csv"),
             source,
         })?;
         sink.file("blocks.csv", &mut |w| w.write_all(blocks.as_bytes()))?;
-        let steady = blocks_steady(&stats, opts.block_map);
+        let steady = blocks_steady(stats, opts.block_map);
         sink.file("blocks.steady", &mut |w| w.write_all(steady.as_bytes()))?;
     }
     if !view.summary.probes.is_empty() {
@@ -349,6 +412,12 @@ pub fn stream_steady(
             )
         })?;
     }
+    Ok(())
+}
+
+/// The summary as written: the view's, with the `outputs` phase timed from
+/// `t0`, the rest of the wall time as `other` and the host peak RSS now.
+fn timed_summary(view: &SteadyView, t0: std::time::Instant) -> Summary {
     let mut summary = view.summary.clone();
     summary
         .timings_s
@@ -363,12 +432,7 @@ pub fn stream_steady(
         summary.wall_s = Some(wall);
     }
     summary.host_peak_rss_bytes = crate::backend::cpu::peak_rss_bytes();
-    let text = json::summary_json(&summary).map_err(|source| OutputError::Io {
-        path: dir.join("summary.json"),
-        source,
-    })?;
-    sink.file("summary.json", &mut |w| w.write_all(text.as_bytes()))?;
-    Ok(summary)
+    summary
 }
 
 /// Writes `files` into `dir` through one [`Transaction`] that owns `owned`.

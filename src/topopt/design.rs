@@ -67,6 +67,26 @@ impl<V> Fields<V> {
     }
 }
 
+/// How design variables become moduli at one continuation stage:
+/// ρ̃ = F x (the filter), ρ̄ = passive(H_β(ρ̃)) (projection, then the mask),
+/// Eₑ = Emin + ρ̄ₑᵖ (E0 − Emin). The operations of one stage share it.
+pub struct DesignMap<'a, B: DesignBackend + ?Sized> {
+    pub filter: &'a B::Filter,
+    pub mask: &'a B::Mask,
+    pub beta: f64,
+    pub penal: f64,
+}
+
+/// One OC trial design: outᵢ = clamp(xᵢ rootᵢ scale, [xᵢ − move_limit,
+/// xᵢ + move_limit] ∩ [0, 1]), or xᵢ where rootᵢ < 0 (see [`oc::trial`]).
+pub struct OcTrial<'a, V> {
+    pub x: &'a V,
+    pub root: &'a V,
+    /// 1/√λ for the multiplier λ.
+    pub scale: f64,
+    pub move_limit: f64,
+}
+
 /// The design-field operations (see the module doc). Slots: each method
 /// writes the scalars it names into `s[out..]`.
 pub trait DesignBackend: ElasticBackend {
@@ -82,13 +102,9 @@ pub trait DesignBackend: ElasticBackend {
     /// ρ̃ = F x; ρ̄ = passive(H_β(ρ̃)); slope = dρ̄/dρ̃ (0 on passive);
     /// Eₑ = Emin + ρ̄ₑᵖ (E0 − Emin) into `op` (f64 and f32);
     /// `s[out]` = Σ ρ̄;  `s[out + 1]` = Σ ρ̄(1 − ρ̄).
-    #[allow(clippy::too_many_arguments)]
     fn design_physical(
         &self,
-        filter: &Self::Filter,
-        mask: &Self::Mask,
-        beta: f64,
-        penal: f64,
+        map: &DesignMap<'_, Self>,
         x: &Self::Vector,
         fields: &mut Fields<Self::Vector>,
         op: &mut Self::Elastic,
@@ -98,11 +114,9 @@ pub trait DesignBackend: ElasticBackend {
 
     /// cₑ = uₑᵀ Kₑ uₑ;  `s[out]` = Σ Eₑ cₑ (the compliance);
     /// dc = Fᵀ(−p ρ̄ᵖ⁻¹ (E0 − Emin) c ⊙ slope);  dv = Fᵀ(slope / N).
-    #[allow(clippy::too_many_arguments)]
     fn design_sensitivities(
         &self,
-        filter: &Self::Filter,
-        penal: f64,
+        map: &DesignMap<'_, Self>,
         u: &Self::Vector,
         fields: &mut Fields<Self::Vector>,
         op: &mut Self::Elastic,
@@ -123,28 +137,19 @@ pub trait DesignBackend: ElasticBackend {
 
     /// x_new = the OC trial of scale 1/√λ ([`oc::trial`]);
     /// `s[out]` = Σ passive(H_β(F x_new)) (the trial's physical volume × N).
-    #[allow(clippy::too_many_arguments)]
     fn oc_trial(
         &self,
-        filter: &Self::Filter,
-        mask: &Self::Mask,
-        beta: f64,
-        scale: f64,
-        move_limit: f64,
-        x: &Self::Vector,
-        root: &Self::Vector,
+        map: &DesignMap<'_, Self>,
+        trial: OcTrial<'_, Self::Vector>,
         x_new: &mut Self::Vector,
         s: &mut Self::Scalars,
         out: usize,
     ) -> Result<(), BackendError>;
 
     /// `s[out]` = Σ passive(H_β(F y)).
-    #[allow(clippy::too_many_arguments)]
     fn design_volume(
         &self,
-        filter: &Self::Filter,
-        mask: &Self::Mask,
-        beta: f64,
+        map: &DesignMap<'_, Self>,
         y: &Self::Vector,
         s: &mut Self::Scalars,
         out: usize,
@@ -195,16 +200,14 @@ impl DesignBackend for CpuBackend {
 
     fn design_physical(
         &self,
-        filter: &DensityFilter,
-        mask: &Vec<Passive>,
-        beta: f64,
-        penal: f64,
+        map: &DesignMap<'_, Self>,
         x: &Vec<f64>,
         f: &mut Fields<Vec<f64>>,
         op: &mut CpuElastic,
         s: &mut Vec<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let (filter, mask, beta, penal) = (map.filter, map.mask, map.beta, map.penal);
         filter.apply(x, &mut f.filtered);
         projection::project(beta, &f.filtered, &mut f.rho);
         (f.rho.par_iter_mut().zip(mask.par_iter())).for_each(|(r, p)| match p {
@@ -230,14 +233,14 @@ impl DesignBackend for CpuBackend {
 
     fn design_sensitivities(
         &self,
-        filter: &DensityFilter,
-        penal: f64,
+        map: &DesignMap<'_, Self>,
         u: &Vec<f64>,
         f: &mut Fields<Vec<f64>>,
         op: &mut CpuElastic,
         s: &mut Vec<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let (filter, penal) = (map.filter, map.penal);
         let ce = self.element_energies(op, u)?;
         let e = op.moduli();
         *slot(s, out)? = ordered_sum(&ce, |i, c| e[i] * c);
@@ -270,32 +273,25 @@ impl DesignBackend for CpuBackend {
 
     fn oc_trial(
         &self,
-        filter: &DensityFilter,
-        mask: &Vec<Passive>,
-        beta: f64,
-        scale: f64,
-        move_limit: f64,
-        x: &Vec<f64>,
-        root: &Vec<f64>,
+        map: &DesignMap<'_, Self>,
+        t: OcTrial<'_, Vec<f64>>,
         x_new: &mut Vec<f64>,
         s: &mut Vec<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
-        oc::trial(x, root, scale, move_limit, x_new);
-        *slot(s, out)? = volume_sum(filter, beta, x_new, mask);
+        oc::trial(t.x, t.root, t.scale, t.move_limit, x_new);
+        *slot(s, out)? = volume_sum(map.filter, map.beta, x_new, map.mask);
         Ok(())
     }
 
     fn design_volume(
         &self,
-        filter: &DensityFilter,
-        mask: &Vec<Passive>,
-        beta: f64,
+        map: &DesignMap<'_, Self>,
         y: &Vec<f64>,
         s: &mut Vec<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
-        *slot(s, out)? = volume_sum(filter, beta, y, mask);
+        *slot(s, out)? = volume_sum(map.filter, map.beta, y, map.mask);
         Ok(())
     }
 

@@ -199,17 +199,13 @@ impl<'a, B: DesignBackend> Evaluator<'a, B> {
         x: &B::Vector,
     ) -> Result<StepScalars, OptimizeError> {
         let (be, n) = (self.be, self.problem.mesh.elements());
-        be.design_physical(
+        let map = super::design::DesignMap {
             filter,
-            &self.mask,
+            mask: &self.mask,
             beta,
             penal,
-            x,
-            &mut self.fields,
-            &mut self.op.op,
-            &mut self.s,
-            0,
-        )?;
+        };
+        be.design_physical(&map, x, &mut self.fields, &mut self.op.op, &mut self.s, 0)?;
         let t_solve = std::time::Instant::now();
         self.op.refresh_diagonal(be)?;
         let failed = |source| OptimizeError::Solve {
@@ -271,9 +267,14 @@ impl<'a, B: DesignBackend> Evaluator<'a, B> {
             Err(err) => return Err(failed(err)),
         };
         let solve_seconds = t_solve.elapsed().as_secs_f64();
-        be.design_sensitivities(
+        let map = super::design::DesignMap {
             filter,
+            mask: &self.mask,
+            beta,
             penal,
+        };
+        be.design_sensitivities(
+            &map,
             &self.u,
             &mut self.fields,
             &mut self.op.op,

@@ -24,7 +24,7 @@
 
 use super::backend::OperatorKind;
 use super::continuation::{Continuation, Schedule, Step};
-use super::design::DesignBackend;
+use super::design::{DesignBackend, DesignMap, OcTrial};
 use super::evaluate::Evaluator;
 pub use super::evaluate::{OptimizeError, SolveOptions};
 use super::oc;
@@ -120,14 +120,13 @@ pub fn optimize<B: DesignBackend>(
     let mut cont = Continuation::new(opts.schedule.clone());
     let mut filter = be.design_filter(&mesh, cont.current().rmin)?;
     let mut s = be.scalars(2)?;
-    let mut x = initial_design(
-        be,
-        problem,
-        &filter,
-        &eval.mask,
-        cont.current().beta,
-        &mut s,
-    )?;
+    let first = DesignMap {
+        filter: &filter,
+        mask: &eval.mask,
+        beta: cont.current().beta,
+        penal: cont.current().penal,
+    };
+    let mut x = initial_design(be, problem, &first, &mut s)?;
     let mut x_new = be.zeros(n_el)?;
     // ρ̄ of the best iterate so far, copied on the device.
     let mut best_rho = be.zeros(n_el)?;
@@ -154,13 +153,20 @@ pub fn optimize<B: DesignBackend>(
         be.oc_prepare(&eval.mask, &mut eval.fields, &mut s, 0)?;
         let sc = be.read_scalars(&s)?;
         let centre = oc::centre(sc[0], sc[1] as usize);
-        let (root, mask) = (&eval.fields.root, &eval.mask);
+        let map = DesignMap {
+            filter: &filter,
+            mask: &eval.mask,
+            beta: stage.beta,
+            penal: stage.penal,
+        };
         let oc_info = oc::search(centre, lambda_hint, problem.volfrac, |t| {
-            let scale = (-0.5 * t).exp(); // 1/√λ
-            let ml = stage.move_limit;
-            be.oc_trial(
-                &filter, mask, stage.beta, scale, ml, &x, root, &mut x_new, &mut s, 0,
-            )?;
+            let trial = OcTrial {
+                x: &x,
+                root: &eval.fields.root,
+                scale: (-0.5 * t).exp(), // 1/√λ
+                move_limit: stage.move_limit,
+            };
+            be.oc_trial(&map, trial, &mut x_new, &mut s, 0)?;
             Ok::<f64, BackendError>(be.read_scalars(&s)?[0] / n_el as f64 - problem.volfrac)
         })?;
         lambda_hint = Some(oc_info.lambda);
@@ -253,9 +259,7 @@ pub fn optimize<B: DesignBackend>(
 fn initial_design<B: DesignBackend>(
     be: &B,
     problem: &Problem,
-    filter: &B::Filter,
-    mask: &B::Mask,
-    beta: f64,
+    map: &DesignMap<'_, B>,
     s: &mut B::Scalars,
 ) -> Result<B::Vector, BackendError> {
     let (ones, root): (Vec<f64>, Vec<f64>) = (problem.passive.iter())
@@ -268,27 +272,22 @@ fn initial_design<B: DesignBackend>(
     let (ones, root) = (be.upload(&ones)?, be.upload(&root)?);
     let n = problem.mesh.elements() as f64;
     let mut y = be.zeros(problem.mesh.elements())?;
+    let trial = |scale| OcTrial {
+        x: &ones,
+        root: &root,
+        scale,
+        move_limit: 1.0,
+    };
     let (mut lo, mut hi) = (0.0, 1.0);
     for _ in 0..50 {
         let mid = 0.5 * (lo + hi);
-        be.oc_trial(filter, mask, beta, mid, 1.0, &ones, &root, &mut y, s, 0)?;
+        be.oc_trial(map, trial(mid), &mut y, s, 0)?;
         if be.read_scalars(s)?[0] / n < problem.volfrac {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    be.oc_trial(
-        filter,
-        mask,
-        beta,
-        0.5 * (lo + hi),
-        1.0,
-        &ones,
-        &root,
-        &mut y,
-        s,
-        0,
-    )?;
+    be.oc_trial(map, trial(0.5 * (lo + hi)), &mut y, s, 0)?;
     Ok(y)
 }

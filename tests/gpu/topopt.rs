@@ -16,20 +16,19 @@
 
 use crate::util::{gpu, Rng};
 use cuth::backend::Backend;
-use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
+use cuth::topopt::cuda::CudaElastic;
 use cuth::topopt::{
     hex8_stiffness, ElasticBackend, ElementMatrix, Mesh, OpPrecision, OperatorKind,
 };
 
 const MESHES: [(usize, usize, usize); 4] = [(3, 2, 2), (17, 9, 5), (40, 20, 10), (80, 60, 60)];
 
-/// Every schedule × precision (× f32 accumulation of the fused kernel).
-const VARIANTS: [(OperatorKind, OpPrecision, F32Atomics); 5] = [
-    (OperatorKind::Fused, OpPrecision::F64, F32Atomics::F64),
-    (OperatorKind::Fused, OpPrecision::F32, F32Atomics::F64),
-    (OperatorKind::Fused, OpPrecision::F32, F32Atomics::F32),
-    (OperatorKind::NodeCentred, OpPrecision::F64, F32Atomics::F64),
-    (OperatorKind::NodeCentred, OpPrecision::F32, F32Atomics::F64),
+/// Every schedule × precision.
+const VARIANTS: [(OperatorKind, OpPrecision); 4] = [
+    (OperatorKind::Fused, OpPrecision::F64),
+    (OperatorKind::Fused, OpPrecision::F32),
+    (OperatorKind::NodeCentred, OpPrecision::F64),
+    (OperatorKind::NodeCentred, OpPrecision::F32),
 ];
 
 fn tol(p: OpPrecision) -> f64 {
@@ -140,68 +139,29 @@ fn apply_dot_matches_host_for_every_kind_and_precision() {
         let c = case(dims, 11 + i as u64);
         let y_ref = host_apply(&c, &c.x);
         let s_ref = dot(&c.x, &y_ref);
-        for (kind, prec, atomics) in VARIANTS {
-            for ke in [KeSource::Shared, KeSource::Param, KeSource::ParamMerged] {
-                // Merging is a fused-kernel option (node-centred: same as
-                // Param).
-                if kind == OperatorKind::NodeCentred && ke == KeSource::ParamMerged {
-                    continue;
-                }
-                let mut op = operator(&c, kind);
-                op.set_f32_atomics(atomics);
-                op.set_ke_source(ke);
-                let (y, s) = apply(&c, &mut op, prec);
-                let (ey, es) = (rel(&y, &y_ref), ((s - s_ref) / s_ref).abs());
-                println!(
-                    "apply {:<9} {kind:?} {prec:?} (f32 atomics {atomics:?}, Ke {ke:?}): \
-                     rel err y {ey:.2e}, x·y {es:.2e}",
-                    label(&c.mesh)
-                );
-                assert!(y.iter().all(|v| v.is_finite()), "y not fully written");
-                assert!(
-                    ey < tol(prec) && es < tol(prec),
-                    "{kind:?} {prec:?} {ke:?}: {ey:e} {es:e}"
-                );
-            }
+        for (kind, prec) in VARIANTS {
+            let mut op = operator(&c, kind);
+            let (y, s) = apply(&c, &mut op, prec);
+            let (ey, es) = (rel(&y, &y_ref), ((s - s_ref) / s_ref).abs());
+            println!(
+                "apply {:<9} {kind:?} {prec:?}: rel err y {ey:.2e}, x·y {es:.2e}",
+                label(&c.mesh)
+            );
+            assert!(y.iter().all(|v| v.is_finite()), "y not fully written");
+            assert!(
+                ey < tol(prec) && es < tol(prec),
+                "{kind:?} {prec:?}: {ey:e} {es:e}"
+            );
         }
     }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn fused_block_sizes_agree_with_host() {
-    let c = case((40, 20, 10), 5);
-    let y_ref = host_apply(&c, &c.x);
-    let mut op = operator(&c, OperatorKind::Fused);
-    for block in [32, 64, 96, 256, 512] {
-        op.set_block(block).unwrap();
-        for (prec, ke) in [
-            (OpPrecision::F64, KeSource::Shared),
-            (OpPrecision::F64, KeSource::Param),
-            (OpPrecision::F64, KeSource::ParamMerged),
-            (OpPrecision::F32, KeSource::ParamMerged),
-        ] {
-            op.set_ke_source(ke);
-            let (y, _) = apply(&c, &mut op, prec);
-            let e = rel(&y, &y_ref);
-            println!("fused block {block:>4} {prec:?} Ke {ke:?}: rel err {e:.2e}");
-            assert!(e < tol(prec));
-        }
-    }
-    assert!(op.set_block(100).is_err() && op.set_block(1024).is_err());
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn node_centred_is_bitwise_deterministic() {
     let c = case((40, 20, 10), 7);
-    for (prec, ke) in [
-        (OpPrecision::F64, KeSource::Shared),
-        (OpPrecision::F64, KeSource::Param),
-        (OpPrecision::F32, KeSource::Param),
-    ] {
+    for prec in [OpPrecision::F64, OpPrecision::F32] {
         let mut op = operator(&c, OperatorKind::NodeCentred);
-        op.set_ke_source(ke);
         let (y0, s0) = apply(&c, &mut op, prec);
         for _ in 0..5 {
             let (y, s) = apply(&c, &mut op, prec);
@@ -211,7 +171,7 @@ fn node_centred_is_bitwise_deterministic() {
                 "{prec:?} differs between runs"
             );
         }
-        println!("node-centred {prec:?} (Ke {ke:?}): 6 applies bitwise identical (y and x·y)");
+        println!("node-centred {prec:?}: 6 applies bitwise identical (y and x·y)");
     }
     // For the record: whether the atomic schedule happened to repeat.
     {
@@ -238,15 +198,8 @@ fn residual_matches_host() {
         let kx = host_apply(&c, &c.x);
         let r_ref: Vec<f64> = b_host.iter().zip(&kx).map(|(b, k)| b - k).collect();
         let rr_ref = dot(&r_ref, &r_ref);
-        for (kind, ke) in [
-            (OperatorKind::Fused, KeSource::Shared),
-            (OperatorKind::Fused, KeSource::Param),
-            (OperatorKind::Fused, KeSource::ParamMerged),
-            (OperatorKind::NodeCentred, KeSource::Shared),
-            (OperatorKind::NodeCentred, KeSource::Param),
-        ] {
+        for kind in [OperatorKind::Fused, OperatorKind::NodeCentred] {
             let mut op = operator(&c, kind);
-            op.set_ke_source(ke);
             let (b, x) = (g.upload(&b_host).unwrap(), g.upload(&c.x).unwrap());
             let mut r = g.upload(&vec![f64::NAN; c.mesh.dofs()]).unwrap();
             let mut s = g.scalars(3).unwrap();
@@ -255,7 +208,7 @@ fn residual_matches_host() {
             let (r, rr) = (g.download(&r).unwrap(), g.read_scalars(&s).unwrap()[1]);
             let (er, es) = (rel(&r, &r_ref), ((rr - rr_ref) / rr_ref).abs());
             println!(
-                "residual {:<9} {kind:?} (Ke {ke:?}): rel err r {er:.2e}, r·r {es:.2e}",
+                "residual {:<9} {kind:?}: rel err r {er:.2e}, r·r {es:.2e}",
                 label(&c.mesh)
             );
             assert!(er < 1e-12 && es < 1e-12);

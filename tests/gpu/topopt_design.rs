@@ -13,7 +13,7 @@ use cuth::backend::cpu::CpuBackend;
 use cuth::backend::Backend;
 use cuth::linalg::{CgParams, PrecondKind, RefineMode, Stop};
 use cuth::topopt::continuation::{Schedule, Stage};
-use cuth::topopt::design::{DesignBackend, Fields};
+use cuth::topopt::design::{DesignBackend, DesignMap, Fields, OcTrial};
 use cuth::topopt::mg::{plan_to, Transfer};
 use cuth::topopt::optimize::{optimize, OptimizeOptions, SolveOptions};
 use cuth::topopt::presets::{self, LoadKind, MeshRequest};
@@ -51,19 +51,27 @@ fn run_ops<B: DesignBackend>(
     let mut s = be.scalars(8).unwrap();
     let (xd, ud) = (be.upload(x).unwrap(), be.upload(u).unwrap());
     let (penal, beta) = (3.0, 4.0);
-    be.design_physical(&filter, &mask, beta, penal, &xd, &mut f, &mut op, &mut s, 0)
+    let map = DesignMap {
+        filter: &filter,
+        mask: &mask,
+        beta,
+        penal,
+    };
+    be.design_physical(&map, &xd, &mut f, &mut op, &mut s, 0)
         .unwrap();
-    be.design_sensitivities(&filter, penal, &ud, &mut f, &mut op, &mut s, 2)
+    be.design_sensitivities(&map, &ud, &mut f, &mut op, &mut s, 2)
         .unwrap();
     be.oc_prepare(&mask, &mut f, &mut s, 3).unwrap();
     let mut x_new = be.zeros(mesh.elements()).unwrap();
-    be.oc_trial(
-        &filter, &mask, beta, 0.8, 0.2, &xd, &f.root, &mut x_new, &mut s, 5,
-    )
-    .unwrap();
+    let trial = OcTrial {
+        x: &xd,
+        root: &f.root,
+        scale: 0.8,
+        move_limit: 0.2,
+    };
+    be.oc_trial(&map, trial, &mut x_new, &mut s, 5).unwrap();
     be.max_abs_diff(&xd, &x_new, &mut s, 6).unwrap();
-    be.design_volume(&filter, &mask, beta, &xd, &mut s, 7)
-        .unwrap();
+    be.design_volume(&map, &xd, &mut s, 7).unwrap();
     let mut diag = be.zeros(mesh.dofs()).unwrap();
     be.elastic_diagonal(&mut op, &mut diag).unwrap();
     let d = |v: &B::Vector| be.download(v).unwrap();

@@ -173,6 +173,11 @@ pub struct PcgPlan {
     pub budget_s: f64,
     /// Estimated seconds per iteration, to turn the budget into a cap.
     pub est_iter_s: f64,
+    /// ‖b‖ / ‖b_offset‖ of `linalg::Offset`, so that the stop and the
+    /// reported residual are relative to the original ‖b‖.
+    pub rtol_scale: f64,
+    /// The device's copy bandwidth, GB/s, for the floor column.
+    pub copy_gbs: f64,
 }
 
 impl PcgPlan {
@@ -193,20 +198,17 @@ impl PcgPlan {
 /// Builds the preconditioner and solves A x = b from x = 0 on `be`, timing
 /// setup and solve separately; a solve stopped by the budget is recorded as
 /// not converged with its residual at the stop. `b` is the offset right-hand
-/// side of `linalg::Offset` and `rtol_scale` its norm ratio, so that the stop
-/// and the reported residual are relative to the original ‖b‖, as in
-/// `cuth solve`.
-#[allow(clippy::too_many_arguments)]
+/// side of `linalg::Offset` (its norm ratio is the plan's `rtol_scale`), as
+/// in `cuth solve`.
 pub fn pcg_run<B: ChebyshevBackend + 'static>(
     be: &B,
     device: &str,
     host: &QuadDiag,
     a: &B::Matrix,
     b: &B::Vector,
-    rtol_scale: f64,
     plan: &PcgPlan,
-    copy_gbs: f64,
 ) -> Result<PcgRecord, SolveError> {
+    let (rtol_scale, copy_gbs) = (plan.rtol_scale, plan.copy_gbs);
     let n = host.len();
     let opts = PrecondOptions {
         chebyshev_degree: plan.degree,

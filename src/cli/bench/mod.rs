@@ -91,9 +91,6 @@ pub struct BenchArgs {
     /// Edges n of the n×n×n meshes of `--topopt`, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = [40, 60, 80, 100, 170])]
     pub topopt_sizes: Vec<usize>,
-    /// Threads per block of the fused kernel swept by `--topopt`.
-    #[arg(long, value_delimiter = ',', default_values_t = [64, 128, 256, 512])]
-    pub topopt_blocks: Vec<u32>,
     /// Mixed-precision ablation: preconditioner precisions to compare
     /// (f64 always runs first, as the reference), comma-separated.
     #[arg(long, value_enum, value_delimiter = ',')]
@@ -228,34 +225,32 @@ fn ablation(
         eprintln!("bench: {} assembled in {:.2} s", s.label(), s.assemble_s);
         if let Some(g) = gpu {
             let copy = rep.bandwidth.gpu_copy_gb_per_s.unwrap_or(f64::NAN);
-            let rows = precision::ablation(
-                g,
-                "cuda",
-                &s,
-                &args.precisions,
-                args.degree,
-                args.rtol,
-                args.max_iter,
-                args.check_every,
-                copy,
-            )
-            .with_context(|| format!("GPU precision ablation at {}", s.label()))?;
+            let plan = precision::AblationPlan {
+                device: "cuda",
+                modes: &args.precisions,
+                degree: args.degree,
+                rtol: args.rtol,
+                max_iter: args.max_iter,
+                check_every: args.check_every,
+                copy_gbs: copy,
+            };
+            let rows = precision::ablation(g, &s, &plan)
+                .with_context(|| format!("GPU precision ablation at {}", s.label()))?;
             rep.precision.extend(rows);
         }
         if n <= args.cpu_max {
             let copy = rep.bandwidth.cpu_copy_gb_per_s.unwrap_or(f64::NAN);
-            let rows = precision::ablation(
-                cpu,
-                "cpu",
-                &s,
-                &args.precisions,
-                args.degree,
-                args.rtol,
-                args.max_iter,
-                1,
-                copy,
-            )
-            .with_context(|| format!("CPU precision ablation at {}", s.label()))?;
+            let plan = precision::AblationPlan {
+                device: "cpu",
+                modes: &args.precisions,
+                degree: args.degree,
+                rtol: args.rtol,
+                max_iter: args.max_iter,
+                check_every: 1,
+                copy_gbs: copy,
+            };
+            let rows = precision::ablation(cpu, &s, &plan)
+                .with_context(|| format!("CPU precision ablation at {}", s.label()))?;
             rep.precision.extend(rows);
         }
         if let Some(dir) = &args.out {

@@ -7,9 +7,10 @@
 use super::system::BenchSystem;
 use anyhow::{Context, Result};
 use cuth::backend::ChebyshevBackend;
+use cuth::linalg::precond::Preconditioner;
 use cuth::linalg::{
-    build_precond, pcg, true_relative_residual, CgParams, Offset, PrecisionMode, PrecondKind,
-    PrecondOptions, QuadDiagOperator, SolveError, Stop,
+    build_precond, pcg, true_relative_residual, CgInfo, CgParams, LinearOperator, Offset,
+    PrecisionMode, PrecondKind, PrecondOptions, QuadDiagOperator, SolveError, Stop,
 };
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -60,19 +61,35 @@ pub fn bytes_per_row(k: usize, matrix: Option<usize>) -> f64 {
         }
 }
 
-/// Runs every mode of `modes` (f64 first, the reference) on `s`.
-#[allow(clippy::too_many_arguments)]
+/// What one device's ablation runs: the modes and the Chebyshev-PCG settings
+/// shared by all of them.
+pub struct AblationPlan<'a> {
+    /// The device's name in the records ("cuda", "cpu").
+    pub device: &'a str,
+    pub modes: &'a [PrecisionMode],
+    pub degree: usize,
+    pub rtol: f64,
+    pub max_iter: usize,
+    pub check_every: usize,
+    /// The device's copy bandwidth, GB/s, for the floor column.
+    pub copy_gbs: f64,
+}
+
+/// Runs every mode of `plan` (f64 first, the reference) on `s`.
 pub fn ablation<B: ChebyshevBackend + 'static>(
     be: &B,
-    device: &str,
     s: &BenchSystem,
-    modes: &[PrecisionMode],
-    degree: usize,
-    rtol: f64,
-    max_iter: usize,
-    check_every: usize,
-    copy_gbs: f64,
+    plan: &AblationPlan<'_>,
 ) -> Result<Vec<PrecisionRecord>> {
+    let AblationPlan {
+        device,
+        modes,
+        degree,
+        rtol,
+        max_iter,
+        check_every,
+        copy_gbs,
+    } = *plan;
     let host = &s.sys.a;
     let n = host.len();
     let offset = Offset::new(host, &s.sys.rhs);
@@ -99,19 +116,7 @@ pub fn ablation<B: ChebyshevBackend + 'static>(
         let setup_s = t0.elapsed().as_secs_f64();
         let level0 = m.precision().map(|p| p.matrix_bytes_per_row);
         // The preconditioner alone, at the level the solve starts with.
-        let precond_us = {
-            let r = be.upload(&offset.rhs)?;
-            let mut z = be.zeros(n)?;
-            m.apply(be, &mut op, &r, &mut z)?;
-            be.synchronize()?;
-            let reps = 20;
-            let t = Instant::now();
-            for _ in 0..reps {
-                m.apply(be, &mut op, &r, &mut z)?;
-            }
-            be.synchronize()?;
-            t.elapsed().as_secs_f64() * 1e6 / reps as f64
-        };
+        let precond_us = precond_apply_us(be, m.as_mut(), &mut op, &offset.rhs)?;
         let params = CgParams {
             stop: Stop::against(rtol, offset.b_norm),
             max_iter,
@@ -122,21 +127,8 @@ pub fn ablation<B: ChebyshevBackend + 'static>(
         let result = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params);
         be.synchronize()?;
         let solve_s = t1.elapsed().as_secs_f64();
-        let (iterations, converged, stop, switches) = match result {
-            Ok(info) => (
-                info.iterations,
-                true,
-                "rtol reached".to_string(),
-                info.precision_switches,
-            ),
-            Err(SolveError::NoConvergence { iters, rel, .. }) => {
-                (iters, false, format!("max_iter at {rel:.1e}"), vec![])
-            }
-            Err(SolveError::Stagnated { iters, rel, .. }) => {
-                (iters, false, format!("stagnated at {rel:.1e}"), vec![])
-            }
-            Err(e) => return Err(e).with_context(|| format!("{} solve", mode.name())),
-        };
+        let (iterations, converged, stop, switches) =
+            outcome(result).with_context(|| format!("{} solve", mode.name()))?;
         let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
         let xs = be.download(&x)?;
         let (max_abs_dt_k, speedup) = match &reference {
@@ -177,26 +169,75 @@ pub fn ablation<B: ChebyshevBackend + 'static>(
             max_abs_dt_k,
             speedup_vs_f64: speedup,
         };
-        eprintln!(
-            "bench: {device} precision {} {:<5} {} its in {:.3} s ({:.1} µs/iter, precond {:.1} µs), \
-             true res {:.2e}, max|ΔT| {:.2e} K, {:.2}× vs f64, {}",
-            s.label(),
-            rec.mode,
-            rec.iterations,
-            rec.solve_s,
-            rec.us_per_iter,
-            rec.precond_us,
-            rec.true_rel_residual,
-            rec.max_abs_dt_k,
-            rec.speedup_vs_f64,
-            rec.final_level
-        );
+        log_record(&rec, s);
         if reference.is_none() {
             reference = Some((xs, solve_s));
         }
         out.push(rec);
     }
     Ok(out)
+}
+
+/// One preconditioner application timed alone (the mean of 20 after one
+/// warm-up), µs, at the level the solve starts with.
+fn precond_apply_us<B: ChebyshevBackend + 'static>(
+    be: &B,
+    m: &mut dyn Preconditioner<B>,
+    op: &mut dyn LinearOperator<B>,
+    rhs: &[f64],
+) -> Result<f64> {
+    let r = be.upload(rhs)?;
+    let mut z = be.zeros(rhs.len())?;
+    m.apply(be, op, &r, &mut z)?;
+    be.synchronize()?;
+    let reps = 20;
+    let t = Instant::now();
+    for _ in 0..reps {
+        m.apply(be, op, &r, &mut z)?;
+    }
+    be.synchronize()?;
+    Ok(t.elapsed().as_secs_f64() * 1e6 / reps as f64)
+}
+
+/// Iterations, whether the solve converged, why it stopped and its
+/// precision switches; a solve that stops short is a row of the table, any
+/// other failure an error.
+type Outcome = (usize, bool, String, Vec<(usize, String)>);
+
+fn outcome(result: Result<CgInfo, SolveError>) -> Result<Outcome, SolveError> {
+    match result {
+        Ok(info) => Ok((
+            info.iterations,
+            true,
+            "rtol reached".to_string(),
+            info.precision_switches,
+        )),
+        Err(SolveError::NoConvergence { iters, rel, .. }) => {
+            Ok((iters, false, format!("max_iter at {rel:.1e}"), vec![]))
+        }
+        Err(SolveError::Stagnated { iters, rel, .. }) => {
+            Ok((iters, false, format!("stagnated at {rel:.1e}"), vec![]))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn log_record(rec: &PrecisionRecord, s: &BenchSystem) {
+    eprintln!(
+        "bench: {} precision {} {:<5} {} its in {:.3} s ({:.1} µs/iter, precond {:.1} µs), \
+         true res {:.2e}, max|ΔT| {:.2e} K, {:.2}× vs f64, {}",
+        rec.device,
+        s.label(),
+        rec.mode,
+        rec.iterations,
+        rec.solve_s,
+        rec.us_per_iter,
+        rec.precond_us,
+        rec.true_rel_residual,
+        rec.max_abs_dt_k,
+        rec.speedup_vs_f64,
+        rec.final_level
+    );
 }
 
 /// The ablation as a markdown table.

@@ -54,19 +54,12 @@ pub(super) fn gpu_size(
         check_every: args.check_every,
         budget_s: args.solve_budget_s,
         est_iter_s: PcgPlan::estimate(kind, degree, s.cells(), copy, launch_s),
+        rtol_scale: offset.rtol_scale,
+        copy_gbs: copy,
     };
     let solve = |kind, degree| -> Result<PcgRecord> {
-        let r = measure::pcg_run(
-            g,
-            "cuda",
-            &s.sys.a,
-            &a,
-            &b,
-            offset.rtol_scale,
-            &plan(kind, degree),
-            copy,
-        )
-        .with_context(|| format!("GPU PCG ({}) at {}", kind.name(), s.label()))?;
+        let r = measure::pcg_run(g, "cuda", &s.sys.a, &a, &b, &plan(kind, degree))
+            .with_context(|| format!("GPU PCG ({}) at {}", kind.name(), s.label()))?;
         log_pcg(&r);
         Ok(r)
     };
@@ -113,18 +106,11 @@ pub(super) fn cpu_size(
             check_every: 1,
             budget_s: args.cpu_budget_s,
             est_iter_s: PcgPlan::estimate(kind, degree, s.cells(), eff, 0.0),
+            rtol_scale: offset.rtol_scale,
+            copy_gbs: copy,
         };
-        let r = measure::pcg_run(
-            cpu,
-            "cpu",
-            &s.sys.a,
-            &s.sys.a,
-            &offset.rhs,
-            offset.rtol_scale,
-            &plan,
-            copy,
-        )
-        .with_context(|| format!("CPU PCG ({}) at {}", kind.name(), s.label()))?;
+        let r = measure::pcg_run(cpu, "cpu", &s.sys.a, &s.sys.a, &offset.rhs, &plan)
+            .with_context(|| format!("CPU PCG ({}) at {}", kind.name(), s.label()))?;
         log_pcg(&r);
         rep.pcg.push(r);
     }

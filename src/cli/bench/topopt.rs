@@ -24,18 +24,14 @@ use super::BenchArgs;
 use anyhow::{Context, Result};
 use cuth::backend::cuda::{timing::median, CudaBackend};
 use cuth::backend::{Backend, BackendError};
-use cuth::topopt::cuda::{F32Atomics, KeSource};
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
-use report::{record, KernelAttrs, TopoReport};
+use report::{record, KernelAttrs, Measured, TopoReport};
 
 /// One operator variant to time.
 #[derive(Clone, Copy)]
 struct Variant {
     kind: OperatorKind,
     prec: OpPrecision,
-    atomics: F32Atomics,
-    block: u32,
-    ke: KeSource,
 }
 
 impl Variant {
@@ -44,45 +40,19 @@ impl Variant {
             OperatorKind::Fused => "fused",
             OperatorKind::NodeCentred => "node-centred",
         };
-        let p = match (self.prec, self.kind, self.atomics) {
-            (OpPrecision::F64, _, _) => "f64",
-            (OpPrecision::F32, OperatorKind::Fused, F32Atomics::F64) => "f32 (f64 atomics)",
-            (OpPrecision::F32, OperatorKind::Fused, F32Atomics::F32) => "f32 (f32 atomics)",
-            (OpPrecision::F32, _, _) => "f32",
+        let p = match self.prec {
+            OpPrecision::F64 => "f64",
+            OpPrecision::F32 => "f32",
         };
-        let ke = match (self.kind, self.ke) {
-            (_, KeSource::Shared) => ", Ke smem",
-            (_, KeSource::Param) => ", Ke param",
-            (OperatorKind::Fused, KeSource::ParamMerged) => ", Ke param, merged atomics",
-            (_, KeSource::ParamMerged) => ", Ke param",
-        };
-        match self.kind {
-            OperatorKind::Fused => format!("{k} {p}{ke}, {} thr/block", self.block),
-            _ => format!("{k} {p}{ke}"),
-        }
+        format!("{k} {p}")
     }
 }
 
-fn variants(blocks: &[u32]) -> Vec<Variant> {
-    let v = |kind, prec, atomics, block, ke| Variant {
-        kind,
-        prec,
-        atomics,
-        block,
-        ke,
-    };
-    use OpPrecision::{F32, F64};
-    use OperatorKind::{Fused, NodeCentred};
+fn variants() -> Vec<Variant> {
     let mut all = Vec::new();
-    for ke in [KeSource::Shared, KeSource::Param, KeSource::ParamMerged] {
-        for &b in blocks {
-            all.push(v(Fused, F64, F32Atomics::F64, b, ke));
-            all.push(v(Fused, F32, F32Atomics::F64, b, ke));
-            all.push(v(Fused, F32, F32Atomics::F32, b, ke));
-        }
-        if ke != KeSource::ParamMerged {
-            all.push(v(NodeCentred, F64, F32Atomics::F64, 0, ke));
-            all.push(v(NodeCentred, F32, F32Atomics::F64, 0, ke));
+    for kind in [OperatorKind::Fused, OperatorKind::NodeCentred] {
+        for prec in [OpPrecision::F64, OpPrecision::F32] {
+            all.push(Variant { kind, prec });
         }
     }
     all
@@ -171,7 +141,6 @@ fn size(
     let x_host: Vec<f64> = (0..dofs).map(|_| 2.0 * uniform() - 1.0).collect();
     let fixed: Vec<bool> = (0..dofs).map(|d| mesh.node_coords(d / 3)[0] == 0).collect();
     let mut op = g.elastic_new(&mesh, &hex8_stiffness(0.3), &fixed, OperatorKind::Fused)?;
-    op.set_ke_source(KeSource::Shared);
     g.elastic_set_moduli(&mut op, &e)?;
     let x = g.upload(&x_host)?;
     let mut y = g.zeros(dofs)?;
@@ -179,13 +148,8 @@ fn size(
     // Reference for the agreement column.
     g.elastic_apply_dot(&mut op, OpPrecision::F64, &x, &mut y, &mut s, 0)?;
     let y_ref = g.download(&y)?;
-    for v in variants(&args.topopt_blocks) {
+    for v in variants() {
         op.set_kind(v.kind);
-        op.set_f32_atomics(v.atomics);
-        op.set_ke_source(v.ke);
-        if v.kind == OperatorKind::Fused {
-            op.set_block(v.block)?;
-        }
         let apply_us = time_us(g, args.reps, || {
             g.elastic_apply_dot(&mut op, v.prec, &x, &mut y, &mut s, 0)
         })?;
@@ -197,11 +161,16 @@ fn size(
         };
         g.elastic_apply_dot(&mut op, v.prec, &x, &mut y, &mut s, 0)?;
         let diff = rel_diff(&g.download(&y)?, &y_ref);
-        rep.records
-            .push(record(&mesh, n, v, &op, apply_us, kernel_us, copy, diff));
+        let measured = Measured {
+            apply_us,
+            kernel_us,
+            copy_gb_per_s: copy,
+            rel_diff: diff,
+        };
+        rep.records.push(record(&mesh, v, &measured));
         let r = rep.records.last().expect("pushed");
         eprintln!(
-            "bench: topopt {n}^3 {:<36} {:>9.1} µs ({:>5.1} % of copy by paper bytes, {:>5.1} % unique), diff {:.1e}",
+            "bench: topopt {n}^3 {:<16} {:>9.1} µs ({:>5.1} % of copy by paper bytes, {:>5.1} % unique), diff {:.1e}",
             r.variant,
             r.apply_us,
             100.0 * r.paper_fraction_of_copy,

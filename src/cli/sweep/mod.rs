@@ -127,44 +127,16 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     } else {
         1
     };
-    let times = Mutex::new(WorkerTimes::default());
-    let device = match plan.device {
-        Device::Cpu => {
-            check_workers(&CpuBackend::new(), base.grid.len(), jobs, batch)?;
-            let threads = rayon::current_num_threads();
-            let inner = (threads / jobs).max(1);
-            std::thread::scope(|s| -> anyhow::Result<()> {
-                let handles: Vec<_> = (0..jobs)
-                    .map(|_| {
-                        s.spawn(|| -> anyhow::Result<()> {
-                            let pool =
-                                rayon::ThreadPoolBuilder::new().num_threads(inner).build()?;
-                            pool.install(|| {
-                                let be = CpuBackend::new();
-                                let t = worker(
-                                    &be, &plan, &base, &all, args.maps, batch, &next, &done,
-                                )?;
-                                *times.lock().unwrap() += t;
-                                anyhow::Ok(())
-                            })
-                        })
-                    })
-                    .collect();
-                for h in handles {
-                    h.join()
-                        .map_err(|_| anyhow::anyhow!("a sweep worker panicked"))??;
-                }
-                Ok(())
-            })?;
-            format!("cpu ({jobs} job(s) x {inner} thread(s))")
-        }
-        Device::Cuda(n) => {
-            let be = CudaBackend::new(n)?;
-            *times.lock().unwrap() +=
-                worker(&be, &plan, &base, &all, args.maps, batch, &next, &done)?;
-            format!("cuda:{n}")
-        }
+    let workers = Workers {
+        plan: &plan,
+        base: &base,
+        cases: &all,
+        maps: args.maps,
+        batch,
+        next: &next,
+        done: &done,
     };
+    let (device, times) = workers.run(jobs)?;
     bar.finish_and_clear();
     let solve_s = t_solve.elapsed().as_secs_f64();
     if let Some(e) = map_err.into_inner().unwrap() {
@@ -182,7 +154,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         "grid": {"nx": base.grid.nx, "ny": base.grid.ny, "nz": base.grid.nz},
         "device": device,
         "batch": batch,
-        "batch_times": times.into_inner().unwrap(),
+        "batch_times": times,
         "precond": plan.solver.precond.name(),
         "rtol": plan.solver.rtol,
         "setup_s": setup_s,
@@ -211,28 +183,76 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
 /// Batch size on a GPU when `--batch` is not given (BENCHMARKS.md, sweeps).
 const GPU_BATCH: usize = 32;
 
-#[allow(clippy::too_many_arguments)]
-fn worker<B: ChebyshevBackend + BatchOps + 'static>(
-    be: &B,
-    plan: &RunPlan,
-    base: &SweepBase,
-    cases: &[SweepCase],
+/// What every worker of a sweep shares: the cases, how to take the next
+/// one and where to hand its result.
+struct Workers<'a> {
+    plan: &'a RunPlan,
+    base: &'a SweepBase,
+    cases: &'a [SweepCase],
     maps: bool,
     batch: usize,
-    next: &(dyn Fn() -> Option<usize> + Sync),
-    done: &(dyn Fn(CaseResult) + Sync),
-) -> anyhow::Result<WorkerTimes> {
-    Ok(run_worker_batched(
-        be,
-        &plan.stack,
-        base,
-        &plan.solver,
-        cases,
-        maps,
-        batch,
-        next,
-        done,
-    )?)
+    next: &'a (dyn Fn() -> Option<usize> + Sync),
+    done: &'a (dyn Fn(CaseResult) + Sync),
+}
+
+impl Workers<'_> {
+    /// Runs the workers on the plan's device, `jobs` of them on the CPU
+    /// (each on its share of the threads) or one on a GPU; returns the
+    /// device's description for the summary and the summed batch times.
+    fn run(&self, jobs: usize) -> anyhow::Result<(String, WorkerTimes)> {
+        let times = Mutex::new(WorkerTimes::default());
+        let device = match self.plan.device {
+            Device::Cpu => {
+                check_workers(&CpuBackend::new(), self.base.grid.len(), jobs, self.batch)?;
+                let threads = rayon::current_num_threads();
+                let inner = (threads / jobs).max(1);
+                std::thread::scope(|s| -> anyhow::Result<()> {
+                    let handles: Vec<_> = (0..jobs)
+                        .map(|_| {
+                            s.spawn(|| -> anyhow::Result<()> {
+                                let pool =
+                                    rayon::ThreadPoolBuilder::new().num_threads(inner).build()?;
+                                pool.install(|| {
+                                    let t = self.worker(&CpuBackend::new())?;
+                                    *times.lock().unwrap() += t;
+                                    anyhow::Ok(())
+                                })
+                            })
+                        })
+                        .collect();
+                    for h in handles {
+                        h.join()
+                            .map_err(|_| anyhow::anyhow!("a sweep worker panicked"))??;
+                    }
+                    Ok(())
+                })?;
+                format!("cpu ({jobs} job(s) x {inner} thread(s))")
+            }
+            Device::Cuda(n) => {
+                let be = CudaBackend::new(n)?;
+                *times.lock().unwrap() += self.worker(&be)?;
+                format!("cuda:{n}")
+            }
+        };
+        Ok((device, times.into_inner().unwrap()))
+    }
+
+    fn worker<B: ChebyshevBackend + BatchOps + 'static>(
+        &self,
+        be: &B,
+    ) -> anyhow::Result<WorkerTimes> {
+        Ok(run_worker_batched(
+            be,
+            &self.plan.stack,
+            self.base,
+            &self.plan.solver,
+            self.cases,
+            self.maps,
+            self.batch,
+            self.next,
+            self.done,
+        )?)
+    }
 }
 
 /// `cases/<index>_<name>/NN_<layer>.csv` (K), then drops the field.

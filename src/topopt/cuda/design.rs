@@ -10,7 +10,7 @@ use super::CudaElastic;
 use crate::backend::cuda::launch::{driver_err, rows_config, slot};
 use crate::backend::cuda::{same_len, CudaBackend, KernelFamily};
 use crate::backend::BackendError;
-use crate::topopt::design::{DesignBackend, Fields};
+use crate::topopt::design::{DesignBackend, DesignMap, Fields, OcTrial};
 use crate::topopt::filter::DensityFilter;
 use crate::topopt::mesh::Mesh;
 use crate::topopt::problem::Passive;
@@ -107,16 +107,14 @@ impl DesignBackend for CudaBackend {
 
     fn design_physical(
         &self,
-        flt: &CudaFilter,
-        mask: &CudaSlice<u8>,
-        beta: f64,
-        penal: f64,
+        map: &DesignMap<'_, Self>,
         x: &CudaSlice<f64>,
         fl: &mut Fields<CudaSlice<f64>>,
         op: &mut CudaElastic,
         s: &mut CudaSlice<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let (flt, mask, beta, penal) = (map.filter, map.mask, map.beta, map.penal);
         for len in [x.len(), mask.len(), fl.rho.len(), op.e64.len()] {
             same_len(flt.n, len)?;
         }
@@ -153,14 +151,14 @@ impl DesignBackend for CudaBackend {
 
     fn design_sensitivities(
         &self,
-        flt: &CudaFilter,
-        penal: f64,
+        map: &DesignMap<'_, Self>,
         u: &CudaSlice<f64>,
         fl: &mut Fields<CudaSlice<f64>>,
         op: &mut CudaElastic,
         s: &mut CudaSlice<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let (flt, penal) = (map.filter, map.penal);
         same_len(op.mesh.dofs(), u.len())?;
         for len in [fl.rho.len(), fl.dc.len(), fl.staged[0].len(), op.e64.len()] {
             same_len(flt.n, len)?;
@@ -242,17 +240,14 @@ impl DesignBackend for CudaBackend {
 
     fn oc_trial(
         &self,
-        flt: &CudaFilter,
-        mask: &CudaSlice<u8>,
-        beta: f64,
-        scale: f64,
-        move_limit: f64,
-        x: &CudaSlice<f64>,
-        root: &CudaSlice<f64>,
+        map: &DesignMap<'_, Self>,
+        t: OcTrial<'_, CudaSlice<f64>>,
         x_new: &mut CudaSlice<f64>,
         s: &mut CudaSlice<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let (flt, x, root) = (map.filter, t.x, t.root);
+        let (scale, move_limit) = (t.scale, t.move_limit);
         for len in [x.len(), root.len(), x_new.len()] {
             same_len(flt.n, len)?;
         }
@@ -268,18 +263,17 @@ impl DesignBackend for CudaBackend {
             .arg(&move_limit);
         // SAFETY: every array of n elements (checked).
         unsafe { self.run(NAME, &mut args, rows_config(flt.n))? };
-        self.design_volume(flt, mask, beta, x_new, s, out)
+        self.design_volume(map, x_new, s, out)
     }
 
     fn design_volume(
         &self,
-        flt: &CudaFilter,
-        mask: &CudaSlice<u8>,
-        beta: f64,
+        map: &DesignMap<'_, Self>,
         y: &CudaSlice<f64>,
         s: &mut CudaSlice<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let (flt, mask, beta) = (map.filter, map.mask, map.beta);
         same_len(flt.n, y.len())?;
         same_len(flt.n, mask.len())?;
         let o = slot(s, out)?;

@@ -1,32 +1,29 @@
 //! The CUDA executor of the elastic operator: [`ElasticBackend`] for
 //! [`CudaBackend`], launching the kernels of `kernels/topopt.cu` (compiled
 //! with the other families by the backend's NVRTC machinery, every launch
-//! checked). K(E) is never formed: the device holds Kₑ (f64 and f32, as
-//! buffers and as by-value kernel parameters), the moduli Eₑ (f64 and f32),
-//! the fixed-DOF mask (one byte per DOF) and the scratch of the chosen
-//! schedule, allocated on first use:
+//! checked). K(E) is never formed: the device holds Kₑ (as by-value kernel
+//! parameters in f64 and f32, and as an f64 buffer for the diagonal and the
+//! energies), the moduli Eₑ (f64 and f32), the fixed-DOF mask (one byte per
+//! DOF) and the scratch of the chosen schedule, allocated on first use:
 //!
-//! - [`OperatorKind::Fused`]: one kernel, then the fix-up and dot. Kₑ in
-//!   shared memory or as a parameter, atomics per element or warp-merged
-//!   ([`KeSource`]); in f32 either f64 atomics straight into y or, after
-//!   converting x to f32, f32 atomics into an f32 accumulator
-//!   ([`F32Atomics`]).
+//! - [`OperatorKind::Fused`]: one kernel, then the fix-up and dot. Atomics
+//!   are warp-merged (x-neighbouring lanes add their shared face before
+//!   scattering); in f32, x is converted first and the kernel accumulates
+//!   with f32 atomics into an f32 accumulator.
 //! - [`OperatorKind::NodeCentred`]: one kernel per apply (fix-up and dot
 //!   fused in), no atomics, bitwise deterministic.
 //!
-//! Defaults are the fastest variants measured on an H200 (BENCHMARKS.md,
-//! "Topology optimization: matrix-free operator"); the setters exist for the
-//! benchmark and the tests. The variants are in `variants.rs`, the
-//! launchers in `launch.rs`; this file holds the
-//! operator's state and the trait's dispatch.
+//! Each is the fastest variant measured on an H200 (BENCHMARKS.md,
+//! "Topology optimization: matrix-free operator"). The launchers are in
+//! `launch.rs`; this file holds the operator's state and the trait's
+//! dispatch.
 
 pub mod design;
 mod launch;
 pub mod mg;
-mod variants;
 
-pub(crate) use variants::KeParam;
-pub use variants::{F32Atomics, KeSource, FUSED_BLOCK};
+pub use launch::FUSED_BLOCK;
+use launch::{ApplyVectors, Fixup};
 
 use super::backend::{ElasticBackend, OpPrecision, OperatorKind};
 use super::element::ElementMatrix;
@@ -46,25 +43,27 @@ pub static TOPOPT: KernelFamily = KernelFamily {
 };
 
 const ENTRY_POINTS: &[&str] = &[
-    "topopt_fused_f64",
-    "topopt_fused_f32_a64",
-    "topopt_fused_f32_a32",
-    "topopt_fusedp_f64",
-    "topopt_fusedp_f32_a64",
-    "topopt_fusedp_f32_a32",
     "topopt_fusedm_f64",
-    "topopt_fusedm_f32_a64",
     "topopt_fusedm_f32_a32",
     "topopt_finish_f64",
     "topopt_finish_f32",
     "topopt_to_f32",
-    "topopt_node_f64",
-    "topopt_node_f32",
     "topopt_nodep_f64",
     "topopt_nodep_f32",
     "topopt_diag_f64",
     "topopt_energy_f64",
 ];
+
+/// Kₑ by value, the `TopoKe64` / `TopoKe32` parameter of `kernels/topopt.cu`:
+/// the unrolled multiply-adds take its entries as constant-bank operands,
+/// with no load instructions.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeParam<T>(pub(crate) [T; 576]);
+
+// SAFETY: a plain array of f32/f64, laid out as the C struct it stands for.
+unsafe impl cudarc::driver::DeviceRepr for KeParam<f64> {}
+unsafe impl cudarc::driver::DeviceRepr for KeParam<f32> {}
 
 /// The operator's device data; see the module documentation.
 #[derive(Debug)]
@@ -72,14 +71,12 @@ pub struct CudaElastic {
     mesh: Mesh,
     kind: OperatorKind,
     ke64: CudaSlice<f64>,
-    ke32: CudaSlice<f32>,
     kp64: Box<KeParam<f64>>,
     kp32: Box<KeParam<f32>>,
-    ke_source: KeSource,
     e64: CudaSlice<f64>,
     e32: CudaSlice<f32>,
     fixed: CudaSlice<u8>,
-    /// x in f32 and the f32 accumulator ([`F32Atomics::F32`]).
+    /// x in f32 and the f32 accumulator of the fused f32 apply.
     x32: Option<CudaSlice<f32>>,
     acc32: Option<CudaSlice<f32>>,
     /// Reduction scratch of the node-centred kernel (one partial per block
@@ -88,8 +85,6 @@ pub struct CudaElastic {
     node_ticket: CudaSlice<u32>,
     /// Element energies before the copy to the host.
     energies: Option<CudaSlice<f64>>,
-    block: u32,
-    f32_atomics: F32Atomics,
 }
 
 impl CudaElastic {
@@ -107,44 +102,12 @@ impl CudaElastic {
         self.kind = kind;
     }
 
-    /// Threads per block of the fused kernel: a multiple of 32 in 32..=512
-    /// (its launch bound, which leaves it 128 registers).
-    pub fn set_block(&mut self, threads: u32) -> Result<(), BackendError> {
-        if !threads.is_multiple_of(32) || !(32..=512).contains(&threads) {
-            return Err(BackendError::Driver(format!(
-                "fused block of {threads} threads: must be a multiple of 32 in 32..=512"
-            )));
-        }
-        self.block = threads;
-        Ok(())
-    }
-
-    pub fn block(&self) -> u32 {
-        self.block
-    }
-
-    pub fn set_f32_atomics(&mut self, a: F32Atomics) {
-        self.f32_atomics = a;
-    }
-
-    pub fn f32_atomics(&self) -> F32Atomics {
-        self.f32_atomics
-    }
-
-    pub fn set_ke_source(&mut self, k: KeSource) {
-        self.ke_source = k;
-    }
-
-    pub fn ke_source(&self) -> KeSource {
-        self.ke_source
-    }
-
     /// Device bytes held now (scratch included once allocated).
     pub fn device_bytes(&self) -> u64 {
         fn b<T>(s: &CudaSlice<T>) -> u64 {
             s.num_bytes() as u64
         }
-        let mut t = b(&self.ke64) + b(&self.ke32) + b(&self.e64) + b(&self.e32) + b(&self.fixed);
+        let mut t = b(&self.ke64) + b(&self.e64) + b(&self.e32) + b(&self.fixed);
         t += b(&self.node_partials) + b(&self.node_ticket);
         t += self.x32.as_ref().map_or(0, b) + self.acc32.as_ref().map_or(0, b);
         t + self.energies.as_ref().map_or(0, b)
@@ -228,10 +191,8 @@ impl ElasticBackend for CudaBackend {
             mesh: *mesh,
             kind,
             ke64: upload(self, &flat, "Ke")?,
-            ke32: upload(self, &to_f32(&flat), "Ke (f32)")?,
             kp64,
             kp32,
-            ke_source: KeSource::default(),
             e64: upload(self, &ones, "element moduli")?,
             e32: upload(self, &to_f32(&ones), "element moduli (f32)")?,
             fixed: upload(self, &mask, "the fixed-DOF mask")?,
@@ -245,8 +206,6 @@ impl ElasticBackend for CudaBackend {
             x32: None,
             acc32: None,
             energies: None,
-            block: FUSED_BLOCK,
-            f32_atomics: F32Atomics::default(),
         })
     }
 
@@ -272,8 +231,16 @@ impl ElasticBackend for CudaBackend {
     ) -> Result<(), BackendError> {
         same_len(op.mesh.dofs(), x.len())?;
         same_len(op.mesh.dofs(), y.len())?;
-        // y = K x, s[out] = x·y  (mode 0; b unused, x stands in).
-        self.topo_apply(op, precision, x, x, y, 0, s, out)
+        // y = K x, s[out] = x·y (b unused, x stands in).
+        let v = ApplyVectors {
+            x,
+            b: x,
+            y,
+            fixup: Fixup::ApplyDot,
+            s,
+            out,
+        };
+        self.topo_apply(op, precision, v)
     }
 
     fn elastic_residual(
@@ -288,8 +255,16 @@ impl ElasticBackend for CudaBackend {
         for len in [b.len(), x.len(), r.len()] {
             same_len(op.mesh.dofs(), len)?;
         }
-        // r = b − K x, s[out] = r·r  (mode 1), always f64.
-        self.topo_apply(op, OpPrecision::F64, x, b, r, 1, s, out)
+        // r = b − K x, s[out] = r·r, always f64.
+        let v = ApplyVectors {
+            x,
+            b,
+            y: r,
+            fixup: Fixup::Residual,
+            s,
+            out,
+        };
+        self.topo_apply(op, OpPrecision::F64, v)
     }
 
     fn elastic_diagonal(

@@ -28,27 +28,35 @@ pub(super) struct Ctx<'a, B: ElasticBackend> {
     pub(super) levels: usize,
     /// Coarse levels (from the top) solved by two passes (W-cycle there).
     pub(super) w_levels: usize,
+    /// The transfer from each level to the next coarser one, finest first.
+    pub(super) transfers: &'a [B::ElasticTransfer],
+}
+
+/// A level's scratch vectors: the residual r and the smoothed correction t.
+pub(super) struct Scratch<'a, V> {
+    pub(super) r: &'a mut V,
+    pub(super) t: &'a mut V,
 }
 
 /// x = cycle(b) on the level of `a`, with `below` the coarser levels (two
 /// passes on coarse levels up to `w_levels`, one below: V).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn cycle<B: ElasticBackend>(
     c: &mut Ctx<'_, B>,
     a: &mut dyn LinearOperator<B>,
     sm: &mut Chebyshev<B>,
     b: &B::Vector,
     x: &mut B::Vector,
-    r: &mut B::Vector,
-    t: &mut B::Vector,
+    scratch: Scratch<'_, B::Vector>,
     below: &mut [Level<B>],
-    transfers: &[B::ElasticTransfer],
 ) -> Result<(), SolveError> {
     let be = c.be;
+    let Scratch { r, t } = scratch;
+    // The transfer from this level down: one per level below the finest.
+    let down = &c.transfers[c.transfers.len() - below.len()];
     sm.apply(be, a, b, x)?; // x = S b
     a.residual(be, b, x, r, c.s, 0)?; // r = b − A x
     let (next, rest) = below.split_first_mut().expect("a coarser level");
-    be.elastic_restrict(&transfers[0], r, &mut next.b)?; // b' = Pᵀ r
+    be.elastic_restrict(down, r, &mut next.b)?; // b' = Pᵀ r
     let Level {
         op,
         smoother,
@@ -60,7 +68,8 @@ pub(super) fn cycle<B: ElasticBackend>(
     } = next;
     match smoother {
         Some(nsm) => {
-            cycle(c, op, nsm, nb, nx, nr, nt, rest, &transfers[1..])?;
+            let scratch = Scratch { r: nr, t: nt };
+            cycle(c, op, nsm, nb, nx, scratch, rest)?;
             // `next` is coarse level `depth` (1 = the first below the
             // finest); the top `w_levels` ones get a second pass (W).
             let depth = c.levels - rest.len() - 1;
@@ -70,13 +79,14 @@ pub(super) fn cycle<B: ElasticBackend>(
                 }
                 let (w1, w2) = w.as_mut().expect("allocated above");
                 op.residual(be, nb, nx, w1, c.s, 0)?; // w1 = b' − A' x'
-                cycle(c, op, nsm, w1, w2, nr, nt, rest, &transfers[1..])?;
+                let scratch = Scratch { r: nr, t: nt };
+                cycle(c, op, nsm, w1, w2, scratch, rest)?;
                 be.xpay(Ratio { num: 0, den: 0 }, w2, nx, c.one)?; // x' += w2
             }
         }
         None => coarse_solve(c, op, nb, nx)?,
     }
-    be.elastic_prolong_add(&transfers[0], nx, x)?; // x += P x'
+    be.elastic_prolong_add(down, nx, x)?; // x += P x'
     a.residual(be, b, x, r, c.s, 0)?; // r = b − A x
     sm.apply(be, a, r, t)?; // t = S r
     be.xpay(Ratio { num: 0, den: 0 }, t, x, c.one)?; // x = t + x

@@ -53,7 +53,7 @@ use crate::backend::BackendError;
 use crate::linalg::precond::chebyshev::Chebyshev;
 use crate::linalg::precond::{PrecondReport, Preconditioner};
 use crate::linalg::{LinearOperator, PcgWork, SolveError};
-use cycle::{cycle, Ctx};
+use cycle::{cycle, Ctx, Scratch};
 use std::collections::BTreeMap;
 
 /// Relative residual of the coarsest inner CG (`--mg-coarse-rtol`). Loose:
@@ -350,21 +350,18 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
             dense: self.dense.as_ref().map(|d| &d.inv),
             levels: self.meshes.len(),
             w_levels: self.w_levels,
+            transfers: &self.transfers,
         };
         let out = match self.fine_smoother.as_mut() {
             // No coarser level: M = D (Jacobi).
             None => return be.divide(r, a.diagonal(), z),
-            Some(sm) => cycle(
-                &mut c,
-                a,
-                sm,
-                r,
-                z,
-                &mut self.fine_r,
-                &mut self.fine_t,
-                &mut self.levels,
-                &self.transfers,
-            ),
+            Some(sm) => {
+                let scratch = Scratch {
+                    r: &mut self.fine_r,
+                    t: &mut self.fine_t,
+                };
+                cycle(&mut c, a, sm, r, z, scratch, &mut self.levels)
+            }
         };
         out.map_err(|e| match e {
             SolveError::Backend(b) => b,

@@ -7,7 +7,7 @@
 
 use super::Variant;
 use anyhow::Result;
-use cuth::topopt::cuda::{CudaElastic, F32Atomics, KeSource};
+use cuth::topopt::cuda::FUSED_BLOCK;
 use cuth::topopt::{Mesh, OpPrecision, OperatorKind};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -20,10 +20,7 @@ pub struct TopoRecord {
     pub variant: String,
     pub kind: OperatorKind,
     pub precision: OpPrecision,
-    pub f32_atomics: Option<F32Atomics>,
     pub block: Option<u32>,
-    /// Where Kₑ lives.
-    pub ke: KeSource,
     /// One apply_dot, µs.
     pub apply_us: f64,
     /// The element pass alone, µs.
@@ -58,17 +55,20 @@ pub struct TopoReport {
     pub records: Vec<TopoRecord>,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn record(
-    mesh: &Mesh,
-    n: usize,
-    v: Variant,
-    op: &CudaElastic,
-    apply_us: f64,
-    kernel_us: Option<f64>,
-    copy: f64,
-    diff: f64,
-) -> TopoRecord {
+/// What one variant measured at one size.
+pub(super) struct Measured {
+    /// One apply_dot, µs.
+    pub apply_us: f64,
+    /// The element pass alone, µs (the atomic schedule only).
+    pub kernel_us: Option<f64>,
+    /// The same run's device copy bandwidth, the yardstick of the fractions.
+    pub copy_gb_per_s: f64,
+    /// ‖y − y_fused_f64‖₂ / ‖y_fused_f64‖₂.
+    pub rel_diff: f64,
+}
+
+/// The record of variant `v` on the n×n×n `mesh`.
+pub(super) fn record(mesh: &Mesh, v: Variant, m: &Measured) -> TopoRecord {
     let (nel, dofs) = (mesh.elements() as u64, mesh.dofs() as u64);
     let w = match v.prec {
         OpPrecision::F64 => 8,
@@ -76,27 +76,24 @@ pub(super) fn record(
     };
     let paper_bytes = nel * 49 * w;
     let unique_bytes = dofs * 17 + nel * w;
-    let gbs = |b: u64| b as f64 / (apply_us * 1e-6) / 1e9;
+    let gbs = |b: u64| b as f64 / (m.apply_us * 1e-6) / 1e9;
     TopoRecord {
-        n,
+        n: mesh.nelx,
         elements: mesh.elements(),
         dofs: mesh.dofs(),
         variant: v.name(),
         kind: v.kind,
         precision: v.prec,
-        f32_atomics: (v.kind == OperatorKind::Fused && v.prec == OpPrecision::F32)
-            .then_some(v.atomics),
-        block: (v.kind == OperatorKind::Fused).then_some(op.block()),
-        ke: v.ke,
-        apply_us,
-        kernel_us,
+        block: (v.kind == OperatorKind::Fused).then_some(FUSED_BLOCK),
+        apply_us: m.apply_us,
+        kernel_us: m.kernel_us,
         paper_bytes,
         unique_bytes,
         paper_gb_per_s: gbs(paper_bytes),
-        paper_fraction_of_copy: gbs(paper_bytes) / copy,
+        paper_fraction_of_copy: gbs(paper_bytes) / m.copy_gb_per_s,
         unique_gb_per_s: gbs(unique_bytes),
-        unique_fraction_of_copy: gbs(unique_bytes) / copy,
-        rel_diff_vs_fused_f64: diff,
+        unique_fraction_of_copy: gbs(unique_bytes) / m.copy_gb_per_s,
+        rel_diff_vs_fused_f64: m.rel_diff,
     }
 }
 
