@@ -11,6 +11,7 @@
 pub mod assemble;
 pub mod backend;
 pub mod error;
+pub mod geometry;
 pub mod grid;
 pub mod import;
 pub mod input;

@@ -10,23 +10,9 @@
 //! - Readers: [`flp`] (HotSpot floorplans), [`ptrace`] (HotSpot power
 //!   traces), [`csv_raster`] (CSV or PNG power maps).
 
+pub use crate::geometry::Rect;
 use crate::stack::Material;
 use std::path::PathBuf;
-
-/// An axis-aligned rectangle on the footprint, metres, x0 < x1, y0 < y1.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Rect {
-    pub x0: f64,
-    pub y0: f64,
-    pub x1: f64,
-    pub y1: f64,
-}
-
-impl Rect {
-    pub fn area(&self) -> f64 {
-        (self.x1 - self.x0) * (self.y1 - self.y0)
-    }
-}
 
 /// A named block: a floorplan unit or an inline rectangle.
 #[derive(Clone, Debug)]

@@ -3,8 +3,8 @@
 //! assembly stages. Every error names the file and the field at fault.
 
 mod cooling;
+mod grid;
 pub mod law;
-pub mod mesh;
 mod package;
 mod plausible;
 mod probes;
@@ -76,7 +76,7 @@ pub enum ProbeAt {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CoolingMap {
     /// Rectangles with their own h; later ones win; uncovered faces adiabatic.
-    Rects(Vec<(crate::power::Rect, f64)>),
+    Rects(Vec<(crate::geometry::Rect, f64)>),
     /// Pixels over the domain, row-major, row 0 along the top edge (max y).
     Raster {
         rows: usize,
@@ -89,7 +89,7 @@ pub enum CoolingMap {
 #[derive(Clone, Debug)]
 pub struct Region {
     pub name: String,
-    pub rect: crate::power::Rect,
+    pub rect: crate::geometry::Rect,
     /// [`ABSENT`] for `"none"`.
     pub material: Material,
     pub floorplan: Option<PathBuf>,
@@ -131,7 +131,7 @@ pub struct Layer {
     /// Leakage of the layer's source as a whole (blocks carry their own).
     pub leakage: Option<LeakageSpec>,
     /// Where the layer's own material lies (`None`: the whole domain).
-    pub outline: Option<crate::power::Rect>,
+    pub outline: Option<crate::geometry::Rect>,
     /// Material outside the outline ([`ABSENT`] by default).
     pub fill: Material,
     /// Domain coordinates of the floorplan's and power's (0, 0), m.

@@ -2,7 +2,7 @@
 //! and `origin`, its `[[layers.regions]]` (cooling maps: `stack::cooling`),
 //! and the non-uniform grid of `[grid] cell` (its snapped lines
 //! come from every outline, region, floorplan unit, inline block and cooling
-//! rectangle; `stack::mesh` makes the widths).
+//! rectangle; [`axis_edges`] makes the widths).
 //!
 //! Overlap policy: regions are painted in file order over the layer (fill,
 //! then the outline's own material, then the floorplan's material units, then
@@ -12,7 +12,7 @@ use super::schema::{self, MaterialRef, OriginSpec, PowerSpec, RectSpec};
 use super::units::show_m;
 use super::validate::invalid;
 use super::{CoolingMap, Layer, Material, Region, Stack, StackError, ABSENT};
-use crate::power::Rect;
+use crate::geometry::{axis_edges, Rect, MAX_AXIS_CELLS};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -314,14 +314,12 @@ pub(super) fn plane_edges(
             "grid.cell",
             format!(
                 "{n}+ cells in {axis} (limit {}): choose a larger cell",
-                super::mesh::MAX_AXIS_CELLS
+                MAX_AXIS_CELLS
             ),
         )
     };
-    let wx = super::mesh::axis_edges(w, &xs, &fx, cell, growth, max_cell)
-        .map_err(|n| too_many("x", n))?;
-    let wy = super::mesh::axis_edges(l, &ys, &fy, cell, growth, max_cell)
-        .map_err(|n| too_many("y", n))?;
+    let wx = axis_edges(w, &xs, &fx, cell, growth, max_cell).map_err(|n| too_many("x", n))?;
+    let wy = axis_edges(l, &ys, &fy, cell, growth, max_cell).map_err(|n| too_many("y", n))?;
     Ok((wx, wy))
 }
 

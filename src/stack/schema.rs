@@ -86,7 +86,7 @@ pub struct GridSpec {
     pub nx: Option<usize>,
     pub ny: Option<usize>,
     /// Non-uniform grid: the largest cell over powered dies; grid lines
-    /// snapped to every outline, region and block edge (`stack::mesh`).
+    /// snapped to every outline, region and block edge (`geometry::axis_edges`).
     pub cell: Option<Length>,
     /// Largest ratio of neighbouring cell widths outside powered dies
     /// (default 1.2).

@@ -120,7 +120,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         (None, c) => 8.0 * c.unwrap_or(0.0),
     };
     if let Some(c) = cell {
-        // Snapped lines closer than a tenth of `cell` merge (`stack::mesh`):
+        // Snapped lines closer than a tenth of `cell` merge (`geometry::axis_edges`):
         // a cell wider than the domain would leave one cell and no outline.
         if c > width_m.max(length_m) {
             return Err(invalid(
