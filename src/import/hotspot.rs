@@ -17,7 +17,7 @@ use super::hotspot_keys::{self as keys, default as d};
 use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials};
 use super::hotspot_package::package;
 use super::{beside, read_text, relative_to, ImportError, Imported};
-use crate::power::ptrace::read_ptrace;
+use crate::formats::ptrace::read_ptrace;
 use std::path::{Path, PathBuf};
 
 /// What `cuth import hotspot` was given.

@@ -7,7 +7,7 @@ use super::hotspot::HotspotInput;
 use super::hotspot_files::{parse_lcf, parse_materials, HsConfig, HsMaterial, LcfMaterial};
 use super::hotspot_keys::default as d;
 use super::{beside, read_text, round12, ImportError};
-use crate::power::flp::{read_flp, FlpUnit};
+use crate::formats::flp::{read_flp, FlpUnit};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -13,6 +13,7 @@ mod schema_de;
 pub mod units;
 mod validate;
 
+pub use crate::material::{Material, ABSENT};
 pub use law::{Law, MaterialLaw};
 pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
 pub use schema::{BlockMap, BlockSpec, LeakageSpec, PowerSpec};
@@ -98,22 +99,6 @@ pub struct Region {
     pub origin: (f64, f64),
 }
 
-/// No material (`fill = "none"`): k = 0 and c = 0; assembly gives such
-/// cells an identity row (contract with the device assembly).
-pub const ABSENT: Material = Material {
-    k: [0.0; 3],
-    heat_capacity: 0.0,
-};
-
-/// Thermal properties of a material or of one floorplan block.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Material {
-    /// W/(m·K) in x, y, z.
-    pub k: [f64; 3],
-    /// J/(m³·K).
-    pub heat_capacity: f64,
-}
-
 #[derive(Clone, Debug)]
 pub struct Layer {
     pub name: String,
@@ -150,13 +135,6 @@ pub struct UnitMaterial {
     /// The material (at 300 K when it has a law).
     pub material: Material,
     pub law: Option<MaterialLaw>,
-}
-
-impl Material {
-    /// Whether this is no material ([`ABSENT`]).
-    pub fn is_absent(&self) -> bool {
-        self.k == [0.0; 3]
-    }
 }
 
 impl Layer {

@@ -226,7 +226,7 @@ fn source_lines(
     ys: &mut Vec<f64>,
 ) -> Result<(), StackError> {
     if let Some(flp) = floorplan {
-        let units = crate::power::flp::read_flp(flp)
+        let units = crate::formats::flp::read_flp(flp)
             .map_err(|e| invalid(file, format!("{field}.floorplan"), e.to_string()))?;
         for u in units {
             xs.extend([org.0 + u.rect.x0, org.0 + u.rect.x1]);

@@ -295,7 +295,7 @@ pub struct BlockSpec {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SolverSpec {
-    pub precond: Option<crate::linalg::PrecondKind>,
+    pub precond: Option<crate::solver_options::PrecondKind>,
     pub rtol: Option<f64>,
     pub max_iter: Option<usize>,
     pub chebyshev_degree: Option<usize>,
