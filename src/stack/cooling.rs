@@ -5,7 +5,7 @@
 
 use super::package::rect_of;
 use super::schema::CoolingSpec;
-use super::validate::invalid;
+use super::validate::checks::invalid;
 use super::{CoolingMap, StackError};
 use std::path::Path;
 

@@ -10,7 +10,8 @@
 
 use super::schema::{self, MaterialRef, OriginSpec, PowerSpec, RectSpec};
 use super::units::show_m;
-use super::validate::invalid;
+use super::validate::checks::{check_name, invalid};
+use super::validate::material::{leakage, material_at};
 use super::{CoolingMap, Layer, Material, Region, Stack, StackError, ABSENT};
 use crate::geometry::{axis_edges, Rect, MAX_AXIS_CELLS};
 use std::collections::BTreeMap;
@@ -109,7 +110,7 @@ pub(super) fn material_ref(
         }
         MaterialRef::Inline(spec) => (field.to_string(), spec.as_ref()),
     };
-    let (mat, law) = super::validate::material_at(file, &at, spec)?;
+    let (mat, law) = material_at(file, &at, spec)?;
     if law.is_some() {
         return Err(invalid(
             file,
@@ -171,7 +172,7 @@ pub(super) fn layer_content(
     let org = origin(file, field, &spec.origin, lo)?;
     let mut regions = Vec::new();
     for (j, r) in std::mem::take(&mut spec.regions).into_iter().enumerate() {
-        super::validate::check_name(file, &format!("{field}.regions[{j}]"), &r.name)?;
+        check_name(file, &format!("{field}.regions[{j}]"), &r.name)?;
         let f = format!("{field}.regions[{j}] ({})", r.name);
         if regions.iter().any(|o: &Region| o.name == r.name) {
             return Err(invalid(
@@ -331,7 +332,7 @@ pub(super) fn check_leakage(file: &Path, field: &str, layer: &Layer) -> Result<(
         if let Some(PowerSpec::Blocks { blocks }) = &r.power {
             for (i, b) in blocks.iter().enumerate() {
                 let at = format!("{field}.regions[{j}].power.blocks[{i}].leakage");
-                super::validate::leakage(file, &at, b.leakage)?;
+                leakage(file, &at, b.leakage)?;
             }
         }
     }
