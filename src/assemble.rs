@@ -10,10 +10,9 @@ mod materials;
 
 pub use check::{check_system, unreachable_power};
 
-pub use materials::{
-    absent_plane, cell_conductivity, cell_materials, layer_material, layer_plane_materials,
-    LayerMaterial,
-};
+pub use materials::{absent_plane, cell_conductivity, cell_materials, layer_plane_materials};
+// Re-exported for the device assembly, which paints layers as the host does.
+pub use crate::power::{layer_material, LayerMaterial};
 
 use crate::grid::Grid;
 use crate::matrix::QuadDiag;

@@ -44,6 +44,7 @@ impl Classify for InputError {
 
 /// The kind of `err` when it is one of the library's error types.
 pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
+    use crate::formats::ReadError;
     use crate::import::ImportError;
     use crate::power::PowerError;
     use crate::stack::StackError;
@@ -61,6 +62,7 @@ pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
     try_kind!(
         InputError,
         StackError,
+        ReadError,
         PowerError,
         StateError,
         ProblemError,
@@ -93,7 +95,7 @@ macro_rules! always {
         })*
     };
 }
-always!(Input: crate::stack::StackError, crate::power::PowerError,
+always!(Input: crate::stack::StackError, crate::formats::ReadError, crate::power::PowerError,
     crate::thermal::transient::state::StateError, crate::topopt::problem::ProblemError,
     crate::import::ImportError);
 

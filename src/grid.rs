@@ -4,11 +4,14 @@
 //! Cell index `i = x + nx*(y + ny*z)`; z = 0 is the bottom of the stack.
 //! In-plane the grid is a tensor product of per-column widths `dx[x]` and
 //! per-row widths `dy[y]` (uniform for `nx`/`ny` stacks, non-uniform for a
-//! `[grid] cell` stack, see `stack::mesh`); `xe`/`ye` are the cell edges.
+//! `[grid] cell` stack, see [`crate::geometry::axis_edges`]); `xe`/`ye` are the cell edges.
 //! Each layer is split into `cells` equal z cells, so `dz` varies by layer.
 
-use crate::stack::Stack;
+use crate::geometry::uniform_axis;
 use std::ops::Range;
+
+// Re-exported for callers that build grids from edges or widths.
+pub use crate::geometry::{edges_of, widths_of};
 
 #[derive(Clone, Debug)]
 pub struct Grid {
@@ -31,45 +34,23 @@ pub struct Grid {
     pub layer_z: Vec<Range<usize>>,
 }
 
-/// `n` equal widths over `extent` and their edges `i·d` (computed as the
-/// uniform grid always did, so uniform results stay bit-identical).
-pub fn uniform_axis(extent: f64, n: usize) -> (Vec<f64>, Vec<f64>) {
-    let d = extent / n as f64;
-    (vec![d; n], (0..=n).map(|i| i as f64 * d).collect())
-}
-
-/// Edges of cells of the given widths, from 0.
-pub fn edges_of(widths: &[f64]) -> Vec<f64> {
-    std::iter::once(0.0)
-        .chain(widths.iter().scan(0.0, |s, w| {
-            *s += w;
-            Some(*s)
-        }))
-        .collect()
-}
-
-/// Widths of the cells between consecutive `edges`.
-pub fn widths_of(edges: &[f64]) -> Vec<f64> {
-    edges.windows(2).map(|p| p[1] - p[0]).collect()
-}
-
 impl Grid {
-    pub fn from_stack(stack: &Stack) -> Grid {
+    /// A grid from its in-plane widths and edges and its layers, bottom
+    /// first, as `(thickness m, z cells)`: each layer is split into equal
+    /// z cells.
+    pub fn layered(
+        (dx, xe): (Vec<f64>, Vec<f64>),
+        (dy, ye): (Vec<f64>, Vec<f64>),
+        layers: impl IntoIterator<Item = (f64, usize)>,
+    ) -> Grid {
         let mut dz = Vec::new();
         let mut layer_of_z = Vec::new();
-        for (l, layer) in stack.layers.iter().enumerate() {
-            for _ in 0..layer.cells {
-                dz.push(layer.thickness_m / layer.cells as f64);
+        for (l, (thickness, cells)) in layers.into_iter().enumerate() {
+            for _ in 0..cells {
+                dz.push(thickness / cells as f64);
                 layer_of_z.push(l);
             }
         }
-        let ((dx, xe), (dy, ye)) = match &stack.plane_edges {
-            Some((ex, ey)) => ((widths_of(ex), ex.clone()), (widths_of(ey), ey.clone())),
-            None => (
-                uniform_axis(stack.width_m, stack.nx),
-                uniform_axis(stack.length_m, stack.ny),
-            ),
-        };
         Grid::new(dx, xe, dy, ye, dz, layer_of_z)
     }
 
@@ -266,7 +247,7 @@ mod face_tests {
     #[test]
     fn graded_faces_belong_to_the_cell_above() {
         for cell in [4e-4, 2e-4, 1e-4, 5e-5, 2.5e-5] {
-            let edges = crate::stack::mesh::axis_edges(
+            let edges = crate::geometry::axis_edges(
                 30e-3,
                 &[10e-3, 20e-3, 12.3e-3],
                 &[(10e-3, 20e-3)],

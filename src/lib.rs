@@ -1,25 +1,40 @@
 //! cuth: thermal simulation of 3D IC stacks on a structured finite-volume grid.
 //!
 //! Pipeline: [`stack`] (read and check the TOML stack) → [`power`] (rasterize
-//! power sources) → [`grid`] (geometry) → [`assemble`] (Quad-Diag system, [`matrix`]) →
-//! [`linalg`] (PCG and preconditioners over a [`backend`]) → [`thermal`]
-//! (drivers, summary) → [`output`] (PNG, CSV, JSON, table).
-//! Beside it: [`input`] (reading input files within limits), [`error`]
-//! (which errors are bad input, for the exit code) and [`kernel_families`]
-//! (every CUDA kernel family, for checks that compile them all).
+//! power sources) → [`assemble`] (Quad-Diag system, [`matrix`]) → [`linalg`]
+//! (PCG and preconditioners over a [`backend`]) → [`thermal`] (drivers,
+//! summary) → [`output`] (PNG, CSV, JSON, table).
+//!
+//! Layers, each importing only from those below it:
+//! 1. plain inputs: [`geometry`] (rectangles, axis edges), [`material`],
+//!    [`solver_options`], [`input`] (reading files within limits),
+//!    [`matrix`], [`profile`];
+//! 2. [`formats`] (the floorplan, trace and raster readers) and [`grid`]
+//!    (the finite-volume box, built from edges and layer thicknesses);
+//! 3. [`stack`] (the checked stack file, and the grid of a stack);
+//! 4. [`power`] (sources on the grid, each layer's material paint);
+//! 5. [`assemble`] and [`import`] (other simulators' inputs);
+//! 6. [`backend`], [`linalg`], [`thermal`], [`output`], [`topopt`];
+//! 7. [`error`] (which errors are bad input, for the exit code) and
+//!    [`kernel_families`] (every CUDA kernel family, for checks that
+//!    compile them all).
 
 pub mod assemble;
 pub mod backend;
 pub mod error;
+pub mod formats;
+pub mod geometry;
 pub mod grid;
 pub mod import;
 pub mod input;
 pub mod kernel_families;
 pub mod linalg;
+pub mod material;
 pub mod matrix;
 pub mod output;
 pub mod power;
 pub mod profile;
+pub mod solver_options;
 pub mod stack;
 pub mod thermal;
 pub mod topopt;

@@ -1,11 +1,42 @@
 //! Options that `solve` and `transient` share (flattened into both), so the
 //! two commands spell, document and resolve them the same way.
 
-use super::plan::{parse_device, parse_grid, DeviceChoice};
 use cuth::linalg::PrecondKind;
 use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
 use std::path::Path;
+
+/// `--device auto|cpu|cuda|cuda:N` as typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// The GPU (ordinal 0) when CUDA is usable, else the CPU (with a notice).
+    Auto,
+    Cpu,
+    /// `cuda` is `cuda:0`.
+    Cuda(usize),
+}
+
+/// clap value parser for `--device`.
+pub fn parse_device(s: &str) -> Result<DeviceChoice, String> {
+    match s {
+        "auto" => Ok(DeviceChoice::Auto),
+        "cpu" => Ok(DeviceChoice::Cpu),
+        "cuda" => Ok(DeviceChoice::Cuda(0)),
+        _ => s
+            .strip_prefix("cuda:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .map(DeviceChoice::Cuda)
+            .ok_or_else(|| format!("`{s}` is not auto, cpu, cuda or cuda:N (N = GPU ordinal)")),
+    }
+}
+
+/// `NXxNY` for `--grid`.
+pub fn parse_grid(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`{s}` is not NXxNY (e.g. 256x256)");
+    let (a, b) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let p = |v: &str| v.trim().parse::<usize>().map_err(|_| bad());
+    Ok((p(a)?, p(b)?))
+}
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -103,5 +134,21 @@ impl RunArgs {
             opts.nonlinear.anderson = m;
         }
         opts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_and_grid_values() {
+        assert_eq!(parse_device("cuda"), Ok(DeviceChoice::Cuda(0)));
+        assert_eq!(parse_device("cuda:3"), Ok(DeviceChoice::Cuda(3)));
+        assert_eq!(parse_device("cpu"), Ok(DeviceChoice::Cpu));
+        assert!(parse_device("cuda:x").is_err());
+        assert!(parse_device("gpu").is_err());
+        assert_eq!(parse_grid("32x16"), Ok((32, 16)));
+        assert!(parse_grid("32").is_err());
     }
 }

@@ -5,7 +5,7 @@
 //! only executes its plan. Input faults found here are [`InputError`]s
 //! (exit code 2).
 
-use super::common::RunArgs;
+use super::common::{DeviceChoice, RunArgs};
 use cuth::backend::cuda;
 use cuth::error::InputError;
 use cuth::linalg::PrecisionMode;
@@ -14,30 +14,6 @@ use cuth::power::density::density_warnings;
 use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
 use std::path::{Path, PathBuf};
-
-/// `--device auto|cpu|cuda|cuda:N` as typed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceChoice {
-    /// The GPU (ordinal 0) when CUDA is usable, else the CPU (with a notice).
-    Auto,
-    Cpu,
-    /// `cuda` is `cuda:0`.
-    Cuda(usize),
-}
-
-/// clap value parser for `--device`.
-pub fn parse_device(s: &str) -> Result<DeviceChoice, String> {
-    match s {
-        "auto" => Ok(DeviceChoice::Auto),
-        "cpu" => Ok(DeviceChoice::Cpu),
-        "cuda" => Ok(DeviceChoice::Cuda(0)),
-        _ => s
-            .strip_prefix("cuda:")
-            .and_then(|n| n.parse::<usize>().ok())
-            .map(DeviceChoice::Cuda)
-            .ok_or_else(|| format!("`{s}` is not auto, cpu, cuda or cuda:N (N = GPU ordinal)")),
-    }
-}
 
 /// The device a run uses, decided before any work starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,14 +69,6 @@ pub fn check_ordinal(n: usize) -> anyhow::Result<()> {
         }
     );
     Ok(())
-}
-
-/// `NXxNY` for `--grid`.
-pub fn parse_grid(s: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("`{s}` is not NXxNY (e.g. 256x256)");
-    let (a, b) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    let p = |v: &str| v.trim().parse::<usize>().map_err(|_| bad());
-    Ok((p(a)?, p(b)?))
 }
 
 /// Where a run writes: the output folder and an optional state file.
@@ -377,17 +345,6 @@ pub fn check_host_memory(items: usize, values_per_item: u64, advice: &str) -> an
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn device_and_grid_values() {
-        assert_eq!(parse_device("cuda"), Ok(DeviceChoice::Cuda(0)));
-        assert_eq!(parse_device("cuda:3"), Ok(DeviceChoice::Cuda(3)));
-        assert_eq!(parse_device("cpu"), Ok(DeviceChoice::Cpu));
-        assert!(parse_device("cuda:x").is_err());
-        assert!(parse_device("gpu").is_err());
-        assert_eq!(parse_grid("32x16"), Ok((32, 16)));
-        assert!(parse_grid("32").is_err());
-    }
 
     #[test]
     fn memory_check_never_wraps() {

@@ -11,7 +11,6 @@ use cuth::linalg::PrecisionMode;
 use cuth::output::npy::NpyDtype;
 use cuth::output::{self, MapLayers, OutputOptions, Owned, Staged, SteadyView, Transaction};
 use cuth::stack::Stack;
-use cuth::thermal::memory_plan::{Executor, OutputShape, RunShape};
 use cuth::thermal::steady::KeepField;
 use cuth::thermal::steady::SteadyOutcome;
 use std::path::{Path, PathBuf};
@@ -154,57 +153,6 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         println!("results: {}", out_dir.display());
     }
     Ok(())
-}
-
-/// The memory plan's view of the run.
-pub(super) fn run_shape<'g>(
-    plan: &RunPlan,
-    out: &OutputOptions,
-    grid: &'g cuth::grid::Grid,
-) -> RunShape<'g> {
-    let stack = &plan.stack;
-    let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
-    let (wx, wy): (&[f64], &[f64]) = match grid.is_uniform() {
-        true => (&[], &[]),
-        false => (&grid.dx, &grid.dy),
-    };
-    let count = |f: &dyn Fn(usize, &cuth::stack::Layer) -> bool| {
-        (stack.layers.iter().enumerate())
-            .filter(|(l, layer)| f(*l, layer))
-            .count()
-    };
-    RunShape {
-        nx: stack.nx,
-        ny: stack.ny,
-        nz,
-        layers: stack.layers.len(),
-        powered_layers: count(&|_, l| l.power.is_some()),
-        patched_layers: count(&|_, l| {
-            l.outline.is_some()
-                || l.floorplan.is_some()
-                || !l.regions.is_empty()
-                || !l.unit_materials.is_empty()
-        }),
-        wx,
-        wy,
-        executor: match plan.device {
-            Device::Cpu => Executor::Cpu,
-            Device::Cuda(_) => Executor::Cuda,
-        },
-        precond: plan.solver.precond,
-        precision: plan.solver.precond_opts.precision,
-        outputs: OutputShape {
-            map_layers: out.maps.count(stack.layers.len()),
-            block_layers: count(&|i, l| {
-                !out.maps.includes(i)
-                    && (l.floorplan.is_some()
-                        || matches!(l.power, Some(cuth::stack::PowerSpec::Blocks { .. })))
-            }),
-            vtk: out.vtk,
-            npy_bytes: out.npy.map(NpyDtype::bytes),
-            save_state: plan.out.save_state.is_some(),
-        },
-    }
 }
 
 /// `--layers` / `--no-maps` as layer indices; an unknown name is bad input.

@@ -2,7 +2,8 @@
 //! and parameter overrides), pick the device, run the SIMP loop with a
 //! progress bar on stderr, write the outputs and the summary.
 
-use super::plan::{self, parse_device, Device, DeviceChoice, Outputs};
+use super::common::{parse_device, DeviceChoice};
+use super::plan::{self, Device, Outputs};
 use anyhow::Context;
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
 use cuth::error::InputError as UsageError;

@@ -17,7 +17,7 @@ use super::hotspot_keys::{self as keys, default as d};
 use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials};
 use super::hotspot_package::package;
 use super::{beside, read_text, relative_to, ImportError, Imported};
-use crate::power::ptrace::read_ptrace;
+use crate::formats::ptrace::read_ptrace;
 use std::path::{Path, PathBuf};
 
 /// What `cuth import hotspot` was given.
@@ -106,7 +106,14 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
 
     let mats = Materials::new(&cfg, inp.materials.clone())?;
     let mut notes = Vec::new();
-    let (mut layers, source) = chip_layers(inp, &cfg, &mats, &names, &mut footer)?;
+    let (mut layers, source) = chip_layers(
+        inp.lcf.as_deref(),
+        inp.flp.as_deref(),
+        &cfg,
+        &mats,
+        &names,
+        &mut footer,
+    )?;
     let (width, length) = footprint(&layers, cf)?;
     let pkg = package(&cfg, &mats, (width, length), inp.uniform_grid)?;
     for l in &mut layers {

@@ -4,7 +4,7 @@
 //! file (HotSpot 7: name, solid|fluid, conductivity, heat capacity[,
 //! viscosity]). Each follows HotSpot's own reader (the first whitespace token
 //! of each non-comment line is a field) and keeps line numbers for messages.
-//! Floorplans and power traces are read by [`crate::power`]; the materials
+//! Floorplans and power traces are read by [`crate::formats`]; the materials
 //! file has its own submodule, `materials`.
 
 mod materials;

@@ -3,11 +3,10 @@
 //! they name (HotSpot 7 materials file); and the footprint, which HotSpot
 //! requires all floorplans to share.
 
-use super::hotspot::HotspotInput;
 use super::hotspot_files::{parse_lcf, parse_materials, HsConfig, HsMaterial, LcfMaterial};
 use super::hotspot_keys::default as d;
 use super::{beside, read_text, round12, ImportError};
-use crate::power::flp::{read_flp, FlpUnit};
+use crate::formats::flp::{read_flp, FlpUnit};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -104,9 +103,11 @@ impl<'a> Materials<'a> {
     }
 }
 
-/// The layers under the package, bottom to top, and the file they came from.
+/// The layers under the package, bottom to top, and the file they came from;
+/// `lcf` and `flp` as given on the command line (else the config's).
 pub(super) fn chip_layers(
-    inp: &HotspotInput,
+    lcf: Option<&Path>,
+    flp: Option<&Path>,
     cfg: &HsConfig,
     mats: &Materials,
     names: &[String],
@@ -114,9 +115,8 @@ pub(super) fn chip_layers(
 ) -> Result<(Vec<Pending>, String), ImportError> {
     let cf = &cfg.file;
     let mut layers: Vec<Pending> = Vec::new();
-    let lcf = inp
-        .lcf
-        .clone()
+    let lcf = lcf
+        .map(Path::to_path_buf)
         .or_else(|| cfg.text("grid_layer_file").map(|s| beside(cf, &s.value)));
     let source;
     if let Some(lcf) = &lcf {
@@ -183,9 +183,8 @@ pub(super) fn chip_layers(
             });
         }
     } else {
-        let flp = inp
-            .flp
-            .clone()
+        let flp = flp
+            .map(Path::to_path_buf)
             .or_else(|| cfg.text("f").map(|s| beside(cf, &s.value)))
             .ok_or_else(|| ImportError::Invalid {
                 file: cf.clone(),

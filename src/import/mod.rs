@@ -11,8 +11,8 @@
 //! rasterizing every layer's power before anything is written.
 //!
 //! - [`hotspot`]: `.config` / `.lcf` / materials readers and the conversion;
-//!   floorplans and power traces go through [`crate::power::flp`] and
-//!   [`crate::power::ptrace`], and are *referenced* (relative paths), not copied.
+//!   floorplans and power traces go through [`crate::formats::flp`] and
+//!   [`crate::formats::ptrace`], and are *referenced* (relative paths), not copied.
 //! - [`threedice`]: a tokenizer and recursive-descent parser for `.stk` and
 //!   3D-ICE floorplans; power goes inline (`blocks`), transients to a CSV trace.
 //! - [`emit`]: the TOML writer shared by both.
@@ -26,6 +26,7 @@ mod hotspot_package;
 pub mod threedice;
 
 use crate::grid::Grid;
+pub use crate::stack::units::shift_decimal;
 use crate::stack::Stack;
 use std::path::{Component, Path, PathBuf};
 
@@ -57,9 +58,9 @@ pub enum ImportError {
     /// A value or a combination of files that is wrong (no line to point at).
     #[error("{file}: {message}")]
     Invalid { file: PathBuf, message: String },
-    /// A floorplan or power trace read through [`crate::power`].
+    /// A floorplan or power trace that does not read.
     #[error(transparent)]
-    Power(#[from] crate::power::PowerError),
+    Read(#[from] crate::formats::ReadError),
     /// The generated stack does not load: a bug of the importer or input
     /// the stack checks reject (e.g. a unit outside the footprint).
     #[error("the imported stack does not load: {0}")]
@@ -176,22 +177,6 @@ pub fn check_loads(toml: &str, out_path: &Path) -> Result<Stack, ImportError> {
     Ok(stack)
 }
 
-/// `literal × 10^shift` without binary rounding of the scale factor: the
-/// decimal exponent of the literal is shifted and the result parsed once,
-/// so `1.30e-4` W/(µm·K) becomes exactly the double nearest 130 W/(m·K).
-pub fn shift_decimal(literal: &str, shift: i32) -> Option<f64> {
-    let lit = literal.trim();
-    let (mantissa, exp) = match lit.find(['e', 'E']) {
-        Some(i) => (&lit[..i], lit[i + 1..].parse::<i32>().ok()?),
-        None => (lit, 0),
-    };
-    mantissa.parse::<f64>().ok()?;
-    let v = format!("{mantissa}e{}", exp.checked_add(shift)?)
-        .parse::<f64>()
-        .ok()?;
-    v.is_finite().then_some(v)
-}
-
 /// What `cuth solve FILE` should say when FILE is another tool's input.
 pub fn suggest_import(path: &Path) -> Option<String> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
@@ -223,20 +208,6 @@ pub fn suggest_import(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shift_decimal_is_exact_in_decimal() {
-        assert_eq!(shift_decimal("1.30e-4", 6), Some(130.0));
-        assert_eq!(shift_decimal("1.628e-12", 18), Some(1.628e6));
-        assert_eq!(shift_decimal("100", -6), Some(1e-4));
-        assert_eq!(shift_decimal("2.25e-6", 6), Some(2.25));
-        assert_eq!(shift_decimal("-3.5", 1), Some(-35.0));
-        assert_eq!(shift_decimal("abc", 1), None);
-        assert_eq!(shift_decimal("1e400", 0), None);
-        assert_eq!(shift_decimal("4.172e-12", 18), Some(4.172e6));
-        // The naive product rounds twice (4172000.0000000005).
-        assert_ne!(4.172e-12 * 1e18, 4.172e6);
-    }
 
     #[test]
     fn relative_paths() {

@@ -1,97 +1,15 @@
-//! Per-block temperatures: for every named block of a layer (floorplan unit
-//! or inline rectangle), the min, area-weighted mean and max of the layer's
-//! temperature map over the cells the block overlaps. Uses the power stage's
-//! own [`coverage`], so a block's cells here are exactly the cells its power
-//! went to. Written as `blocks.csv` (unit in the column names) and as a
+//! Per-block temperatures (computed by [`layer_block_stats`]) written as
+//! `blocks.csv` (unit in the column names) and as a
 //! HotSpot-like `blocks.steady` (one `<layer>.<block>\t<T max, K>` per line),
 //! which HotSpot-based scripts can read without change. Which statistic
 //! `blocks.steady` gives follows HotSpot's `-grid_map_mode`: [`BlockMap`].
 
 use super::TempUnit;
-use crate::grid::Grid;
-use crate::power::rasterize::coverage;
-use crate::power::Block;
 use std::fmt::Write;
 use std::io;
 
 pub use crate::stack::BlockMap;
-
-impl BlockMap {
-    /// This statistic of `t`.
-    pub fn pick(self, t: &TempStats) -> f64 {
-        match self {
-            BlockMap::Max => t.max_k,
-            BlockMap::Avg => t.avg_k,
-            BlockMap::Min => t.min_k,
-            BlockMap::Center => t.center_k,
-        }
-    }
-}
-
-/// Temperatures over a block's cells, K.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TempStats {
-    /// The cell that holds the block's centre (clamped to the footprint).
-    pub center_k: f64,
-    pub min_k: f64,
-    /// Weighted by each cell's overlap area with the block, so a block that
-    /// only clips a cell's corner counts that cell in proportion.
-    pub avg_k: f64,
-    pub max_k: f64,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct BlockStats {
-    pub layer: String,
-    pub block: String,
-    pub power_w: f64,
-    /// `None` when the block lies outside the footprint (no cell overlaps it).
-    pub temp: Option<TempStats>,
-}
-
-/// Stats of `blocks` over `map_k`, a layer map in K (index `x + nx*y`, as from
-/// [`Grid::layer_map`]). Min and max run over every cell overlapped with
-/// positive area, however small: a block's hottest point may sit in a sliver.
-pub fn layer_block_stats(
-    layer: &str,
-    map_k: &[f64],
-    blocks: &[Block],
-    grid: &Grid,
-) -> Vec<BlockStats> {
-    blocks
-        .iter()
-        .map(|b| {
-            let mut min_k = f64::INFINITY;
-            let mut max_k = f64::NEG_INFINITY;
-            let (mut sum, mut area) = (0.0, 0.0);
-            for (i, a) in coverage(&b.rect, grid) {
-                let Some(&t) = map_k.get(i) else { continue };
-                min_k = min_k.min(t);
-                max_k = max_k.max(t);
-                sum += a * t;
-                area += a;
-            }
-            BlockStats {
-                layer: layer.to_string(),
-                block: b.name.clone(),
-                power_w: b.power_w,
-                temp: (area > 0.0).then(|| TempStats {
-                    center_k: center(&b.rect, map_k, grid),
-                    min_k,
-                    avg_k: sum / area,
-                    max_k,
-                }),
-            }
-        })
-        .collect()
-}
-
-/// The value of the cell holding the centre of `r` (clamped to the grid).
-fn center(r: &crate::power::Rect, map_k: &[f64], grid: &Grid) -> f64 {
-    let x = grid.column_of(0.5 * (r.x0 + r.x1));
-    let y = grid.row_of(0.5 * (r.y0 + r.y1));
-    map_k[x + grid.nx * y]
-}
+pub use crate::thermal::block_stats::{layer_block_stats, BlockStats, TempStats};
 
 /// `blocks.csv`: `layer,block,power_w,t_min_<u>,t_avg_<u>,t_max_<u>` with
 /// `<u>` = `c` or `k`. Names are quoted as CSV requires (they may hold
@@ -156,40 +74,13 @@ pub fn blocks_steady(stats: &[BlockStats], mode: BlockMap) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::power::Rect;
+    use crate::geometry::Rect;
+    use crate::grid::Grid;
+    use crate::power::Block;
 
     /// 4 × 2 grid of 1 mm cells; no stack needed for geometry alone.
     fn grid() -> Grid {
         Grid::uniform(4, 2, 4e-3, 2e-3, vec![1e-4], vec![0])
-    }
-
-    #[test]
-    fn straddling_block_matches_hand_computation() {
-        // T = 300 + x + 10 y.
-        let map: Vec<f64> = (0..8)
-            .map(|i| 300.0 + f64::from(i % 4 + 10 * (i / 4)))
-            .collect();
-        // x 0.5..2.0 mm, y 0.5..1.5 mm: overlaps cells x 0,1 and y 0,1.
-        // Overlap areas (mm²): x0 0.5 wide, x1 1.0 wide; each y 0.5 tall.
-        let block = Block {
-            name: "alu".into(),
-            rect: Rect {
-                x0: 0.5e-3,
-                y0: 0.5e-3,
-                x1: 2.0e-3,
-                y1: 1.5e-3,
-            },
-            power_w: 2.0,
-        };
-        let s = layer_block_stats("logic", &map, &[block], &grid());
-        let t = s[0].temp.unwrap();
-        assert_eq!(t.min_k, 300.0);
-        assert_eq!(t.max_k, 311.0);
-        // (0.25*300 + 0.5*301 + 0.25*310 + 0.5*311) / 1.5
-        let avg = (0.25 * 300.0 + 0.5 * 301.0 + 0.25 * 310.0 + 0.5 * 311.0) / 1.5;
-        assert!((t.avg_k - avg).abs() < 1e-9, "{} vs {avg}", t.avg_k);
-        // Centre (1.25 mm, 1.0 mm): cell x 1, y 1 (a face belongs to the cell above).
-        assert_eq!(t.center_k, 311.0);
     }
 
     #[test]

@@ -4,10 +4,10 @@
 //! checks every rectangle against the footprint, and rasterizes the power
 //! conservatively, so the map's sum equals `total_w` to rounding.
 
-use super::flp::read_flp;
-use super::ptrace::read_ptrace;
 use super::raster_cache::{Direct, RasterSource};
 use super::{invalid, Block, LayerPower, MaterialPatch, PowerError, Rect};
+use crate::formats::flp::read_flp;
+use crate::formats::ptrace::read_ptrace;
 use crate::grid::Grid;
 use crate::stack::{PowerSpec, Stack};
 use checks::{check_absent_power, check_material_overlaps};

@@ -7,26 +7,13 @@
 //! - [`layer_power`] returns the layer's map in W per in-plane cell (length
 //!   nx*ny, index x + nx*y), its blocks and material patches.
 //! - [`rasterize::coverage`] lists (plane index, overlap area m²) pairs.
-//! - Readers: [`flp`] (HotSpot floorplans), [`ptrace`] (HotSpot power
-//!   traces), [`csv_raster`] (CSV or PNG power maps).
+//! - Readers (in [`crate::formats`]): [`flp`] (HotSpot floorplans),
+//!   [`ptrace`] (HotSpot power traces), [`csv_raster`] (CSV or PNG power maps).
 
+use crate::formats::ReadError;
+pub use crate::geometry::Rect;
 use crate::stack::Material;
 use std::path::PathBuf;
-
-/// An axis-aligned rectangle on the footprint, metres, x0 < x1, y0 < y1.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Rect {
-    pub x0: f64,
-    pub y0: f64,
-    pub x1: f64,
-    pub y1: f64,
-}
-
-impl Rect {
-    pub fn area(&self) -> f64 {
-        (self.x1 - self.x0) * (self.y1 - self.y0)
-    }
-}
 
 /// A named block: a floorplan unit or an inline rectangle.
 #[derive(Clone, Debug)]
@@ -66,10 +53,6 @@ pub struct LayerPower {
     pub outline: Option<(Rect, Material)>,
 }
 
-/// Largest power of one value of a trace or raster, W (README: limits):
-/// beyond it sums overflow and the solve breaks down with no field named.
-pub const MAX_POWER_W: f64 = 1e9;
-
 #[derive(Debug, thiserror::Error)]
 pub enum PowerError {
     #[error("{file}: cannot read")]
@@ -88,6 +71,24 @@ pub enum PowerError {
     },
 }
 
+/// A reader's error keeps its message: the file and the place at fault.
+impl From<ReadError> for PowerError {
+    fn from(e: ReadError) -> PowerError {
+        match e {
+            ReadError::Io { file, source } => PowerError::Io { file, source },
+            ReadError::Invalid {
+                file,
+                field,
+                message,
+            } => PowerError::Invalid {
+                file,
+                field,
+                message,
+            },
+        }
+    }
+}
+
 /// A [`PowerError::Invalid`] at `field` of `file`.
 pub(crate) fn invalid(
     file: &std::path::Path,
@@ -101,14 +102,16 @@ pub(crate) fn invalid(
     }
 }
 
-pub mod csv_raster;
 pub mod density;
-pub mod flp;
 mod layer;
-pub mod ptrace;
+mod paint;
 pub mod raster_cache;
 pub mod rasterize;
 pub mod schedule;
-pub mod trace;
+
+// The readers sit below the stack (which reads floorplans and cooling
+// rasters too); re-exported under their old paths.
+pub use crate::formats::{csv_raster, flp, ptrace, trace, MAX_POWER_W};
 
 pub use layer::{layer_power, layer_power_with};
+pub use paint::{layer_material, LayerMaterial};

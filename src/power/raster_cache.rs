@@ -10,8 +10,8 @@
 //! holds no more than the budget (and an empty slot per path). Workers that
 //! need the same file at once wait for one decode.
 
-use super::csv_raster::{read_raster, Raster};
 use super::PowerError;
+use crate::formats::csv_raster::{read_raster, Raster};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -26,7 +26,7 @@ pub struct Direct;
 
 impl RasterSource for Direct {
     fn read(&self, path: &Path) -> Result<Arc<Raster>, PowerError> {
-        read_raster(path).map(Arc::new)
+        read_raster(path).map(Arc::new).map_err(PowerError::from)
     }
 }
 

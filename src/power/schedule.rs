@@ -9,8 +9,8 @@
 //! sum of them.
 
 use super::rasterize::coverage;
-use super::trace::TimeTrace;
 use super::{invalid, LayerPower, PowerError};
+use crate::formats::trace::{RowTimes, TimeTrace};
 use crate::grid::Grid;
 use crate::stack::{PowerSpec, Stack};
 
@@ -64,8 +64,8 @@ impl PowerSchedule {
                         "column {} names no block of any layer (floorplan unit or inline block)",
                         // A CSV trace's first column is `time`; a .ptrace has none.
                         match trace.times {
-                            crate::power::trace::RowTimes::Listed(_) => j + 2,
-                            crate::power::trace::RowTimes::Interval(_) => j + 1,
+                            RowTimes::Listed(_) => j + 2,
+                            RowTimes::Interval(_) => j + 1,
                         }
                     ),
                 ));

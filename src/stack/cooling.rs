@@ -5,7 +5,7 @@
 
 use super::package::rect_of;
 use super::schema::CoolingSpec;
-use super::validate::invalid;
+use super::validate::checks::invalid;
 use super::{CoolingMap, StackError};
 use std::path::Path;
 
@@ -84,7 +84,7 @@ pub(super) fn cooling(
                         format!("h_min {lo:e} is above h_max {hi:e}"),
                     ));
                 }
-                let mut r = crate::power::csv_raster::read_png_raster(&path)
+                let mut r = crate::formats::csv_raster::read_png_raster(&path)
                     .map_err(|e| invalid(file, &at, e.to_string()))?;
                 // Luma as 16 bits (8-bit images scaled by 257): white = 65535.
                 for v in &mut r.values {
@@ -100,7 +100,7 @@ pub(super) fn cooling(
                         "applies to a PNG cooling map only (a CSV holds W/(m^2 K) per pixel)",
                     ));
                 }
-                crate::power::csv_raster::read_csv_film_raster(&path)
+                crate::formats::csv_raster::read_csv_film_raster(&path)
                     .map_err(|e| invalid(file, &at, e.to_string()))?
             };
             // No pixel above 1e12: a CSV's values are checked as read, a

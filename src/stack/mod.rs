@@ -3,8 +3,8 @@
 //! assembly stages. Every error names the file and the field at fault.
 
 mod cooling;
+mod grid;
 pub mod law;
-pub mod mesh;
 mod package;
 mod plausible;
 mod probes;
@@ -13,6 +13,7 @@ mod schema_de;
 pub mod units;
 mod validate;
 
+pub use crate::material::{Material, ABSENT};
 pub use law::{Law, MaterialLaw};
 pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
 pub use schema::{BlockMap, BlockSpec, LeakageSpec, PowerSpec};
@@ -76,7 +77,7 @@ pub enum ProbeAt {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CoolingMap {
     /// Rectangles with their own h; later ones win; uncovered faces adiabatic.
-    Rects(Vec<(crate::power::Rect, f64)>),
+    Rects(Vec<(crate::geometry::Rect, f64)>),
     /// Pixels over the domain, row-major, row 0 along the top edge (max y).
     Raster {
         rows: usize,
@@ -89,29 +90,13 @@ pub enum CoolingMap {
 #[derive(Clone, Debug)]
 pub struct Region {
     pub name: String,
-    pub rect: crate::power::Rect,
+    pub rect: crate::geometry::Rect,
     /// [`ABSENT`] for `"none"`.
     pub material: Material,
     pub floorplan: Option<PathBuf>,
     pub power: Option<PowerSpec>,
     /// Domain coordinates of the floorplan's and power's (0, 0), m.
     pub origin: (f64, f64),
-}
-
-/// No material (`fill = "none"`): k = 0 and c = 0; assembly gives such
-/// cells an identity row (contract with the device assembly).
-pub const ABSENT: Material = Material {
-    k: [0.0; 3],
-    heat_capacity: 0.0,
-};
-
-/// Thermal properties of a material or of one floorplan block.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Material {
-    /// W/(m·K) in x, y, z.
-    pub k: [f64; 3],
-    /// J/(m³·K).
-    pub heat_capacity: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -131,7 +116,7 @@ pub struct Layer {
     /// Leakage of the layer's source as a whole (blocks carry their own).
     pub leakage: Option<LeakageSpec>,
     /// Where the layer's own material lies (`None`: the whole domain).
-    pub outline: Option<crate::power::Rect>,
+    pub outline: Option<crate::geometry::Rect>,
     /// Material outside the outline ([`ABSENT`] by default).
     pub fill: Material,
     /// Domain coordinates of the floorplan's and power's (0, 0), m.
@@ -150,13 +135,6 @@ pub struct UnitMaterial {
     /// The material (at 300 K when it has a law).
     pub material: Material,
     pub law: Option<MaterialLaw>,
-}
-
-impl Material {
-    /// Whether this is no material ([`ABSENT`]).
-    pub fn is_absent(&self) -> bool {
-        self.k == [0.0; 3]
-    }
 }
 
 impl Layer {

@@ -2,7 +2,7 @@
 //! and `origin`, its `[[layers.regions]]` (cooling maps: `stack::cooling`),
 //! and the non-uniform grid of `[grid] cell` (its snapped lines
 //! come from every outline, region, floorplan unit, inline block and cooling
-//! rectangle; `stack::mesh` makes the widths).
+//! rectangle; [`axis_edges`] makes the widths).
 //!
 //! Overlap policy: regions are painted in file order over the layer (fill,
 //! then the outline's own material, then the floorplan's material units, then
@@ -10,9 +10,10 @@
 
 use super::schema::{self, MaterialRef, OriginSpec, PowerSpec, RectSpec};
 use super::units::show_m;
-use super::validate::invalid;
+use super::validate::checks::{check_name, invalid};
+use super::validate::material::{leakage, material_at};
 use super::{CoolingMap, Layer, Material, Region, Stack, StackError, ABSENT};
-use crate::power::Rect;
+use crate::geometry::{axis_edges, Rect, MAX_AXIS_CELLS};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -109,7 +110,7 @@ pub(super) fn material_ref(
         }
         MaterialRef::Inline(spec) => (field.to_string(), spec.as_ref()),
     };
-    let (mat, law) = super::validate::material_at(file, &at, spec)?;
+    let (mat, law) = material_at(file, &at, spec)?;
     if law.is_some() {
         return Err(invalid(
             file,
@@ -171,7 +172,7 @@ pub(super) fn layer_content(
     let org = origin(file, field, &spec.origin, lo)?;
     let mut regions = Vec::new();
     for (j, r) in std::mem::take(&mut spec.regions).into_iter().enumerate() {
-        super::validate::check_name(file, &format!("{field}.regions[{j}]"), &r.name)?;
+        check_name(file, &format!("{field}.regions[{j}]"), &r.name)?;
         let f = format!("{field}.regions[{j}] ({})", r.name);
         if regions.iter().any(|o: &Region| o.name == r.name) {
             return Err(invalid(
@@ -226,7 +227,7 @@ fn source_lines(
     ys: &mut Vec<f64>,
 ) -> Result<(), StackError> {
     if let Some(flp) = floorplan {
-        let units = crate::power::flp::read_flp(flp)
+        let units = crate::formats::flp::read_flp(flp)
             .map_err(|e| invalid(file, format!("{field}.floorplan"), e.to_string()))?;
         for u in units {
             xs.extend([org.0 + u.rect.x0, org.0 + u.rect.x1]);
@@ -314,14 +315,12 @@ pub(super) fn plane_edges(
             "grid.cell",
             format!(
                 "{n}+ cells in {axis} (limit {}): choose a larger cell",
-                super::mesh::MAX_AXIS_CELLS
+                MAX_AXIS_CELLS
             ),
         )
     };
-    let wx = super::mesh::axis_edges(w, &xs, &fx, cell, growth, max_cell)
-        .map_err(|n| too_many("x", n))?;
-    let wy = super::mesh::axis_edges(l, &ys, &fy, cell, growth, max_cell)
-        .map_err(|n| too_many("y", n))?;
+    let wx = axis_edges(w, &xs, &fx, cell, growth, max_cell).map_err(|n| too_many("x", n))?;
+    let wy = axis_edges(l, &ys, &fy, cell, growth, max_cell).map_err(|n| too_many("y", n))?;
     Ok((wx, wy))
 }
 
@@ -333,7 +332,7 @@ pub(super) fn check_leakage(file: &Path, field: &str, layer: &Layer) -> Result<(
         if let Some(PowerSpec::Blocks { blocks }) = &r.power {
             for (i, b) in blocks.iter().enumerate() {
                 let at = format!("{field}.regions[{j}].power.blocks[{i}].leakage");
-                super::validate::leakage(file, &at, b.leakage)?;
+                leakage(file, &at, b.leakage)?;
             }
         }
     }

@@ -86,7 +86,7 @@ pub struct GridSpec {
     pub nx: Option<usize>,
     pub ny: Option<usize>,
     /// Non-uniform grid: the largest cell over powered dies; grid lines
-    /// snapped to every outline, region and block edge (`stack::mesh`).
+    /// snapped to every outline, region and block edge (`geometry::axis_edges`).
     pub cell: Option<Length>,
     /// Largest ratio of neighbouring cell widths outside powered dies
     /// (default 1.2).
@@ -295,7 +295,7 @@ pub struct BlockSpec {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SolverSpec {
-    pub precond: Option<crate::linalg::PrecondKind>,
+    pub precond: Option<crate::solver_options::PrecondKind>,
     pub rtol: Option<f64>,
     pub max_iter: Option<usize>,
     pub chebyshev_degree: Option<usize>,

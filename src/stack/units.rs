@@ -83,6 +83,22 @@ pub fn show_m(v: f64) -> String {
     }
 }
 
+/// `literal × 10^shift` without binary rounding of the scale factor: the
+/// decimal exponent of the literal is shifted and the result parsed once,
+/// so `1.30e-4` W/(µm·K) becomes exactly the double nearest 130 W/(m·K).
+pub fn shift_decimal(literal: &str, shift: i32) -> Option<f64> {
+    let lit = literal.trim();
+    let (mantissa, exp) = match lit.find(['e', 'E']) {
+        Some(i) => (&lit[..i], lit[i + 1..].parse::<i32>().ok()?),
+        None => (lit, 0),
+    };
+    mantissa.parse::<f64>().ok()?;
+    let v = format!("{mantissa}e{}", exp.checked_add(shift)?)
+        .parse::<f64>()
+        .ok()?;
+    v.is_finite().then_some(v)
+}
+
 /// Parses `"<number>[ ]<unit>"` into metres. The unit shifts the decimal
 /// exponent before the one rounding to binary, so `"23.62 mm"` is the very
 /// double of `0.02362` (a multiplication by 1e-3 could be an ulp off, and
@@ -91,7 +107,7 @@ pub fn parse_length(s: &str) -> Result<f64, String> {
     let t = s.trim();
     for (suffix, exp) in UNITS {
         if let Some(num) = t.strip_suffix(suffix) {
-            return crate::import::shift_decimal(num.trim_end(), *exp)
+            return shift_decimal(num.trim_end(), *exp)
                 .ok_or_else(|| format!("`{s}` is not a number followed by a unit"));
         }
     }
@@ -128,6 +144,20 @@ impl<'de> Deserialize<'de> for Length {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shift_decimal_is_exact_in_decimal() {
+        assert_eq!(shift_decimal("1.30e-4", 6), Some(130.0));
+        assert_eq!(shift_decimal("1.628e-12", 18), Some(1.628e6));
+        assert_eq!(shift_decimal("100", -6), Some(1e-4));
+        assert_eq!(shift_decimal("2.25e-6", 6), Some(2.25));
+        assert_eq!(shift_decimal("-3.5", 1), Some(-35.0));
+        assert_eq!(shift_decimal("abc", 1), None);
+        assert_eq!(shift_decimal("1e400", 0), None);
+        assert_eq!(shift_decimal("4.172e-12", 18), Some(4.172e6));
+        // The naive product rounds twice (4172000.0000000005).
+        assert_ne!(4.172e-12 * 1e18, 4.172e6);
+    }
 
     #[test]
     fn units_scale_to_metres() {

@@ -1,5 +1,5 @@
 //! Per-block statistics reduced on the device: the host's side.
-//! `output::blocks::layer_block_stats` reads a layer map over the cells
+//! `block_stats::layer_block_stats` reads a layer map over the cells
 //! `power::rasterize::coverage` gives a block, weighted by overlap area; a
 //! GPU reads the same cells of the map it built, so that a layer whose map
 //! no output asks for never comes down for its blocks' sake.
@@ -14,9 +14,9 @@
 //! [`block_stats`] merges a block's chunks in order: min, max and centre
 //! equal the host's exactly, the mean to rounding.
 
+use super::block_stats::{BlockStats, TempStats};
 use crate::backend::BackendError;
 use crate::grid::Grid;
-use crate::output::blocks::{BlockStats, TempStats};
 use crate::power::rasterize::{span, step_of, SLIVER};
 use crate::power::{LayerPower, Rect};
 use crate::stack::Stack;

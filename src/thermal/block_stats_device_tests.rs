@@ -3,9 +3,9 @@
 //! `layer_block_stats`.
 
 use super::*;
-use crate::output::blocks::layer_block_stats;
 use crate::power::rasterize::coverage;
 use crate::power::Block;
+use crate::thermal::block_stats::layer_block_stats;
 use crate::thermal::steady::rasterize_layers;
 use std::path::Path;
 

@@ -122,7 +122,7 @@ pub struct FieldSummary {
     /// Per layer the statistics of its blocks where they were reduced on
     /// the device (`thermal::block_stats_device`; empty from a fold: the
     /// outputs compute them from the maps).
-    pub blocks: Vec<Option<Vec<crate::output::blocks::BlockStats>>>,
+    pub blocks: Vec<Option<Vec<super::block_stats::BlockStats>>>,
 }
 
 /// The fold; see the module doc.

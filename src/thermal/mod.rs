@@ -2,6 +2,7 @@
 //! temperature field and a [`summary::Summary`].
 
 pub mod assembly_input;
+pub mod block_stats;
 pub mod block_stats_device;
 pub mod field_stats;
 pub mod memory_plan;

@@ -2,6 +2,7 @@
 //! and a [`Summary`]. Generic over the backend, so the CPU and CUDA paths run
 //! the same code; only the vectors and kernels differ.
 
+use super::block_stats::BlockStats;
 use super::steady_device::{field_summary, shift_on_device, Assembled};
 pub(crate) use super::summarize::summarize;
 use super::summarize::summary_of;
@@ -15,7 +16,6 @@ use crate::linalg::{
     build_thermal_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind,
     PrecondOptions, Preconditioner, QuadDiagOperator, SolveError, Stop,
 };
-use crate::output::blocks::BlockStats;
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
 use crate::thermal::assembly_input::{AssemblyInput, InputParts};

@@ -6,6 +6,7 @@
 //! solve to rounding). A case whose power cannot be read, or whose solve does
 //! not converge, is reported with its reason; the others go on.
 
+use super::block_stats::layer_block_stats;
 use super::steady::SteadyOptions;
 use crate::assemble::{assemble, power_rhs, System};
 use crate::backend::ChebyshevBackend;
@@ -14,7 +15,6 @@ use crate::linalg::{
     build_thermal_precond, pcg_with, true_relative_residual, CgInfo, Offset, PcgWork,
     Preconditioner, QuadDiagOperator, Stop,
 };
-use crate::output::blocks::layer_block_stats;
 use crate::power::raster_cache::RasterCache;
 use crate::power::{layer_power, layer_power_with, LayerPower};
 use crate::stack::{PowerSpec, Stack};

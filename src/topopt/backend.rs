@@ -11,7 +11,7 @@
 
 use super::element::ElementMatrix;
 use super::mesh::Mesh;
-use super::mg::Transfer;
+use super::mg::transfer::Transfer;
 use crate::backend::BackendError;
 use crate::linalg::precond::chebyshev::ChebyshevLevels;
 

@@ -15,7 +15,6 @@
 
 use super::backend::ElasticBackend;
 use super::cpu::CpuElastic;
-use super::evaluate::ordered_sum;
 use super::filter::DensityFilter;
 use super::mesh::Mesh;
 use super::oc;
@@ -307,4 +306,19 @@ impl DesignBackend for CpuBackend {
             .reduce(|| 0.0, f64::max);
         Ok(())
     }
+}
+
+/// Σᵢ f(i, vᵢ) in fixed-size chunks added in order: unlike rayon's `sum`,
+/// whose split points depend on scheduling, the result does not change from
+/// run to run or with the thread count.
+pub fn ordered_sum(v: &[f64], f: impl Fn(usize, f64) -> f64 + Sync) -> f64 {
+    const CHUNK: usize = 8192;
+    let parts: Vec<f64> = v
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            (chunk.iter().enumerate()).fold(0.0, |s, (k, &x)| s + f(c * CHUNK + k, x))
+        })
+        .collect();
+    parts.iter().sum()
 }

@@ -20,7 +20,6 @@ use crate::linalg::{
     build_precond, refine, CgInfo, CgParams, PrecondKind, PrecondOptions, RefineMode, RefineWork,
     SolveError, Stop,
 };
-use rayon::prelude::*;
 
 /// How each elastic solve runs (`cuth topopt --precision --precond --rtol
 /// --cg-max-iter`): `linalg`'s refinement loop around its PCG.
@@ -79,21 +78,6 @@ impl OptimizeError {
             e => e,
         }
     }
-}
-
-/// Σᵢ f(i, vᵢ) in fixed-size chunks added in order: unlike rayon's `sum`,
-/// whose split points depend on scheduling, the result does not change from
-/// run to run or with the thread count.
-pub fn ordered_sum(v: &[f64], f: impl Fn(usize, f64) -> f64 + Sync) -> f64 {
-    const CHUNK: usize = 8192;
-    let parts: Vec<f64> = v
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            (chunk.iter().enumerate()).fold(0.0, |s, (k, &x)| s + f(c * CHUNK + k, x))
-        })
-        .collect();
-    parts.iter().sum()
 }
 
 /// What one evaluation returns to the host.

@@ -21,6 +21,7 @@
 //! own power. A manifest that cannot be parsed, or names a layer the stack
 //! lacks, is bad input (exit 2); a case whose map is bad fails on its own.
 
+use super::layer_name::layer_index;
 use cuth::error::InputError;
 use cuth::stack::{PowerSpec, Stack};
 use cuth::thermal::sweep::SweepCase;
@@ -65,21 +66,6 @@ pub fn load_cases(
         return Err(InputError(format!("{}: no cases", path.display())));
     }
     Ok(cases)
-}
-
-pub(super) fn layer_index(stack: &Stack, name: &str, at: &Path) -> Result<usize, InputError> {
-    stack
-        .layers
-        .iter()
-        .position(|l| l.name == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = stack.layers.iter().map(|l| l.name.as_str()).collect();
-            InputError(format!(
-                "{}: no layer `{name}` in the stack (layers: {})",
-                at.display(),
-                names.join(", ")
-            ))
-        })
 }
 
 fn from_dir(dir: &Path, stack: &Stack, layer: Option<&str>) -> Result<Vec<SweepCase>, InputError> {
@@ -164,22 +150,6 @@ fn from_manifest(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputErro
         });
     }
     Ok(cases)
-}
-
-/// Paths relative to the manifest's directory.
-pub(super) fn resolve(base: &Path, spec: PowerSpec) -> PowerSpec {
-    let abs = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
-    match spec {
-        PowerSpec::Raster { file, total } => PowerSpec::Raster {
-            file: abs(file),
-            total,
-        },
-        PowerSpec::Ptrace { file, row } => PowerSpec::Ptrace {
-            file: abs(file),
-            row,
-        },
-        other => other,
-    }
 }
 
 /// `I/N` for `--shard` (0 ≤ I < N).

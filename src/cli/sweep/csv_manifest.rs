@@ -19,7 +19,7 @@
 //! malformed row, an unknown column or layer, or a (case, layer) given twice
 //! is bad input (exit 2), with the line.
 
-use super::cases::{layer_index, resolve};
+use super::layer_name::layer_index;
 use cuth::error::InputError;
 use cuth::stack::{PowerSpec, Stack};
 use cuth::thermal::sweep::SweepCase;
@@ -138,4 +138,20 @@ pub fn from_csv(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputError
         case.power.push((l, resolve(base, spec)));
     }
     Ok(cases)
+}
+
+/// Paths relative to the manifest's directory.
+fn resolve(base: &Path, spec: PowerSpec) -> PowerSpec {
+    let abs = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
+    match spec {
+        PowerSpec::Raster { file, total } => PowerSpec::Raster {
+            file: abs(file),
+            total,
+        },
+        PowerSpec::Ptrace { file, row } => PowerSpec::Ptrace {
+            file: abs(file),
+            row,
+        },
+        other => other,
+    }
 }

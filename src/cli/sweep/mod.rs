@@ -9,6 +9,7 @@
 
 mod cases;
 mod csv_manifest;
+mod layer_name;
 mod report;
 mod table;
 

@@ -2,8 +2,8 @@
 //! units or its painted plane: overlapping material units, and power that
 //! would land on a cell with no material.
 
+use crate::formats::flp::FlpUnit;
 use crate::grid::Grid;
-use crate::power::flp::FlpUnit;
 use crate::power::{invalid, LayerPower, PowerError};
 use crate::stack::UnitMaterial;
 use std::path::Path;
@@ -54,7 +54,7 @@ pub(super) fn check_absent_power(
     src: &Path,
     field: &str,
 ) -> Result<(), PowerError> {
-    let mix = crate::assemble::layer_material(grid, p);
+    let mix = crate::power::layer_material(grid, p);
     for (j, &w) in p.map_w.iter().enumerate() {
         if w > 0.0 && mix.mix(j, layer.material).is_absent() {
             let (x, y) = (j % grid.nx, j / grid.nx);

@@ -4,8 +4,8 @@
 //! rectangle's or a raster's power onto the grid. Split from `layer.rs`,
 //! which walks the sources and keeps the blocks and material patches.
 
+use crate::formats::csv_raster::{Raster, RasterUnit};
 use crate::grid::Grid;
-use crate::power::csv_raster::{Raster, RasterUnit};
 use crate::power::rasterize::{add_pixels, add_rect};
 use crate::power::{invalid, PowerError, Rect};
 use crate::stack::units::show_m;

@@ -72,7 +72,7 @@ pub(in crate::stack) fn leakage(
     l: Option<LeakageSpec>,
 ) -> Result<Option<LeakageSpec>, StackError> {
     let Some(l) = l else { return Ok(None) };
-    if !(l.p_ref.is_finite() && l.p_ref >= 0.0 && l.p_ref <= crate::power::MAX_POWER_W) {
+    if !(l.p_ref.is_finite() && l.p_ref >= 0.0 && l.p_ref <= crate::formats::MAX_POWER_W) {
         return Err(invalid(
             file,
             format!("{field}.p_ref"),

@@ -3,15 +3,14 @@
 //! and each number checked for sign and finiteness ([`checks`]; materials
 //! and leakage in [`material`]).
 
-mod checks;
-mod material;
+pub(super) mod checks;
+pub(super) mod material;
 
 use super::schema::{PowerSpec, StackFile};
 use super::{Layer, Stack, StackError};
-pub(super) use checks::invalid;
-pub(super) use checks::{check_grid, check_name};
-use checks::{non_negative, positive};
-pub(super) use material::{leakage, material, material_at};
+pub(super) use checks::check_grid;
+use checks::{check_name, invalid, non_negative, positive};
+use material::{leakage, material};
 use std::path::{Path, PathBuf};
 
 fn resolve_path(base: &Path, p: &Path) -> PathBuf {
@@ -120,7 +119,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         (None, c) => 8.0 * c.unwrap_or(0.0),
     };
     if let Some(c) = cell {
-        // Snapped lines closer than a tenth of `cell` merge (`stack::mesh`):
+        // Snapped lines closer than a tenth of `cell` merge (`geometry::axis_edges`):
         // a cell wider than the domain would leave one cell and no outline.
         if c > width_m.max(length_m) {
             return Err(invalid(

@@ -3,10 +3,11 @@
 //! metres, separated by tabs or spaces. The two optional columns override the
 //! layer's material inside the unit (HotSpot uses them for TSVs and TIM
 //! patches). Hands the units, with their line numbers for later messages, to
-//! [`super::layer_power`], which checks them against the footprint.
+//! `power::layer_power`, which checks them against the footprint.
 
-use super::{invalid, PowerError, Rect};
-use crate::stack::Material;
+use super::{invalid, ReadError};
+use crate::geometry::Rect;
+use crate::material::Material;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -25,9 +26,9 @@ pub struct FlpUnit {
 }
 
 /// Reads and parses a floorplan file.
-pub fn read_flp(path: &Path) -> Result<Vec<FlpUnit>, PowerError> {
+pub fn read_flp(path: &Path) -> Result<Vec<FlpUnit>, ReadError> {
     let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
-        PowerError::Io {
+        ReadError::Io {
             file: path.to_path_buf(),
             source,
         }
@@ -36,7 +37,7 @@ pub fn read_flp(path: &Path) -> Result<Vec<FlpUnit>, PowerError> {
 }
 
 /// Parses floorplan text; `file` is used in messages only.
-pub fn parse_flp(text: &str, file: &Path) -> Result<Vec<FlpUnit>, PowerError> {
+pub fn parse_flp(text: &str, file: &Path) -> Result<Vec<FlpUnit>, ReadError> {
     let mut units: Vec<FlpUnit> = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, raw) in text.lines().enumerate() {
@@ -152,7 +153,7 @@ pub fn parse_flp(text: &str, file: &Path) -> Result<Vec<FlpUnit>, PowerError> {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Vec<FlpUnit>, PowerError> {
+    fn parse(text: &str) -> Result<Vec<FlpUnit>, ReadError> {
         parse_flp(text, Path::new("test.flp"))
     }
 
@@ -217,7 +218,7 @@ mod tests {
     #[test]
     fn missing_file_is_io_error_naming_the_path() {
         let e = read_flp(Path::new("/nonexistent/dir/x.flp")).unwrap_err();
-        assert!(matches!(e, PowerError::Io { .. }));
+        assert!(matches!(e, ReadError::Io { .. }));
         assert!(e.to_string().contains("/nonexistent/dir/x.flp"));
     }
 }

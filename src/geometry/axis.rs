@@ -1,8 +1,8 @@
-//! The non-uniform in-plane grid of a `[grid] cell = ...` stack: one axis at
-//! a time, grid lines snapped to every given edge (outlines, regions,
-//! floorplan units, inline blocks, cooling rectangles), cells no wider than
-//! `cell` over the powered dies and growing by at most `growth` per cell away
-//! from them. Hands column and row widths to [`crate::grid::Grid`].
+//! Cell edges along one axis: uniform ([`uniform_axis`]), or the
+//! non-uniform axis of a `[grid] cell = ...` stack ([`axis_edges`]): grid
+//! lines snapped to every given edge (outlines, regions, floorplan units,
+//! inline blocks, cooling rectangles), cells no wider than `cell` over the
+//! powered dies and growing by at most `growth` per cell away from them.
 //!
 //! Between two snapped lines the cells follow the size field
 //! `s(x) = min(max_cell, cell + ln(growth)·dist(x, powered))`: n = ⌈∫ dx/s⌉ cells placed at
@@ -22,6 +22,28 @@ const MERGE: f64 = 0.1;
 const SAMPLES: usize = 256;
 /// Most cells per axis the mesher will make.
 pub const MAX_AXIS_CELLS: usize = 1 << 16;
+
+/// `n` equal widths over `extent` and their edges `i·d` (computed as the
+/// uniform grid always did, so uniform results stay bit-identical).
+pub fn uniform_axis(extent: f64, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let d = extent / n as f64;
+    (vec![d; n], (0..=n).map(|i| i as f64 * d).collect())
+}
+
+/// Edges of cells of the given widths, from 0.
+pub fn edges_of(widths: &[f64]) -> Vec<f64> {
+    std::iter::once(0.0)
+        .chain(widths.iter().scan(0.0, |s, w| {
+            *s += w;
+            Some(*s)
+        }))
+        .collect()
+}
+
+/// Widths of the cells between consecutive `edges`.
+pub fn widths_of(edges: &[f64]) -> Vec<f64> {
+    edges.windows(2).map(|p| p[1] - p[0]).collect()
+}
 
 /// Edges of the cells of one axis `[0, extent]`, from 0 to `extent`. Every
 /// kept snapped line is an edge exactly (the value given, not a running
@@ -113,16 +135,13 @@ pub fn axis_edges(
 mod tests {
     use super::*;
 
-    fn widths(edges: &[f64]) -> Vec<f64> {
-        edges.windows(2).map(|p| p[1] - p[0]).collect()
-    }
-
     #[test]
     fn lines_are_edges_and_fine_cells_are_small() {
         let lines = [3e-3, 7e-3, 7.0000000000001e-3, 5.5e-3];
-        let w =
-            widths(&axis_edges(20e-3, &lines, &[(3e-3, 7e-3)], 1e-4, 1.2, f64::INFINITY).unwrap());
-        let edges = crate::grid::edges_of(&w);
+        let w = widths_of(
+            &axis_edges(20e-3, &lines, &[(3e-3, 7e-3)], 1e-4, 1.2, f64::INFINITY).unwrap(),
+        );
+        let edges = edges_of(&w);
         assert!((edges.last().unwrap() - 20e-3).abs() < 1e-15);
         for l in [3e-3, 5.5e-3, 7e-3] {
             assert!(edges.iter().any(|e| (e - l).abs() < 1e-12), "line {l}");
@@ -143,50 +162,8 @@ mod tests {
 
     #[test]
     fn no_fine_interval_means_uniform() {
-        let w = widths(&axis_edges(1e-3, &[], &[], 1e-4, 1.2, f64::INFINITY).unwrap());
+        let w = widths_of(&axis_edges(1e-3, &[], &[], 1e-4, 1.2, f64::INFINITY).unwrap());
         assert_eq!(w.len(), 10);
         assert!(w.iter().all(|&x| (x - 1e-4).abs() < 1e-18));
-    }
-
-    /// A 10 mm die outline on a 30 mm domain, its edges on every kind of
-    /// snapped line (the domain's edge, a line between graded cells, one
-    /// between uniform cells),
-    /// for cells from 400 um to 25 um: each line is an edge exactly, and
-    /// the die covers no cell by a rounding sliver.
-    #[test]
-    fn snapped_lines_are_exact_edges_and_leave_no_sliver() {
-        use crate::power::{rasterize::coverage, Rect};
-        let extent = 30e-3;
-        let dies = [
-            (10e-3, 20e-3),
-            (0.0, 10e-3),
-            (20e-3, 30e-3),
-            (10.1e-3, 20.1e-3),
-        ];
-        for cell in [4e-4, 2e-4, 1e-4, 5e-5, 2.5e-5] {
-            for &(lo, hi) in &dies {
-                let lines = [lo, hi, 10.1e-3, 0.7e-3, 17.3e-3];
-                let e = axis_edges(extent, &lines, &[(lo, hi)], cell, 1.2, 2e-3).unwrap();
-                assert_eq!((e[0], e[e.len() - 1]), (0.0, extent));
-                for l in [lo, hi] {
-                    assert!(e.contains(&l), "cell {cell}: line {l} is no edge");
-                }
-                let w: Vec<f64> = e.windows(2).map(|p| p[1] - p[0]).collect();
-                let grid = crate::grid::Grid::new(w.clone(), e.clone(), w, e, vec![1e-4], vec![0]);
-                let die = Rect {
-                    x0: lo,
-                    y0: lo,
-                    x1: hi,
-                    y1: hi,
-                };
-                for (j, a) in coverage(&die, &grid) {
-                    let f = a / grid.cell_area(j);
-                    assert!(
-                        f >= 1e-9,
-                        "cell {cell}, die {lo}..{hi}: cell {j} covered {f:e}"
-                    );
-                }
-            }
-        }
     }
 }

@@ -3,9 +3,9 @@
 //! per unit, in watts. A 3D trace holds the units of every layer, so lookups
 //! are by name and unused columns are fine. Hands per-unit powers (the mean of
 //! the rows for steady state, as HotSpot does, or one chosen row) to
-//! [`super::layer_power`].
+//! `power::layer_power`.
 
-use super::{invalid, PowerError};
+use super::{invalid, ReadError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -21,9 +21,9 @@ pub struct PowerTrace {
 }
 
 /// Reads and parses a power trace file.
-pub fn read_ptrace(path: &Path) -> Result<PowerTrace, PowerError> {
+pub fn read_ptrace(path: &Path) -> Result<PowerTrace, ReadError> {
     let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
-        PowerError::Io {
+        ReadError::Io {
             file: path.to_path_buf(),
             source,
         }
@@ -34,7 +34,7 @@ pub fn read_ptrace(path: &Path) -> Result<PowerTrace, PowerError> {
 /// Parses trace text; `file` is used in messages. Blank lines and lines
 /// starting with `#` are skipped (HotSpot has no comments, but they cost
 /// nothing and help hand-written traces).
-pub fn parse_ptrace(text: &str, file: &Path) -> Result<PowerTrace, PowerError> {
+pub fn parse_ptrace(text: &str, file: &Path) -> Result<PowerTrace, ReadError> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -137,7 +137,7 @@ impl PowerTrace {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<PowerTrace, PowerError> {
+    fn parse(text: &str) -> Result<PowerTrace, ReadError> {
         parse_ptrace(text, Path::new("t.ptrace"))
     }
 

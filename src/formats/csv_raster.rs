@@ -3,10 +3,10 @@
 //! to power. Both are read like an image: the first row is the top edge
 //! (max y), the first column the left edge (min x), so pixel (c, r) of an
 //! R×C raster covers x ∈ [c·W/C, (c+1)·W/C], y ∈ [(R−1−r)·L/R, (R−r)·L/R].
-//! Hands a [`Raster`] to [`super::layer_power`], which scales it and spreads
-//! it onto the grid with [`super::rasterize::add_pixels`].
+//! Hands a [`Raster`] to `power::layer_power`, which scales it and spreads
+//! it onto the grid with `power::rasterize::add_pixels`.
 
-use super::{invalid, PowerError};
+use super::{invalid, ReadError};
 use std::path::Path;
 
 /// What a raster's values mean.
@@ -34,7 +34,7 @@ impl Raster {
 }
 
 /// Reads a `.png` as a relative map, anything else as a CSV of watts.
-pub fn read_raster(path: &Path) -> Result<Raster, PowerError> {
+pub fn read_raster(path: &Path) -> Result<Raster, ReadError> {
     let is_png = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
@@ -45,8 +45,8 @@ pub fn read_raster(path: &Path) -> Result<Raster, PowerError> {
     }
 }
 
-fn io_error(path: &Path, source: std::io::Error) -> PowerError {
-    PowerError::Io {
+fn io_error(path: &Path, source: std::io::Error) -> ReadError {
+    ReadError::Io {
         file: path.to_path_buf(),
         source,
     }
@@ -55,14 +55,14 @@ fn io_error(path: &Path, source: std::io::Error) -> PowerError {
 /// Reads a CSV of watts per pixel: comma separated, no header, fields
 /// trimmed, blank lines and lines starting with `#` skipped. Every row must
 /// have the same number of values, each finite and ≥ 0.
-pub fn read_csv_raster(path: &Path) -> Result<Raster, PowerError> {
+pub fn read_csv_raster(path: &Path) -> Result<Raster, ReadError> {
     let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
         .map_err(|e| io_error(path, e))?;
     parse_csv_raster(bytes.as_slice(), path)
 }
 
 /// Parses CSV raster text from any reader; `file` is used in messages.
-pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Raster, PowerError> {
+pub fn parse_csv_raster<R: std::io::Read>(reader: R, file: &Path) -> Result<Raster, ReadError> {
     parse_csv_values(reader, file, &POWER_VALUES)
 }
 
@@ -84,7 +84,7 @@ const FILM_VALUES: Values = Values {
 
 /// Reads a CSV cooling map (`h_top`/`h_bottom = { file = .. }`): W/(m²·K)
 /// per pixel, each finite and in 0..=1e12; otherwise as [`read_csv_raster`].
-pub fn read_csv_film_raster(path: &Path) -> Result<Raster, PowerError> {
+pub fn read_csv_film_raster(path: &Path) -> Result<Raster, ReadError> {
     let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
         .map_err(|e| io_error(path, e))?;
     parse_csv_values(bytes.as_slice(), path, &FILM_VALUES)
@@ -94,7 +94,7 @@ fn parse_csv_values<R: std::io::Read>(
     reader: R,
     file: &Path,
     kind: &Values,
-) -> Result<Raster, PowerError> {
+) -> Result<Raster, ReadError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .trim(csv::Trim::All)
@@ -161,14 +161,14 @@ fn parse_csv_values<R: std::io::Read>(
 
 /// Reads a PNG as relative power: 8- or 16-bit gray, or colour converted to
 /// luma; alpha is ignored.
-pub fn read_png_raster(path: &Path) -> Result<Raster, PowerError> {
+pub fn read_png_raster(path: &Path) -> Result<Raster, ReadError> {
     let bytes = crate::input::read_limited(path, crate::input::MAX_RASTER_BYTES)
         .map_err(|e| io_error(path, e))?;
     parse_png_raster(&bytes, path)
 }
 
 /// Decodes PNG bytes as [`read_png_raster`] does; `path` is used in messages.
-pub fn parse_png_raster(bytes: &[u8], path: &Path) -> Result<Raster, PowerError> {
+pub fn parse_png_raster(bytes: &[u8], path: &Path) -> Result<Raster, ReadError> {
     let img = image::load_from_memory_with_format(bytes, image::ImageFormat::Png)
         .map_err(|e| invalid(path, "png", format!("cannot decode: {e}")))?
         .to_luma16();
@@ -189,7 +189,7 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn parse(text: &str) -> Result<Raster, PowerError> {
+    fn parse(text: &str) -> Result<Raster, ReadError> {
         parse_csv_raster(text.as_bytes(), Path::new("map.csv"))
     }
 
@@ -238,9 +238,9 @@ mod tests {
     #[test]
     fn missing_and_undecodable_files() {
         let e = read_raster(Path::new("/nonexistent/p.csv")).unwrap_err();
-        assert!(matches!(e, PowerError::Io { .. }) && e.to_string().contains("/nonexistent/p.csv"));
+        assert!(matches!(e, ReadError::Io { .. }) && e.to_string().contains("/nonexistent/p.csv"));
         let e = read_raster(Path::new("/nonexistent/p.png")).unwrap_err();
-        assert!(matches!(e, PowerError::Io { .. }) && e.to_string().contains("/nonexistent/p.png"));
+        assert!(matches!(e, ReadError::Io { .. }) && e.to_string().contains("/nonexistent/p.png"));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.PNG");
         std::fs::File::create(&path)

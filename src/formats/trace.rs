@@ -3,10 +3,10 @@
 //! column is the time in seconds (`time,<block>,<block>,...`), told apart by
 //! their content ([`detect_format`]); CSV is read through the `csv` crate. Each row holds
 //! from its time until the next row's time (piecewise constant); the last row
-//! holds forever. Hands rows of block powers to [`super::schedule`].
+//! holds forever. Hands rows of block powers to `power::schedule`.
 
 use super::ptrace::parse_ptrace;
-use super::{invalid, PowerError};
+use super::{invalid, ReadError};
 use std::path::{Path, PathBuf};
 
 /// When each row of a trace starts.
@@ -107,9 +107,9 @@ pub fn read_time_trace(
     path: &Path,
     sample_interval: Option<f64>,
     default_interval: f64,
-) -> Result<TimeTrace, PowerError> {
+) -> Result<TimeTrace, ReadError> {
     let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
-        PowerError::Io {
+        ReadError::Io {
             file: path.to_path_buf(),
             source,
         }
@@ -144,7 +144,7 @@ pub fn read_time_trace(
 /// The records of CSV text through the `csv` crate (quoted names allowed,
 /// fields trimmed, rows of any length: checked by the caller), each with its
 /// line number; blank lines and lines starting with `#` are skipped.
-fn csv_records(text: &str, file: &Path) -> Result<Vec<(usize, csv::StringRecord)>, PowerError> {
+fn csv_records(text: &str, file: &Path) -> Result<Vec<(usize, csv::StringRecord)>, ReadError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .trim(csv::Trim::All)
@@ -172,7 +172,7 @@ fn csv_records(text: &str, file: &Path) -> Result<Vec<(usize, csv::StringRecord)
 /// finite, ≥ 0, strictly increasing) and one power (W, finite, ≥ 0) per name.
 /// Blank lines and lines starting with `#` are skipped; names may be quoted
 /// (as cuth's own `timeseries.csv` quotes them).
-pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError> {
+pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, ReadError> {
     let records = csv_records(text, file)?;
     let mut lines = records.iter();
     let Some((hl, header)) = lines.next() else {
@@ -288,7 +288,7 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, PowerError>
 mod tests {
     use super::*;
 
-    fn csv(text: &str) -> Result<TimeTrace, PowerError> {
+    fn csv(text: &str) -> Result<TimeTrace, ReadError> {
         parse_csv_trace(text, Path::new("w.csv"))
     }
 
