@@ -27,8 +27,10 @@ pub mod batch;
 mod chebyshev;
 pub mod cpu;
 pub mod cuda;
+pub mod memory_limit;
 pub mod mg;
 pub mod nonlinear;
+pub mod reduce;
 
 use crate::matrix::QuadDiag;
 use crate::thermal::assembly_input::AssemblyInput;
@@ -245,11 +247,11 @@ pub trait QuadDiagOps: Backend {
     }
 
     /// Σ v (a plane of films) in the fixed chunks of
-    /// `thermal::field_stats::CHUNK`, added in order, reduced where v lives
+    /// [`reduce::CHUNK`], added in order, reduced where v lives
     /// (the default downloads it).
     fn chunked_total(&self, v: &Self::Vector) -> Result<f64, BackendError> {
         let h = self.download(v)?;
-        Ok(crate::thermal::field_stats::chunked_sum(&h, |x| x))
+        Ok(reduce::chunked_sum(&h, |x| x))
     }
 
     /// The post-solve statistics of the solution `x` reduced where it lives
