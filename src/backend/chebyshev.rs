@@ -1,9 +1,9 @@
 //! The Chebyshev preconditioner's capabilities: its f64 steps for any
 //! operator with a diagonal ([`ChebyshevOps`]), the steps below f64 on the
 //! Jacobi-scaled Quad-Diag matrix ([`ScaledChebyshevOps`]), and
-//! [`ChebyshevBackend`], the set of capabilities the thermal solvers need.
+//! [`ChebyshevBackend`], the set of capabilities the Quad-Diag solvers need.
 
-use super::{mg, nonlinear, Backend, BackendError, QuadDiagOps};
+use super::{mg, Backend, BackendError, QuadDiagOps};
 use crate::matrix::precision::ScaledQuadDiag;
 
 /// The work vectors of one Chebyshev recurrence in element type `V`'s
@@ -103,20 +103,15 @@ pub trait ScaledChebyshevOps<T>: Backend {
     ) -> Result<(), BackendError>;
 }
 
-/// A backend with everything the thermal solvers use: the Quad-Diag matrix
-/// and the Chebyshev preconditioner in every precision `--precision` can ask
-/// for.
+/// A backend with everything the Quad-Diag solvers use: the matrix, the
+/// Chebyshev preconditioner in every precision `--precision` can ask for
+/// and the multigrid grid operations.
 pub trait ChebyshevBackend:
-    QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps + nonlinear::NonlinearOps
+    QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps
 {
 }
 
-impl<
-        B: QuadDiagOps
-            + ChebyshevOps
-            + ScaledChebyshevOps<f32>
-            + mg::MultigridOps
-            + nonlinear::NonlinearOps,
-    > ChebyshevBackend for B
+impl<B: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps> ChebyshevBackend
+    for B
 {
 }

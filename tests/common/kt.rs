@@ -5,11 +5,11 @@
 //! `#[path = "common/kt.rs"] mod kt;` beside `mod common;`.
 #![allow(dead_code)]
 
-use cuth::backend::ChebyshevBackend;
 use cuth::grid::Grid;
 use cuth::power::schedule::PowerSchedule;
 use cuth::power::{layer_power, LayerPower};
 use cuth::stack::Stack;
+use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::transient::{run_transient, StepView, TransientOptions, TransientOutcome};
 use std::path::{Path, PathBuf};
 
@@ -60,7 +60,7 @@ pub fn base_power(s: &Stack) -> Vec<LayerPower> {
 }
 
 /// A transient run of `s` on `be` that must succeed.
-pub fn transient<B: ChebyshevBackend + 'static>(
+pub fn transient<B: ThermalBackend + 'static>(
     be: &B,
     s: &Stack,
     sched: &PowerSchedule,

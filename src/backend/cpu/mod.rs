@@ -9,7 +9,6 @@ mod batch;
 mod kernels;
 mod mg;
 mod mixed;
-mod nonlinear;
 
 use super::{Backend, BackendError, DeviceReport, Ratio};
 
