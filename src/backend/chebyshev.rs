@@ -44,7 +44,6 @@ pub trait ChebyshevOps: Backend {
     ) -> Result<(), BackendError>;
     /// Later step after q = A d (the caller then swaps d and d_next):
     /// res −= q;  d_next = α d + β D⁻¹ res;  z += d_next  (64 B/row).
-    #[allow(clippy::too_many_arguments)]
     fn cheb_update(
         &self,
         q: &Self::Vector,
@@ -78,7 +77,6 @@ pub trait ScaledChebyshevOps<T>: Backend {
     fn scaled_work(&self, n: usize) -> Result<ChebWork<Self::ScaledVector>, BackendError>;
     /// First step: r̂ = S r;  res = r̂;  d = c·r̂;  ẑ = d, and when `last`
     /// (degree 1) only z = S d, in f64.
-    #[allow(clippy::too_many_arguments)]
     fn scaled_init(
         &self,
         a: &Self::ScaledMatrix,
@@ -91,7 +89,6 @@ pub trait ScaledChebyshevOps<T>: Backend {
     /// Later steps (the caller then swaps d and d_next): res −= Â d;
     /// d_next = α d + β res;  ẑ += d_next, and when `last` only
     /// z = S (ẑ + d_next), in f64.
-    #[allow(clippy::too_many_arguments)]
     fn scaled_step(
         &self,
         a: &Self::ScaledMatrix,
