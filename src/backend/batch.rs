@@ -185,7 +185,6 @@ pub trait BatchOps: MultigridOps {
         mask: usize,
     ) -> Result<(), BackendError>;
     /// [`MultigridOps::mg_prolong_add`] on every vector.
-    #[allow(clippy::too_many_arguments)]
     fn batch_mg_prolong_add(
         &self,
         k: usize,

@@ -1,9 +1,9 @@
 //! The Chebyshev preconditioner's capabilities: its f64 steps for any
 //! operator with a diagonal ([`ChebyshevOps`]), the steps below f64 on the
 //! Jacobi-scaled Quad-Diag matrix ([`ScaledChebyshevOps`]), and
-//! [`ChebyshevBackend`], the set of capabilities the thermal solvers need.
+//! [`ChebyshevBackend`], the set of capabilities the Quad-Diag solvers need.
 
-use super::{mg, nonlinear, Backend, BackendError, QuadDiagOps};
+use super::{mg, Backend, BackendError, QuadDiagOps};
 use crate::matrix::precision::ScaledQuadDiag;
 
 /// The work vectors of one Chebyshev recurrence in element type `V`'s
@@ -44,7 +44,6 @@ pub trait ChebyshevOps: Backend {
     ) -> Result<(), BackendError>;
     /// Later step after q = A d (the caller then swaps d and d_next):
     /// res −= q;  d_next = α d + β D⁻¹ res;  z += d_next  (64 B/row).
-    #[allow(clippy::too_many_arguments)]
     fn cheb_update(
         &self,
         q: &Self::Vector,
@@ -78,7 +77,6 @@ pub trait ScaledChebyshevOps<T>: Backend {
     fn scaled_work(&self, n: usize) -> Result<ChebWork<Self::ScaledVector>, BackendError>;
     /// First step: r̂ = S r;  res = r̂;  d = c·r̂;  ẑ = d, and when `last`
     /// (degree 1) only z = S d, in f64.
-    #[allow(clippy::too_many_arguments)]
     fn scaled_init(
         &self,
         a: &Self::ScaledMatrix,
@@ -91,7 +89,6 @@ pub trait ScaledChebyshevOps<T>: Backend {
     /// Later steps (the caller then swaps d and d_next): res −= Â d;
     /// d_next = α d + β res;  ẑ += d_next, and when `last` only
     /// z = S (ẑ + d_next), in f64.
-    #[allow(clippy::too_many_arguments)]
     fn scaled_step(
         &self,
         a: &Self::ScaledMatrix,
@@ -103,20 +100,15 @@ pub trait ScaledChebyshevOps<T>: Backend {
     ) -> Result<(), BackendError>;
 }
 
-/// A backend with everything the thermal solvers use: the Quad-Diag matrix
-/// and the Chebyshev preconditioner in every precision `--precision` can ask
-/// for.
+/// A backend with everything the Quad-Diag solvers use: the matrix, the
+/// Chebyshev preconditioner in every precision `--precision` can ask for
+/// and the multigrid grid operations.
 pub trait ChebyshevBackend:
-    QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps + nonlinear::NonlinearOps
+    QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps
 {
 }
 
-impl<
-        B: QuadDiagOps
-            + ChebyshevOps
-            + ScaledChebyshevOps<f32>
-            + mg::MultigridOps
-            + nonlinear::NonlinearOps,
-    > ChebyshevBackend for B
+impl<B: QuadDiagOps + ChebyshevOps + ScaledChebyshevOps<f32> + mg::MultigridOps> ChebyshevBackend
+    for B
 {
 }

@@ -7,7 +7,7 @@
 //! `kernels/mg.cu`.
 
 use super::{BackendError, QuadDiagOps};
-use crate::linalg::mg::{AxisMap, Coarsening};
+use crate::matrix::coarsen::{AxisMap, Coarsening};
 
 /// What the smoother may assume about x before a half-sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub trait MultigridOps: QuadDiagOps {
     ) -> Result<Self::Matrix, BackendError> {
         let host = self.host_matrix(a)?;
         check_axes(&*host, mx, my)?;
-        self.upload_matrix(&crate::linalg::mg::coarsen_with(&host, mx, my))
+        self.upload_matrix(&crate::matrix::coarsen::coarsen_with(&host, mx, my))
     }
 
     /// The inverse pivots of `a`'s z columns (`linalg::mg::line_pivots`,
@@ -70,7 +70,7 @@ pub trait MultigridOps: QuadDiagOps {
     /// host.
     fn mg_line_pivots(&self, a: &Self::Matrix) -> Result<Self::Vector, BackendError> {
         let host = self.host_matrix(a)?;
-        self.upload(&crate::linalg::mg::line_pivots(&host))
+        self.upload(&crate::matrix::coarsen::line_pivots(&host))
     }
 
     /// Frees the coupling to ambient (`amb`) of a level's operator once the
@@ -158,7 +158,7 @@ pub trait HasShape {
     fn shape(&self) -> (usize, usize, usize);
 }
 
-impl HasShape for crate::linalg::QuadDiag {
+impl HasShape for crate::matrix::QuadDiag {
     fn shape(&self) -> (usize, usize, usize) {
         (self.nx, self.ny, self.nz)
     }
@@ -173,7 +173,7 @@ impl HasShape for LevelShape<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::QuadDiag;
+    use crate::matrix::QuadDiag;
 
     #[test]
     fn axis_maps_of_a_step_pass_and_bad_ones_are_refused() {

@@ -11,12 +11,15 @@
 //! matrix), [`ChebyshevOps`] (the Chebyshev steps in f64 for any operator
 //! with a diagonal), [`ScaledChebyshevOps`] (the steps below f64 on the
 //! Jacobi-scaled Â, generic over the arithmetic's element type) and
-//! `topopt::ElasticBackend` (the matrix-free elasticity operator). A new
-//! family (grid transfers for multigrid, say) is one more such trait.
+//! [`mg::MultigridOps`] (the multigrid preconditioner's grid operations).
 //! [`batch::BatchOps`] runs PCG and the multigrid cycle over k right-hand
-//! sides at once (sweeps). [`nonlinear::NonlinearOps`] holds the outer iteration
-//! of temperature-dependent solves. [`ChebyshevBackend`] names the set the thermal solvers need (with
-//! [`mg::MultigridOps`], the multigrid preconditioner's grid operations).
+//! sides at once (sweeps). [`ChebyshevBackend`] names the solver set.
+//!
+//! The executor knows no physics: what an application does on the device
+//! is its own capability trait, implemented for these executors in its own
+//! module with its own kernel families (`thermal::device::ThermalOps` for
+//! assembly, leakage, statistics and right-hand-side shifts,
+//! `topopt::ElasticBackend` for the matrix-free elasticity operator).
 //!
 //! Scalars produced by reductions stay on the device in a [`Backend::Scalars`]
 //! buffer of numbered slots; kernels that need a coefficient read it from there
@@ -27,12 +30,11 @@ pub mod batch;
 mod chebyshev;
 pub mod cpu;
 pub mod cuda;
+pub mod memory_limit;
 pub mod mg;
-pub mod nonlinear;
+pub mod reduce;
 
 use crate::matrix::QuadDiag;
-use crate::thermal::assembly_input::AssemblyInput;
-use crate::thermal::field_stats::device::{StatsPartials, StatsRequest};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -219,7 +221,7 @@ pub trait Backend {
     ) -> Result<(), BackendError>;
 }
 
-/// The thermal Quad-Diag matrix (`matrix::QuadDiag`) on a device.
+/// The Quad-Diag matrix (`matrix::QuadDiag`) on a device.
 pub trait QuadDiagOps: Backend {
     /// A Quad-Diag matrix living on this device ('static: multigrid finds
     /// it behind a `LinearOperator` by downcasting).
@@ -229,59 +231,6 @@ pub trait QuadDiagOps: Backend {
     /// that their first launch is not timed with the compiler. A solve's
     /// planning calls it; launching without it works too.
     fn prepare_quad_diag(&self) -> Result<(), BackendError> {
-        Ok(())
-    }
-
-    /// The steady system of `inp` built on this device (device assembly):
-    /// the matrix and the right-hand side where they will be
-    /// used, and the planes' conductances to ambient on the host. `None`
-    /// where this executor assembles on the host (the CPU, in parallel).
-    fn assemble_on_device(
-        &self,
-        inp: &AssemblyInput,
-    ) -> Result<Option<DeviceAssemblyOf<Self>>, BackendError> {
-        let _ = inp;
-        Ok(None)
-    }
-
-    /// Σ v (a plane of films) in the fixed chunks of
-    /// `thermal::field_stats::CHUNK`, added in order, reduced where v lives
-    /// (the default downloads it).
-    fn chunked_total(&self, v: &Self::Vector) -> Result<f64, BackendError> {
-        let h = self.download(v)?;
-        Ok(crate::thermal::field_stats::chunked_sum(&h, |x| x))
-    }
-
-    /// The post-solve statistics of the solution `x` reduced where it lives
-    /// (`thermal::field_stats::device`), with the films `g_top`
-    /// and `g_bottom` of its device assembly. `None`: this executor does
-    /// not, and the caller folds the downloaded field.
-    fn field_partials(
-        &self,
-        x: &Self::Vector,
-        g_top: &Self::Vector,
-        g_bottom: &Self::Vector,
-        req: &StatsRequest,
-    ) -> Result<Option<StatsPartials>, BackendError> {
-        let _ = (x, g_top, g_bottom, req);
-        Ok(None)
-    }
-
-    /// b −= c·amb(a), the shift of `linalg::offset` applied where b lives
-    /// (the default goes through the host).
-    fn shift_rhs(
-        &self,
-        a: &Self::Matrix,
-        c: f64,
-        b: &mut Self::Vector,
-    ) -> Result<(), BackendError> {
-        let amb = self.host_matrix(a)?.amb.clone();
-        let mut h = self.download(b)?;
-        if h.len() != amb.len() {
-            return Err(BackendError::Length(h.len(), amb.len()));
-        }
-        h.iter_mut().zip(&amb).for_each(|(x, e)| *x -= c * e);
-        *b = self.upload(&h)?;
         Ok(())
     }
 
@@ -342,18 +291,3 @@ pub trait QuadDiagOps: Backend {
         z: &mut Self::Vector,
     ) -> Result<(), BackendError>;
 }
-
-/// What [`QuadDiagOps::assemble_on_device`] returns.
-pub struct DeviceAssembly<M, V> {
-    pub a: M,
-    /// Power per cell, W.
-    pub rhs: V,
-    /// Conductance to ambient per top-plane cell, W/K (one plane, where the
-    /// matrix lives: the statistics read it there).
-    pub g_top: V,
-    /// Same for the bottom plane (zeros when adiabatic).
-    pub g_bottom: V,
-}
-
-/// [`DeviceAssembly`] of backend `B`'s matrix and vector types.
-pub type DeviceAssemblyOf<B> = DeviceAssembly<<B as QuadDiagOps>::Matrix, <B as Backend>::Vector>;

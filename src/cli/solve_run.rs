@@ -5,11 +5,12 @@
 //! CPU there when it is unusable.
 
 use super::plan::{Device, RunPlan};
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, BackendError, ChebyshevBackend};
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, BackendError};
 use cuth::linalg::{PrecisionMode, PrecondKind};
 use cuth::output::npy::NpyDtype;
 use cuth::output::OutputOptions;
 use cuth::thermal::assembly_input::InputParts;
+use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
 use cuth::thermal::steady::{
     rasterize_layers, solve_steady_for, KeepField, LayerMaps, PowerSums, Prepared, SteadyOutcome,
@@ -46,7 +47,7 @@ pub(super) fn run_on<B, E>(
     keep: &KeepField,
 ) -> anyhow::Result<(SteadyOutcome, LayerMaps)>
 where
-    B: ChebyshevBackend + Send + 'static,
+    B: ThermalBackend + Send + 'static,
     E: Send,
     anyhow::Error: From<E>,
 {
@@ -84,7 +85,7 @@ where
 
 /// [`run_on`] once `be` is open: the device's share of the memory plan,
 /// the solve, the phases' times.
-fn finish<B: ChebyshevBackend + 'static>(
+fn finish<B: ThermalBackend + 'static>(
     be: B,
     plan: &mut RunPlan,
     out: &OutputOptions,
@@ -191,10 +192,9 @@ pub(super) fn open_cuda(
     staged: usize,
     auto_probe: Option<JoinHandle<Result<(), BackendError>>>,
 ) -> anyhow::Result<Opened<CudaBackend>> {
-    use cuth::backend::cuda::{
-        ASSEMBLE, BLAS1, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG, STATS,
-    };
+    use cuth::backend::cuda::{BLAS1, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG};
     use cuth::profile::part;
+    use cuth::thermal::device::cuda::{ASSEMBLE, STATS};
     // `--device auto`: the probe started with the run; a CUDA that is not
     // usable means the CPU.
     if let Some(probe) = auto_probe {

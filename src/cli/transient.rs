@@ -5,7 +5,7 @@
 use super::common::RunArgs;
 use super::plan::{check_host_memory, Device, RunPlan, Typed};
 use anyhow::Context;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
 use cuth::error::InputError;
 use cuth::formats::trace::read_time_trace;
 use cuth::grid::Grid;
@@ -13,6 +13,7 @@ use cuth::output::{self, OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;
 use cuth::power::{layer_power, LayerPower};
 use cuth::stack::Stack;
+use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::transient::state::{encode_state, read_state};
 use cuth::thermal::transient::{
     run_transient, InitState, StepView, TransientOptions, TransientOutcome,
@@ -281,7 +282,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_on<B: ChebyshevBackend + 'static>(
+fn run_on<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     schedule: &PowerSchedule,

@@ -18,25 +18,12 @@
 use super::probes::ProbeCell;
 use super::steady::Coupling;
 use super::summary::EnergyBalance;
+pub use crate::backend::reduce::{chunked_sum, CHUNK};
 use crate::backend::BackendError;
 use crate::grid::Grid;
 use crate::power::LayerPower;
 use crate::stack::Stack;
 use rayon::prelude::*;
-
-/// Cells per chunk of a plane (fixed: the sums' rounding depends on it).
-pub const CHUNK: usize = 1 << 15;
-
-/// Σ v in fixed chunks of [`CHUNK`], the chunks in parallel and added in
-/// order: the same bits on every run and thread count (a plane of power or
-/// of film conductances; a sequential loop over 67 M values took 60 ms).
-pub fn chunked_sum(v: &[f64], f: impl Fn(f64) -> f64 + Sync) -> f64 {
-    let parts: Vec<f64> = v
-        .par_chunks(CHUNK)
-        .map(|c| c.iter().map(|&x| f(x)).sum::<f64>())
-        .collect();
-    parts.iter().sum()
-}
 
 /// A piece of the field starting at some cell.
 #[derive(Clone, Copy)]

@@ -4,6 +4,7 @@
 pub mod assembly_input;
 pub mod block_stats;
 pub mod block_stats_device;
+pub mod device;
 pub mod field_stats;
 pub mod memory_plan;
 pub mod nonlinear;

@@ -10,7 +10,7 @@ pub use super::summarize::PowerSums;
 pub use super::summarize::{energy_balance, energy_balance_of, Coupling};
 use super::summary::{MixedReport, SolverReport, Summary};
 use crate::assemble::assemble;
-use crate::backend::{Backend, BackendError, ChebyshevBackend};
+use crate::backend::{Backend, BackendError};
 use crate::grid::Grid;
 use crate::linalg::{
     build_thermal_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind,
@@ -19,6 +19,7 @@ use crate::linalg::{
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
 use crate::thermal::assembly_input::{AssemblyInput, InputParts};
+use crate::thermal::device::ThermalBackend;
 use crate::thermal::nonlinear::{NonlinearError, NonlinearOptions};
 use std::time::Instant;
 
@@ -139,7 +140,7 @@ pub enum SteadyError {
 /// Solves the steady temperature field of `stack` on backend `be`; a stack
 /// with temperature-dependent properties or leakage goes to the Picard
 /// iteration (`thermal::nonlinear::steady`), any other takes the linear path.
-pub fn solve_steady<B: ChebyshevBackend + 'static>(
+pub fn solve_steady<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,
@@ -150,7 +151,7 @@ pub fn solve_steady<B: ChebyshevBackend + 'static>(
 /// [`solve_steady`] keeping `keep` of the field (with [`KeepField::Maps`]
 /// the outcome's `temperature_k` is empty and the maps come beside it),
 /// from what the caller has `prepared`.
-pub fn solve_steady_for<B: ChebyshevBackend + 'static>(
+pub fn solve_steady_for<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,

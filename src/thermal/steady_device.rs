@@ -11,11 +11,11 @@ use super::field_stats::{FieldStats, FieldSummary, Piece};
 use super::steady::{Coupling, KeepField, SteadyError};
 use super::summarize::PowerSums;
 use crate::assemble::System;
-use crate::backend::{ChebyshevBackend, DeviceAssembly, QuadDiagOps};
 use crate::grid::Grid;
 use crate::linalg::Offset;
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::device::{DeviceAssembly, ThermalBackend, ThermalOps};
 
 /// The system as a solve holds it after assembly: whole on the host (CPU,
 /// or `CUTH_HOST_ASSEMBLY`), or on the device with its films there too.
@@ -36,7 +36,7 @@ pub(crate) struct DeviceFilms<V> {
 /// (summed on the device), b −= c·amb where b lives, and the two norms by
 /// device reductions.
 #[allow(clippy::type_complexity)]
-pub(crate) fn shift_on_device<B: ChebyshevBackend>(
+pub(crate) fn shift_on_device<B: ThermalBackend>(
     be: &B,
     sums: &PowerSums,
     dev: DeviceAssembly<B::Matrix, B::Vector>,
@@ -75,7 +75,7 @@ pub(crate) fn shift_on_device<B: ChebyshevBackend>(
 /// reduced on the device when it can and the whole field is not wanted,
 /// else folded piece by piece as x comes down.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn field_summary<B: QuadDiagOps>(
+pub(crate) fn field_summary<B: ThermalOps>(
     be: &B,
     stack: &Stack,
     grid: &Grid,

@@ -9,7 +9,6 @@
 use super::block_stats::layer_block_stats;
 use super::steady::SteadyOptions;
 use crate::assemble::{assemble, power_rhs, System};
-use crate::backend::ChebyshevBackend;
 use crate::grid::Grid;
 use crate::linalg::{
     build_thermal_precond, pcg_with, true_relative_residual, CgInfo, Offset, PcgWork,
@@ -18,6 +17,7 @@ use crate::linalg::{
 use crate::power::raster_cache::RasterCache;
 use crate::power::{layer_power, layer_power_with, LayerPower};
 use crate::stack::{PowerSpec, Stack};
+use crate::thermal::device::ThermalBackend;
 
 /// One case: the power of some layers (by index) replaced; every other layer
 /// keeps the stack's own power.
@@ -87,7 +87,7 @@ impl SweepBase {
 /// each result to `done`. Fails only when the set-up fails (the device);
 /// a case's own failure goes into its result.
 #[allow(clippy::too_many_arguments)]
-pub fn run_worker<B: ChebyshevBackend + 'static>(
+pub fn run_worker<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     base: &SweepBase,
@@ -147,7 +147,7 @@ pub fn run_worker<B: ChebyshevBackend + 'static>(
 /// One case alone: its right-hand side uploaded, PCG from zero on the
 /// worker's operator and preconditioner, the true residual, the statistics.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn solve_one<B: ChebyshevBackend + 'static>(
+pub(super) fn solve_one<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     base: &SweepBase,

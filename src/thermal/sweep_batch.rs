@@ -17,13 +17,13 @@ use super::sweep::{case_power, failed, run_worker, solve_one, stats, CaseResult,
 use super::sweep::{CaseStats, SweepCase};
 use crate::assemble::power_rhs;
 use crate::backend::batch::{BatchOps, HostBuffer};
-use crate::backend::ChebyshevBackend;
 use crate::linalg::batch::mg::BatchMultigrid;
 use crate::linalg::batch::{batch_pcg, BatchOutcome, BatchWork};
 use crate::linalg::mg::Multigrid;
 use crate::linalg::{build_thermal_precond, Offset, PcgWork, PrecondKind, QuadDiagOperator, Stop};
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::device::ThermalBackend;
 use rayon::prelude::*;
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::Mutex;
@@ -92,7 +92,7 @@ type Cases = Vec<(usize, Vec<LayerPower>, Offset)>;
 
 /// [`run_worker`] with the cases solved `k` at a time (see the module doc).
 #[allow(clippy::too_many_arguments)]
-pub fn run_worker_batched<B: ChebyshevBackend + BatchOps + 'static>(
+pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
     be: &B,
     stack: &Stack,
     base: &SweepBase,

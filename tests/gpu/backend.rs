@@ -468,13 +468,13 @@ fn mul_add_matches_cpu() {
 mod transient_gpu {
     use super::gpu;
     use cuth::backend::cpu::CpuBackend;
-    use cuth::backend::ChebyshevBackend;
     use cuth::grid::Grid;
     use cuth::linalg::PrecondKind;
     use cuth::power::layer_power;
     use cuth::power::schedule::PowerSchedule;
     use cuth::power::trace::read_time_trace;
     use cuth::stack::Stack;
+    use cuth::thermal::device::ThermalBackend;
     use cuth::thermal::steady::SteadyOptions;
     use cuth::thermal::transient::{
         run_transient, InitState, StepView, TransientOptions, TransientOutcome,
@@ -498,7 +498,7 @@ mod transient_gpu {
         Stack::load(&p).unwrap().with_grid(grid, grid).unwrap()
     }
 
-    fn run<B: ChebyshevBackend + 'static>(
+    fn run<B: ThermalBackend + 'static>(
         be: &B,
         s: &Stack,
         sched: &PowerSchedule,

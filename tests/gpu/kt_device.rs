@@ -1,4 +1,4 @@
-//! k(T) on the device (`backend::nonlinear`): the law kernel
+//! k(T) on the device (`thermal::device::nonlinear`): the law kernel
 //! against `Law::eval` for every law kind, the device-assembled A(T), C(T)
 //! and shifted right-hand side (with leakage) against the host's
 //! `assemble_cells` / `LeakageModel::eval` / `Offset` at a non-uniform
@@ -12,12 +12,12 @@ use crate::util::kt::{max_rel as rel, mol_f2f_kt_leaky};
 use crate::util::{gpu, Rng};
 use cuth::assemble::{assemble_cells, cell_materials};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::nonlinear::{NlContext, NonlinearOps};
 use cuth::backend::{Backend, QuadDiagOps};
 use cuth::grid::Grid;
 use cuth::linalg::{Offset, PrecondKind};
 use cuth::power::layer_power;
 use cuth::stack::{Law, Stack};
+use cuth::thermal::device::nonlinear::{NlContext, NonlinearOps};
 use cuth::thermal::nonlinear::leakage::LeakageModel;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
 use std::path::Path;

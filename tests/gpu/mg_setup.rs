@@ -22,6 +22,7 @@ use cuth::linalg::mg::{MgOptions, Multigrid};
 use cuth::linalg::QuadDiag;
 use cuth::power::layer_power;
 use cuth::thermal::assembly_input::AssemblyInput;
+use cuth::thermal::device::ThermalOps;
 
 /// Largest relative difference per value (0 where equal); asserts ≤ 1e-15.
 fn compare(what: &str, dev: &[f64], host: &[f64]) -> f64 {

@@ -74,7 +74,7 @@ fn nonlinear_case_converges_on_cpu() {
 /// The iterated transient (`--nonlinear-iterations`) from the nonlinear
 /// steady state under a power step, on `be`: per-step layer maxima and
 /// solves per step.
-fn iterated_transient<B: cuth::backend::ChebyshevBackend + 'static>(
+fn iterated_transient<B: cuth::thermal::device::ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
 ) -> Vec<(Vec<f64>, Option<usize>)> {

@@ -110,7 +110,7 @@ fn folded_statistics_equal_the_whole_field() {
 #[test]
 #[ignore]
 fn device_statistics_equal_the_host_fold() {
-    use cuth::backend::QuadDiagOps;
+    use cuth::thermal::device::ThermalOps;
     use cuth::thermal::field_stats::device::host_partials;
     use cuth::thermal::field_stats::{FieldStats, Piece};
     use cuth::thermal::steady::{rasterize_layers, Coupling};
@@ -212,10 +212,10 @@ fn device_statistics_equal_the_host_fold() {
 #[test]
 #[ignore]
 fn device_block_statistics_equal_layer_block_stats() {
-    use cuth::backend::QuadDiagOps;
     use cuth::power::rasterize::coverage;
     use cuth::power::{Block, Rect};
     use cuth::thermal::block_stats_device::{block_stats, layer_blocks};
+    use cuth::thermal::device::ThermalOps;
     use cuth::thermal::field_stats::{FieldStats, Piece};
     use cuth::thermal::steady::{rasterize_layers, Coupling};
     let be = gpu();

@@ -32,7 +32,7 @@ fn stack_path() -> PathBuf {
 }
 
 /// Every case through one worker on `be`, in case order, and the wall time.
-fn sweep<B: cuth::backend::ChebyshevBackend + 'static>(
+fn sweep<B: cuth::thermal::device::ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     base: &SweepBase,

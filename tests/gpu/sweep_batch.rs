@@ -17,12 +17,13 @@ use crate::util::sweep_cases as cases;
 use cuth::backend::batch::BatchOps;
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::CudaBackend;
-use cuth::backend::{Backend, ChebyshevBackend, QuadDiagOps};
+use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::batch::mg::BatchMultigrid;
 use cuth::linalg::batch::{batch_pcg, BatchOutcome, BatchWork};
 use cuth::linalg::mg::Multigrid;
 use cuth::linalg::{Offset, PrecondKind, Stop};
 use cuth::stack::Stack;
+use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::steady::SteadyOptions;
 use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
 use cuth::thermal::sweep_batch::run_worker_batched;
@@ -45,7 +46,7 @@ fn gpu() -> CudaBackend {
 
 /// Every case through one worker on `be` (batched by `k` > 1), by index,
 /// and the wall time.
-fn sweep<B: ChebyshevBackend + BatchOps + 'static>(
+fn sweep<B: ThermalBackend + BatchOps + 'static>(
     be: &B,
     stack: &Stack,
     base: &SweepBase,

@@ -3,11 +3,11 @@
 //! silicon and a per-cell leakage on the logic raster, the layers' power,
 //! a transient run on any backend, and field comparisons.
 
-use cuth::backend::ChebyshevBackend;
 use cuth::grid::Grid;
 use cuth::power::schedule::PowerSchedule;
 use cuth::power::{layer_power, LayerPower};
 use cuth::stack::Stack;
+use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::transient::{run_transient, StepView, TransientOptions, TransientOutcome};
 use std::path::{Path, PathBuf};
 
@@ -58,7 +58,7 @@ pub fn base_power(s: &Stack) -> Vec<LayerPower> {
 }
 
 /// A transient run of `s` on `be` that must succeed.
-pub fn transient<B: ChebyshevBackend + 'static>(
+pub fn transient<B: ThermalBackend + 'static>(
     be: &B,
     s: &Stack,
     sched: &PowerSchedule,

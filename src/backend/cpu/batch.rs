@@ -9,8 +9,8 @@ use super::{ratio, same_len, CpuBackend};
 use crate::backend::batch::{BatchCheck, BatchOps};
 use crate::backend::mg::Guess;
 use crate::backend::{BackendError, Ratio};
-use crate::linalg::mg::Coarsening;
-use crate::linalg::QuadDiag;
+use crate::matrix::coarsen::Coarsening;
+use crate::matrix::QuadDiag;
 
 /// Whether vector j of the batch is still iterating.
 fn active(s: &[f64], mask: usize, j: usize) -> bool {

@@ -65,7 +65,7 @@ impl QuadDiagOps for CpuBackend {
         for v in [w.d.len(), w.d_next.len(), w.res.len(), z.len()] {
             same_len(a.len(), v)?;
         }
-        cheb_step(a, alpha, beta, &w.d, &mut w.d_next, &mut w.res, z);
+        cheb_step(a, alpha, beta, w, z);
         Ok(())
     }
 }
@@ -97,7 +97,7 @@ impl ChebyshevOps for CpuBackend {
         for v in [q.len(), w.d.len(), w.d_next.len(), w.res.len(), z.len()] {
             same_len(diag.len(), v)?;
         }
-        cheb_update(q, diag, alpha, beta, &w.d, &mut w.d_next, &mut w.res, z);
+        cheb_update(q, diag, alpha, beta, w, z);
         Ok(())
     }
 }
@@ -278,16 +278,8 @@ pub fn cheb_init(diag: &[f64], c: f64, r: &[f64], res: &mut [f64], d: &mut [f64]
 }
 
 /// res −= A d; d_next = α d + β D⁻¹ res; z += d_next
-#[allow(clippy::too_many_arguments)]
-pub fn cheb_step(
-    a: &QuadDiag,
-    alpha: f64,
-    beta: f64,
-    d: &[f64],
-    d_next: &mut [f64],
-    res: &mut [f64],
-    z: &mut [f64],
-) {
+pub fn cheb_step(a: &QuadDiag, alpha: f64, beta: f64, w: &mut ChebWork<Vec<f64>>, z: &mut [f64]) {
+    let (d, d_next, res) = (&w.d, &mut w.d_next, &mut w.res);
     d_next
         .par_chunks_mut(CHUNK)
         .zip(res.par_chunks_mut(CHUNK))
@@ -306,17 +298,15 @@ pub fn cheb_step(
 
 /// res −= q; d_next = α d + β D⁻¹ res; z += d_next (q = A d, computed
 /// apart: same terms in the same order as `cheb_step`)
-#[allow(clippy::too_many_arguments)]
 pub fn cheb_update(
     q: &[f64],
     diag: &[f64],
     alpha: f64,
     beta: f64,
-    d: &[f64],
-    d_next: &mut [f64],
-    res: &mut [f64],
+    w: &mut ChebWork<Vec<f64>>,
     z: &mut [f64],
 ) {
+    let (d, d_next, res) = (&w.d, &mut w.d_next, &mut w.res);
     d_next
         .par_chunks_mut(CHUNK)
         .zip(res.par_chunks_mut(CHUNK))

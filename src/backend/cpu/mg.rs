@@ -8,8 +8,8 @@
 use super::{same_len, CpuBackend};
 use crate::backend::mg::{check_axes, Guess, LevelShape, MultigridOps};
 use crate::backend::BackendError;
-use crate::linalg::mg::{coarsen_with, line_pivots, relaxed, AxisMap, Coarsening};
-use crate::linalg::QuadDiag;
+use crate::matrix::coarsen::{coarsen_with, line_pivots, relaxed, AxisMap, Coarsening};
+use crate::matrix::QuadDiag;
 use rayon::prelude::*;
 
 /// `x` shared by the tasks of one smoother colour. Each task writes only

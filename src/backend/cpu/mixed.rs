@@ -38,12 +38,8 @@ impl ScaledChebyshevOps<f32> for CpuBackend {
         z: &mut Vec<f64>,
         last: bool,
     ) -> Result<(), BackendError> {
-        let ChebWork { res, d, zhat, .. } = w;
-        let zhat = zhat.as_mut().ok_or(BackendError::Length(m.len(), 0))?;
-        for v in [r.len(), res.len(), d.len(), zhat.len(), z.len()] {
-            same_len(m.len(), v)?;
-        }
-        cheb_init(m, c as f32, r, res, d, zhat, z, last);
+        same_len(m.len(), r.len())?;
+        cheb_init(m, c as f32, r, Work::of(m, w, z)?, z, last);
         Ok(())
     }
     fn scaled_step(
@@ -55,17 +51,7 @@ impl ScaledChebyshevOps<f32> for CpuBackend {
         z: &mut Vec<f64>,
         last: bool,
     ) -> Result<(), BackendError> {
-        let ChebWork {
-            res,
-            d,
-            d_next,
-            zhat,
-        } = w;
-        let zhat = zhat.as_mut().ok_or(BackendError::Length(m.len(), 0))?;
-        for v in [d.len(), d_next.len(), res.len(), zhat.len(), z.len()] {
-            same_len(m.len(), v)?;
-        }
-        cheb_step(m, alpha as f32, beta as f32, d, d_next, res, zhat, z, last);
+        cheb_step(m, alpha as f32, beta as f32, Work::of(m, w, z)?, z, last);
         Ok(())
     }
 }
@@ -129,18 +115,44 @@ fn apply_rows(
     }
 }
 
+/// The f32 work vectors of one recurrence step, borrowed apart: ẑ, which the
+/// scaled recurrence always has, out of its `Option`, and every length
+/// checked against the matrix and z once, so the loops index unchecked.
+pub struct Work<'w> {
+    pub res: &'w mut [f32],
+    pub d: &'w mut [f32],
+    pub d_next: &'w mut [f32],
+    pub zhat: &'w mut [f32],
+}
+
+impl<'w> Work<'w> {
+    fn of(
+        m: &ScaledQuadDiag,
+        w: &'w mut ChebWork<Vec<f32>>,
+        z: &[f64],
+    ) -> Result<Work<'w>, BackendError> {
+        let ChebWork {
+            res,
+            d,
+            d_next,
+            zhat,
+        } = w;
+        let zhat = zhat.as_mut().ok_or(BackendError::Length(m.len(), 0))?;
+        for v in [res.len(), d.len(), d_next.len(), zhat.len(), z.len()] {
+            same_len(m.len(), v)?;
+        }
+        Ok(Work {
+            res,
+            d,
+            d_next,
+            zhat,
+        })
+    }
+}
+
 /// r̂ = S r; res = r̂; d = c r̂; ẑ = d, or only z = S d when `last`.
-#[allow(clippy::too_many_arguments)]
-pub fn cheb_init(
-    a: &ScaledQuadDiag,
-    c: f32,
-    r: &[f64],
-    res: &mut [f32],
-    d: &mut [f32],
-    zhat: &mut [f32],
-    z: &mut [f64],
-    last: bool,
-) {
+pub fn cheb_init(a: &ScaledQuadDiag, c: f32, r: &[f64], w: Work, z: &mut [f64], last: bool) {
+    let Work { res, d, zhat, .. } = w;
     if last {
         z.par_iter_mut().enumerate().for_each(|(i, zi)| {
             let s = a.s[i];
@@ -165,18 +177,14 @@ pub fn cheb_init(
 
 /// res −= Â d; d_next = α d + β res; ẑ += d_next, or only
 /// z = S (ẑ + d_next) when `last`.
-#[allow(clippy::too_many_arguments)]
-pub fn cheb_step(
-    a: &ScaledQuadDiag,
-    alpha: f32,
-    beta: f32,
-    d: &[f32],
-    d_next: &mut [f32],
-    res: &mut [f32],
-    zhat: &mut [f32],
-    z: &mut [f64],
-    last: bool,
-) {
+pub fn cheb_step(a: &ScaledQuadDiag, alpha: f32, beta: f32, w: Work, z: &mut [f64], last: bool) {
+    let Work {
+        res,
+        d,
+        d_next,
+        zhat,
+    } = w;
+    let d: &[f32] = d;
     if last {
         z.par_chunks_mut(CHUNK).enumerate().for_each(|(c, zs)| {
             let base = c * CHUNK;

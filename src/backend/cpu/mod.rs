@@ -9,7 +9,6 @@ mod batch;
 mod kernels;
 mod mg;
 mod mixed;
-mod nonlinear;
 
 use super::{Backend, BackendError, DeviceReport, Ratio};
 
@@ -169,7 +168,7 @@ pub(crate) fn ratio(s: &[f64], r: Ratio) -> f64 {
 }
 
 /// MemAvailable from /proc/meminfo, bytes (None where it cannot be read),
-/// capped by `CUTH_HOST_MEMORY_BYTES` (see `thermal::memory_plan`).
+/// capped by `CUTH_HOST_MEMORY_BYTES` (see [`crate::backend::memory_limit`]).
 pub fn available_memory() -> Option<u64> {
     let system = (|| {
         let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -177,7 +176,7 @@ pub fn available_memory() -> Option<u64> {
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kib * 1024)
     })();
-    crate::thermal::memory_plan::capped(system, crate::thermal::memory_plan::HOST_LIMIT_ENV)
+    crate::backend::memory_limit::capped(system, crate::backend::memory_limit::HOST_LIMIT_ENV)
 }
 
 /// Peak resident set size of this process so far, bytes (`getrusage`).

@@ -16,6 +16,7 @@
 use super::arch::{ensure_nvrtc, nvrtc_version};
 use super::kernel_cache::{self, ImageKind, KernelImage, Source};
 use super::launch::driver_err;
+pub use super::launch::BLOCK;
 use crate::backend::BackendError;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
@@ -24,10 +25,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// Prepended to every family: block size, row loop, `qd_row`, reductions.
 const COMMON: &str = include_str!("../../../kernels/common.cu");
-
-/// Threads per block; must equal `CUTH_BLOCK` in `kernels/common.cu` (the
-/// reduction's shared array is sized by it).
-pub const BLOCK: u32 = 256;
 
 /// One `kernels/*.cu` file: a family of `extern "C"` kernels named
 /// `family_op_type`, declared (as a `static`) by the module that launches it:

@@ -3,10 +3,13 @@
 //! [`BackendError::Driver`] with the operation that failed. Every launch goes
 //! through [`checked`], so no error of the driver is dropped.
 
-use super::kernels::BLOCK;
 use crate::backend::BackendError;
 use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchArgs, LaunchConfig};
 use std::sync::Arc;
+
+/// Threads per block; must equal `CUTH_BLOCK` in `kernels/common.cu` (the
+/// reduction's shared array is sized by it).
+pub const BLOCK: u32 = 256;
 
 /// A cudarc driver error, with what we were doing when it happened.
 pub(crate) fn driver_err(what: &str, e: DriverError) -> BackendError {

@@ -8,7 +8,7 @@ use super::mg_setup::MG_SETUP;
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::mg::{Guess, LevelShape, MultigridOps};
 use crate::backend::BackendError;
-use crate::linalg::mg::{AxisMap, Coarsening};
+use crate::matrix::coarsen::{AxisMap, Coarsening};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// `kernels/mg.cu`.

@@ -10,7 +10,7 @@ use super::launch::{driver_err, rows_config};
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::mg::{check_axes, LevelShape};
 use crate::backend::BackendError;
-use crate::linalg::mg::AxisMap;
+use crate::matrix::coarsen::AxisMap;
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 
 /// `kernels/mg_setup.cu`.

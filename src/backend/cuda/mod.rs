@@ -3,8 +3,11 @@
 //! memory (cudarc) and the fused kernels of `kernels/*.cu`, compiled at run
 //! time by NVRTC for the device's own architecture. Each trait is
 //! implemented in the file that launches its kernels: `blas1` (the core),
-//! `quad_diag`, `chebyshev` (f64), `mixed` (f32 on Â), `assemble` (the
-//! thermal system built on the device from compact inputs). CUDA is loaded dynamically: on a machine without it,
+//! `quad_diag`, `chebyshev` (f64), `mixed` (f32 on Â), `mg` and
+//! `mg_setup` (multigrid). Applications add their own traits and families
+//! outside this module (`thermal::device::cuda`, `topopt::cuda`), through
+//! [`CudaBackend::kernel`] and the checked launcher. CUDA is loaded
+//! dynamically: on a machine without it,
 //! [`available`] and [`CudaBackend::new`] return
 //! [`BackendError::CudaUnavailable`] and never panic, and the caller falls
 //! back to the CPU backend.
@@ -17,16 +20,12 @@
 //! `arch` (NVRTC's version and the architecture compiled for),
 //! `launch` (grids, the rows/columns thread schedule of the matrix kernels,
 //! reduction scratch, errors), `quad_diag` / `blas1` /
-//! `chebyshev` (one launcher per kernel), `stats` (the post-solve
-//! statistics reduced on the device), `batch` / `batch_launch` (k
+//! `chebyshev` (one launcher per kernel), `batch` / `batch_launch` (k
 //! right-hand sides at once), `memory` (device budget), `timing`
 //! (events, graphs, copy bandwidth for the benchmark), `transfer` (large
 //! downloads through pinned staging buffers).
 
 pub mod arch;
-mod assemble;
-mod assemble_inputs;
-mod assemble_kt;
 mod batch;
 mod batch_launch;
 mod blas1;
@@ -39,14 +38,10 @@ pub mod memory;
 mod mg;
 mod mg_setup;
 mod mixed;
-mod nonlinear;
-mod nonlinear_reduce;
 mod quad_diag;
-mod stats;
 pub mod timing;
 mod transfer;
 
-pub use assemble::{DeviceSystem, ASSEMBLE};
 pub use batch::{CudaBatchScratch, BATCH};
 pub use blas1::BLAS1;
 pub use chebyshev::CHEBYSHEV;
@@ -58,10 +53,7 @@ pub use mg::MULTIGRID;
 pub use mg_setup::MG_SETUP;
 pub use mixed::MIXED;
 pub use mixed::{CudaLowArray, CudaLowMatrix};
-pub use nonlinear::CudaPhysics;
-pub use nonlinear_reduce::NONLINEAR;
 pub use quad_diag::QUAD_DIAG;
-pub use stats::STATS;
 pub use transfer::{stage_values, STAGE_VALUES};
 
 use super::BackendError;
@@ -75,10 +67,9 @@ use std::sync::Arc;
 /// the file that launches it; an application's families are its own (see
 /// [`crate::kernel_families`], the inventory of every family the binary
 /// embeds).
-pub fn families() -> [&'static KernelFamily; 10] {
+pub fn families() -> [&'static KernelFamily; 7] {
     [
-        &ASSEMBLE, &BATCH, &BLAS1, &CHEBYSHEV, &MULTIGRID, &MG_SETUP, &MIXED, &NONLINEAR,
-        &QUAD_DIAG, &STATS,
+        &BATCH, &BLAS1, &CHEBYSHEV, &MULTIGRID, &MG_SETUP, &MIXED, &QUAD_DIAG,
     ]
 }
 
@@ -289,7 +280,7 @@ impl CudaBackend {
             .map_err(|e| driver_err(&format!("uploading {what}"), e))
     }
 
-    fn to_host(&self, v: &CudaSlice<f64>, what: &str) -> Result<Vec<f64>, BackendError> {
+    pub(crate) fn to_host(&self, v: &CudaSlice<f64>, what: &str) -> Result<Vec<f64>, BackendError> {
         // Zeroed pages are mapped lazily: the staged copy faults them in
         // parallel (see `transfer`).
         let mut h = vec![0.0; v.len()];

@@ -7,10 +7,8 @@
 use super::kernels::KernelFamily;
 use super::launch::{rows_config, slot};
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::{BackendError, ChebWork, DeviceAssembly, QuadDiagOps};
+use crate::backend::{BackendError, ChebWork, QuadDiagOps};
 use crate::matrix::QuadDiag;
-use crate::thermal::assembly_input::AssemblyInput;
-use crate::thermal::field_stats::device::{StatsPartials, StatsRequest};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::borrow::Cow;
 
@@ -51,48 +49,6 @@ impl QuadDiagOps for CudaBackend {
             wy: a.wy.clone(),
         })
     }
-    fn assemble_on_device(
-        &self,
-        inp: &AssemblyInput,
-    ) -> Result<Option<DeviceAssembly<CudaMatrix, CudaSlice<f64>>>, BackendError> {
-        if std::env::var_os("CUTH_HOST_ASSEMBLY").is_some() {
-            return Ok(None);
-        }
-        let sys = self.assemble_steady(inp)?;
-        // The films stay on the device: the statistics read them there
-        // (`field_partials`), the offset sums them there.
-        Ok(Some(DeviceAssembly {
-            g_top: sys.g_top,
-            g_bottom: sys.g_bottom,
-            a: sys.a,
-            rhs: sys.rhs,
-        }))
-    }
-
-    fn chunked_total(&self, v: &CudaSlice<f64>) -> Result<f64, BackendError> {
-        self.chunked_total_kernel(v)
-    }
-
-    fn field_partials(
-        &self,
-        x: &CudaSlice<f64>,
-        g_top: &CudaSlice<f64>,
-        g_bottom: &CudaSlice<f64>,
-        req: &StatsRequest,
-    ) -> Result<Option<StatsPartials>, BackendError> {
-        self.field_partials_kernels(x, g_top, g_bottom, req)
-            .map(Some)
-    }
-
-    fn shift_rhs(
-        &self,
-        a: &CudaMatrix,
-        c: f64,
-        b: &mut CudaSlice<f64>,
-    ) -> Result<(), BackendError> {
-        self.shift_rhs_kernel(a, c, b)
-    }
-
     fn host_matrix<'m>(&self, a: &'m CudaMatrix) -> Result<Cow<'m, QuadDiag>, BackendError> {
         Ok(Cow::Owned(QuadDiag {
             nx: a.nx,

@@ -17,9 +17,10 @@ use super::common::RunArgs;
 use super::plan::{Device, RunPlan, Typed};
 use anyhow::Context;
 use cuth::backend::batch::BatchOps;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, ChebyshevBackend};
+use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
 use cuth::error::InputError;
 use cuth::output::{Owned, TempUnit, Transaction};
+use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase};
 use cuth::thermal::sweep_batch::{batches, check_workers, run_worker_batched, WorkerTimes};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -238,7 +239,7 @@ impl Workers<'_> {
         Ok((device, times.into_inner().unwrap()))
     }
 
-    fn worker<B: ChebyshevBackend + BatchOps + 'static>(
+    fn worker<B: ThermalBackend + BatchOps + 'static>(
         &self,
         be: &B,
     ) -> anyhow::Result<WorkerTimes> {

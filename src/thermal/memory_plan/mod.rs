@@ -19,14 +19,10 @@ mod precond;
 #[cfg(test)]
 mod tests;
 
+pub use crate::backend::memory_limit::{capped, DEVICE_LIMIT_ENV, HOST_LIMIT_ENV};
 use crate::linalg::{PrecisionMode, PrecondKind};
 use precond::precond_bytes;
 use serde::Serialize;
-
-/// Environment variable that caps the host memory a run may use, bytes.
-pub const HOST_LIMIT_ENV: &str = "CUTH_HOST_MEMORY_BYTES";
-/// Environment variable that caps the device memory a run may use, bytes.
-pub const DEVICE_LIMIT_ENV: &str = "CUTH_DEVICE_MEMORY_BYTES";
 
 /// Fixed device headroom (scratch, allocator granularity, fragmentation).
 const DEVICE_MARGIN_BYTES: u64 = 64 << 20;
@@ -124,17 +120,6 @@ pub struct MemoryPlanError {
     pub message: String,
     /// The largest (nx, ny) of the same aspect ratio that fits, if any.
     pub largest: Option<(usize, usize)>,
-}
-
-/// Free memory as seen by a plan: the system's figure capped by `env`.
-pub fn capped(system: Option<u64>, env: &str) -> Option<u64> {
-    let cap = std::env::var(env)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    match (system, cap) {
-        (Some(s), Some(c)) => Some(s.min(c)),
-        (s, c) => s.or(c),
-    }
 }
 
 /// The plan of `s` against the available memory (`host_free`,

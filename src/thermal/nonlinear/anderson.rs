@@ -18,8 +18,8 @@
 //! on the solve's backend ([`NonlinearOps`]); only the m × m system is
 //! solved on the host.
 
-use crate::backend::nonlinear::NonlinearOps;
 use crate::backend::BackendError;
+use crate::thermal::device::nonlinear::NonlinearOps;
 use std::collections::VecDeque;
 
 /// Largest depth accepted (`--anderson`).

@@ -3,7 +3,7 @@
 //! iteration over warm-started linear solves ([`picard`]): properties and
 //! leakage at the last iterate, the matrix re-assembled where the solve
 //! runs, into the arrays of the last one (on a GPU by the device assembly's
-//! kernels from the temperature on the device: `backend::nonlinear`), the
+//! kernels from the temperature on the device: `thermal::device::nonlinear`), the
 //! preconditioner kept while it keeps PCG's iterations in check, the next
 //! iterate Anderson's combination of the last Picard steps ([`anderson`]).
 //! Transient steps are semi-implicit or iterated
@@ -17,11 +17,11 @@ pub mod leakage;
 pub mod picard;
 pub mod steady;
 
-use crate::backend::nonlinear::{NlContext, NonlinearOps};
 use crate::backend::BackendError;
 use crate::grid::Grid;
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::device::nonlinear::{NlContext, NonlinearOps};
 use serde::Serialize;
 
 /// Name of the place of cell `i`: "layer/block" when a block of the layer

@@ -8,7 +8,7 @@
 //! tolerance, limits the accuracy then); the last solve goes to the full
 //! rtol. A(T) is re-assembled where the solve runs when some k varies (the
 //! host on the CPU, the GPU's assembly kernels on CUDA: the loop is written
-//! once over `backend::nonlinear::NonlinearOps` and reads only scalars);
+//! once over `thermal::device::nonlinear::NonlinearOps` and reads only scalars);
 //! the preconditioner built for A(T₀) is kept (multigrid's fine line pivots
 //! refreshed where A lives) until a solve needs more than twice the
 //! iterations of the first, then rebuilt. Converged when
@@ -33,8 +33,6 @@
 use super::anderson::Anderson;
 use super::leakage::LeakageModel;
 use super::{bad_property, place_name, NonlinearError, NonlinearReport};
-use crate::backend::nonlinear::NlContext;
-use crate::backend::ChebyshevBackend;
 use crate::grid::Grid;
 use crate::linalg::{
     build_thermal_precond, pcg, true_relative_residual, CgInfo, PrecisionReport, PrecondKind,
@@ -42,6 +40,8 @@ use crate::linalg::{
 };
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::device::nonlinear::NlContext;
+use crate::thermal::device::ThermalBackend;
 use crate::thermal::steady::{SteadyError, SteadyOptions};
 use std::time::Instant;
 
@@ -71,7 +71,7 @@ pub struct Picard {
 
 /// A(T) at θ into `sys`, a law outside its range reported as
 /// [`NonlinearError::BadProperty`].
-fn reassemble_at<B: ChebyshevBackend>(
+fn reassemble_at<B: ThermalBackend>(
     be: &B,
     cx: &NlContext,
     ph: &mut B::Physics,
@@ -90,8 +90,8 @@ fn reassemble_at<B: ChebyshevBackend>(
 /// `opts.nonlinear.anderson` > 0. Written once over [`NonlinearOps`]: the
 /// fields stay where the backend keeps them, the loop reads scalars.
 ///
-/// [`NonlinearOps`]: crate::backend::nonlinear::NonlinearOps
-pub fn picard<B: ChebyshevBackend + 'static>(
+/// [`NonlinearOps`]: crate::thermal::device::nonlinear::NonlinearOps
+pub fn picard<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     grid: &Grid,

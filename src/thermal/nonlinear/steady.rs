@@ -4,16 +4,16 @@
 //! the leakage per source (`summary.json`'s `nonlinear`).
 
 use super::picard::picard;
-use crate::backend::ChebyshevBackend;
 use crate::grid::Grid;
 use crate::power::layer_power;
 use crate::stack::Stack;
+use crate::thermal::device::ThermalBackend;
 use crate::thermal::steady::{summarize, Coupling, SteadyError, SteadyOptions, SteadyOutcome};
 use crate::thermal::summary::{MixedReport, SolverReport};
 use std::time::Instant;
 
 /// Solves the steady temperature of a nonlinear `stack` on `be`.
-pub fn solve<B: ChebyshevBackend + 'static>(
+pub fn solve<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     opts: &SteadyOptions,

@@ -7,7 +7,7 @@
 //! per step, warm-started from the previous field → per-step records and
 //! a [`TransientSummary`]. A temperature-dependent stack (k, c laws or
 //! leakage) steps through `nonlinear::StepPhysics`, one step for every
-//! backend over `backend::nonlinear::NonlinearOps`: semi-implicit or
+//! backend over `thermal::device::nonlinear::NonlinearOps`: semi-implicit or
 //! iterated, A(T), C(T) and the leakage re-built where the solve runs.
 //! The run's inputs and errors are in `options`.
 //!
@@ -34,11 +34,12 @@ pub use stepper::Stepper;
 
 use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};
-use crate::backend::{BackendError, ChebyshevBackend};
+use crate::backend::BackendError;
 use crate::grid::Grid;
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::device::ThermalBackend;
 use std::time::Instant;
 use system::HostSys;
 
@@ -71,7 +72,7 @@ pub struct TransientOutcome {
 }
 
 /// Runs `opts.steps` backward-Euler steps of `stack` under `schedule`.
-pub fn run_transient<B: ChebyshevBackend + 'static>(
+pub fn run_transient<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     schedule: &PowerSchedule,

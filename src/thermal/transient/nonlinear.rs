@@ -1,6 +1,6 @@
 //! Temperature-dependent stacks in time: what one backward-Euler
 //! step does when k, c or the leakage depend on T, written once over
-//! `backend::nonlinear::NonlinearOps` (the capability of the steady Picard
+//! `thermal::device::nonlinear::NonlinearOps` (the capability of the steady Picard
 //! loop) for every backend.
 //!
 //! Semi-implicit (the default, `--nonlinear-iterations 0`): the step takes
@@ -41,18 +41,19 @@
 
 use super::stepper::Stepper;
 use super::TransientError;
-use crate::backend::nonlinear::{laws_vary, NlContext};
-use crate::backend::{BackendError, ChebyshevBackend};
+use crate::backend::BackendError;
 use crate::grid::Grid;
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use crate::thermal::device::nonlinear::{laws_vary, NlContext};
+use crate::thermal::device::ThermalBackend;
 use crate::thermal::nonlinear::anderson::{Anderson, MAX_DEPTH};
 use crate::thermal::nonlinear::leakage::LeakageModel;
 use crate::thermal::nonlinear::{bad_property, place_name, NonlinearError};
 use crate::thermal::steady::SteadyOptions;
 
 /// The nonlinear terms of a run, where the backend keeps them.
-pub(super) struct StepPhysics<'a, B: ChebyshevBackend> {
+pub(super) struct StepPhysics<'a, B: ThermalBackend> {
     stack: &'a Stack,
     grid: &'a Grid,
     base: &'a [LayerPower],
@@ -99,7 +100,7 @@ pub(super) fn extra_vectors(stack: &Stack, opts: &SteadyOptions) -> usize {
     6 + if laws_vary(stack, true) { 12 } else { 0 } + anderson
 }
 
-impl<'a, B: ChebyshevBackend + 'static> StepPhysics<'a, B> {
+impl<'a, B: ThermalBackend + 'static> StepPhysics<'a, B> {
     /// The terms of `stack` with the dynamic power `p` (W per cell).
     pub fn new(
         be: &B,
@@ -332,7 +333,7 @@ impl<'a, B: ChebyshevBackend + 'static> StepPhysics<'a, B> {
 
 /// The system at θ into `sys` (allocated the first time); `Ok(Err(i))`:
 /// a law is not positive at cell i, `sys` unchanged.
-fn assemble_at<B: ChebyshevBackend>(
+fn assemble_at<B: ThermalBackend>(
     be: &B,
     cx: &NlContext,
     ph: &mut B::Physics,
@@ -347,7 +348,7 @@ fn assemble_at<B: ChebyshevBackend>(
 
 /// Thermal runaway when θ (K above ambient) has a value above `t_max` or
 /// not finite: the hottest place and the leakage there.
-fn runaway<B: ChebyshevBackend>(
+fn runaway<B: ThermalBackend>(
     be: &B,
     cx: &NlContext,
     ph: &mut B::Physics,

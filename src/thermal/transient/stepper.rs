@@ -32,11 +32,11 @@
 //! rtol·‖P‖ then, so the criterion is floored at ‖r‖ ≤ 1e-14·‖b‖, where the
 //! step's error is ~1e-14 of θ.
 
-use crate::backend::ChebyshevBackend;
 use crate::linalg::{
     build_thermal_precond, pcg_with, CgInfo, CgParams, PcgWork, PrecondReport, Preconditioner,
     QuadDiag, QuadDiagOperator, SolveError, Stop,
 };
+use crate::thermal::device::ThermalBackend;
 use crate::thermal::steady::SteadyOptions;
 
 /// Smallest relative residual ‖r‖/‖b‖ asked of PCG (≈ 50 ε).
@@ -48,7 +48,7 @@ const RTOL_FLOOR: f64 = 1e-14;
 /// more (θⁿ) when steps are iterated ([`Stepper::save_level`]).
 pub const EXTRA_VECTORS: usize = 4;
 
-pub struct Stepper<'a, B: ChebyshevBackend> {
+pub struct Stepper<'a, B: ThermalBackend> {
     be: &'a B,
     /// A + C/Δt on the device.
     a: B::Matrix,
@@ -93,7 +93,7 @@ fn shifted_system(a: &QuadDiag, capacity: &[f64], dt: f64) -> (QuadDiag, Vec<f64
     (shifted, w)
 }
 
-impl<'a, B: ChebyshevBackend + 'static> Stepper<'a, B> {
+impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
     /// Uploads A + C/Δt (built from the steady `a` and `capacity`), builds
     /// the preconditioner and sets θ from `theta0` (K above ambient).
     pub fn new(

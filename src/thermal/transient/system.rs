@@ -11,22 +11,22 @@ use super::nonlinear::StepPhysics;
 use super::stepper::Stepper;
 use super::{probe, TransientError};
 use crate::assemble::{assemble, System};
-use crate::backend::nonlinear::NonlinearOps;
 use crate::backend::BackendError;
-use crate::backend::ChebyshevBackend;
 use crate::grid::Grid;
 use crate::linalg::Offset;
 use crate::linalg::{build_thermal_precond, pcg, QuadDiagOperator, Stop};
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::stack::Stack;
 use crate::thermal::assembly_input::AssemblyInput;
+use crate::thermal::device::nonlinear::NonlinearOps;
+use crate::thermal::device::ThermalBackend;
 use crate::thermal::field_stats::chunked_sum;
 use crate::thermal::steady::{Coupling, SteadyOptions};
 
 /// The stepper on the first step's system (uploaded from the host's, or
 /// the device's), and the nonlinear terms of a temperature-dependent stack.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-pub(super) fn stepper<'a, 's, B: ChebyshevBackend + 'static>(
+pub(super) fn stepper<'a, 's, B: ThermalBackend + 'static>(
     be: &'a B,
     stack: &'s Stack,
     grid: &'s Grid,
@@ -76,7 +76,7 @@ pub(super) fn stepper<'a, 's, B: ChebyshevBackend + 'static>(
 /// matrix and heat capacities when assembled there (else the Stepper
 /// uploads the host's), and the shift c (see `stepper`).
 #[allow(clippy::type_complexity)]
-pub(super) fn first<B: ChebyshevBackend>(
+pub(super) fn first<B: ThermalBackend>(
     be: &B,
     stack: &Stack,
     grid: &Grid,
@@ -219,7 +219,7 @@ impl<K, V> HostSys<K, V> {
         phys: Option<&mut StepPhysics<B>>,
     ) -> Result<f64, TransientError>
     where
-        B: ChebyshevBackend<Vector = V> + NonlinearOps<AsmKept = K> + 'static,
+        B: ThermalBackend<Vector = V> + NonlinearOps<AsmKept = K> + 'static,
     {
         match self {
             HostSys::Whole(sys) => {
@@ -249,7 +249,7 @@ impl<K, V> HostSys<K, V> {
 }
 
 /// θ of the steady state for `p_cell`, solved as `solve_steady` does.
-pub(super) fn steady_theta<B: ChebyshevBackend + 'static>(
+pub(super) fn steady_theta<B: ThermalBackend + 'static>(
     be: &B,
     a_host: &crate::linalg::QuadDiag,
     p_cell: &[f64],

@@ -4,9 +4,9 @@
 //! per-cell power) and `lk_spread_f64` spreads a region's power over its
 //! cells, into one per-cell leakage array kept across iterations.
 
-use super::super::launch::{driver_err, rows_config};
-use super::super::nonlinear_reduce::NONLINEAR;
-use super::super::CudaBackend;
+use super::nonlinear_reduce::NONLINEAR;
+use crate::backend::cuda::launch::{driver_err, rows_config};
+use crate::backend::cuda::CudaBackend;
 use crate::backend::{Backend, BackendError};
 use crate::grid::Grid;
 use crate::stack::LeakageSpec;
@@ -75,7 +75,7 @@ impl CudaBackend {
         let Some(cellw) = lk.cellw.as_mut() else {
             return Ok(Vec::new());
         };
-        self.stream
+        self.stream()
             .memset_zeros(cellw)
             .map_err(|e| driver_err("zeroing the leakage power", e))?;
         self.load(&NONLINEAR)?;
@@ -88,7 +88,7 @@ impl CudaBackend {
             let per_cell = i32::from(src.per_cell);
             let (out, red) = (k as i32, self.reduce_scratch());
             let sp = &src.spec;
-            let mut args = self.stream.launch_builder(&f);
+            let mut args = self.stream().launch_builder(&f);
             args.arg(theta).arg(&ambient_k).arg(&src.cells).arg(&src.w);
             args.arg(&m).arg(&z0).arg(&nzl).arg(&plane).arg(&per_cell);
             args.arg(&sp.p_ref)
@@ -116,7 +116,7 @@ impl CudaBackend {
             const NAME: &str = "lk_spread_f64";
             let f = self.kernel(&NONLINEAR, NAME)?;
             let (m, z0, nzl) = (src.m as i64, src.z0 as i64, src.nzl as i64);
-            let mut args = self.stream.launch_builder(&f);
+            let mut args = self.stream().launch_builder(&f);
             args.arg(&src.cells)
                 .arg(&src.w)
                 .arg(&m)

@@ -8,9 +8,9 @@
 //! instead of the whole field. The host merges the partials in order
 //! (`thermal::field_stats::device`), so the result is reproducible.
 
-use super::kernels::KernelFamily;
-use super::launch::rows_config;
-use super::{same_len, CudaBackend};
+use crate::backend::cuda::launch::rows_config;
+use crate::backend::cuda::KernelFamily;
+use crate::backend::cuda::{same_len, CudaBackend};
 use crate::backend::BackendError;
 use crate::thermal::block_stats_device::{BlockPartial, LayerBlocks, CHUNK};
 use crate::thermal::field_stats::device::{StatsPartials, StatsRequest};
@@ -20,7 +20,7 @@ use std::ops::Range;
 /// `kernels/stats.cu`.
 pub static STATS: KernelFamily = KernelFamily {
     file: "stats.cu",
-    source: include_str!("../../../kernels/stats.cu"),
+    source: include_str!("../../../../kernels/stats.cu"),
     entry_points: &[
         "stats_planes_f64",
         "stats_layer_map_f64",
@@ -39,7 +39,7 @@ fn chunk_config(chunks: usize, planes: usize) -> Result<LaunchConfig, BackendErr
     }
     Ok(LaunchConfig {
         grid_dim: (chunks as u32, planes as u32, 1),
-        block_dim: (super::kernels::BLOCK, 1, 1),
+        block_dim: (crate::backend::cuda::kernels::BLOCK, 1, 1),
         shared_mem_bytes: 0,
     })
 }
@@ -55,7 +55,7 @@ impl CudaBackend {
         const NAME: &str = "stats_chunk_sums_f64";
         let k = self.kernel(&STATS, NAME)?;
         let (n64, span64) = (n as i64, span as i64);
-        let mut args = self.stream.launch_builder(&k);
+        let mut args = self.stream().launch_builder(&k);
         args.arg(v).arg(&n64).arg(&span64).arg(&mut out);
         // SAFETY: arguments in the kernel's order and types; one block per
         // chunk of v, one output per block.
@@ -118,7 +118,7 @@ impl CudaBackend {
             let k = self.kernel(&STATS, NAME)?;
             let (nx64, plane64, nz64, span64) =
                 (nx as i64, plane as i64, nz as i64, req.span as i64);
-            let mut args = self.stream.launch_builder(&k);
+            let mut args = self.stream().launch_builder(&k);
             args.arg(x).arg(&req.c).arg(&req.ambient);
             args.arg(&nx64).arg(&plane64).arg(&nz64).arg(&span64);
             args.arg(&absent).arg(&absent_off).arg(&weighted);
@@ -140,7 +140,7 @@ impl CudaBackend {
                 const NAME: &str = "stats_gather_f64";
                 let k = self.kernel(&STATS, NAME)?;
                 let m64 = m as i64;
-                let mut args = self.stream.launch_builder(&k);
+                let mut args = self.stream().launch_builder(&k);
                 args.arg(x).arg(&idx).arg(&m64).arg(&mut got);
                 // SAFETY: as above; every index checked below x.len().
                 unsafe { self.run(NAME, &mut args, rows_config(m))? };
@@ -207,7 +207,7 @@ impl CudaBackend {
         const NAME: &str = "stats_layer_map_f64";
         let k = self.kernel(&STATS, NAME)?;
         let (plane64, z0, z1) = (plane as i64, zr.start as i64, zr.end as i64);
-        let mut args = self.stream.launch_builder(&k);
+        let mut args = self.stream().launch_builder(&k);
         args.arg(x).arg(&req.c).arg(&req.ambient);
         args.arg(&plane64).arg(&z0).arg(&z1).arg(map);
         // SAFETY: arguments in the kernel's order and types; x holds at
@@ -251,7 +251,7 @@ impl CudaBackend {
         const NAME: &str = "stats_blocks_f64";
         let k = self.kernel(&STATS, NAME)?;
         let (cells, nx64, span64) = (lb.z.len() as f64, lb.nx as i64, CHUNK as i64);
-        let mut args = self.stream.launch_builder(&k);
+        let mut args = self.stream().launch_builder(&k);
         args.arg(sum).arg(&cells).arg(&nx64).arg(absent).arg(&aoff);
         args.arg(&chunk_block).arg(&chunk_first).arg(&geo);
         args.arg(&cols).arg(&ox).arg(&rows).arg(&oy);

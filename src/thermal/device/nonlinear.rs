@@ -13,7 +13,8 @@
 //! there with the device assembly's kernels (`cuda/nonlinear.rs`), so the
 //! temperature never leaves the GPU inside the loop.
 
-use super::{BackendError, QuadDiagOps};
+use super::ThermalOps;
+use crate::backend::{Backend, BackendError, QuadDiagOps};
 use crate::grid::Grid;
 use crate::linalg::Offset;
 use crate::power::LayerPower;
@@ -82,7 +83,7 @@ pub struct TransientAssembly<M, V, K> {
 /// [`TransientAssembly`] of backend `B`.
 pub type TransientAssemblyOf<B> = TransientAssembly<
     <B as QuadDiagOps>::Matrix,
-    <B as super::Backend>::Vector,
+    <B as Backend>::Vector,
     <B as NonlinearOps>::AsmKept,
 >;
 
@@ -94,7 +95,7 @@ pub struct Range {
     pub finite: bool,
 }
 
-pub trait NonlinearOps: QuadDiagOps {
+pub trait NonlinearOps: ThermalOps {
     /// The temperature-dependent terms in this executor's memory (laws,
     /// mixes, leakage cells, the dynamic power).
     type Physics;

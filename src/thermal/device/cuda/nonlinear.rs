@@ -9,19 +9,17 @@
 
 use super::assemble::{AsmInputs, DeviceSystem};
 use super::assemble_kt::KtTables;
-use super::launch::{driver_err, rows_config};
+use super::leakage::DevLeakage;
 use super::nonlinear_reduce::{Reduce, NONLINEAR};
-use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::nonlinear::{
-    NlContext, NlPower, NonlinearOps, Range, TransientAssembly, TransientAssemblyOf,
-};
+use crate::backend::cuda::launch::{driver_err, rows_config};
+use crate::backend::cuda::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::{Backend, BackendError};
 use crate::linalg::Offset;
 use crate::thermal::assembly_input::AssemblyInput;
+use crate::thermal::device::nonlinear::{
+    NlContext, NlPower, NonlinearOps, Range, TransientAssembly, TransientAssemblyOf,
+};
 use cudarc::driver::{CudaSlice, PushKernelArg};
-use leakage::DevLeakage;
-
-mod leakage;
 
 /// The k(T) and leakage terms on the GPU.
 pub struct CudaPhysics {
@@ -295,7 +293,7 @@ impl NonlinearOps for CudaBackend {
         let f = self.kernel(&NONLINEAR, NAME)?;
         let (len, n) = (y.len(), y.len() as i64);
         let null = 0u64;
-        let mut args = self.stream.launch_builder(&f);
+        let mut args = self.stream().launch_builder(&f);
         match x {
             Some(x) => args.arg(x),
             None => args.arg(&null),
@@ -354,7 +352,7 @@ impl NonlinearOps for CudaBackend {
             return Err(BackendError::Length(i, x.len()));
         }
         let v = self
-            .stream
+            .stream()
             .clone_dtoh(&x.slice(i..i + 1))
             .map_err(|e| driver_err("reading one value", e))?;
         Ok(v[0])

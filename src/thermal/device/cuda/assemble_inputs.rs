@@ -6,8 +6,8 @@
 //! 0.55 s run), large ones through the pinned staging buffers
 //! (`transfer.rs`).
 
-use super::launch::driver_err;
-use super::CudaBackend;
+use crate::backend::cuda::launch::driver_err;
+use crate::backend::cuda::CudaBackend;
 use crate::backend::BackendError;
 use crate::thermal::assembly_input::{AssemblyInput, LayerContent};
 use cudarc::driver::CudaSlice;
@@ -99,7 +99,7 @@ impl CudaBackend {
         let mut at = 0;
         for p in parts {
             let mut view = d.slice_mut(at..at + p.len());
-            self.stream
+            self.stream()
                 .memcpy_htod(*p, &mut view)
                 .map_err(|e| driver_err(&format!("uploading {what}"), e))?;
             at += p.len();

@@ -8,9 +8,9 @@
 //! per-cell mode (`assemble_from`).
 
 use super::assemble::ASSEMBLE;
-use super::launch::{driver_err, rows_config};
-use super::CudaBackend;
 use crate::assemble::{layer_material, LayerMaterial};
+use crate::backend::cuda::launch::{driver_err, rows_config};
+use crate::backend::cuda::CudaBackend;
 use crate::backend::BackendError;
 use crate::grid::Grid;
 use crate::power::{rasterize::coverage, LayerPower};
@@ -62,7 +62,7 @@ impl CudaBackend {
         grid: &Grid,
         power: &[LayerPower],
     ) -> Result<KtTables, BackendError> {
-        super::same_len(power.len(), stack.layers.len())?;
+        crate::backend::cuda::same_len(power.len(), stack.layers.len())?;
         let plane = grid.plane();
         let (mut hdr, mut lc) = (Vec::new(), Vec::new());
         let (mut law_of_layer, mut uniform) = (Vec::new(), Vec::new());
@@ -150,17 +150,17 @@ impl CudaBackend {
         plane: usize,
     ) -> Result<Option<usize>, BackendError> {
         let n = theta.len();
-        super::same_len(kt.cells.len(), 4 * n)?;
+        crate::backend::cuda::same_len(kt.cells.len(), 4 * n)?;
         if plane == 0 || lz.len() * plane != n {
             return Err(BackendError::Length(n, plane * lz.len()));
         }
-        self.stream
+        self.stream()
             .memcpy_htod(&[u64::MAX], &mut kt.bad)
             .map_err(|e| driver_err("resetting the bad-cell flag", e))?;
         const NAME: &str = "asm_cell_mat_f64";
         let k = self.kernel(&ASSEMBLE, NAME)?;
         let (plane64, n64) = (plane as i64, n as i64);
-        let mut args = self.stream.launch_builder(&k);
+        let mut args = self.stream().launch_builder(&k);
         args.arg(theta).arg(&t_amb).arg(lz).arg(&kt.law_of_layer);
         args.arg(&kt.uniform).arg(&kt.mix_off).arg(&kt.mix);
         args.arg(&kt.hdr)
@@ -175,7 +175,7 @@ impl CudaBackend {
         // plane·nz values for nz = lz.len(), cells 4 per cell.
         unsafe { self.run(NAME, &mut args, rows_config(n.min(1 << 26)))? };
         let bad = self
-            .stream
+            .stream()
             .clone_dtoh(&kt.bad)
             .map_err(|e| driver_err("reading the bad-cell flag", e))?;
         Ok((bad[0] != u64::MAX).then_some(bad[0] as usize))
@@ -194,7 +194,7 @@ impl CudaBackend {
         const NAME: &str = "asm_law_eval_f64";
         let k = self.kernel(&ASSEMBLE, NAME)?;
         let n = t.len() as i64;
-        let mut args = self.stream.launch_builder(&k);
+        let mut args = self.stream().launch_builder(&k);
         args.arg(&hdr)
             .arg(&c)
             .arg(&id)
@@ -205,7 +205,7 @@ impl CudaBackend {
         // n values, the law's numbers are in c.
         unsafe { self.run(NAME, &mut args, rows_config(t.len().max(1)))? };
         let mut v = self
-            .stream
+            .stream()
             .clone_dtoh(&out)
             .map_err(|e| driver_err("downloading the law values", e))?;
         v.truncate(t.len());

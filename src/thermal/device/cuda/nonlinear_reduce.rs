@@ -3,15 +3,15 @@
 //! the kernel family the loop launches, apart from the loop itself
 //! (`nonlinear.rs`).
 
-use super::kernels::KernelFamily;
-use super::{same_len, CudaBackend};
+use crate::backend::cuda::KernelFamily;
+use crate::backend::cuda::{same_len, CudaBackend};
 use crate::backend::{Backend, BackendError};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// `kernels/nonlinear.cu`.
 pub static NONLINEAR: KernelFamily = KernelFamily {
     file: "nonlinear.cu",
-    source: include_str!("../../../kernels/nonlinear.cu"),
+    source: include_str!("../../../../kernels/nonlinear.cu"),
     entry_points: &[
         "nl_axpby_f64",
         "nl_reduce_f64",
@@ -55,7 +55,7 @@ impl CudaBackend {
         let f = self.kernel(&NONLINEAR, NAME)?;
         let (n, mode, out) = (x.len() as i64, mode as i32, out as i32);
         let red = self.reduce_scratch();
-        let mut args = self.stream.launch_builder(&f);
+        let mut args = self.stream().launch_builder(&f);
         args.arg(x)
             .arg(y)
             .arg(&shift)

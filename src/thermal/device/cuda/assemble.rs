@@ -9,9 +9,9 @@
 //! materials (`assemble_kt.rs`) at every outer iteration.
 
 use super::assemble_inputs::{film, flatten};
-use super::kernels::KernelFamily;
-use super::launch::{driver_err, rows_config};
-use super::{CudaBackend, CudaMatrix};
+use crate::backend::cuda::launch::{driver_err, rows_config};
+use crate::backend::cuda::KernelFamily;
+use crate::backend::cuda::{CudaBackend, CudaMatrix};
 use crate::backend::BackendError;
 use crate::thermal::assembly_input::AssemblyInput;
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
@@ -19,7 +19,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 /// `kernels/assemble.cu`.
 pub static ASSEMBLE: KernelFamily = KernelFamily {
     file: "assemble.cu",
-    source: include_str!("../../../kernels/assemble.cu"),
+    source: include_str!("../../../../kernels/assemble.cu"),
     entry_points: &[
         "asm_faces_f64",
         "asm_diag_f64",
@@ -75,13 +75,13 @@ impl CudaBackend {
         v: &[T],
         what: &str,
     ) -> Result<CudaSlice<T>, BackendError> {
-        self.stream
+        self.stream()
             .clone_htod(v)
             .map_err(|e| driver_err(&format!("uploading {what}"), e))
     }
 
     pub(crate) fn zeros_f64(&self, n: usize, what: &str) -> Result<CudaSlice<f64>, BackendError> {
-        self.stream
+        self.stream()
             .alloc_zeros::<f64>(n.max(1))
             .map_err(|e| driver_err(&format!("allocating {what}"), e))
     }
@@ -104,12 +104,12 @@ impl CudaBackend {
     pub(crate) fn upload_assembly(&self, inp: &AssemblyInput) -> Result<AsmInputs, BackendError> {
         let (nx, ny, nz) = (inp.nx, inp.ny, inp.nz);
         let plane = inp.plane();
-        super::same_len(inp.dx.len(), nx)?;
-        super::same_len(inp.dy.len(), ny)?;
-        super::same_len(inp.dz.len(), nz)?;
-        super::same_len(inp.layer_of_z.len(), nz)?;
-        super::same_len(inp.layer_cells.len(), inp.layers.len())?;
-        super::same_len(inp.power.len(), inp.layers.len())?;
+        crate::backend::cuda::same_len(inp.dx.len(), nx)?;
+        crate::backend::cuda::same_len(inp.dy.len(), ny)?;
+        crate::backend::cuda::same_len(inp.dz.len(), nz)?;
+        crate::backend::cuda::same_len(inp.layer_of_z.len(), nz)?;
+        crate::backend::cuda::same_len(inp.layer_cells.len(), inp.layers.len())?;
+        crate::backend::cuda::same_len(inp.power.len(), inp.layers.len())?;
         if inp.is_empty() {
             return Err(BackendError::Length(0, 1));
         }
@@ -235,18 +235,18 @@ impl CudaBackend {
         let (nx, ny, nz) = (inp.nx, inp.ny, inp.nz);
         let (plane, n) = (nx * ny, nx * ny * nz);
         if let Some(c) = cells {
-            super::same_len(c.len(), 4 * n)?;
+            crate::backend::cuda::same_len(c.len(), 4 * n)?;
         }
         let a = &mut sys.a;
         for len in [a.d.len(), a.gx.len(), a.gy.len(), a.gz.len(), a.amb.len()] {
-            super::same_len(len, n)?;
+            crate::backend::cuda::same_len(len, n)?;
         }
-        super::same_len(sys.rhs.len(), n)?;
+        crate::backend::cuda::same_len(sys.rhs.len(), n)?;
         if let Some(c) = &sys.capacity {
-            super::same_len(c.len(), n)?;
+            crate::backend::cuda::same_len(c.len(), n)?;
         }
-        super::same_len(sys.g_top.len(), plane)?;
-        super::same_len(sys.g_bottom.len(), plane)?;
+        crate::backend::cuda::same_len(sys.g_top.len(), plane)?;
+        crate::backend::cuda::same_len(sys.g_bottom.len(), plane)?;
         let mut part = crate::profile::Laps::new();
         let sync = crate::profile::sync_parts();
         let (nx64, ny64, nz64) = (nx as i64, ny as i64, nz as i64);
@@ -256,7 +256,7 @@ impl CudaBackend {
         {
             const NAME: &str = "asm_faces_f64";
             let k = self.kernel(&ASSEMBLE, NAME)?;
-            let mut args = self.stream.launch_builder(&k);
+            let mut args = self.stream().launch_builder(&k);
             args.arg(&inp.dx)
                 .arg(&inp.dy)
                 .arg(&inp.dz)
@@ -292,7 +292,7 @@ impl CudaBackend {
         {
             const NAME: &str = "asm_diag_f64";
             let k = self.kernel(&ASSEMBLE, NAME)?;
-            let mut args = self.stream.launch_builder(&k);
+            let mut args = self.stream().launch_builder(&k);
             args.arg(&a.gx).arg(&a.gy).arg(&a.gz);
             args.arg(&sys.g_top).arg(&sys.g_bottom);
             args.arg(&nx64).arg(&ny64).arg(&nz64);
@@ -318,15 +318,15 @@ impl CudaBackend {
         rhs: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
         let plane = inp.nx * inp.ny;
-        super::same_len(rhs.len(), plane * inp.nz)?;
-        super::same_len(maps.len(), inp.lc.len())?;
+        crate::backend::cuda::same_len(rhs.len(), plane * inp.nz)?;
+        crate::backend::cuda::same_len(maps.len(), inp.lc.len())?;
         let (mut off, mut flat) = (Vec::with_capacity(maps.len()), Vec::new());
         for m in maps {
             if m.is_empty() {
                 off.push(-1i64);
                 continue;
             }
-            super::same_len(m.len(), plane)?;
+            crate::backend::cuda::same_len(m.len(), plane)?;
             off.push(flat.len() as i64);
             flat.extend_from_slice(m);
         }
@@ -339,7 +339,7 @@ impl CudaBackend {
         const NAME: &str = "asm_power_f64";
         let k = self.kernel(&ASSEMBLE, NAME)?;
         let (plane64, nz64, n) = (plane as i64, inp.nz as i64, rhs.len());
-        let mut args = self.stream.launch_builder(&k);
+        let mut args = self.stream().launch_builder(&k);
         args.arg(&inp.lz).arg(&inp.lc).arg(&off).arg(&flat);
         args.arg(&plane64).arg(&nz64).arg(rhs);
         // SAFETY: arguments in the kernel's order and types; every map has
@@ -354,11 +354,11 @@ impl CudaBackend {
         c: f64,
         b: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
-        super::same_len(a.len(), b.len())?;
+        crate::backend::cuda::same_len(a.len(), b.len())?;
         const NAME: &str = "asm_shift_f64";
         let k = self.kernel(&ASSEMBLE, NAME)?;
         let n = a.len() as i64;
-        let mut args = self.stream.launch_builder(&k);
+        let mut args = self.stream().launch_builder(&k);
         args.arg(&a.amb).arg(&c).arg(b).arg(&n);
         // SAFETY: arguments in the kernel's order and types; lengths checked.
         unsafe { self.run(NAME, &mut args, rows_config(a.len().min(1 << 26))) }

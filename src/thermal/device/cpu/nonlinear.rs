@@ -8,12 +8,12 @@
 //! re-assembly writes into the arrays of the last `System`
 //! (`assemble_cells_into`, as the CUDA path's `assemble_into`).
 
-use super::{CpuBackend, CHUNK};
 use crate::assemble::{assemble_cells_into, assemble_into, cell_materials, System};
-use crate::backend::nonlinear::{hottest_of, NlContext, NlPower, NonlinearOps, Range};
+use crate::backend::cpu::{CpuBackend, CHUNK};
 use crate::backend::BackendError;
 use crate::linalg::Offset;
 use crate::matrix::QuadDiag;
+use crate::thermal::device::nonlinear::{hottest_of, NlContext, NlPower, NonlinearOps, Range};
 use rayon::prelude::*;
 
 /// The dynamic power, the ambient temperature and the scratch arrays of
@@ -79,7 +79,7 @@ impl NonlinearOps for CpuBackend {
         w: &Vec<f64>,
         amb: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        super::same_len(a.len(), w.len())?;
+        crate::backend::cpu::same_len(a.len(), w.len())?;
         amb.clone_from(&a.amb);
         for ((d, e), wi) in a.d.iter_mut().zip(&mut a.amb).zip(w) {
             *d += wi;
@@ -212,7 +212,7 @@ impl NonlinearOps for CpuBackend {
     ) -> Result<(), BackendError> {
         let x = match (x, alpha != 0.0) {
             (Some(x), true) => {
-                super::same_len(x.len(), y.len())?;
+                crate::backend::cpu::same_len(x.len(), y.len())?;
                 Some(x)
             }
             (None, true) => return Err(BackendError::Unsupported("nl_axpby: α ≠ 0 without x")),
@@ -238,12 +238,12 @@ impl NonlinearOps for CpuBackend {
     }
 
     fn nl_dot(&self, x: &Vec<f64>, y: &Vec<f64>) -> Result<f64, BackendError> {
-        super::same_len(x.len(), y.len())?;
+        crate::backend::cpu::same_len(x.len(), y.len())?;
         Ok(x.iter().zip(y).map(|(a, b)| a * b).sum())
     }
 
     fn nl_change(&self, x: &Vec<f64>, y: &Vec<f64>, s: f64) -> Result<f64, BackendError> {
-        super::same_len(x.len(), y.len())?;
+        crate::backend::cpu::same_len(x.len(), y.len())?;
         Ok(x.iter()
             .zip(y)
             .map(|(a, b)| ((a + s) - (b + s)).abs())
