@@ -5,6 +5,7 @@
 
 pub mod chebyshev;
 pub mod jacobi;
+pub mod needs;
 
 use super::mg::{MgOptions, MgReport, Multigrid};
 use super::operator::LinearOperator;
@@ -16,6 +17,8 @@ use crate::backend::{Backend, BackendError};
 use chebyshev::ChebyshevLevels;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+pub use needs::PrecondNeeds;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -31,20 +34,6 @@ pub enum PrecondKind {
 }
 
 impl PrecondKind {
-    /// n-vectors this preconditioner holds at its peak beyond PCG's own, for
-    /// a caller's memory plan: Chebyshev's Lanczos estimate runs a Jacobi-PCG
-    /// of its own (right-hand side, iterate and 4 work vectors) at set-up;
-    /// afterwards it keeps res, d, d_next, and on a matrix-free operator q.
-    pub fn extra_vectors(self) -> usize {
-        match self {
-            PrecondKind::None | PrecondKind::Jacobi => 0,
-            PrecondKind::Chebyshev => 6,
-            // Only topopt's plan asks: the fine level's two cycle vectors
-            // and Chebyshev's four, plus the coarse levels (≤ 1/2 of that).
-            PrecondKind::Multigrid => 9,
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             PrecondKind::None => "none",
@@ -221,12 +210,9 @@ pub fn build_thermal_precond<B: ChebyshevLevels + MultigridOps + 'static>(
 ) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
     match kind {
         PrecondKind::Multigrid => {
-            let m = a
-                .quad_diag_matrix()
-                .and_then(|m| m.downcast_ref::<B::Matrix>())
-                .ok_or(BackendError::Unsupported(
-                    "the mg preconditioner needs the system as a Quad-Diag matrix",
-                ))?;
+            let m = a.quad_diag().ok_or(BackendError::Unsupported(
+                "the mg preconditioner needs the system as a Quad-Diag matrix",
+            ))?;
             Ok(Box::new(Multigrid::new(be, m, &opts.mg)?))
         }
         _ => build_precond(kind, be, a, host, opts),

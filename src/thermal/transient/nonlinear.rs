@@ -195,7 +195,6 @@ impl<'a, B: ChebyshevBackend + 'static> StepPhysics<'a, B> {
         stepper: &mut Stepper<B>,
         (iterated, fallback, rebuild): (bool, bool, bool),
         acc: &mut Option<Anderson<B::Vector>>,
-        opts: &SteadyOptions,
     ) -> Result<(), TransientError> {
         let cx = Self::context(self.stack, self.grid, self.base, &self.leak);
         let at = if iterated { &self.t_it } else { &self.t_old };
@@ -213,7 +212,7 @@ impl<'a, B: ChebyshevBackend + 'static> StepPhysics<'a, B> {
         }
         let sys = self.sys.as_mut().expect("assembled above");
         let (a, cap) = be.tr_parts(sys)?;
-        stepper.set_matrix_device(a, cap, rebuild, opts)?;
+        stepper.set_matrix_device(a, cap, rebuild)?;
         Ok(())
     }
 
@@ -252,7 +251,7 @@ impl<'a, B: ChebyshevBackend + 'static> StepPhysics<'a, B> {
         };
         for j in 1..=max_solves {
             if self.laws {
-                self.assemble(be, stepper, (iterated, fallback, j == 1), &mut acc, opts)?;
+                self.assemble(be, stepper, (iterated, fallback, j == 1), &mut acc)?;
             }
             fallback = false;
             let cx = Self::context(self.stack, self.grid, self.base, &self.leak);
