@@ -18,20 +18,6 @@ pub enum PrecondKind {
 }
 
 impl PrecondKind {
-    /// n-vectors this preconditioner holds at its peak beyond PCG's own, for
-    /// a caller's memory plan: Chebyshev's Lanczos estimate runs a Jacobi-PCG
-    /// of its own (right-hand side, iterate and 4 work vectors) at set-up;
-    /// afterwards it keeps res, d, d_next, and on a matrix-free operator q.
-    pub fn extra_vectors(self) -> usize {
-        match self {
-            PrecondKind::None | PrecondKind::Jacobi => 0,
-            PrecondKind::Chebyshev => 6,
-            // Only topopt's plan asks: the fine level's two cycle vectors
-            // and Chebyshev's four, plus the coarse levels (≤ 1/2 of that).
-            PrecondKind::Multigrid => 9,
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             PrecondKind::None => "none",

@@ -167,15 +167,16 @@ fn host_side(
 /// the staging buffers: none when the statistics (the blocks' included)
 /// are reduced on the device and no map comes down (pinning them beside
 /// the module loads slowed those), a plane per layer map, the whole field
-/// for `--npy`, `--vtk`, `--save-state` and for Chebyshev's set-up (which
-/// reads the matrix).
+/// for `--npy`, `--vtk`, `--save-state` and for a preconditioner whose
+/// set-up reads the matrix on the host.
 pub(super) fn staged_download(plan: &RunPlan, keep: &KeepField) -> usize {
     let stack = &plan.stack;
     let plane = stack.nx * stack.ny;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
+    let precond = plan.solver.precond.needs().staged_values(plane * nz);
     match keep {
         KeepField::Whole => plane * nz,
-        _ if plan.solver.precond == PrecondKind::Chebyshev => plane * nz,
+        _ if precond > 0 => precond,
         KeepField::Maps(m) if !m.is_empty() => plane,
         KeepField::Maps(_) => 0,
     }
@@ -192,7 +193,7 @@ pub(super) fn open_cuda(
     staged: usize,
     auto_probe: Option<JoinHandle<Result<(), BackendError>>>,
 ) -> anyhow::Result<Opened<CudaBackend>> {
-    use cuth::backend::cuda::{BLAS1, CHEBYSHEV, MG_SETUP, MIXED, MULTIGRID, QUAD_DIAG};
+    use cuth::backend::cuda::{BLAS1, QUAD_DIAG};
     use cuth::profile::part;
     use cuth::thermal::device::cuda::{ASSEMBLE, STATS};
     // `--device auto`: the probe started with the run; a CUDA that is not
@@ -206,11 +207,7 @@ pub(super) fn open_cuda(
     }
     part("device_init/probe", || super::plan::check_ordinal(ordinal))?;
     let mut families = vec![&BLAS1, &QUAD_DIAG, &ASSEMBLE, &STATS];
-    match precond {
-        PrecondKind::Multigrid => families.extend([&MULTIGRID, &MG_SETUP]),
-        PrecondKind::Chebyshev => families.extend([&CHEBYSHEV, &MIXED]),
-        _ => {}
-    }
+    families.extend(precond.needs().kernel_families);
     // The images are read from the kernel cache (or compiled) while the
     // context opens; only the modules' loading waits for it.
     let (be, ()) = std::thread::scope(|sc| {

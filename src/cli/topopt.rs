@@ -223,7 +223,7 @@ fn run_on<B: DesignBackend>(
     problem: &Problem,
     args: &TopoptArgs,
 ) -> anyhow::Result<RunResult> {
-    be.check_elastic_capacity(&problem.mesh, args.precond.extra_vectors())?;
+    be.check_elastic_capacity(&problem.mesh, args.precond.needs().extra_vectors)?;
     let opts = OptimizeOptions {
         max_iterations: args.iterations,
         operator: args.operator,

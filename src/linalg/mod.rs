@@ -14,6 +14,7 @@ pub mod pcg;
 pub mod precond;
 pub mod progress;
 pub mod refine;
+pub mod solver;
 
 /// The preconditioner's storage precision lives with the matrices it stores.
 pub use crate::matrix::precision;
@@ -26,7 +27,8 @@ pub use pcg::{
 };
 pub use precision::PrecisionMode;
 pub use precond::{
-    build_precond, build_thermal_precond, PrecisionReport, PrecondKind, PrecondOptions,
-    PrecondReport, Preconditioner,
+    build_precond, PrecisionReport, PrecondKind, PrecondNeeds, PrecondOptions, PrecondReport,
+    Preconditioner,
 };
 pub use refine::{refine, RefineMode, RefineWork};
+pub use solver::{KrylovMethod, Solver, SolverState};

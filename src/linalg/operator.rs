@@ -57,41 +57,72 @@ pub trait LinearOperator<B: Backend> {
         let _ = low;
         false
     }
+    /// The operator's own device matrix, when it is a Quad-Diag one: the
+    /// multigrid preconditioner smooths with it. Only backends with a
+    /// Quad-Diag matrix type can ask; a matrix-free operator says `None`.
+    fn quad_diag(&self) -> Option<&B::Matrix>
+    where
+        B: QuadDiagOps,
+    {
+        None
+    }
     /// The operator as a host Quad-Diag matrix, when it is one: the
     /// Gershgorin bound and the scaled low-precision Chebyshev levels are
     /// built from it. `None` for a matrix-free operator.
-    /// The operator's own device matrix, when it is a Quad-Diag one
-    /// ([`QuadDiagOps::Matrix`], as `Any` because the core [`Backend`] has
-    /// no matrix type): the multigrid preconditioner smooths with it.
-    fn quad_diag_matrix(&self) -> Option<&dyn std::any::Any> {
-        None
-    }
     fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {
         let _ = be;
         Ok(None)
     }
 }
 
-/// A Quad-Diag matrix on backend `B` as a [`LinearOperator`] (a borrow: the
-/// caller keeps the matrix).
+/// A Quad-Diag matrix on backend `B` as a [`LinearOperator`]: a borrow
+/// where the caller keeps the matrix, or the matrix itself where the
+/// operator outlives the code that built it (a transient run's solver, whose
+/// matrix is swapped when the properties change).
 pub struct QuadDiagOperator<'a, B: QuadDiagOps> {
-    a: &'a B::Matrix,
-    diag: &'a B::Vector,
+    be: &'a B,
+    a: Held<'a, B::Matrix>,
     n: usize,
+}
+
+enum Held<'a, M> {
+    Borrowed(&'a M),
+    Owned(M),
 }
 
 impl<'a, B: QuadDiagOps> QuadDiagOperator<'a, B> {
     /// `a` has `n` rows.
-    pub fn new(be: &B, a: &'a B::Matrix, n: usize) -> Self {
+    pub fn new(be: &'a B, a: &'a B::Matrix, n: usize) -> Self {
         QuadDiagOperator {
-            a,
-            diag: be.diagonal(a),
+            be,
+            a: Held::Borrowed(a),
             n,
         }
     }
 
-    pub fn matrix(&self) -> &'a B::Matrix {
-        self.a
+    /// [`Self::new`] owning `a`.
+    pub fn owning(be: &'a B, a: B::Matrix, n: usize) -> Self {
+        QuadDiagOperator {
+            be,
+            a: Held::Owned(a),
+            n,
+        }
+    }
+
+    pub fn matrix(&self) -> &B::Matrix {
+        match &self.a {
+            Held::Borrowed(a) => a,
+            Held::Owned(a) => a,
+        }
+    }
+
+    /// The matrix to modify in place or swap, when the operator owns it
+    /// (`None` for a borrow).
+    pub fn matrix_mut(&mut self) -> Option<&mut B::Matrix> {
+        match &mut self.a {
+            Held::Borrowed(_) => None,
+            Held::Owned(a) => Some(a),
+        }
     }
 }
 
@@ -107,7 +138,7 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         s: &mut B::Scalars,
         out: usize,
     ) -> Result<(), BackendError> {
-        be.spmv_dot(self.a, p, q, s, out)
+        be.spmv_dot(self.matrix(), p, q, s, out)
     }
     fn residual(
         &mut self,
@@ -118,10 +149,10 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         s: &mut B::Scalars,
         out: usize,
     ) -> Result<(), BackendError> {
-        be.residual(self.a, b, x, r, s, out)
+        be.residual(self.matrix(), b, x, r, s, out)
     }
     fn diagonal(&self) -> &B::Vector {
-        self.diag
+        self.be.diagonal(self.matrix())
     }
     fn cheb_step(
         &mut self,
@@ -131,12 +162,12 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         w: &mut ChebWork<B::Vector>,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
-        be.cheb_step(self.a, alpha, beta, w, z) // one kernel: A read once
+        be.cheb_step(self.matrix(), alpha, beta, w, z) // one kernel: A read once
     }
-    fn quad_diag_matrix(&self) -> Option<&dyn std::any::Any> {
-        Some(self.a)
+    fn quad_diag(&self) -> Option<&B::Matrix> {
+        Some(self.matrix())
     }
     fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {
-        Ok(Some(be.host_matrix(self.a)?))
+        Ok(Some(be.host_matrix(self.matrix())?))
     }
 }

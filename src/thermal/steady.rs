@@ -13,8 +13,8 @@ use crate::assemble::assemble;
 use crate::backend::{Backend, BackendError};
 use crate::grid::Grid;
 use crate::linalg::{
-    build_thermal_precond, pcg, true_relative_residual, CgParams, Offset, PrecondKind,
-    PrecondOptions, Preconditioner, QuadDiagOperator, SolveError, Stop,
+    CgParams, Offset, PrecondKind, PrecondOptions, Preconditioner, QuadDiagOperator, SolveError,
+    Solver, Stop,
 };
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
@@ -231,34 +231,31 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
     parts.lap("upload/alloc_x");
     lap("upload", &mut timings);
 
-    let mut op = QuadDiagOperator::new(be, &a, n);
-    let mut m = {
-        // Chebyshev's set-up reads the matrix on the host (the Gershgorin
-        // bound, the scaled low-precision copy); multigrid builds its levels
-        // where the matrix lives, so a device-assembled A stays there.
-        let host = match (&sys, opts.precond) {
-            (Assembled::Host(sys), _) => Some(std::borrow::Cow::Borrowed(&sys.a)),
-            (Assembled::Device(_), PrecondKind::Chebyshev) => Some(be.host_matrix(&a)?),
-            (Assembled::Device(_), _) => None,
-        };
-        let host = host.as_deref();
-        build_thermal_precond(opts.precond, be, &mut op, host, &opts.precond_opts)?
+    // Chebyshev's set-up reads the matrix on the host (the solver reads a
+    // device-assembled A back for it); multigrid builds its levels where
+    // the matrix lives, so a device-assembled A stays there.
+    let host = match &sys {
+        Assembled::Host(sys) => Some(&sys.a),
+        Assembled::Device(_) => None,
     };
+    let op = QuadDiagOperator::new(be, &a, n);
+    let mut ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, host)?;
     lap("precond_setup", &mut timings);
 
     // The shifted system has the same residual as the user's; the stop, and
     // a failure's report, are relative to the user's ‖b‖.
-    let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
-    let info = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params)?;
+    ksp.set_params(opts.cg_params(be, ksp.precond(), Stop::against(opts.rtol, offset.b_norm)));
+    let info = ksp.solve(&b, &mut x)?;
     lap("solve", &mut timings);
     parts.split();
 
     // ‖b‖ = rtol_scale·‖b − c·amb‖.
-    let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
+    let true_rel = ksp.true_relative_residual(&b, &x, offset.rtol_scale)?;
     parts.lap("download/true_residual");
+    let m = ksp.precond();
     let precision = m.precision().filter(|p| p.mode != "f64");
     let solver = SolverReport {
-        method: "pcg".into(),
+        method: ksp.method().name().into(),
         precision: match &precision {
             // Outer CG in f64, preconditioner at its final level.
             Some(p) => format!("{}: f64 PCG, preconditioner {}", p.mode, p.current),
@@ -282,7 +279,7 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
         true => std::mem::forget(bufs),
         false => drop(bufs),
     };
-    free(Box::new(m) as Box<dyn std::any::Any>);
+    free(Box::new(ksp.release()) as Box<dyn std::any::Any>);
 
     // The statistics: reduced on the device, or folded from x as it comes
     // off the device piece by piece (θ = x + c, T = θ + ambient); the whole

@@ -10,10 +10,7 @@ use super::block_stats::layer_block_stats;
 use super::steady::SteadyOptions;
 use crate::assemble::{assemble, power_rhs, System};
 use crate::grid::Grid;
-use crate::linalg::{
-    build_thermal_precond, pcg_with, true_relative_residual, CgInfo, Offset, PcgWork,
-    Preconditioner, QuadDiagOperator, Stop,
-};
+use crate::linalg::{Offset, QuadDiagOperator, Solver, Stop};
 use crate::power::raster_cache::RasterCache;
 use crate::power::{layer_power, layer_power_with, LayerPower};
 use crate::stack::{PowerSpec, Stack};
@@ -101,15 +98,8 @@ pub fn run_worker<B: ThermalBackend + 'static>(
     be.check_capacity(n)?;
     be.prepare_quad_diag()?;
     let a = be.upload_matrix(&base.sys.a)?;
-    let mut op = QuadDiagOperator::new(be, &a, n);
-    let mut m = build_thermal_precond(
-        opts.precond,
-        be,
-        &mut op,
-        Some(&base.sys.a),
-        &opts.precond_opts,
-    )?;
-    let mut work = PcgWork::new(be, n)?;
+    let op = QuadDiagOperator::new(be, &a, n);
+    let mut ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, Some(&base.sys.a))?;
     let mut x = be.zeros(n)?;
     let zero = be.zeros(n)?;
     let mut own = stack.clone();
@@ -127,9 +117,7 @@ pub fn run_worker<B: ThermalBackend + 'static>(
             stack,
             base,
             opts,
-            &mut op,
-            m.as_mut(),
-            &mut work,
+            &mut ksp,
             &mut x,
             &zero,
             power,
@@ -145,16 +133,14 @@ pub fn run_worker<B: ThermalBackend + 'static>(
 }
 
 /// One case alone: its right-hand side uploaded, PCG from zero on the
-/// worker's operator and preconditioner, the true residual, the statistics.
+/// worker's solver, the true residual, the statistics.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve_one<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
     base: &SweepBase,
     opts: &SteadyOptions,
-    op: &mut QuadDiagOperator<'_, B>,
-    m: &mut dyn Preconditioner<B>,
-    work: &mut PcgWork<B>,
+    ksp: &mut Solver<'_, B>,
     x: &mut B::Vector,
     zero: &B::Vector,
     power: Vec<LayerPower>,
@@ -164,11 +150,10 @@ pub(super) fn solve_one<B: ThermalBackend + 'static>(
     let offset = Offset::new(&base.sys.a, &rhs);
     let b = be.upload(&offset.rhs).map_err(|e| e.to_string())?;
     be.copy(zero, x).map_err(|e| e.to_string())?;
-    let params = opts.cg_params(be, m, Stop::against(opts.rtol, offset.b_norm));
-    let mut info = CgInfo::default();
-    pcg_with(be, op, m, &b, x, work, &params, &mut info).map_err(|e| e.to_string())?;
+    ksp.set_params(opts.cg_params(be, ksp.precond(), Stop::against(opts.rtol, offset.b_norm)));
+    let info = ksp.solve(&b, x).map_err(|e| e.to_string())?;
     let true_res =
-        true_relative_residual(be, op, &b, x, offset.rtol_scale).map_err(|e| e.to_string())?;
+        (ksp.true_relative_residual(&b, x, offset.rtol_scale)).map_err(|e| e.to_string())?;
     let mut theta = be.download(x).map_err(|e| e.to_string())?;
     offset.restore(&mut theta);
     let t: Vec<f64> = theta.iter().map(|v| v + stack.ambient_k).collect();

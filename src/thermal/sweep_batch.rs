@@ -20,7 +20,7 @@ use crate::backend::batch::{BatchOps, HostBuffer};
 use crate::linalg::batch::mg::BatchMultigrid;
 use crate::linalg::batch::{batch_pcg, BatchOutcome, BatchWork};
 use crate::linalg::mg::Multigrid;
-use crate::linalg::{build_thermal_precond, Offset, PcgWork, PrecondKind, QuadDiagOperator, Stop};
+use crate::linalg::{Offset, PrecondKind, QuadDiagOperator, Solver, Stop};
 use crate::power::LayerPower;
 use crate::stack::Stack;
 use crate::thermal::device::ThermalBackend;
@@ -220,15 +220,8 @@ pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
     // Cases whose true residual missed rtol: alone, as `run_worker` solves.
     let alone = alone.into_inner().unwrap();
     if !alone.is_empty() {
-        let mut op = QuadDiagOperator::new(be, &a, n);
-        let mut m = build_thermal_precond(
-            opts.precond,
-            be,
-            &mut op,
-            Some(&base.sys.a),
-            &opts.precond_opts,
-        )?;
-        let mut w = PcgWork::new(be, n)?;
+        let op = QuadDiagOperator::new(be, &a, n);
+        let mut ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, Some(&base.sys.a))?;
         let (mut x1, zero) = (be.zeros(n)?, be.zeros(n)?);
         for (i, power) in alone {
             let outcome = solve_one(
@@ -236,9 +229,7 @@ pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
                 stack,
                 base,
                 opts,
-                &mut op,
-                m.as_mut(),
-                &mut w,
+                &mut ksp,
                 &mut x1,
                 &zero,
                 power,

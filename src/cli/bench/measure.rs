@@ -14,8 +14,7 @@ use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::{timing::median, CudaBackend, CudaMatrix};
 use cuth::backend::{Backend, BackendError, ChebyshevBackend, QuadDiagOps};
 use cuth::linalg::{
-    build_thermal_precond, pcg, true_relative_residual, CgParams, PrecondKind, PrecondOptions,
-    QuadDiag, QuadDiagOperator, SolveError, Stop,
+    CgParams, PrecondKind, PrecondOptions, QuadDiag, QuadDiagOperator, SolveError, Solver, Stop,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -219,18 +218,18 @@ pub fn pcg_run<B: ChebyshevBackend + 'static>(
     let mut x = be.zeros(n)?;
     be.synchronize()?;
     let t0 = Instant::now();
-    let mut op = QuadDiagOperator::new(be, a, n);
-    let mut m = build_thermal_precond(plan.kind, be, &mut op, Some(host), &opts)?;
+    let op = QuadDiagOperator::new(be, a, n);
+    let mut ksp = Solver::new(be, op, plan.kind, &opts, Some(host))?;
     be.synchronize()?;
     let setup_s = t0.elapsed().as_secs_f64();
-    let params = CgParams {
+    ksp.set_params(CgParams {
         stop: Stop::relative(plan.rtol * rtol_scale),
         max_iter: cap,
         check_every: plan.check_every,
         ..CgParams::default()
-    };
+    });
     let t1 = Instant::now();
-    let result = pcg(be, &mut op, m.as_mut(), b, &mut x, &params);
+    let result = ksp.solve(b, &mut x);
     be.synchronize()?;
     let solve_s = t1.elapsed().as_secs_f64();
     let (iterations, converged, stop) = match result {
@@ -255,7 +254,7 @@ pub fn pcg_run<B: ChebyshevBackend + 'static>(
         Err(e) => return Err(e),
     };
     // True relative residual ‖b − A x‖/‖b‖, recomputed in f64.
-    let true_rel = true_relative_residual(be, &mut op, b, &x, rtol_scale)?;
+    let true_rel = ksp.true_relative_residual(b, &x, rtol_scale)?;
     let bytes = pcg_bytes_per_row(plan.kind, plan.degree);
     let us_per_iter = solve_s * 1e6 / iterations.max(1) as f64;
     let floor_us = bytes * n as f64 / (copy_gbs * 1e9) * 1e6;

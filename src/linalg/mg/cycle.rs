@@ -206,6 +206,13 @@ fn cycle<B: MultigridOps>(
     Ok(())
 }
 
+/// The system's Quad-Diag matrix, which the fine level smooths with.
+fn fine_matrix<B: MultigridOps>(a: &dyn LinearOperator<B>) -> Result<&B::Matrix, BackendError> {
+    a.quad_diag().ok_or(BackendError::Unsupported(
+        "the mg preconditioner needs the system as a Quad-Diag matrix",
+    ))
+}
+
 impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
     fn matrix_changed(&mut self, be: &B, host: &QuadDiag) -> Result<(), BackendError> {
         if let Some(p) = self.fine_pivots.as_mut() {
@@ -219,12 +226,7 @@ impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
         be: &B,
         a: &mut dyn LinearOperator<B>,
     ) -> Result<(), BackendError> {
-        let a = a
-            .quad_diag_matrix()
-            .and_then(|m| m.downcast_ref::<B::Matrix>())
-            .ok_or(BackendError::Unsupported(
-                "the mg preconditioner needs the system as a Quad-Diag matrix",
-            ))?;
+        let a = fine_matrix(a)?;
         if let Some(p) = self.fine_pivots.as_mut() {
             *p = be.mg_line_pivots(a)?;
         }
@@ -238,12 +240,7 @@ impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
-        let a = a
-            .quad_diag_matrix()
-            .and_then(|m| m.downcast_ref::<B::Matrix>())
-            .ok_or(BackendError::Unsupported(
-                "the mg preconditioner needs the system as a Quad-Diag matrix",
-            ))?;
+        let a = fine_matrix(a)?;
         let Some(pivots) = self.fine_pivots.as_ref() else {
             // z = A⁻¹ r: the fine level is small enough to be the coarsest.
             return be.mg_dense_apply(&self.inverse, self.inverse_n, r, z);

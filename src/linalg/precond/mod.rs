@@ -5,6 +5,7 @@
 
 pub mod chebyshev;
 pub mod jacobi;
+pub mod needs;
 
 use super::mg::{MgOptions, MgReport, Multigrid};
 use super::operator::LinearOperator;
@@ -18,6 +19,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use crate::solver_options::PrecondKind;
+pub use needs::PrecondNeeds;
 
 /// Name and parameters actually used, as PETSc's `-ksp_view` reports them.
 #[derive(Clone, Debug, Serialize)]
@@ -185,12 +187,9 @@ pub fn build_thermal_precond<B: ChebyshevLevels + MultigridOps + 'static>(
 ) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
     match kind {
         PrecondKind::Multigrid => {
-            let m = a
-                .quad_diag_matrix()
-                .and_then(|m| m.downcast_ref::<B::Matrix>())
-                .ok_or(BackendError::Unsupported(
-                    "the mg preconditioner needs the system as a Quad-Diag matrix",
-                ))?;
+            let m = a.quad_diag().ok_or(BackendError::Unsupported(
+                "the mg preconditioner needs the system as a Quad-Diag matrix",
+            ))?;
             Ok(Box::new(Multigrid::new(be, m, &opts.mg)?))
         }
         _ => build_precond(kind, be, a, host, opts),

@@ -165,7 +165,7 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
             "assembly inputs (material planes, films)",
             32 * plane * patched + films,
         ));
-        if s.precond == PrecondKind::Chebyshev {
+        if s.precond.needs().host_matrix {
             host.push(("matrix copy for preconditioner set-up", 40 * n));
         }
     }

@@ -35,8 +35,7 @@ use super::leakage::LeakageModel;
 use super::{bad_property, place_name, NonlinearError, NonlinearReport};
 use crate::grid::Grid;
 use crate::linalg::{
-    build_thermal_precond, pcg, true_relative_residual, CgInfo, PrecisionReport, PrecondKind,
-    PrecondReport, Preconditioner, QuadDiagOperator, Stop,
+    CgInfo, PrecisionReport, PrecondReport, QuadDiagOperator, Solver, SolverState, Stop,
 };
 use crate::power::LayerPower;
 use crate::stack::Stack;
@@ -128,7 +127,8 @@ pub fn picard<B: ThermalBackend + 'static>(
     be.synchronize()?;
     t_assemble += clock.elapsed().as_secs_f64();
 
-    let mut m: Option<Box<dyn Preconditioner<B>>> = None;
+    // The solver outlives each iteration's borrow of the re-assembled A.
+    let mut kept: Option<SolverState<B>> = None;
     let mut acc = (nl.anderson > 0).then(|| Anderson::new(nl.anderson, n));
     let mut report = NonlinearReport {
         method: match nl.anderson {
@@ -168,42 +168,30 @@ pub fn picard<B: ThermalBackend + 'static>(
         t_assemble += clock.elapsed().as_secs_f64();
 
         let clock = Instant::now();
-        let mut op = QuadDiagOperator::new(be, be.nl_matrix(&sys), n);
-        let mm = match &mut m {
-            Some(m) => {
+        let op = QuadDiagOperator::new(be, be.nl_matrix(&sys), n);
+        let mut ksp = match kept.take() {
+            Some(state) => {
+                let mut ksp = Solver::resume(be, op, state);
                 if stack.k_varies() {
-                    m.operator_changed(be, &mut op)?;
+                    ksp.operator_changed()?;
                 }
-                m
+                ksp
             }
-            None => {
-                // Multigrid builds its levels where A lives (the device
-                // set-up on a GPU); the others read A on the host.
-                let host = match opts.precond {
-                    PrecondKind::Multigrid => None,
-                    _ => Some(be.host_matrix(be.nl_matrix(&sys))?),
-                };
-                m.insert(build_thermal_precond(
-                    opts.precond,
-                    be,
-                    &mut op,
-                    host.as_deref(),
-                    &opts.precond_opts,
-                )?)
-            }
+            None => Solver::new(be, op, opts.precond, &opts.precond_opts, None)?,
         };
         // Inexact while far (change above 10·tol), exact near convergence.
         let near = last_change <= 10.0 * nl.tol_k;
         let rtol = if near || nl.forcing <= 0.0 {
             opts.rtol
         } else {
-            let rel0 = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
+            let rel0 = ksp.true_relative_residual(&b, &x, offset.rtol_scale)?;
             (nl.forcing * rel0).max(opts.rtol)
         };
-        let params = opts.cg_params(be, mm.as_ref(), Stop::against(rtol, offset.b_norm));
-        let info = pcg(be, &mut op, mm.as_mut(), &b, &mut x, &params)?;
-        let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
-        let (precond_report, precision) = (mm.report(), mm.precision());
+        ksp.set_params(opts.cg_params(be, ksp.precond(), Stop::against(rtol, offset.b_norm)));
+        let info = ksp.solve(&b, &mut x)?;
+        let true_rel = ksp.true_relative_residual(&b, &x, offset.rtol_scale)?;
+        let (precond_report, precision) = (ksp.precond().report(), ksp.precond().precision());
+        kept = Some(ksp.release());
         // x + c: G(θ), the solve's output (`th` below).
         be.nl_axpby(None, 0.0, 1.0, &mut x, offset.c)?;
         be.synchronize()?;
@@ -212,7 +200,7 @@ pub fn picard<B: ThermalBackend + 'static>(
         if rtol == opts.rtol {
             let first = *first_iters.get_or_insert(info.iterations.max(3));
             if info.iterations > 2 * first {
-                m = None;
+                kept = None;
                 report.precond_rebuilds += 1;
             }
         }

@@ -196,7 +196,6 @@ impl<'a, B: ThermalBackend + 'static> StepPhysics<'a, B> {
         stepper: &mut Stepper<B>,
         (iterated, fallback, rebuild): (bool, bool, bool),
         acc: &mut Option<Anderson<B::Vector>>,
-        opts: &SteadyOptions,
     ) -> Result<(), TransientError> {
         let cx = Self::context(self.stack, self.grid, self.base, &self.leak);
         let at = if iterated { &self.t_it } else { &self.t_old };
@@ -214,7 +213,7 @@ impl<'a, B: ThermalBackend + 'static> StepPhysics<'a, B> {
         }
         let sys = self.sys.as_mut().expect("assembled above");
         let (a, cap) = be.tr_parts(sys)?;
-        stepper.set_matrix_device(a, cap, rebuild, opts)?;
+        stepper.set_matrix_device(a, cap, rebuild)?;
         Ok(())
     }
 
@@ -253,7 +252,7 @@ impl<'a, B: ThermalBackend + 'static> StepPhysics<'a, B> {
         };
         for j in 1..=max_solves {
             if self.laws {
-                self.assemble(be, stepper, (iterated, fallback, j == 1), &mut acc, opts)?;
+                self.assemble(be, stepper, (iterated, fallback, j == 1), &mut acc)?;
             }
             fallback = false;
             let cx = Self::context(self.stack, self.grid, self.base, &self.leak);

@@ -33,8 +33,7 @@
 //! step's error is ~1e-14 of θ.
 
 use crate::linalg::{
-    build_thermal_precond, pcg_with, CgInfo, CgParams, PcgWork, PrecondReport, Preconditioner,
-    QuadDiag, QuadDiagOperator, SolveError, Stop,
+    CgInfo, CgParams, PrecondReport, QuadDiag, QuadDiagOperator, SolveError, Solver, Stop,
 };
 use crate::thermal::device::ThermalBackend;
 use crate::thermal::steady::SteadyOptions;
@@ -48,10 +47,12 @@ const RTOL_FLOOR: f64 = 1e-14;
 /// more (θⁿ) when steps are iterated ([`Stepper::save_level`]).
 pub const EXTRA_VECTORS: usize = 4;
 
-pub struct Stepper<'a, B: ThermalBackend> {
+pub struct Stepper<'a, B: ThermalBackend + 'static> {
     be: &'a B,
-    /// A + C/Δt on the device.
-    a: B::Matrix,
+    /// PCG on A + C/Δt (the solver owns the matrix, on the device), its
+    /// preconditioner and vectors built once for the run rather than per
+    /// step.
+    ksp: Solver<'a, B>,
     /// C/Δt per cell, W/K.
     w: B::Vector,
     /// Pⁿ⁺¹ − c·amb, W.
@@ -63,9 +64,6 @@ pub struct Stepper<'a, B: ThermalBackend> {
     x: B::Vector,
     /// θ'ⁿ while a step is iterated (allocated on first use).
     x_old: Option<B::Vector>,
-    m: Box<dyn Preconditioner<B>>,
-    /// PCG's vectors, allocated once for the run rather than per step.
-    work: PcgWork<B>,
     /// The stop's reference is each step's ‖P‖ (see [`Stepper::step`]).
     params: CgParams,
     /// A·1 of the steady operator (coupling to ambient), for the shift.
@@ -107,16 +105,9 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
     ) -> Result<Self, SolveError> {
         let n = a.len();
         let (shifted, w) = shifted_system(a, capacity, dt);
-        let a_dev = be.upload_matrix(&shifted)?;
-        let mut op = QuadDiagOperator::new(be, &a_dev, n);
-        let m = build_thermal_precond(
-            opts.precond,
-            be,
-            &mut op,
-            Some(&shifted),
-            &opts.precond_opts,
-        )?;
-        let params = opts.cg_params(be, m.as_ref(), Stop::relative(opts.rtol));
+        let op = QuadDiagOperator::owning(be, be.upload_matrix(&shifted)?, n);
+        let ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, Some(&shifted))?;
+        let params = opts.cg_params(be, ksp.precond(), Stop::relative(opts.rtol));
         let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
         Ok(Stepper {
             be,
@@ -125,9 +116,7 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
             b: be.zeros(n)?,
             x: be.upload(&x0)?,
             x_old: None,
-            a: a_dev,
-            m,
-            work: PcgWork::new(be, n)?,
+            ksp,
             params,
             amb: be.upload(&a.amb)?,
             dts: None,
@@ -160,21 +149,9 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         drop(dts);
         let mut amb = be.zeros(n)?;
         be.tr_shift(&mut a, &w, &mut amb)?;
-        let m = {
-            let host = match opts.precond {
-                crate::linalg::PrecondKind::Chebyshev => Some(be.host_matrix(&a)?),
-                _ => None,
-            };
-            let mut op = QuadDiagOperator::new(be, &a, n);
-            build_thermal_precond(
-                opts.precond,
-                be,
-                &mut op,
-                host.as_deref(),
-                &opts.precond_opts,
-            )?
-        };
-        let params = opts.cg_params(be, m.as_ref(), Stop::relative(opts.rtol));
+        let op = QuadDiagOperator::owning(be, a, n);
+        let ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, None)?;
+        let params = opts.cg_params(be, ksp.precond(), Stop::relative(opts.rtol));
         let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
         Ok(Stepper {
             be,
@@ -183,9 +160,7 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
             b: be.zeros(n)?,
             x: be.upload(&x0)?,
             x_old: None,
-            a,
-            m,
-            work: PcgWork::new(be, n)?,
+            ksp,
             params,
             amb,
             dts: None,
@@ -199,8 +174,8 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
     /// stay): the steady `a` is shifted by C/Δt in place and swapped with
     /// the stepper's matrix, so `a` comes back holding the old arrays (for
     /// the next assembly to overwrite). The preconditioner is rebuilt when
-    /// `rebuild` (reading the shifted matrix back only where its set-up
-    /// needs it on the host: Chebyshev), else kept and told of the new
+    /// `rebuild` (reading the shifted matrix back where its set-up needs
+    /// it on the host), else kept and told of the new
     /// matrix where A lives (as the steady Picard iteration does). Call
     /// [`Self::set_power_device`] afterwards: the source's shift depends
     /// on A.
@@ -209,10 +184,9 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         a: &mut B::Matrix,
         capacity: &B::Vector,
         rebuild: bool,
-        opts: &SteadyOptions,
     ) -> Result<(), SolveError> {
         let be = self.be;
-        let n = self.work.len();
+        let n = self.ksp.len();
         let dts = match &mut self.dts {
             Some(v) => v,
             None => {
@@ -224,22 +198,12 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         // w = C/Δt, divided as the host divides.
         be.divide(capacity, dts, &mut self.w)?;
         be.tr_shift(a, &self.w, &mut self.amb)?;
-        std::mem::swap(&mut self.a, a);
-        let mut op = QuadDiagOperator::new(be, &self.a, n);
+        let own = self.ksp.operator_mut().matrix_mut();
+        std::mem::swap(own.expect("the stepper's solver owns its matrix"), a);
         if rebuild {
-            let host = match opts.precond {
-                crate::linalg::PrecondKind::Chebyshev => Some(be.host_matrix(&self.a)?),
-                _ => None,
-            };
-            self.m = build_thermal_precond(
-                opts.precond,
-                be,
-                &mut op,
-                host.as_deref(),
-                &opts.precond_opts,
-            )?;
+            self.ksp.rebuild()?;
         } else {
-            self.m.operator_changed(be, &mut op)?;
+            self.ksp.operator_changed()?;
         }
         Ok(())
     }
@@ -260,7 +224,7 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
     pub fn save_level(&mut self) -> Result<(), SolveError> {
         let x_old = match &mut self.x_old {
             Some(v) => v,
-            None => self.x_old.insert(self.be.zeros(self.work.len())?),
+            None => self.x_old.insert(self.be.zeros(self.ksp.len())?),
         };
         Ok(self.be.copy(&self.x, x_old)?)
     }
@@ -306,26 +270,14 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
 
     /// PCG on the step's system for the right-hand side in `b`.
     fn solve(&mut self) -> Result<CgInfo, SolveError> {
-        let be = self.be;
         // ‖r‖ ≤ rtol·‖P‖ (‖b‖ when no power flows), but never below what f64
         // can attain relative to ‖b‖ (see the module doc).
         let params = CgParams {
             stop: Stop::against(self.params.stop.rtol, self.p_norm).with_floor(RTOL_FLOOR),
             ..self.params.clone()
         };
-        let mut info = CgInfo::default();
-        let mut op = QuadDiagOperator::new(be, &self.a, self.work.len());
-        pcg_with(
-            be,
-            &mut op,
-            self.m.as_mut(),
-            &self.b,
-            &mut self.x,
-            &mut self.work,
-            &params,
-            &mut info,
-        )?;
-        Ok(info)
+        self.ksp.set_params(params);
+        self.ksp.solve(&self.b, &mut self.x)
     }
 
     /// Downloads θ' = θ − [`Self::c`] of the current time level into `out`
@@ -335,6 +287,6 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
     }
 
     pub fn precond_report(&self) -> PrecondReport {
-        self.m.report()
+        self.ksp.precond().report()
     }
 }

@@ -14,7 +14,7 @@ use crate::assemble::{assemble, System};
 use crate::backend::BackendError;
 use crate::grid::Grid;
 use crate::linalg::Offset;
-use crate::linalg::{build_thermal_precond, pcg, QuadDiagOperator, Stop};
+use crate::linalg::{QuadDiagOperator, Solver, Stop};
 use crate::power::schedule::{cell_power, PowerSchedule};
 use crate::stack::Stack;
 use crate::thermal::assembly_input::AssemblyInput;
@@ -259,11 +259,12 @@ pub(super) fn steady_theta<B: ThermalBackend + 'static>(
     let a = be.upload_matrix(a_host)?;
     let b = be.upload(&offset.rhs)?;
     let mut x = be.zeros(a_host.len())?;
-    let mut op = QuadDiagOperator::new(be, &a, a_host.len());
-    let mut m = build_thermal_precond(opts.precond, be, &mut op, Some(a_host), &opts.precond_opts)
+    let op = QuadDiagOperator::new(be, &a, a_host.len());
+    let mut ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, Some(a_host))
         .map_err(TransientError::Initial)?;
-    let params = opts.cg_params(be, m.as_ref(), Stop::against(opts.rtol, offset.b_norm));
-    pcg(be, &mut op, m.as_mut(), &b, &mut x, &params).map_err(TransientError::Initial)?;
+    let stop = Stop::against(opts.rtol, offset.b_norm);
+    ksp.set_params(opts.cg_params(be, ksp.precond(), stop));
+    ksp.solve(&b, &mut x).map_err(TransientError::Initial)?;
     let mut theta = be.download(&x)?;
     offset.restore(&mut theta);
     Ok(theta)
