@@ -223,8 +223,8 @@ pub trait Backend {
 
 /// The Quad-Diag matrix (`matrix::QuadDiag`) on a device.
 pub trait QuadDiagOps: Backend {
-    /// A Quad-Diag matrix living on this device ('static: multigrid finds
-    /// it behind a `LinearOperator` by downcasting).
+    /// A Quad-Diag matrix living on this device ('static: a solver holds
+    /// it beside preconditioners that outlive one call).
     type Matrix: 'static;
 
     /// Readies the kernels of this capability (compiles them, on a GPU) so
