@@ -1,5 +1,5 @@
 //! Tests of the heat map picture: size, outlines, colour bar ticks, absent
-//! cells, non-uniform cells and speed.
+//! cells, non-uniform cells and long titles.
 
 use super::*;
 use crate::output::colormap::inferno;
@@ -159,24 +159,17 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(!bad(&e, &[f64::NAN; 4]));
 }
 
+/// A 2048² map is drawn at 1024² pixels and encodes to a bounded PNG (its
+/// speed is a benchmark's business, not a unit test's).
 #[test]
-fn a_2048_square_map_renders_quickly() {
+fn a_2048_square_map_is_drawn_at_1024_pixels() {
     let n = 2048;
     let v: Vec<f64> = (0..n * n).map(|i| (i % 977) as f64).collect();
     let e = uniform_edges(n, 1e-5);
-    let t = std::time::Instant::now();
     let (img, r) = draw(&v, &e, &e, &[block("a", 0.0, 0.0, 1e-2, 1e-2)]);
     let bytes = encode(&img).unwrap();
-    let s = t.elapsed().as_secs_f64();
-    eprintln!(
-        "2048² map: render + encode {s:.3} s, {} PNG bytes",
-        bytes.len()
-    );
     assert_eq!((r.w, r.h), (1024, 1024));
     assert!(bytes.len() < 4 << 20);
-    // Well under a second in release; debug builds get slack.
-    let limit = if cfg!(debug_assertions) { 20.0 } else { 1.0 };
-    assert!(s < limit, "{s} s");
 }
 
 /// Renders a synthetic floorplan map to `$TMPDIR/sample_layer.png` for a
