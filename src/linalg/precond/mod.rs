@@ -178,7 +178,7 @@ pub fn build_precond<B: ChebyshevLevels + 'static>(
 /// Quad-Diag matrix on `be`: also builds `mg`, from the matrix where it
 /// lives (its set-up never reads `host`, so a GPU run need not download A).
 /// `host`, A on the host where the caller has it, is for the others.
-pub fn build_thermal_precond<B: ChebyshevLevels + MultigridOps + 'static>(
+pub(crate) fn build_thermal_precond<B: ChebyshevLevels + MultigridOps + 'static>(
     kind: PrecondKind,
     be: &B,
     a: &mut dyn LinearOperator<B>,
