@@ -15,7 +15,9 @@
 //! 4. [`power`] (sources on the grid, each layer's material paint);
 //! 5. [`assemble`] and [`import`] (other simulators' inputs);
 //! 6. [`backend`], [`linalg`], [`thermal`], [`output`], [`topopt`];
-//! 7. [`error`] (which errors are bad input, for the exit code) and
+//! 7. [`simulation`], the stepping API over [`thermal`] that the command
+//!    line's `serve` drives;
+//! 8. [`error`] (which errors are bad input, for the exit code) and
 //!    [`kernel_families`] (every CUDA kernel family, for checks that
 //!    compile them all).
 
@@ -34,6 +36,7 @@ pub mod matrix;
 pub mod output;
 pub mod power;
 pub mod profile;
+pub mod simulation;
 pub mod solver_options;
 pub mod stack;
 pub mod thermal;

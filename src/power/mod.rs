@@ -103,6 +103,7 @@ pub(crate) fn invalid(
 }
 
 pub mod density;
+pub mod drive;
 mod layer;
 mod paint;
 pub mod raster_cache;

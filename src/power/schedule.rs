@@ -3,36 +3,22 @@
 //! block (floorplan unit, inline rectangle, or a region with `uniform`
 //! power) of any layer; it drives the layers whose power source is `blocks`
 //! or `ptrace`, or whose power is all in such regions (a package's dies),
-//! whose map is by definition the sum of their blocks' rectangles. Untraced blocks of a
-//! driven layer keep their stack-file power; other layers keep their maps.
-//! Block footprints are rasterized once; a row's maps are then a weighted
-//! sum of them.
+//! whose map is by definition the sum of their blocks' rectangles
+//! ([`BlockDrive`]). Untraced blocks of a driven layer keep their
+//! stack-file power; other layers keep their maps.
 
-use super::rasterize::coverage;
+use super::drive::BlockDrive;
 use super::{invalid, LayerPower, PowerError};
 use crate::formats::trace::{RowTimes, TimeTrace};
 use crate::grid::Grid;
-use crate::stack::{PowerSpec, Stack};
-
-/// One block of a driven layer: its trace column (if any), its stack-file
-/// power, and the share of its power each plane cell receives.
-struct DrivenBlock {
-    column: Option<usize>,
-    base_w: f64,
-    shares: Vec<(usize, f64)>,
-}
-
-struct DrivenLayer {
-    layer: usize,
-    blocks: Vec<DrivenBlock>,
-}
+use crate::stack::Stack;
 
 /// The power maps of every step of a transient run.
 pub struct PowerSchedule {
     /// The stack's own maps (steady semantics), one per layer.
     pub base: Vec<LayerPower>,
     trace: Option<TimeTrace>,
-    driven: Vec<DrivenLayer>,
+    drive: BlockDrive,
 }
 
 impl PowerSchedule {
@@ -41,7 +27,7 @@ impl PowerSchedule {
         PowerSchedule {
             base,
             trace: None,
-            driven: Vec::new(),
+            drive: BlockDrive::none(),
         }
     }
 
@@ -71,48 +57,8 @@ impl PowerSchedule {
                 ));
             }
         }
-        let mut driven = Vec::new();
-        for (l, layer) in stack.layers.iter().enumerate() {
-            let rects = |p: &Option<PowerSpec>| {
-                matches!(
-                    p,
-                    None | Some(PowerSpec::Blocks { .. })
-                        | Some(PowerSpec::Ptrace { .. })
-                        | Some(PowerSpec::Uniform { .. })
-                )
-            };
-            // The layer's map is the sum of its blocks' rectangles when its
-            // own source is blocks or a ptrace, or when it has none and its
-            // power is in regions (a package's dies) whose sources are all
-            // rectangles (blocks, ptrace, uniform over the region).
-            let by_blocks = match layer.power {
-                Some(PowerSpec::Blocks { .. }) | Some(PowerSpec::Ptrace { .. }) => true,
-                None => {
-                    layer.regions.iter().any(|r| r.power.is_some())
-                        && layer.regions.iter().all(|r| rects(&r.power))
-                }
-                _ => false,
-            };
-            let blocks = &base[l].blocks;
-            let col = |name: &str| trace.names.iter().position(|n| n == name);
-            if !by_blocks || !blocks.iter().any(|b| col(&b.name).is_some()) {
-                continue;
-            }
-            let blocks = blocks
-                .iter()
-                .map(|b| {
-                    let cov = coverage(&b.rect, grid);
-                    let total: f64 = cov.iter().map(|(_, a)| a).sum();
-                    DrivenBlock {
-                        column: col(&b.name),
-                        base_w: b.power_w,
-                        shares: cov.into_iter().map(|(i, a)| (i, a / total)).collect(),
-                    }
-                })
-                .collect();
-            driven.push(DrivenLayer { layer: l, blocks });
-        }
-        if driven.is_empty() {
+        let drive = BlockDrive::new(stack, grid, &base, &trace.names);
+        if drive.is_empty() {
             return Err(invalid(
                 &trace.file,
                 "header",
@@ -124,7 +70,7 @@ impl PowerSchedule {
         Ok(PowerSchedule {
             base,
             trace: Some(trace),
-            driven,
+            drive,
         })
     }
 
@@ -144,17 +90,7 @@ impl PowerSchedule {
         let (Some(row), Some(trace)) = (row, &self.trace) else {
             return maps;
         };
-        let values = &trace.rows[row];
-        for d in &self.driven {
-            let map = &mut maps[d.layer];
-            map.iter_mut().for_each(|v| *v = 0.0);
-            for b in &d.blocks {
-                let p = b.column.map_or(b.base_w, |c| values[c]);
-                for &(i, s) in &b.shares {
-                    map[i] += p * s;
-                }
-            }
-        }
+        self.drive.apply(&mut maps, &trace.rows[row]);
         maps
     }
 
@@ -187,13 +123,7 @@ impl PowerSchedule {
             lp.total_w = map.iter().sum();
             lp.map_w = map;
         }
-        for d in &self.driven {
-            for (b, db) in out[d.layer].blocks.iter_mut().zip(&d.blocks) {
-                if let Some(c) = db.column {
-                    b.power_w = trace.rows[row][c];
-                }
-            }
-        }
+        self.drive.apply_blocks(&mut out, &trace.rows[row]);
         out
     }
 }

@@ -19,6 +19,7 @@ mod nonlinear_absent;
 mod nonlinear_transient;
 mod package;
 mod preconditioners;
+mod simulation;
 mod sweep;
 mod sweep_batch;
 mod topopt;

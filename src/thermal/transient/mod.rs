@@ -28,9 +28,9 @@ mod stepper;
 mod system;
 
 pub use options::{InitState, TransientError, TransientOptions};
-pub use probe::{BlockTemps, StepEnergy, StepRecord};
+pub use probe::{ordered_sum, BlockTemps, StepEnergy, StepRecord};
 pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
-pub use stepper::Stepper;
+pub use stepper::{Stepper, EXTRA_VECTORS};
 
 use super::steady::{summarize, SteadyOptions};
 use super::summary::{SolverReport, Summary};

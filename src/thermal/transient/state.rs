@@ -39,7 +39,7 @@ pub fn encode_state(grid: &Grid, t_k: &[f64]) -> Vec<u8> {
 /// The temperatures a state file may hold, K: from the lowest ambient a
 /// stack may give to well above any field a solve of a checked stack saves
 /// (a hot run may pass the ambient's 1e4 K ceiling, so that is not used).
-const STATE_RANGE_K: std::ops::RangeInclusive<f64> = 1.0..=1e6;
+pub const STATE_RANGE_K: std::ops::RangeInclusive<f64> = 1.0..=1e6;
 
 /// Reads a field saved for a grid of the same dimensions as `grid`.
 pub fn read_state(path: &Path, grid: &Grid) -> Result<Vec<f64>, StateError> {

@@ -229,6 +229,22 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         Ok(self.be.copy(&self.x, x_old)?)
     }
 
+    /// Puts back the θ'ⁿ kept by [`Self::save_level`] (a step that failed
+    /// is undone).
+    pub fn restore_level(&mut self) -> Result<(), SolveError> {
+        if let Some(x_old) = &self.x_old {
+            self.be.copy(x_old, &mut self.x)?;
+        }
+        Ok(())
+    }
+
+    /// Sets θ of the current level (K above ambient, every cell).
+    pub fn set_theta(&mut self, theta: &[f64]) -> Result<(), SolveError> {
+        let x: Vec<f64> = theta.iter().map(|t| t - self.c).collect();
+        self.x = self.be.upload(&x)?;
+        Ok(())
+    }
+
     /// Sets the power per cell (W) of the following steps.
     pub fn set_power(&mut self, p_cell: &[f64]) -> Result<(), SolveError> {
         self.set_power_device(&self.be.upload(p_cell)?)

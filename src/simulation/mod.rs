@@ -1,0 +1,418 @@
+//! The library's stepping API: a stack opened once on a backend, then
+//! driven call by call. The system, the preconditioners (the multigrid
+//! hierarchy) and the field stay on the device between calls; a call sets
+//! block powers or a layer's map, takes a backward-Euler step or solves the
+//! steady state, and reads blocks, probes, the hottest point or the whole
+//! field back as plain data. It prints nothing and reads no global state;
+//! every failure is a typed [`SimulationError`] after which the session is
+//! as it was before the call.
+//!
+//! A co-simulation loop (an architecture simulator setting the cores'
+//! powers every few microseconds) calls [`Simulation::set_block_powers`],
+//! [`Simulation::step`] and [`Simulation::blocks`] thousands of times: a
+//! power change re-rasterizes only the driven layers (footprints are
+//! rasterized once) and uploads one vector; a step is one warm-started PCG
+//! solve. The same powers and Δt give the same field as `cuth transient`'s
+//! steps (the same [`BlockDrive`] maps and [`Stepper`]), and a steady solve
+//! the same as `cuth solve`'s.
+//!
+//! Linear stacks only: a stack with temperature-dependent properties or
+//! leakage is refused at [`Simulation::open`].
+
+mod error;
+mod power;
+mod readings;
+
+pub use error::SimulationError;
+pub use readings::{
+    BlockInfo, BlockReading, Hottest, Info, LayerInfo, ProbeValue, SolveReport, State,
+};
+
+use crate::assemble::{assemble, System};
+use crate::grid::Grid;
+use crate::linalg::{CgInfo, Offset, QuadDiagOperator, Solver, Stop};
+use crate::stack::Stack;
+use crate::thermal::block_stats::layer_block_stats;
+use crate::thermal::device::ThermalBackend;
+use crate::thermal::probes;
+use crate::thermal::steady::{heat_reaches_ambient, rasterize_layers, SteadyOptions};
+use crate::thermal::transient::state::STATE_RANGE_K;
+use crate::thermal::transient::Stepper;
+use power::SetPower;
+
+/// A stack opened on backend `be` (which it borrows: several sessions may
+/// share one device).
+pub struct Simulation<'b, B: ThermalBackend + 'static> {
+    be: &'b B,
+    stack: Stack,
+    grid: Grid,
+    opts: SteadyOptions,
+    /// A, C and the films; `rhs` is the power per cell now set.
+    sys: System,
+    power: SetPower,
+    /// θ = T − ambient of every cell, K, when `host_current` (else the
+    /// stepper holds the newer field on the device).
+    theta: Vec<f64>,
+    host_current: bool,
+    stepping: Option<Stepping<'b, B>>,
+    /// PCG on A, built on the first steady solve and kept.
+    steady: Option<Solver<'b, B>>,
+    time_s: f64,
+}
+
+/// The stepper for the Δt in use, and what it has not yet been told.
+struct Stepping<'b, B: ThermalBackend + 'static> {
+    dt: f64,
+    stepper: Stepper<'b, B>,
+    /// The power changed since the stepper's source was set.
+    power_stale: bool,
+    /// The host's θ (a steady solve, a restore) is newer than the
+    /// stepper's.
+    theta_stale: bool,
+}
+
+impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
+    /// Rasterizes the stack's power, assembles the system and sets the
+    /// field to ambient at t = 0. Nothing is solved yet.
+    pub fn open(be: &'b B, stack: Stack, opts: SteadyOptions) -> Result<Self, SimulationError> {
+        if stack.is_nonlinear() {
+            return Err(SimulationError::Unsupported(format!(
+                "{}: a stepping session supports stacks with constant properties and no \
+                 leakage; this stack has temperature-dependent properties or leakage \
+                 (use `cuth transient`)",
+                stack.source.display()
+            )));
+        }
+        let grid = Grid::from_stack(&stack);
+        be.check_capacity_with(grid.len(), crate::thermal::transient::EXTRA_VECTORS + 1)?;
+        be.prepare_quad_diag()?;
+        let base = rasterize_layers(&stack, &grid)?;
+        heat_reaches_ambient(&stack, &grid, &base)?;
+        let sys = assemble(&stack, &grid, &base);
+        crate::assemble::check_system(&sys, &grid).map_err(SimulationError::Internal)?;
+        let power = SetPower::new(&stack, base);
+        let theta = vec![0.0; grid.len()];
+        Ok(Simulation {
+            be,
+            stack,
+            grid,
+            opts,
+            sys,
+            power,
+            theta,
+            host_current: true,
+            stepping: None,
+            steady: None,
+            time_s: 0.0,
+        })
+    }
+
+    pub fn stack(&self) -> &Stack {
+        &self.stack
+    }
+
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// Simulated time, s.
+    pub fn time_s(&self) -> f64 {
+        self.time_s
+    }
+
+    /// Power in, W, of the power now set.
+    pub fn power_w(&self) -> f64 {
+        crate::thermal::transient::ordered_sum(&self.sys.rhs)
+    }
+
+    /// Sets the power (W) of the named blocks from the next solve on; the
+    /// other blocks keep theirs. All are checked before any is set.
+    pub fn set_block_powers(&mut self, powers: &[(&str, f64)]) -> Result<(), SimulationError> {
+        let maps = self.power.with_blocks(&self.stack, &self.grid, powers)?;
+        self.power_changed(&maps);
+        Ok(())
+    }
+
+    /// Sets layer `layer`'s whole map (W per plane cell, index `x + nx*y`)
+    /// from the next solve on; setting one of its blocks later re-rasterizes
+    /// it from its blocks.
+    pub fn set_layer_map(&mut self, layer: &str, map_w: Vec<f64>) -> Result<(), SimulationError> {
+        let maps = self
+            .power
+            .with_layer_map(&self.stack, &self.grid, layer, map_w)?;
+        self.power_changed(&maps);
+        Ok(())
+    }
+
+    fn power_changed(&mut self, maps: &[Vec<f64>]) {
+        self.sys.rhs = crate::power::schedule::cell_power(&self.grid, maps);
+        if let Some(s) = &mut self.stepping {
+            s.power_stale = true;
+        }
+    }
+
+    /// One backward-Euler step of `dt_s` seconds under the power now set,
+    /// warm-started from the current field. A new Δt rebuilds the step's
+    /// operator and preconditioner; the same Δt reuses them.
+    pub fn step(&mut self, dt_s: f64) -> Result<SolveReport, SimulationError> {
+        if !(dt_s.is_finite() && dt_s > 0.0) {
+            return Err(SimulationError::invalid(
+                "dt",
+                format!("must be a positive number of seconds, got {dt_s}"),
+            ));
+        }
+        let s = self.stepping_for(dt_s)?;
+        s.stepper.save_level()?;
+        let info = match s.stepper.step() {
+            Ok(info) => info,
+            Err(e) => {
+                s.stepper.restore_level()?;
+                return Err(e.into());
+            }
+        };
+        self.host_current = false;
+        self.time_s += dt_s;
+        Ok(self.report(&info, Some(dt_s)))
+    }
+
+    /// The stepper for `dt`, told of the current power and field.
+    fn stepping_for(&mut self, dt: f64) -> Result<&mut Stepping<'b, B>, SimulationError> {
+        if self.stepping.as_ref().is_some_and(|s| s.dt != dt) {
+            self.sync_host()?;
+            self.stepping = None;
+        }
+        if self.stepping.is_none() {
+            // The shift c is the current power's (as a transient run's is
+            // its first row's), see `Stepper`.
+            let c = Offset::new(&self.sys.a, &self.sys.rhs).c;
+            let (be, sys) = (self.be, &self.sys);
+            let mut stepper =
+                Stepper::new(be, &sys.a, &sys.capacity, dt, c, &self.theta, &self.opts)?;
+            stepper.set_power(&sys.rhs)?;
+            self.stepping = Some(Stepping {
+                dt,
+                stepper,
+                power_stale: false,
+                theta_stale: false,
+            });
+        }
+        let s = (self.stepping.as_mut()).expect("a stepper was just set");
+        if s.theta_stale {
+            s.stepper.set_theta(&self.theta)?;
+            s.theta_stale = false;
+        }
+        if s.power_stale {
+            s.stepper.set_power(&self.sys.rhs)?;
+            s.power_stale = false;
+        }
+        Ok(s)
+    }
+
+    /// The steady field of the power now set (solved from zero, as `cuth
+    /// solve` does); the time stays.
+    pub fn solve_steady(&mut self) -> Result<SolveReport, SimulationError> {
+        let be = self.be;
+        let ksp = match &mut self.steady {
+            Some(k) => k,
+            None => {
+                let n = self.grid.len();
+                let op = QuadDiagOperator::owning(be, be.upload_matrix(&self.sys.a)?, n);
+                let (kind, opts) = (self.opts.precond, &self.opts.precond_opts);
+                self.steady
+                    .insert(Solver::new(be, op, kind, opts, Some(&self.sys.a))?)
+            }
+        };
+        let offset = Offset::new(&self.sys.a, &self.sys.rhs);
+        let b = be.upload(&offset.rhs)?;
+        let mut x = be.zeros(self.grid.len())?;
+        let stop = Stop::against(self.opts.rtol, offset.b_norm);
+        ksp.set_params(self.opts.cg_params(be, ksp.precond(), stop));
+        let info = ksp.solve(&b, &mut x)?;
+        be.download_into(&x, &mut self.theta)?;
+        offset.restore(&mut self.theta);
+        self.host_current = true;
+        if let Some(s) = &mut self.stepping {
+            s.theta_stale = true;
+        }
+        Ok(self.report(&info, None))
+    }
+
+    fn report(&self, info: &CgInfo, dt_s: Option<f64>) -> SolveReport {
+        SolveReport {
+            time_s: self.time_s,
+            dt_s,
+            iterations: info.iterations,
+            relative_residual: info.rel_residual,
+            power_w: self.power_w(),
+        }
+    }
+
+    /// Brings the host's θ up to the stepper's.
+    fn sync_host(&mut self) -> Result<(), SimulationError> {
+        if self.host_current {
+            return Ok(());
+        }
+        let s = (self.stepping.as_ref()).expect("the field is newer only on a stepper");
+        s.stepper.download_shifted(&mut self.theta)?;
+        let c = s.stepper.c;
+        self.theta.iter_mut().for_each(|t| *t += c);
+        self.host_current = true;
+        Ok(())
+    }
+
+    /// T of every cell, K (index `x + nx*(y + ny*z)`).
+    pub fn temperature_k(&mut self) -> Result<Vec<f64>, SimulationError> {
+        self.sync_host()?;
+        let ambient = self.stack.ambient_k;
+        Ok(self.theta.iter().map(|t| t + ambient).collect())
+    }
+
+    /// Layer `layer`'s temperature map, K (mean over its z cells, index
+    /// `x + nx*y`).
+    pub fn layer_map_k(&mut self, layer: &str) -> Result<Vec<f64>, SimulationError> {
+        let l = self.layer_index(layer)?;
+        let t = self.temperature_k()?;
+        Ok(self.grid.layer_map(&t, l))
+    }
+
+    fn layer_index(&self, layer: &str) -> Result<usize, SimulationError> {
+        power::layer_index(&self.stack, layer)
+    }
+
+    /// Every named block's temperatures and power, layer by layer.
+    pub fn blocks(&mut self) -> Result<Vec<BlockReading>, SimulationError> {
+        let t = self.temperature_k()?;
+        let layers = self.power.layer_power();
+        let mut out = Vec::new();
+        for (l, (layer, lp)) in self.stack.layers.iter().zip(&layers).enumerate() {
+            if lp.blocks.is_empty() {
+                continue;
+            }
+            let map = self.grid.layer_map(&t, l);
+            let whole_map = self.power.has_map(l);
+            out.extend(
+                layer_block_stats(&layer.name, &map, &lp.blocks, &self.grid)
+                    .into_iter()
+                    .map(|b| BlockReading {
+                        layer: b.layer,
+                        block: b.block,
+                        power_w: (!whole_map).then_some(b.power_w),
+                        max_k: b.temp.map(|t| t.max_k),
+                        avg_k: b.temp.map(|t| t.avg_k),
+                        min_k: b.temp.map(|t| t.min_k),
+                    }),
+            );
+        }
+        Ok(out)
+    }
+
+    /// Every `[[probes]]` point's temperature, in the stack's order.
+    pub fn probes(&mut self) -> Result<Vec<ProbeValue>, SimulationError> {
+        let t = self.temperature_k()?;
+        let cells = probes::probe_cells(&self.stack, &self.grid);
+        let values = probes::read(&self.grid, &cells, &t);
+        Ok(cells
+            .into_iter()
+            .zip(values)
+            .map(|(c, t_k)| ProbeValue {
+                name: c.name,
+                layer: self.stack.layers[c.layer].name.clone(),
+                t_k,
+            })
+            .collect())
+    }
+
+    /// The hottest cell (the first of equals, in index order).
+    pub fn hottest(&mut self) -> Result<Hottest, SimulationError> {
+        let t = self.temperature_k()?;
+        let (i, t_k) = (t.iter().copied().enumerate()).fold((0, f64::NEG_INFINITY), |m, (i, v)| {
+            if v > m.1 {
+                (i, v)
+            } else {
+                m
+            }
+        });
+        let (x, y, z) = self.grid.coords(i);
+        Ok(Hottest {
+            layer: self.stack.layers[self.grid.layer_of_z[z]].name.clone(),
+            x_m: self.grid.x_center(x),
+            y_m: self.grid.y_center(y),
+            t_k,
+        })
+    }
+
+    /// The grid, the layers, the blocks and the probes.
+    pub fn info(&self) -> Info {
+        let layers = self.power.layer_power();
+        Info {
+            nx: self.grid.nx,
+            ny: self.grid.ny,
+            nz: self.grid.nz,
+            width_m: self.grid.width(),
+            length_m: self.grid.length(),
+            ambient_k: self.stack.ambient_k,
+            layers: (self.stack.layers.iter().enumerate())
+                .map(|(l, layer)| LayerInfo {
+                    name: layer.name.clone(),
+                    z_cells: layer.cells,
+                    thickness_m: layer.thickness_m,
+                    drivable: crate::power::drive::drivable(&self.stack, l),
+                })
+                .collect(),
+            blocks: (self.stack.layers.iter().zip(&layers))
+                .flat_map(|(layer, lp)| {
+                    lp.blocks.iter().map(|b| BlockInfo {
+                        layer: layer.name.clone(),
+                        name: b.name.clone(),
+                        power_w: b.power_w,
+                    })
+                })
+                .collect(),
+            probes: self.stack.probes.iter().map(|p| p.name.clone()).collect(),
+        }
+    }
+
+    /// The field and the time, to [`Self::restore`] later.
+    pub fn state(&mut self) -> Result<State, SimulationError> {
+        Ok(State {
+            time_s: self.time_s,
+            temperature_k: self.temperature_k()?,
+        })
+    }
+
+    /// Sets the field and the time back to `state` (the power stays).
+    pub fn restore(&mut self, state: &State) -> Result<(), SimulationError> {
+        let n = self.grid.len();
+        if state.temperature_k.len() != n {
+            return Err(SimulationError::invalid(
+                "state",
+                format!(
+                    "holds {} cells, the grid has {n}",
+                    state.temperature_k.len()
+                ),
+            ));
+        }
+        if let Some((i, t)) =
+            (state.temperature_k.iter().enumerate()).find(|(_, t)| !STATE_RANGE_K.contains(*t))
+        {
+            return Err(SimulationError::invalid(
+                "state",
+                format!("cell {i} holds {t} K, not a temperature"),
+            ));
+        }
+        if !(state.time_s.is_finite() && state.time_s >= 0.0) {
+            return Err(SimulationError::invalid(
+                "state",
+                format!("time {} s is not a time", state.time_s),
+            ));
+        }
+        let ambient = self.stack.ambient_k;
+        (self.theta.iter_mut().zip(&state.temperature_k)).for_each(|(th, t)| *th = t - ambient);
+        self.host_current = true;
+        if let Some(s) = &mut self.stepping {
+            s.theta_stale = true;
+        }
+        self.time_s = state.time_s;
+        Ok(())
+    }
+}

@@ -1,0 +1,176 @@
+//! The power a session has set: the stack's own maps, the blocks set since
+//! (through the same [`BlockDrive`] as a transient trace's columns), and
+//! layers whose whole map was set.
+
+use super::SimulationError;
+use crate::grid::Grid;
+use crate::power::drive::{drivable, BlockDrive};
+use crate::power::LayerPower;
+use crate::stack::Stack;
+
+pub(super) struct SetPower {
+    /// The stack's own power per layer.
+    base: Vec<LayerPower>,
+    /// Every block set so far, and its power now (W): the drive's columns.
+    names: Vec<String>,
+    values: Vec<f64>,
+    drive: BlockDrive,
+    /// Per layer, a map set whole (W per plane cell), which wins over its
+    /// blocks until one of them is set again.
+    maps: Vec<Option<Vec<f64>>>,
+}
+
+/// `layer`'s index in `stack`.
+pub(super) fn layer_index(stack: &Stack, layer: &str) -> Result<usize, SimulationError> {
+    (stack.layers.iter().position(|l| l.name == layer)).ok_or_else(|| {
+        let known: Vec<&str> = stack.layers.iter().map(|l| l.name.as_str()).collect();
+        SimulationError::invalid(
+            format!("layer `{layer}`"),
+            format!("the stack has no such layer (layers: {})", known.join(", ")),
+        )
+    })
+}
+
+/// A power must be a finite number of W, at least 0.
+fn check_watts(field: impl Fn() -> String, w: f64) -> Result<(), SimulationError> {
+    match w.is_finite() && w >= 0.0 {
+        true => Ok(()),
+        false => Err(SimulationError::invalid(
+            field(),
+            format!("power must be a finite number of W, at least 0, got {w}"),
+        )),
+    }
+}
+
+impl SetPower {
+    pub(super) fn new(stack: &Stack, base: Vec<LayerPower>) -> SetPower {
+        SetPower {
+            maps: vec![None; stack.layers.len()],
+            base,
+            names: Vec::new(),
+            values: Vec::new(),
+            drive: BlockDrive::none(),
+        }
+    }
+
+    /// The maps with `powers` set; `self` is changed only if every one is
+    /// valid.
+    pub(super) fn with_blocks(
+        &mut self,
+        stack: &Stack,
+        grid: &Grid,
+        powers: &[(&str, f64)],
+    ) -> Result<Vec<Vec<f64>>, SimulationError> {
+        for &(name, w) in powers {
+            let field = || format!("block `{name}`");
+            check_watts(field, w)?;
+            let layers: Vec<usize> = (0..stack.layers.len())
+                .filter(|&l| self.base[l].blocks.iter().any(|b| b.name == name))
+                .collect();
+            if layers.is_empty() {
+                return Err(SimulationError::invalid(
+                    field(),
+                    "no layer has a block of that name (floorplan unit or inline block)",
+                ));
+            }
+            if let Some(&l) = layers.iter().find(|&&l| !drivable(stack, l)) {
+                return Err(SimulationError::invalid(
+                    field(),
+                    format!(
+                        "layer `{}` takes its power from a map, not from its blocks, so its \
+                         blocks' powers cannot be set (set the layer's map instead)",
+                        stack.layers[l].name
+                    ),
+                ));
+            }
+        }
+        let fresh = powers
+            .iter()
+            .any(|(n, _)| !self.names.iter().any(|m| m == n));
+        for &(name, w) in powers {
+            match self.names.iter().position(|n| n == name) {
+                Some(c) => self.values[c] = w,
+                None => {
+                    self.names.push(name.to_string());
+                    self.values.push(w);
+                }
+            }
+            for (l, lp) in self.base.iter().enumerate() {
+                if lp.blocks.iter().any(|b| b.name == name) {
+                    self.maps[l] = None;
+                }
+            }
+        }
+        if fresh {
+            self.drive = BlockDrive::new(stack, grid, &self.base, &self.names);
+        }
+        Ok(self.layer_maps())
+    }
+
+    /// The maps with layer `layer`'s set to `map_w`; `self` is changed
+    /// only if the map is valid.
+    pub(super) fn with_layer_map(
+        &mut self,
+        stack: &Stack,
+        grid: &Grid,
+        layer: &str,
+        map_w: Vec<f64>,
+    ) -> Result<Vec<Vec<f64>>, SimulationError> {
+        let l = layer_index(stack, layer)?;
+        let field = || format!("layer `{layer}` map");
+        if map_w.len() != grid.plane() {
+            return Err(SimulationError::invalid(
+                field(),
+                format!(
+                    "has {} values, the grid's plane {} ({} × {})",
+                    map_w.len(),
+                    grid.plane(),
+                    grid.nx,
+                    grid.ny
+                ),
+            ));
+        }
+        if let Some((i, &w)) = map_w
+            .iter()
+            .enumerate()
+            .find(|(_, w)| !(w.is_finite() && **w >= 0.0))
+        {
+            check_watts(|| format!("{}, cell {i}", field()), w)?;
+        }
+        self.maps[l] = Some(map_w);
+        Ok(self.layer_maps())
+    }
+
+    /// Per layer its map (W per plane cell): the stack's, re-rasterized
+    /// where blocks were set, or the map set whole.
+    fn layer_maps(&self) -> Vec<Vec<f64>> {
+        let mut maps: Vec<Vec<f64>> = self.base.iter().map(|p| p.map_w.clone()).collect();
+        self.drive.apply(&mut maps, &self.values);
+        for (m, set) in maps.iter_mut().zip(&self.maps) {
+            if let Some(set) = set {
+                m.clone_from(set);
+            }
+        }
+        maps
+    }
+
+    /// The layers' blocks with the powers now set (maps are not needed).
+    pub(super) fn layer_power(&self) -> Vec<LayerPower> {
+        let mut out: Vec<LayerPower> = (self.base.iter())
+            .map(|p| LayerPower {
+                map_w: Vec::new(),
+                total_w: p.total_w,
+                blocks: p.blocks.clone(),
+                patches: Vec::new(),
+                outline: None,
+            })
+            .collect();
+        self.drive.apply_blocks(&mut out, &self.values);
+        out
+    }
+
+    /// Layer `l`'s map was set whole (its blocks' powers are not known).
+    pub(super) fn has_map(&self, l: usize) -> bool {
+        self.maps[l].is_some()
+    }
+}
