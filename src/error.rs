@@ -47,6 +47,7 @@ pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
     use crate::formats::ReadError;
     use crate::import::ImportError;
     use crate::power::PowerError;
+    use crate::simulation::SimulationError;
     use crate::stack::StackError;
     use crate::thermal::steady::SteadyError;
     use crate::thermal::transient::state::StateError;
@@ -68,7 +69,8 @@ pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
         ProblemError,
         ImportError,
         SteadyError,
-        TransientError
+        TransientError,
+        SimulationError
     );
     None
 }
@@ -117,6 +119,17 @@ impl Classify for crate::thermal::transient::TransientError {
                 crate::thermal::nonlinear::NonlinearError::Unsupported { .. },
             ) => ErrorKind::Input,
             _ => ErrorKind::Failure,
+        }
+    }
+}
+
+impl Classify for crate::simulation::SimulationError {
+    fn kind(&self) -> ErrorKind {
+        use crate::simulation::SimulationError as E;
+        match self {
+            E::Invalid { .. } | E::Unsupported(_) => ErrorKind::Input,
+            E::Power(e) => e.kind(),
+            E::Solve(_) | E::Backend(_) | E::Internal(_) => ErrorKind::Failure,
         }
     }
 }

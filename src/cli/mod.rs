@@ -9,6 +9,7 @@ mod device;
 mod import;
 mod plan;
 mod progress;
+mod serve;
 mod solve;
 mod solve_run;
 mod sweep;
@@ -47,6 +48,10 @@ enum Command {
     /// Minimum-compliance 3D topology optimization (SIMP, matrix-free):
     /// densities (VTK, PNG views, STL), history.csv and summary.json under --out.
     Topopt(topopt::TopoptArgs),
+    /// A stepping session for co-simulation: the stack opened once, then
+    /// JSON-line requests (set power, step, steady, read blocks/probes/maps,
+    /// save/restore) on stdin/stdout or a TCP socket (docs/serve.md).
+    Serve(serve::ServeArgs),
     /// Convert a HotSpot (.config + .lcf/.flp + .ptrace) or 3D-ICE (.stk)
     /// model into a cuth stack TOML; approximations are commented in it.
     Import(import::ImportArgs),
@@ -64,6 +69,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(&args),
         Command::Topopt(args) => topopt::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }
 

@@ -31,13 +31,4 @@ impl SimulationError {
             message: message.into(),
         }
     }
-
-    /// Bad input (exit code 2 at the command line), as opposed to a failed
-    /// solve or device.
-    pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            SimulationError::Invalid { .. } | SimulationError::Unsupported(_)
-        ) || matches!(self, SimulationError::Power(_))
-    }
 }

@@ -31,7 +31,7 @@ pub use readings::{
 use crate::assemble::{assemble, System};
 use crate::grid::Grid;
 use crate::linalg::{CgInfo, Offset, QuadDiagOperator, Solver, Stop};
-use crate::stack::Stack;
+use crate::stack::{PowerSpec, Stack};
 use crate::thermal::block_stats::layer_block_stats;
 use crate::thermal::device::ThermalBackend;
 use crate::thermal::probes;
@@ -39,6 +39,10 @@ use crate::thermal::steady::{heat_reaches_ambient, rasterize_layers, SteadyOptio
 use crate::thermal::transient::state::STATE_RANGE_K;
 use crate::thermal::transient::Stepper;
 use power::SetPower;
+
+/// The time steps a session takes, s: beyond them C/Δt under- or
+/// overflows against the conductances of any chip-scale cell.
+pub const DT_RANGE_S: std::ops::RangeInclusive<f64> = 1e-15..=1e15;
 
 /// A stack opened on backend `be` (which it borrows: several sessions may
 /// share one device).
@@ -144,6 +148,17 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         Ok(())
     }
 
+    /// Sets layer `layer`'s power from a source as a stack file gives it
+    /// (a raster file, uniform, blocks), rasterized on the grid as the
+    /// stack's own; relative paths are the stack file's.
+    pub fn set_layer_power(&mut self, layer: &str, spec: PowerSpec) -> Result<(), SimulationError> {
+        let l = self.layer_index(layer)?;
+        let mut own = self.stack.clone();
+        own.layers[l].power = Some(spec);
+        let p = crate::power::layer_power(&own, &self.grid, l)?;
+        self.set_layer_map(layer, p.map_w)
+    }
+
     fn power_changed(&mut self, maps: &[Vec<f64>]) {
         self.sys.rhs = crate::power::schedule::cell_power(&self.grid, maps);
         if let Some(s) = &mut self.stepping {
@@ -155,10 +170,14 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
     /// warm-started from the current field. A new Δt rebuilds the step's
     /// operator and preconditioner; the same Δt reuses them.
     pub fn step(&mut self, dt_s: f64) -> Result<SolveReport, SimulationError> {
-        if !(dt_s.is_finite() && dt_s > 0.0) {
+        if !DT_RANGE_S.contains(&dt_s) {
             return Err(SimulationError::invalid(
                 "dt",
-                format!("must be a positive number of seconds, got {dt_s}"),
+                format!(
+                    "must be {:e} to {:e} s, got {dt_s}",
+                    DT_RANGE_S.start(),
+                    DT_RANGE_S.end()
+                ),
             ));
         }
         let s = self.stepping_for(dt_s)?;

@@ -18,6 +18,7 @@ mod out_folder;
 mod probes;
 mod reliability_inputs;
 mod reliability_outputs;
+mod serve;
 mod solve;
 mod transient;
 mod transient_steady_mean;
