@@ -14,6 +14,7 @@ mod mg_setup;
 mod mixed;
 mod nonlinear;
 mod pipeline;
+mod simulation;
 mod sweep;
 mod sweep_batch;
 mod topopt;

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod kt;
 pub mod mg;
+pub mod sim;
 pub mod topopt_mg;
 
 use cuth::stack::{PowerSpec, Stack};
