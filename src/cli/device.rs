@@ -1,4 +1,6 @@
-//! `cuth info`: the compute devices (the `--device` choice is resolved in `plan`).
+//! `cuth info`: the compute devices (the `--device` choice is resolved in
+//! `plan`); and the environment's knobs, which every command that computes
+//! reads where it starts.
 
 use cuth::backend::{cpu::CpuBackend, cuda, Backend};
 use cuth::knobs::Knobs;

@@ -140,7 +140,8 @@ pub struct CudaBackend {
     /// The staged downloads' two pinned buffers, kept between downloads
     /// (pinning memory costs more than the copy of a small vector).
     staging: std::sync::Mutex<Vec<transfer::PinnedBuffer>>,
-    /// The knobs it was opened with (the two above start from theirs).
+    /// The knobs it was opened with (`sync_each_launch` and `schedule`
+    /// start from theirs; their setters change only the backend's copy).
     knobs: CudaKnobs,
 }
 
