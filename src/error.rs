@@ -46,6 +46,7 @@ impl Classify for InputError {
 pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
     use crate::formats::ReadError;
     use crate::import::ImportError;
+    use crate::knobs::KnobError;
     use crate::power::PowerError;
     use crate::simulation::SimulationError;
     use crate::stack::StackError;
@@ -68,6 +69,7 @@ pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
         StateError,
         ProblemError,
         ImportError,
+        KnobError,
         SteadyError,
         TransientError,
         SimulationError
@@ -99,7 +101,7 @@ macro_rules! always {
 }
 always!(Input: crate::stack::StackError, crate::formats::ReadError, crate::power::PowerError,
     crate::thermal::transient::state::StateError, crate::topopt::problem::ProblemError,
-    crate::import::ImportError);
+    crate::import::ImportError, crate::knobs::KnobError);
 
 impl Classify for crate::thermal::steady::SteadyError {
     fn kind(&self) -> ErrorKind {

@@ -8,7 +8,8 @@
 //! Layers, each importing only from those below it:
 //! 1. plain inputs: [`geometry`] (rectangles, axis edges), [`material`],
 //!    [`solver_options`], [`input`] (reading files within limits),
-//!    [`matrix`], [`profile`];
+//!    [`matrix`], [`profile`], [`knobs`] (the `CUTH_*` environment
+//!    variables, read once by the caller);
 //! 2. [`formats`] (the floorplan, trace and raster readers) and [`grid`]
 //!    (the finite-volume box, built from edges and layer thicknesses);
 //! 3. [`stack`] (the checked stack file, and the grid of a stack);
@@ -30,6 +31,7 @@ pub mod grid;
 pub mod import;
 pub mod input;
 pub mod kernel_families;
+pub mod knobs;
 pub mod linalg;
 pub mod material;
 pub mod matrix;

@@ -4,14 +4,18 @@
 //! `timings_detail_s` beside the phases of `timings_s`. Process-wide, as
 //! the kernel cache is: code deep in a backend adds its part by name
 //! without every caller threading a recorder through. Parts accumulate by
-//! name; [`take`] empties them. `CUTH_PROFILE_SYNC=1` makes the solve wait
-//! for the device before each part ends ([`sync_parts`]), so asynchronous
-//! device work is charged to the part that queued it (slower; diagnosis).
+//! name; [`take`] empties them. [`set_sync_parts`] (the command line's
+//! [`Knobs::profile_sync`](crate::knobs::Knobs::profile_sync)) makes the
+//! solve wait for the device before each part ends ([`sync_parts`]), so
+//! asynchronous device work is charged to the part that queued it (slower;
+//! diagnosis).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
 static PARTS: Mutex<Vec<(String, f64)>> = Mutex::new(Vec::new());
+static SYNC_PARTS: AtomicBool = AtomicBool::new(false);
 
 /// Adds `secs` to part `name` (created at the end of the list if new).
 pub fn add(name: &str, secs: f64) {
@@ -35,10 +39,15 @@ pub fn part<T>(name: &str, f: impl FnOnce() -> T) -> T {
     r
 }
 
-/// Whether parts should wait for the device before they end
-/// (`CUTH_PROFILE_SYNC`).
+/// Whether parts should wait for the device before they end (off until
+/// [`set_sync_parts`]).
 pub fn sync_parts() -> bool {
-    std::env::var_os("CUTH_PROFILE_SYNC").is_some()
+    SYNC_PARTS.load(Ordering::Relaxed)
+}
+
+/// Makes every later part wait for the device before it ends, or not.
+pub fn set_sync_parts(on: bool) {
+    SYNC_PARTS.store(on, Ordering::Relaxed);
 }
 
 /// Lap timer: [`Laps::lap`] records the time since the previous lap as a

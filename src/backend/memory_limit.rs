@@ -1,17 +1,31 @@
-//! The caps a user can put on the memory a run may take, read where the
-//! executors report their free memory, so that a plan, a refusal and a test
-//! that fakes a small machine all see the same figure.
+//! The caps a user can put on the memory a run may take
+//! ([`MemoryCaps`]), applied where the executors report their free memory,
+//! so that a plan, a refusal and a test that fakes a small machine all see
+//! the same figure. Process-wide, as the kernel cache is: the caller sets
+//! them once ([`set_caps`], the command line from its knobs) and every
+//! report of free memory after that is capped; until then none is.
 
-/// Environment variable that caps the host memory a run may use, bytes.
-pub const HOST_LIMIT_ENV: &str = "CUTH_HOST_MEMORY_BYTES";
-/// Environment variable that caps the device memory a run may use, bytes.
-pub const DEVICE_LIMIT_ENV: &str = "CUTH_DEVICE_MEMORY_BYTES";
+use crate::knobs::MemoryCaps;
+use std::sync::RwLock;
 
-/// Free memory as seen by a plan: the system's figure capped by `env`.
-pub fn capped(system: Option<u64>, env: &str) -> Option<u64> {
-    let cap = std::env::var(env)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok());
+static CAPS: RwLock<MemoryCaps> = RwLock::new(MemoryCaps {
+    host: None,
+    device: None,
+});
+
+/// Caps every later report of free memory by `caps`.
+pub fn set_caps(caps: MemoryCaps) {
+    *CAPS.write().unwrap_or_else(|e| e.into_inner()) = caps;
+}
+
+/// The caps in force.
+pub fn caps() -> MemoryCaps {
+    *CAPS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Free memory as seen by a plan: the system's figure capped by `cap`
+/// (either alone where the other is unknown).
+pub fn capped(system: Option<u64>, cap: Option<u64>) -> Option<u64> {
     match (system, cap) {
         (Some(s), Some(c)) => Some(s.min(c)),
         (s, c) => s.or(c),

@@ -63,7 +63,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sweep(args) => sweep::run(&args),
         Command::Transient(args) => transient::run(&args),
         Command::Info => {
-            print!("{}", device::info_text());
+            print!("{}", device::info_text(&device::knobs()?));
             Ok(())
         }
         Command::Bench(args) => bench::run(&args),

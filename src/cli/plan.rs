@@ -149,6 +149,8 @@ pub struct RunPlan {
     /// with the run, that the command joins where it opens the device
     /// (`device` is then `Cuda(0)`, and the CPU if the probe fails).
     pub auto_probe: Option<std::thread::JoinHandle<Result<(), cuth::backend::BackendError>>>,
+    /// The environment's `CUTH_*` knobs, read when the plan was made.
+    pub knobs: cuth::knobs::Knobs,
 }
 
 /// The options of `solve` and `transient` beside [`RunArgs`].
@@ -230,6 +232,7 @@ fn nonlinear_values_per_cell(m: u64) -> u64 {
 
 impl RunPlan {
     pub fn resolve(run: &RunArgs, typed: Typed) -> anyhow::Result<RunPlan> {
+        let knobs = super::device::knobs()?;
         check_solver_flags(run, typed.rtol)?;
         // auto's probe (driver, NVRTC, cuInit) runs while the stack loads.
         let mut probe =
@@ -280,6 +283,7 @@ impl RunPlan {
             verbose: run.verbose,
             precision_given: typed.precision.is_some(),
             auto_probe: probe,
+            knobs,
         })
     }
 }

@@ -102,8 +102,9 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
             let precond = plan.solver.precond;
             let staged = staged_download(&plan, &keep);
             let probe = plan.auto_probe.take();
+            let knobs = plan.knobs.cuda.clone();
             run_on(
-                move || open_cuda(n, precond, staged, probe),
+                move || open_cuda(n, precond, staged, probe, &knobs),
                 &mut plan,
                 &out_opts,
                 &keep,

@@ -6,6 +6,7 @@
 
 use super::plan::{Device, RunPlan};
 use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, BackendError};
+use cuth::knobs::CudaKnobs;
 use cuth::linalg::{PrecisionMode, PrecondKind};
 use cuth::output::npy::NpyDtype;
 use cuth::output::OutputOptions;
@@ -192,6 +193,7 @@ pub(super) fn open_cuda(
     precond: PrecondKind,
     staged: usize,
     auto_probe: Option<JoinHandle<Result<(), BackendError>>>,
+    knobs: &CudaKnobs,
 ) -> anyhow::Result<Opened<CudaBackend>> {
     use cuth::backend::cuda::{BLAS1, QUAD_DIAG};
     use cuth::profile::part;
@@ -213,10 +215,13 @@ pub(super) fn open_cuda(
     let (be, ()) = std::thread::scope(|sc| {
         let images = sc.spawn(|| {
             part("device_init/images", || {
-                cuth::backend::cuda::device::prefetch(ordinal, &families)
+                let dir = knobs.kernel_cache.as_deref();
+                cuth::backend::cuda::device::prefetch(ordinal, &families, dir)
             })
         });
-        let be = part("device_init/context", || CudaBackend::open(ordinal));
+        let be = part("device_init/context", || {
+            CudaBackend::open_with(ordinal, knobs)
+        });
         (
             be,
             images
@@ -273,6 +278,7 @@ fn run_shape<'g>(plan: &RunPlan, out: &OutputOptions, grid: &'g cuth::grid::Grid
             Device::Cpu => Executor::Cpu,
             Device::Cuda(_) => Executor::Cuda,
         },
+        host_assembly: plan.knobs.cuda.host_assembly,
         precond: plan.solver.precond,
         precision: plan.solver.precond_opts.precision,
         outputs: OutputShape {

@@ -155,6 +155,7 @@ fn check_args(args: &TopoptArgs) -> Result<(), UsageError> {
 
 pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
+    let knobs = super::device::knobs()?;
     check_args(args)?;
     let problem = resolve_problem(args)?;
     let quiet = args.quiet;
@@ -167,7 +168,7 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
     let device = plan::resolve_device(args.device, quiet)?;
     let result = match device {
         Device::Cpu => run_on(&CpuBackend::new(), &problem, args),
-        Device::Cuda(n) => cuda_topopt(n, &problem, args),
+        Device::Cuda(n) => cuda_topopt(n, &problem, args, &knobs.cuda),
     }?;
     let (outcome, report, solve_s) = result;
     let out_dir = out.dir;
@@ -211,8 +212,13 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
 
 /// `--device cuda`: the same loop on the CUDA `DesignBackend`
 /// (`src/topopt/cuda`, merged from the topogpu branch).
-fn cuda_topopt(ordinal: usize, problem: &Problem, args: &TopoptArgs) -> anyhow::Result<RunResult> {
-    run_on(&CudaBackend::new(ordinal)?, problem, args)
+fn cuda_topopt(
+    ordinal: usize,
+    problem: &Problem,
+    args: &TopoptArgs,
+    knobs: &cuth::knobs::CudaKnobs,
+) -> anyhow::Result<RunResult> {
+    run_on(&CudaBackend::new_with(ordinal, knobs)?, problem, args)
 }
 
 type RunResult = (Outcome, cuth::backend::DeviceReport, f64);

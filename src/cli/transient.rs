@@ -239,7 +239,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let outcome = match plan.device {
         Device::Cpu => run_on(&CpuBackend::new(), stack, &schedule, &opts, &mut observer),
         Device::Cuda(n) => run_on(
-            &CudaBackend::new(n)?,
+            &CudaBackend::new_with(n, &plan.knobs.cuda)?,
             stack,
             &schedule,
             &opts,

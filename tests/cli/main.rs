@@ -12,6 +12,7 @@ mod import_3dice;
 mod import_3dice_peer;
 mod import_hotspot;
 mod import_hotspot_flags;
+mod knobs;
 mod messages;
 mod no_surprises;
 mod out_folder;

@@ -132,7 +132,7 @@ fn bad_lengths_are_errors() {
 #[ignore]
 fn staged_download_is_exact() {
     let be = gpu();
-    let n = 2 * cuth::backend::cuda::stage_values() + 12_345;
+    let n = 2 * be.stage_values() + 12_345;
     let host: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 7.0).collect();
     let v = be.upload(&host).unwrap();
     let t = std::time::Instant::now();
@@ -170,7 +170,7 @@ fn staged_upload_of_the_power_maps_is_exact() {
         .map(|l| layer_power(&stack, &grid, l).unwrap())
         .collect();
     let plane = grid.plane();
-    assert!(plane > cuth::backend::cuda::stage_values());
+    assert!(plane > gpu().stage_values());
     for (l, p) in power.iter_mut().enumerate() {
         if p.total_w != 0.0 {
             p.map_w = (0..plane).map(|j| (j + l * plane) as f64 * 1e-9).collect();

@@ -13,7 +13,6 @@
 
 use crate::util::sweep_cases as cases;
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::cuda::CudaBackend;
 use cuth::linalg::PrecondKind;
 use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
@@ -54,7 +53,7 @@ fn sweep<B: cuth::thermal::device::ThermalBackend + 'static>(
 #[test]
 #[ignore]
 fn cuda_sweep_matches_cpu_case_by_case() {
-    let gpu = CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
+    let gpu = crate::util::open_gpu();
     let stack = Stack::load(&stack_path())
         .unwrap()
         .with_grid(96, 80)
@@ -92,7 +91,7 @@ fn cuda_sweep_matches_cpu_case_by_case() {
 #[test]
 #[ignore]
 fn cuda_sweep_rate_128() {
-    let gpu = CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
+    let gpu = crate::util::open_gpu();
     let stack = Stack::load(&stack_path())
         .unwrap()
         .with_grid(128, 128)

@@ -41,7 +41,7 @@ fn stack_path() -> PathBuf {
 }
 
 fn gpu() -> CudaBackend {
-    CudaBackend::new(0).unwrap_or_else(|e| panic!("no usable CUDA device: {e}"))
+    crate::util::open_gpu()
 }
 
 /// Every case through one worker on `be` (batched by `k` > 1), by index,

@@ -5,8 +5,6 @@
 
 use cuth::backend::cuda::kernel_cache::{self as kc, CacheKey, KernelImage, KeyParts, Source};
 use std::cell::Cell;
-use std::ffi::OsString;
-use std::path::Path;
 
 /// Notes are process-wide: the tests that make or read them take turns.
 static NOTES: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -226,33 +224,4 @@ fn concurrent_writers_never_expose_a_partial_entry() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
-}
-
-#[test]
-fn folder_from_the_environment() {
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
-        move |k: &str| {
-            (pairs.iter())
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| OsString::from(v))
-        }
-    }
-    let home = [("HOME", "/h")];
-    assert_eq!(
-        kc::dir_from(env(&home)).unwrap(),
-        Path::new("/h/.cache/cuth")
-    );
-    let xdg = [("HOME", "/h"), ("XDG_CACHE_HOME", "/x")];
-    assert_eq!(kc::dir_from(env(&xdg)).unwrap(), Path::new("/x/cuth"));
-    let own = [
-        ("HOME", "/h"),
-        ("XDG_CACHE_HOME", "/x"),
-        ("CUTH_CACHE_DIR", "/c"),
-    ];
-    assert_eq!(kc::dir_from(env(&own)).unwrap(), Path::new("/c"));
-    let off = [("CUTH_CACHE_DIR", "/c"), ("CUTH_NO_KERNEL_CACHE", "1")];
-    assert_eq!(kc::dir_from(env(&off)), None);
-    let not_off = [("CUTH_CACHE_DIR", "/c"), ("CUTH_NO_KERNEL_CACHE", "0")];
-    assert_eq!(kc::dir_from(env(&not_off)).unwrap(), Path::new("/c"));
-    assert_eq!(kc::dir_from(env(&[])), None);
 }

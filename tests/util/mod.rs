@@ -42,6 +42,15 @@ impl Rng {
     }
 }
 
+/// A CUDA backend on GPU 0 with the environment's knobs, as the command
+/// line opens it (the kernel images' disk cache included), for the
+/// `#[ignore]`d GPU tests.
+pub fn open_gpu() -> cuth::backend::cuda::CudaBackend {
+    let knobs = cuth::knobs::Knobs::from_env().unwrap_or_else(|e| panic!("{e}"));
+    cuth::backend::cuda::CudaBackend::new_with(0, &knobs.cuda)
+        .unwrap_or_else(|e| panic!("no usable CUDA device: {e}"))
+}
+
 /// One CUDA backend per test binary (kernels compile once), for the
 /// `#[ignore]`d GPU tests. Every launch is synchronized so an asynchronous
 /// fault is reported against the kernel that caused it.
@@ -49,8 +58,7 @@ pub fn gpu() -> &'static cuth::backend::cuda::CudaBackend {
     use cuth::backend::Backend;
     static GPU: std::sync::OnceLock<cuth::backend::cuda::CudaBackend> = std::sync::OnceLock::new();
     GPU.get_or_init(|| {
-        let be = cuth::backend::cuda::CudaBackend::new(0)
-            .unwrap_or_else(|e| panic!("no usable CUDA device: {e}"));
+        let be = open_gpu();
         be.set_sync_each_launch(true);
         println!("[gpu] {} ({})", be.report().name, be.report().detail);
         be

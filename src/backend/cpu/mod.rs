@@ -168,7 +168,8 @@ pub(crate) fn ratio(s: &[f64], r: Ratio) -> f64 {
 }
 
 /// MemAvailable from /proc/meminfo, bytes (None where it cannot be read),
-/// capped by `CUTH_HOST_MEMORY_BYTES` (see [`crate::backend::memory_limit`]).
+/// capped by [`MemoryCaps::host`](crate::knobs::MemoryCaps::host) (see
+/// [`crate::backend::memory_limit`]).
 pub fn available_memory() -> Option<u64> {
     let system = (|| {
         let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -176,7 +177,8 @@ pub fn available_memory() -> Option<u64> {
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kib * 1024)
     })();
-    crate::backend::memory_limit::capped(system, crate::backend::memory_limit::HOST_LIMIT_ENV)
+    use crate::backend::memory_limit::{capped, caps};
+    capped(system, caps().host)
 }
 
 /// Peak resident set size of this process so far, bytes (`getrusage`).

@@ -242,8 +242,14 @@ pub(crate) fn open(
 /// device's compute capability is asked for. A caller that runs this beside
 /// the context's creation (`cuth solve`'s init thread) leaves
 /// only the modules' loading for after it. Failures are left for the load,
-/// which reads or compiles again and reports them.
-pub fn prefetch(ordinal: usize, families: &[&kernels::KernelFamily]) {
+/// which reads or compiles again and reports them. `cache_dir`: the disk
+/// cache's folder, as the backend will be opened with
+/// ([`CudaKnobs::kernel_cache`](crate::knobs::CudaKnobs::kernel_cache)).
+pub fn prefetch(
+    ordinal: usize,
+    families: &[&kernels::KernelFamily],
+    cache_dir: Option<&std::path::Path>,
+) {
     use cudarc::driver::result::device;
     use cudarc::driver::sys::CUdevice_attribute as Attr;
     let cc = guarded("querying the device", || {
@@ -266,7 +272,7 @@ pub fn prefetch(ordinal: usize, families: &[&kernels::KernelFamily]) {
             let arch = &arch;
             sc.spawn(move || {
                 let _ = guarded("reading the kernels", || {
-                    kernels::compiled(f, arch, cc, false).map(|_| ())
+                    kernels::compiled(f, arch, cc, false, cache_dir).map(|_| ())
                 });
             });
         }

@@ -7,8 +7,9 @@
 //! the device's own `sm_XY` (so the driver does not JIT it) or PTX when the
 //! device is newer than NVRTC.
 //!
-//! Location: `$CUTH_CACHE_DIR`, else `$XDG_CACHE_HOME/cuth`, else
-//! `~/.cache/cuth`; `CUTH_NO_KERNEL_CACHE=1` turns the cache off. Entries
+//! Location: the folder the backend is given
+//! ([`CudaKnobs::kernel_cache`](crate::knobs::CudaKnobs::kernel_cache),
+//! where the environment names it), or none for no cache. Entries
 //! are written atomically (a temporary file in the cache folder, then a
 //! rename), so a concurrent run reads a whole entry or none. An entry that
 //! is truncated, corrupt, for another key, or that the driver refuses to
@@ -18,7 +19,7 @@
 //! tested on any machine with a stand-in compiler.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 /// What NVRTC produced: a CUBIN for one real architecture, or PTX text.
@@ -183,27 +184,6 @@ pub fn decode_entry(b: &[u8]) -> Option<(u128, KernelImage)> {
     Some((digest, KernelImage { kind, bytes }))
 }
 
-/// The cache folder from the environment (see the module doc); `None` when
-/// the cache is off or no folder can be named.
-pub fn cache_dir() -> Option<PathBuf> {
-    dir_from(|k| std::env::var_os(k))
-}
-
-/// [`cache_dir`] with the environment given as a lookup (for tests).
-pub fn dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let set = |k: &str| env(k).filter(|v| !v.is_empty());
-    if set("CUTH_NO_KERNEL_CACHE").is_some_and(|v| v != "0") {
-        return None;
-    }
-    if let Some(d) = set("CUTH_CACHE_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    if let Some(d) = set("XDG_CACHE_HOME") {
-        return Some(Path::new(&d).join("cuth"));
-    }
-    set("HOME").map(|h| Path::new(&h).join(".cache").join("cuth"))
-}
-
 static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 pub(crate) fn note(s: String) {
@@ -300,12 +280,13 @@ pub fn entries(dir: &Path) -> Vec<(String, u64)> {
     v
 }
 
-/// One line for `cuth info`: the folder and its entries, or why it is off.
-pub fn info_line() -> String {
-    match cache_dir() {
+/// One line for `cuth info`: the folder `dir` and its entries, or why the
+/// cache is off.
+pub fn info_line(dir: Option<&Path>) -> String {
+    match dir {
         None => "kernel cache: off (CUTH_NO_KERNEL_CACHE, or no HOME)".into(),
         Some(d) => {
-            let e = entries(&d);
+            let e = entries(d);
             let bytes: u64 = e.iter().map(|(_, b)| b).sum();
             format!(
                 "kernel cache: {} ({} entries, {:.1} MiB)",

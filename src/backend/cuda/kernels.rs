@@ -21,6 +21,7 @@ use crate::backend::BackendError;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Prepended to every family: block size, row loop, `qd_row`, reductions.
@@ -183,11 +184,13 @@ type Compiled = Arc<KernelImage>;
 /// A process-cached image keeps its origin: one read from disk by
 /// [`super::device::prefetch`] before any context existed is still
 /// `Source::Disk` when the module load refuses it, so it is compiled again.
+/// `dir`: the disk cache's folder (`None`: no disk cache).
 pub(crate) fn compiled(
     file: &KernelFamily,
     arch: &str,
     cc: (i32, i32),
     fresh: bool,
+    dir: Option<&Path>,
 ) -> Result<(Compiled, Source), BackendError> {
     type Images = HashMap<(&'static str, String), (Compiled, Source)>;
     static CACHE: OnceLock<Mutex<Images>> = OnceLock::new();
@@ -199,13 +202,12 @@ pub(crate) fn compiled(
         }
     }
     // Compile outside the lock; a racing thread at worst compiles twice.
-    let dir = kernel_cache::cache_dir();
-    let disk_key = match &dir {
+    let disk_key = match dir {
         Some(_) => Some(cache_key(file, arch, cc)?),
         None => None,
     };
     let compile = || crate::profile::part("kernels/compile", || compile_image(file, arch));
-    let (img, source) = match (&dir, &disk_key) {
+    let (img, source) = match (dir, &disk_key) {
         (Some(d), Some(k)) if fresh => {
             let img = compile()?;
             kernel_cache::store(d, k, &img);
@@ -231,16 +233,24 @@ pub(crate) struct Kernels {
     ctx: Arc<CudaContext>,
     arch: String,
     cc: (i32, i32),
+    /// The disk cache's folder (`None`: off).
+    cache_dir: Option<PathBuf>,
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
 }
 
 impl Kernels {
-    pub(crate) fn new(ctx: Arc<CudaContext>, arch: String, cc: (i32, i32)) -> Kernels {
+    pub(crate) fn new(
+        ctx: Arc<CudaContext>,
+        arch: String,
+        cc: (i32, i32),
+        cache_dir: Option<PathBuf>,
+    ) -> Kernels {
         Kernels {
             ctx,
             arch,
             cc,
+            cache_dir,
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
         }
@@ -281,7 +291,8 @@ impl Kernels {
         if let Some(m) = lock(&self.modules).get(file.file) {
             return Ok(m.clone());
         }
-        let (img, source) = compiled(file, &self.arch, self.cc, false)?;
+        let dir = self.cache_dir.as_deref();
+        let (img, source) = compiled(file, &self.arch, self.cc, false, dir)?;
         let load = |img: &KernelImage| {
             let t = std::time::Instant::now();
             let m = self.ctx.load_module(Ptx::from_binary(img.bytes.clone()));
@@ -295,7 +306,7 @@ impl Kernels {
                     "kernel cache: the entry of {} did not load ({e}); compiling again",
                     file.file
                 ));
-                load(&compiled(file, &self.arch, self.cc, true)?.0)
+                load(&compiled(file, &self.arch, self.cc, true, dir)?.0)
             }
             (m, _) => m,
         };

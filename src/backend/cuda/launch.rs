@@ -97,18 +97,9 @@ impl ReduceScratch {
     }
 }
 
-/// Thread schedule of the kernels that apply the matrix (`kernels/common.cu`,
-/// `qd_for_each_row`): one thread per row, or one per (x, y) column walking z
-/// with the vertical neighbours in registers. Columns read every array from
-/// DRAM once even when a z plane overflows L2, but need nx·ny threads to fill
-/// the GPU; `Auto` takes them from one full wave of columns up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QdSchedule {
-    Auto,
-    Rows,
-    Columns,
-}
+// The schedule is a knob (a plain value, defined with the others); how it
+// picks rows or columns for a matrix is the backend's.
+use crate::knobs::QdSchedule;
 
 impl QdSchedule {
     pub(crate) fn to_u8(self) -> u8 {
@@ -123,15 +114,6 @@ impl QdSchedule {
         }
     }
 
-    /// `CUTH_QD_SCHEDULE=rows|columns|auto`, for benchmarking; else `Auto`.
-    pub(crate) fn from_env() -> QdSchedule {
-        match std::env::var("CUTH_QD_SCHEDULE").as_deref() {
-            Ok("rows") => QdSchedule::Rows,
-            Ok("columns") => QdSchedule::Columns,
-            _ => QdSchedule::Auto,
-        }
-    }
-
     /// Whether to run columns for a matrix of `plane` = nx·ny cells per z
     /// plane and `nz` planes, when a full wave is `wave` threads.
     pub(crate) fn use_columns(self, plane: usize, nz: usize, wave: usize) -> bool {
@@ -139,14 +121,6 @@ impl QdSchedule {
             QdSchedule::Rows => false,
             QdSchedule::Columns => true,
             QdSchedule::Auto => nz > 1 && plane >= wave,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            QdSchedule::Auto => "auto",
-            QdSchedule::Rows => "rows",
-            QdSchedule::Columns => "columns",
         }
     }
 }

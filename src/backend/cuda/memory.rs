@@ -61,14 +61,15 @@ pub fn estimate_with(cells: usize, scratch_bytes: u64, extra_vectors: usize) -> 
 
 impl CudaBackend {
     /// (free, total) device memory in bytes, as the driver reports it now;
-    /// free capped by `CUTH_DEVICE_MEMORY_BYTES` (see [`crate::backend::memory_limit`]).
+    /// free capped by [`MemoryCaps::device`](crate::knobs::MemoryCaps::device)
+    /// (see [`crate::backend::memory_limit`]).
     pub fn memory_info(&self) -> Result<(u64, u64), BackendError> {
         let (free, total) = self
             .context()
             .mem_get_info()
             .map_err(|e| super::launch::driver_err("cuMemGetInfo", e))?;
-        use crate::backend::memory_limit::{capped, DEVICE_LIMIT_ENV};
-        let free = capped(Some(free as u64), DEVICE_LIMIT_ENV).unwrap_or(0);
+        use crate::backend::memory_limit::{capped, caps};
+        let free = capped(Some(free as u64), caps().device).unwrap_or(0);
         Ok((free, total as u64))
     }
 

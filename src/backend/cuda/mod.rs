@@ -42,21 +42,22 @@ mod quad_diag;
 pub mod timing;
 mod transfer;
 
+pub use crate::knobs::QdSchedule;
 pub use batch::{CudaBatchScratch, BATCH};
 pub use blas1::BLAS1;
 pub use chebyshev::CHEBYSHEV;
 pub use device::{info_text, DeviceInfo, GpuInfo};
 pub use kernels::KernelFamily;
-pub use launch::QdSchedule;
 pub use memory::MemoryEstimate;
 pub use mg::MULTIGRID;
 pub use mg_setup::MG_SETUP;
 pub use mixed::MIXED;
 pub use mixed::{CudaLowArray, CudaLowMatrix};
 pub use quad_diag::QUAD_DIAG;
-pub use transfer::{stage_values, STAGE_VALUES};
+pub use transfer::STAGE_VALUES;
 
 use super::BackendError;
+use crate::knobs::CudaKnobs;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
 use kernels::Kernels;
 use launch::{driver_err, ReduceScratch};
@@ -139,15 +140,24 @@ pub struct CudaBackend {
     /// The staged downloads' two pinned buffers, kept between downloads
     /// (pinning memory costs more than the copy of a small vector).
     staging: std::sync::Mutex<Vec<transfer::PinnedBuffer>>,
+    /// The knobs it was opened with (`sync_each_launch` and `schedule`
+    /// start from theirs; their setters change only the backend's copy).
+    knobs: CudaKnobs,
 }
 
 impl CudaBackend {
     /// Opens device `ordinal` and compiles (once per process) and loads the
     /// core's BLAS-1 family; other families are compiled and loaded on first
-    /// use. `CUTH_CUDA_SYNC=1` in the
-    /// environment turns on [`CudaBackend::set_sync_each_launch`].
+    /// use. Default knobs: no disk cache of kernel images (see
+    /// [`CudaBackend::new_with`]).
     pub fn new(ordinal: usize) -> Result<CudaBackend, BackendError> {
-        let be = CudaBackend::open(ordinal)?;
+        CudaBackend::new_with(ordinal, &CudaKnobs::default())
+    }
+
+    /// [`CudaBackend::new`] with `knobs` (the command line's, from the
+    /// environment).
+    pub fn new_with(ordinal: usize, knobs: &CudaKnobs) -> Result<CudaBackend, BackendError> {
+        let be = CudaBackend::open_with(ordinal, knobs)?;
         // The core's kernels, which every solver launches; the capability
         // families (and applications' own, such as topopt's) are compiled
         // when first prepared or launched.
@@ -160,6 +170,11 @@ impl CudaBackend {
     /// [`CudaBackend::load`] (`cuth solve` loads the families it needs on
     /// several threads at once).
     pub fn open(ordinal: usize) -> Result<CudaBackend, BackendError> {
+        CudaBackend::open_with(ordinal, &CudaKnobs::default())
+    }
+
+    /// [`CudaBackend::open`] with `knobs`.
+    pub fn open_with(ordinal: usize, knobs: &CudaKnobs) -> Result<CudaBackend, BackendError> {
         let (ctx, stream, info) = device::open(ordinal)?;
         let driver = device::driver_version()?;
         let nvrtc = arch::nvrtc_version()?;
@@ -168,17 +183,28 @@ impl CudaBackend {
         let blocks = info.multiprocessors * per_sm;
         let reduce = ReduceScratch::new(&stream, blocks)?;
         Ok(CudaBackend {
-            kernels: Kernels::new(ctx.clone(), arch, info.compute_capability),
+            kernels: Kernels::new(
+                ctx.clone(),
+                arch,
+                info.compute_capability,
+                knobs.kernel_cache.clone(),
+            ),
             ctx,
             stream,
             reduce,
             info,
             driver,
             nvrtc,
-            sync_each_launch: AtomicBool::new(std::env::var_os("CUTH_CUDA_SYNC").is_some()),
-            schedule: AtomicU8::new(QdSchedule::from_env().to_u8()),
+            sync_each_launch: AtomicBool::new(knobs.sync_each_launch),
+            schedule: AtomicU8::new(knobs.schedule.to_u8()),
             staging: Default::default(),
+            knobs: knobs.clone(),
         })
+    }
+
+    /// The knobs it was opened with.
+    pub fn knobs(&self) -> &CudaKnobs {
+        &self.knobs
     }
 
     /// Compiles and loads `family` now rather than at its first launch (for
@@ -210,8 +236,8 @@ impl CudaBackend {
         self.sync_each_launch.store(on, Ordering::Relaxed);
     }
 
-    /// Thread schedule of the kernels that apply the matrix (default `Auto`,
-    /// or `CUTH_QD_SCHEDULE`); results differ only by rounding.
+    /// Thread schedule of the kernels that apply the matrix (at first the
+    /// knobs' [`CudaKnobs::schedule`]); results differ only by rounding.
     pub fn set_schedule(&self, s: QdSchedule) {
         self.schedule.store(s.to_u8(), Ordering::Relaxed);
     }

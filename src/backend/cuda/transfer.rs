@@ -10,10 +10,10 @@
 //! the post-solve statistics fold each piece, so the field never has to be
 //! held whole; [`CudaBackend::download_to`]: the CPU threads copy it into
 //! the destination, faulting its pages in parallel). Small copies keep the
-//! direct path. `CUTH_PAGEABLE_DOWNLOAD=1` turns the staging off (for
-//! comparison). Large uploads (the device assembly's power maps) go up
-//! through the same two buffers ([`CudaBackend::upload_staged`];
-//! `CUTH_PAGEABLE_UPLOAD=1` turns that off).
+//! direct path. The backend's [`TransferKnobs`](crate::knobs::TransferKnobs) can turn the staging off
+//! (for comparison) or size its buffers. Large uploads (the device
+//! assembly's power maps) go up through the same two buffers
+//! ([`CudaBackend::upload_staged`]).
 
 use super::launch::driver_err;
 use super::CudaBackend;
@@ -32,20 +32,6 @@ use std::sync::Mutex;
 pub const STAGE_VALUES: usize = 4 << 20;
 /// Copies shorter than this go directly (pageable).
 const DIRECT_BELOW: usize = 4 << 20;
-
-/// Values per staging buffer: [`STAGE_VALUES`], or `CUTH_STAGE_MIB` MiB of
-/// f64 (at least the direct-copy threshold), for measuring what pinning
-/// costs against what larger pieces gain.
-pub fn stage_values() -> usize {
-    static VALUES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *VALUES.get_or_init(|| {
-        std::env::var("CUTH_STAGE_MIB")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .map(|mib| (mib << 20) / std::mem::size_of::<f64>())
-            .map_or(STAGE_VALUES, |v| v.max(DIRECT_BELOW))
-    })
-}
 
 /// Page-locked host memory (plain, not write-combined: the host reads it
 /// too), with the event of the last copy queued into or out of it:
@@ -116,6 +102,15 @@ impl HostBuffer for PinnedBuffer {
 }
 
 impl CudaBackend {
+    /// Values per staging buffer: [`STAGE_VALUES`], or
+    /// [`TransferKnobs::stage_mib`](crate::knobs::TransferKnobs::stage_mib) MiB of f64 (at least the direct-copy
+    /// threshold).
+    pub fn stage_values(&self) -> usize {
+        (self.knobs.transfer.stage_mib)
+            .map(|mib| (mib << 20) / std::mem::size_of::<f64>())
+            .map_or(STAGE_VALUES, |v| v.max(DIRECT_BELOW))
+    }
+
     /// A pinned buffer of `len` values, uninitialised: every reader must
     /// have it filled first (by a copy, or [`HostBuffer::values_mut`]).
     pub(crate) fn pinned(&self, len: usize) -> Result<PinnedBuffer, BackendError> {
@@ -199,7 +194,7 @@ impl CudaBackend {
         f: &mut crate::backend::PieceFn,
     ) -> Result<(), BackendError> {
         let n = v.len();
-        if n < DIRECT_BELOW || std::env::var_os("CUTH_PAGEABLE_DOWNLOAD").is_some() {
+        if n < DIRECT_BELOW || self.knobs.transfer.pageable_download {
             let mut h = vec![0.0; n];
             self.stream
                 .memcpy_dtoh(v, &mut h)
@@ -207,7 +202,7 @@ impl CudaBackend {
             self.sync("downloading a vector")?;
             return f(0, &h);
         }
-        let chunk = stage_values().min(n);
+        let chunk = self.stage_values().min(n);
         let chunks = n.div_ceil(chunk);
         let range = |k: usize| (k * chunk, ((k + 1) * chunk).min(n));
         let mut bufs = self.staging_buffers(chunk)?;
@@ -246,7 +241,7 @@ impl CudaBackend {
     /// `tidy6`): 8192²'s power maps (1 GiB) 0.14 → 0.06 s; 4096²'s
     /// (268 MB) 0.046 → 0.041 s, not worth the 64 MiB; hence 512 MiB.
     /// Returns `false`, copying nothing, otherwise (or with
-    /// `CUTH_PAGEABLE_UPLOAD=1`, for comparison).
+    /// [`TransferKnobs::pageable_upload`](crate::knobs::TransferKnobs::pageable_upload), for comparison).
     pub(crate) fn upload_staged(
         &self,
         parts: &[&[f64]],
@@ -254,7 +249,8 @@ impl CudaBackend {
     ) -> Result<bool, BackendError> {
         let n: usize = parts.iter().map(|p| p.len()).sum();
         super::same_len(n, dst.len())?;
-        let chunk = stage_values().min(n);
+        let stage = self.stage_values();
+        let chunk = stage.min(n);
         let kept = (self
             .staging
             .lock()
@@ -262,8 +258,8 @@ impl CudaBackend {
             .iter())
         .filter(|b| b.len() >= chunk)
         .count();
-        let pays = n >= 16 * stage_values() || (kept == 2 && n >= DIRECT_BELOW);
-        if !pays || std::env::var_os("CUTH_PAGEABLE_UPLOAD").is_some() {
+        let pays = n >= 16 * stage || (kept == 2 && n >= DIRECT_BELOW);
+        if !pays || self.knobs.transfer.pageable_upload {
             return Ok(false);
         }
         let mut bufs = self.staging_buffers(chunk)?;
@@ -296,7 +292,7 @@ impl CudaBackend {
         if values < DIRECT_BELOW {
             return Ok(());
         }
-        let bufs = self.staging_buffers(values.min(stage_values()))?;
+        let bufs = self.staging_buffers(values.min(self.stage_values()))?;
         *self.staging.lock().unwrap_or_else(|p| p.into_inner()) = bufs.into();
         Ok(())
     }

@@ -105,8 +105,9 @@ pub struct BenchArgs {
 
 /// Runs the benchmark; see the module documentation.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    let knobs = super::device::knobs()?;
     if args.topopt {
-        return topopt::run(args);
+        return topopt::run(args, &knobs.cuda);
     }
     let stack_path = system::bench_stack(args.stack.as_deref())?;
     let base = Stack::load(&stack_path)
@@ -123,7 +124,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let gpu = if args.cpu_only {
         None
     } else {
-        match CudaBackend::new(args.gpu) {
+        match CudaBackend::new_with(args.gpu, &knobs.cuda) {
             Ok(be) => Some(be),
             Err(e) => {
                 let note = format!("CUDA unavailable ({e}); CPU only");

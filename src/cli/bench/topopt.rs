@@ -88,8 +88,9 @@ fn time_us(
 }
 
 /// Runs the operator benchmark; see the module documentation.
-pub fn run(args: &BenchArgs) -> Result<()> {
-    let g = CudaBackend::new(args.gpu).context("the topopt benchmark needs a CUDA GPU")?;
+pub fn run(args: &BenchArgs, knobs: &cuth::knobs::CudaKnobs) -> Result<()> {
+    let g =
+        CudaBackend::new_with(args.gpu, knobs).context("the topopt benchmark needs a CUDA GPU")?;
     let r = g.report();
     let copy = g.copy_bandwidth(1 << 30, 20)?.gb_per_s;
     eprintln!("bench: {} ({}); copy {copy:.0} GB/s", r.name, r.detail);

@@ -231,7 +231,7 @@ impl Workers<'_> {
                 format!("cpu ({jobs} job(s) x {inner} thread(s))")
             }
             Device::Cuda(n) => {
-                let be = CudaBackend::new(n)?;
+                let be = CudaBackend::new_with(n, &self.plan.knobs.cuda)?;
                 *times.lock().unwrap() += self.worker(&be)?;
                 format!("cuda:{n}")
             }

@@ -9,17 +9,16 @@
 //!
 //! The figures are upper estimates of the peak (items that are alive at
 //! different times are added), so a plan that fits does not fail for memory
-//! later. `CUTH_HOST_MEMORY_BYTES` and `CUTH_DEVICE_MEMORY_BYTES` in the
-//! environment cap the available memory (for tests and to keep a shared
-//! machine's share); the smaller of the cap and what the system reports is
-//! used. Files: this one (the shape, the plan, the refusal), `precond`
+//! later. The caller's [`MemoryCaps`](crate::knobs::MemoryCaps) cap the
+//! available memory (for tests and to keep a shared machine's share); the
+//! smaller of the cap and what the system reports is used. Files: this one (the shape, the plan, the refusal), `precond`
 //! (the preconditioner's bytes, the multigrid hierarchy level by level).
 
 mod precond;
 #[cfg(test)]
 mod tests;
 
-pub use crate::backend::memory_limit::{capped, DEVICE_LIMIT_ENV, HOST_LIMIT_ENV};
+pub use crate::backend::memory_limit::capped;
 use crate::linalg::{PrecisionMode, PrecondKind};
 use precond::precond_bytes;
 use serde::Serialize;
@@ -74,6 +73,9 @@ pub struct RunShape<'w> {
     pub wx: &'w [f64],
     pub wy: &'w [f64],
     pub executor: Executor,
+    /// A GPU run assembles its system on the host, as the CPU does
+    /// ([`CudaKnobs::host_assembly`](crate::knobs::CudaKnobs::host_assembly)).
+    pub host_assembly: bool,
     pub precond: PrecondKind,
     pub precision: PrecisionMode,
     pub outputs: OutputShape,
@@ -141,12 +143,11 @@ pub fn plan(s: &RunShape, host_free: Option<u64>, device_free: Option<u64>) -> M
     ];
     // Host assembly: the per-cell materials of every layer, the system
     // (Quad-Diag, rhs, capacity) and the shifted rhs; on a GPU the system
-    // is built on the device (`CUTH_HOST_ASSEMBLY` turns that off) from
+    // is built on the device (unless `host_assembly`) from
     // compact inputs, and only Chebyshev's set-up reads a host copy of the
     // matrix (its Gershgorin bound and scaled copy; multigrid builds its
     // levels on the device).
-    let host_assembly =
-        s.executor == Executor::Cpu || std::env::var_os("CUTH_HOST_ASSEMBLY").is_some();
+    let host_assembly = s.executor == Executor::Cpu || s.host_assembly;
     if host_assembly {
         host.push(("layer materials per plane cell", 32 * plane * layers));
         host.push((

@@ -13,6 +13,7 @@ fn shape(nx: usize, executor: Executor, precond: PrecondKind) -> RunShape<'stati
         wx: &[],
         wy: &[],
         executor,
+        host_assembly: false,
         precond,
         precision: PrecisionMode::Mixed,
         outputs: OutputShape {
@@ -150,6 +151,8 @@ fn device_limit_refuses_on_the_device_only() {
 
 #[test]
 fn cap_takes_the_smaller() {
-    assert_eq!(capped(Some(10), "CUTH_TEST_UNSET_VARIABLE"), Some(10));
-    assert_eq!(capped(None, "CUTH_TEST_UNSET_VARIABLE"), None);
+    assert_eq!(capped(Some(10), None), Some(10));
+    assert_eq!(capped(None, None), None);
+    assert_eq!(capped(Some(10), Some(4)), Some(4));
+    assert_eq!(capped(None, Some(4)), Some(4));
 }

@@ -39,7 +39,7 @@ impl ThermalOps for CudaBackend {
         &self,
         inp: &AssemblyInput,
     ) -> Result<Option<DeviceAssembly<CudaMatrix, CudaSlice<f64>>>, BackendError> {
-        if std::env::var_os("CUTH_HOST_ASSEMBLY").is_some() {
+        if self.knobs().host_assembly {
             return Ok(None);
         }
         let sys = self.assemble_steady(inp)?;

@@ -40,7 +40,7 @@ impl NonlinearOps for CudaBackend {
         &self,
         inp: &AssemblyInput,
     ) -> Result<Option<TransientAssemblyOf<Self>>, BackendError> {
-        if std::env::var_os("CUTH_HOST_ASSEMBLY").is_some() {
+        if self.knobs().host_assembly {
             return Ok(None);
         }
         let kept = self.upload_assembly(inp)?;
