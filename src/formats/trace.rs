@@ -185,53 +185,20 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, ReadError> 
         ));
     };
     let hl = *hl;
-    let cols: Vec<&str> = header.iter().collect();
-    if !cols[0].eq_ignore_ascii_case("time") {
-        return Err(invalid(
-            file,
-            format!("line {hl}, column 1"),
-            format!(
-                "the first column must be `time` (seconds), got `{}`",
-                cols[0]
-            ),
-        ));
-    }
-    let names: Vec<String> = cols[1..].iter().map(|s| s.to_string()).collect();
-    if names.is_empty() {
-        return Err(invalid(
-            file,
-            format!("line {hl}"),
-            "no block columns after `time`",
-        ));
-    }
-    for (j, n) in names.iter().enumerate() {
-        if n.is_empty() {
-            return Err(invalid(
-                file,
-                format!("line {hl}, column {}", j + 2),
-                "empty block name",
-            ));
-        }
-        if let Some(k) = names[..j].iter().position(|m| m == n) {
-            return Err(invalid(
-                file,
-                format!("line {hl}"),
-                format!("block `{n}` appears in columns {} and {}", k + 2, j + 2),
-            ));
-        }
-    }
+    let names = block_names(header, hl, file)?;
+    let cols = names.len() + 1;
     let (mut times, mut rows) = (Vec::new(), Vec::new());
     let mut prev: Option<(usize, f64)> = None;
     for (line, vals) in lines {
         let at = format!("line {line}");
-        if vals.len() != cols.len() {
+        if vals.len() != cols {
             return Err(invalid(
                 file,
                 at,
                 format!(
                     "{} values, but the header on line {hl} has {} columns",
                     vals.len(),
-                    cols.len()
+                    cols
                 ),
             ));
         }
@@ -299,6 +266,51 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, ReadError> 
         rows,
         times: RowTimes::Listed(times),
     })
+}
+
+/// The block names of a CSV trace's header (line `hl`): `time` first, then
+/// unique, non-empty names.
+fn block_names(
+    header: &csv::StringRecord,
+    hl: usize,
+    file: &Path,
+) -> Result<Vec<String>, ReadError> {
+    let cols: Vec<&str> = header.iter().collect();
+    if !cols[0].eq_ignore_ascii_case("time") {
+        return Err(invalid(
+            file,
+            format!("line {hl}, column 1"),
+            format!(
+                "the first column must be `time` (seconds), got `{}`",
+                cols[0]
+            ),
+        ));
+    }
+    let names: Vec<String> = cols[1..].iter().map(|s| s.to_string()).collect();
+    if names.is_empty() {
+        return Err(invalid(
+            file,
+            format!("line {hl}"),
+            "no block columns after `time`",
+        ));
+    }
+    for (j, n) in names.iter().enumerate() {
+        if n.is_empty() {
+            return Err(invalid(
+                file,
+                format!("line {hl}, column {}", j + 2),
+                "empty block name",
+            ));
+        }
+        if let Some(k) = names[..j].iter().position(|m| m == n) {
+            return Err(invalid(
+                file,
+                format!("line {hl}"),
+                format!("block `{n}` appears in columns {} and {}", k + 2, j + 2),
+            ));
+        }
+    }
+    Ok(names)
 }
 
 #[cfg(test)]
