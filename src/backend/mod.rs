@@ -46,6 +46,11 @@ pub enum BackendError {
     CudaUnavailable(String),
     #[error("CUDA driver: {0}")]
     Driver(String),
+    /// A backend algorithm that failed on its numbers, on any device (a
+    /// multigrid hierarchy whose coarsest operator is not SPD): not the
+    /// driver's fault, so not worded as one.
+    #[error("{0}")]
+    Numerical(String),
     #[error("NVRTC could not compile {file}: {message}\n{log}")]
     Compile {
         file: String,

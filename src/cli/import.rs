@@ -187,6 +187,12 @@ fn write(imp: &Imported, path: &Path, opts: &OutArgs) -> anyhow::Result<()> {
     for e in &imp.extra {
         files.push((dir.join(&e.name), e.contents.as_str()));
     }
+    // A destination of the wrong type (a directory, a FIFO, a link to
+    // nothing) is bad input, refused before anything is staged.
+    for (p, _) in &files {
+        cuth::output::transaction::check_file_target(p)
+            .map_err(|e| UsageError(format!("--out: {e}")))?;
+    }
     if !opts.force {
         if let Some((p, _)) = files.iter().find(|(p, _)| p.exists()) {
             return Err(UsageError(format!(

@@ -82,11 +82,14 @@ impl Outputs {
     /// Checks the paths: `dir` absent or a directory, `save_state` absent or
     /// a regular file in an existing directory.
     pub fn resolve(dir: PathBuf, save_state: Option<PathBuf>) -> Result<Outputs, InputError> {
-        let bad = |e: cuth::output::OutputError| InputError(format!("--out: {e}"));
-        transaction::check_dir_target(&dir).map_err(bad)?;
+        // The reason too: an I/O error's own message names only the path.
+        let bad = |flag: &str, e: cuth::output::OutputError| match std::error::Error::source(&e) {
+            Some(why) => InputError(format!("{flag}: {e}: {why}")),
+            None => InputError(format!("{flag}: {e}")),
+        };
+        transaction::check_dir_target(&dir).map_err(|e| bad("--out", e))?;
         if let Some(p) = &save_state {
-            transaction::check_file_target(p)
-                .map_err(|e| InputError(format!("--save-state: {e}")))?;
+            transaction::check_file_target(p).map_err(|e| bad("--save-state", e))?;
             let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
             if parent.is_some_and(|d| !d.is_dir()) {
                 return Err(InputError(format!(

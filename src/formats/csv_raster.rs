@@ -168,9 +168,41 @@ pub fn read_png_raster(path: &Path) -> Result<Raster, ReadError> {
 }
 
 /// Decodes PNG bytes as [`read_png_raster`] does; `path` is used in messages.
+///
+/// A small PNG can declare an enormous image (zeros compress 1000:1), so
+/// the header's size is checked against the free host memory (capped by
+/// `CUTH_HOST_MEMORY_BYTES`) before a pixel is decoded, and the decoder is
+/// held to that limit too.
 pub fn parse_png_raster(bytes: &[u8], path: &Path) -> Result<Raster, ReadError> {
-    let img = image::load_from_memory_with_format(bytes, image::ImageFormat::Png)
-        .map_err(|e| invalid(path, "png", format!("cannot decode: {e}")))?
+    use image::ImageDecoder;
+    let cannot = |e: image::ImageError| invalid(path, "png", format!("cannot decode: {e}"));
+    let mut decoder =
+        image::codecs::png::PngDecoder::new(std::io::Cursor::new(bytes)).map_err(cannot)?;
+    let (w, h) = decoder.dimensions();
+    let pixels = u64::from(w) * u64::from(h);
+    // The decoded image, its 16-bit luma copy and the f64 values, all
+    // alive at the peak.
+    let needed = decoder
+        .total_bytes()
+        .saturating_add(pixels.saturating_mul(2 + 8));
+    // The decoder's own default cap (512 MiB) stays, lowered to what is free.
+    let mut limits = image::Limits::default();
+    if let Some(free) = crate::backend::cpu::available_memory() {
+        limits.max_alloc = limits.max_alloc.map(|m| m.min(free));
+        if needed > free {
+            return Err(invalid(
+                path,
+                "png",
+                format!(
+                    "a {w} x {h} image needs {needed} bytes of host memory to decode but \
+                     only {free} are free; use a smaller image"
+                ),
+            ));
+        }
+    }
+    decoder.set_limits(limits).map_err(cannot)?;
+    let img = image::DynamicImage::from_decoder(decoder)
+        .map_err(cannot)?
         .to_luma16();
     let (cols, rows) = (img.width() as usize, img.height() as usize);
     if rows == 0 || cols == 0 {

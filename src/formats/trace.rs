@@ -78,13 +78,15 @@ impl TraceFormat {
 /// The format of trace text, decided by its content, not its name: a header
 /// line (the first that is neither blank nor a `#` comment) with a comma is
 /// CSV, one without is a `.ptrace` (HotSpot separates names by whitespace).
+/// A lone `time` is a CSV header without blocks, so that its fault is
+/// reported as such rather than as a `.ptrace` block named `time`.
 pub fn detect_format(text: &str) -> TraceFormat {
     let header = text
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'));
     match header {
-        Some(h) if h.contains(',') => TraceFormat::Csv,
+        Some(h) if h.contains(',') || h.eq_ignore_ascii_case("time") => TraceFormat::Csv,
         _ => TraceFormat::Ptrace,
     }
 }
@@ -183,53 +185,20 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, ReadError> 
         ));
     };
     let hl = *hl;
-    let cols: Vec<&str> = header.iter().collect();
-    if !cols[0].eq_ignore_ascii_case("time") {
-        return Err(invalid(
-            file,
-            format!("line {hl}, column 1"),
-            format!(
-                "the first column must be `time` (seconds), got `{}`",
-                cols[0]
-            ),
-        ));
-    }
-    let names: Vec<String> = cols[1..].iter().map(|s| s.to_string()).collect();
-    if names.is_empty() {
-        return Err(invalid(
-            file,
-            format!("line {hl}"),
-            "no block columns after `time`",
-        ));
-    }
-    for (j, n) in names.iter().enumerate() {
-        if n.is_empty() {
-            return Err(invalid(
-                file,
-                format!("line {hl}, column {}", j + 2),
-                "empty block name",
-            ));
-        }
-        if let Some(k) = names[..j].iter().position(|m| m == n) {
-            return Err(invalid(
-                file,
-                format!("line {hl}"),
-                format!("block `{n}` appears in columns {} and {}", k + 2, j + 2),
-            ));
-        }
-    }
+    let names = block_names(header, hl, file)?;
+    let cols = names.len() + 1;
     let (mut times, mut rows) = (Vec::new(), Vec::new());
     let mut prev: Option<(usize, f64)> = None;
     for (line, vals) in lines {
         let at = format!("line {line}");
-        if vals.len() != cols.len() {
+        if vals.len() != cols {
             return Err(invalid(
                 file,
                 at,
                 format!(
                     "{} values, but the header on line {hl} has {} columns",
                     vals.len(),
-                    cols.len()
+                    cols
                 ),
             ));
         }
@@ -276,12 +245,72 @@ pub fn parse_csv_trace(text: &str, file: &Path) -> Result<TimeTrace, ReadError> 
             "the trace has a header but no rows",
         ));
     }
+    // A run starts at t = 0, as HotSpot's and 3D-ICE's traces do: a first
+    // row at a later time leaves the power before it unsaid, and holding
+    // that row from 0 would silently move the whole workload earlier.
+    if times[0] > 0.0 {
+        let line = records[1].0;
+        return Err(invalid(
+            file,
+            format!("line {line}, column 1 (time)"),
+            format!(
+                "the first row is at {} s, but a run starts at 0 s: add a row at time 0 \
+                 with the power until then",
+                times[0]
+            ),
+        ));
+    }
     Ok(TimeTrace {
         file: file.to_path_buf(),
         names,
         rows,
         times: RowTimes::Listed(times),
     })
+}
+
+/// The block names of a CSV trace's header (line `hl`): `time` first, then
+/// unique, non-empty names.
+fn block_names(
+    header: &csv::StringRecord,
+    hl: usize,
+    file: &Path,
+) -> Result<Vec<String>, ReadError> {
+    let cols: Vec<&str> = header.iter().collect();
+    if !cols[0].eq_ignore_ascii_case("time") {
+        return Err(invalid(
+            file,
+            format!("line {hl}, column 1"),
+            format!(
+                "the first column must be `time` (seconds), got `{}`",
+                cols[0]
+            ),
+        ));
+    }
+    let names: Vec<String> = cols[1..].iter().map(|s| s.to_string()).collect();
+    if names.is_empty() {
+        return Err(invalid(
+            file,
+            format!("line {hl}"),
+            "no block columns after `time`",
+        ));
+    }
+    for (j, n) in names.iter().enumerate() {
+        if n.is_empty() {
+            return Err(invalid(
+                file,
+                format!("line {hl}, column {}", j + 2),
+                "empty block name",
+            ));
+        }
+        if let Some(k) = names[..j].iter().position(|m| m == n) {
+            return Err(invalid(
+                file,
+                format!("line {hl}"),
+                format!("block `{n}` appears in columns {} and {}", k + 2, j + 2),
+            ));
+        }
+    }
+    Ok(names)
 }
 
 #[cfg(test)]
@@ -302,9 +331,20 @@ mod tests {
             [at(0.0), at(0.49), at(0.5), at(1.99), at(2.0), at(1e9)],
             [0, 0, 1, 1, 2, 2]
         );
-        // A trace starting later: its first row also covers the time before.
-        let t = csv("time,a\n1.0,7\n3.0,8\n").unwrap();
-        assert_eq!([t.row_at(0.0), t.row_at(2.9), t.row_at(3.0)], [0, 0, 1]);
+    }
+
+    /// The power before a late first row is unknown: refused, naming the row.
+    #[test]
+    fn a_trace_must_start_at_time_zero() {
+        for text in ["time,a\n1e9,7\n2e9,8\n", "# w\ntime,a\n\n1e-6,7\n"] {
+            let m = csv(text).unwrap_err().to_string();
+            assert!(
+                m.contains("column 1 (time)") && m.contains("add a row at time 0"),
+                "{m}"
+            );
+        }
+        let m = csv("time,a\n1e9,7\n").unwrap_err().to_string();
+        assert!(m.contains("line 2") && m.contains("1000000000 s"), "{m}");
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! Shape `(nz, ny, nx)`: `a[z, y, x]` is the cell `x + nx*(y + ny*z)`, z = 0
 //! the bottom of the stack, y = 0 the min-y edge (unlike the CSV maps, which
 //! are in image order). Values in the display unit (°C, or K with
-//! `--kelvin`), f32 or f64. Written one z plane at a time, so the writer
-//! holds one plane's bytes, never the whole field.
+//! `--kelvin`), f32 or f64; absent cells (no material) are NaN, as in the
+//! maps and `field.vtr`, since the solver's value there is no temperature.
+//! Written one z plane at a time, so the writer holds one plane's bytes,
+//! never the whole field.
 
 use super::TempUnit;
 use std::io::{self, Write};
@@ -60,13 +62,15 @@ pub fn header(dtype: NpyDtype, shape: &[usize]) -> Vec<u8> {
 }
 
 /// Writes `temperature_k` (index `x + nx*(y + ny*z)`) as an `(nz, ny, nx)`
-/// array in `unit` and `dtype`, `plane` values at a time.
-pub fn write_field<W: Write + ?Sized>(
+/// array in `unit` and `dtype`, `plane` values at a time. `absent(z)` is
+/// plane z's mask of cells without material (empty: none), written as NaN.
+pub fn write_field<'m, W: Write + ?Sized>(
     w: &mut W,
     dtype: NpyDtype,
     (nx, ny, nz): (usize, usize, usize),
     temperature_k: &[f64],
     unit: TempUnit,
+    absent: &dyn Fn(usize) -> &'m [bool],
 ) -> io::Result<()> {
     if temperature_k.len() != nx * ny * nz {
         return Err(io::Error::new(
@@ -77,10 +81,14 @@ pub fn write_field<W: Write + ?Sized>(
     w.write_all(&header(dtype, &[nz, ny, nx]))?;
     let plane = (nx * ny).max(1);
     let mut buf = Vec::with_capacity(plane * dtype.bytes() as usize);
-    for chunk in temperature_k.chunks(plane) {
+    for (z, chunk) in temperature_k.chunks(plane).enumerate() {
         buf.clear();
-        for &t in chunk {
-            let v = unit.convert_k(t);
+        let absent = absent(z);
+        for (j, &t) in chunk.iter().enumerate() {
+            let v = match absent.get(j) {
+                Some(true) => f64::NAN,
+                _ => unit.convert_k(t),
+            };
             match dtype {
                 NpyDtype::F32 => buf.extend_from_slice(&(v as f32).to_le_bytes()),
                 NpyDtype::F64 => buf.extend_from_slice(&v.to_le_bytes()),
@@ -130,7 +138,16 @@ mod tests {
         let (nx, ny, nz) = (3, 2, 2);
         let t: Vec<f64> = (0..12).map(|i| 300.0 + i as f64 * 0.25).collect();
         let mut out = Vec::new();
-        write_field(&mut out, NpyDtype::F64, (nx, ny, nz), &t, TempUnit::Celsius).unwrap();
+        let none = |_| &[][..];
+        write_field(
+            &mut out,
+            NpyDtype::F64,
+            (nx, ny, nz),
+            &t,
+            TempUnit::Celsius,
+            &none,
+        )
+        .unwrap();
         let (_, start) = parse(&out);
         assert_eq!(out.len() - start, 12 * 8);
         for (i, c) in out[start..].chunks(8).enumerate() {
@@ -144,6 +161,7 @@ mod tests {
             (nx, ny, nz),
             &t,
             TempUnit::Kelvin,
+            &none,
         )
         .unwrap();
         let (_, s32) = parse(&out32);
@@ -155,8 +173,34 @@ mod tests {
             NpyDtype::F32,
             (2, 2, 2),
             &t,
-            TempUnit::Kelvin
+            TempUnit::Kelvin,
+            &none,
         )
         .is_err());
+    }
+
+    /// Cells without material have no temperature: NaN, plane by plane.
+    #[test]
+    fn absent_cells_are_nan() {
+        let t = [300.0; 8];
+        let masks = [vec![true, false, false, false], vec![]];
+        let mut out = Vec::new();
+        let absent = |z: usize| masks[z].as_slice();
+        write_field(
+            &mut out,
+            NpyDtype::F64,
+            (2, 2, 2),
+            &t,
+            TempUnit::Kelvin,
+            &absent,
+        )
+        .unwrap();
+        let (_, start) = parse(&out);
+        let v: Vec<f64> = out[start..]
+            .chunks(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert!(v[0].is_nan());
+        assert!(v[1..].iter().all(|&x| x == 300.0), "{v:?}");
     }
 }

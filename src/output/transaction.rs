@@ -55,12 +55,33 @@ fn refused(path: &Path, what: &str) -> OutputError {
 
 /// What is at `path`, following symlinks (an `--out` linked to a scratch
 /// disk is a directory), or `None` (also for a dangling link, which a
-/// rename simply replaces).
+/// rename simply replaces). A loop of links is refused by name: the bare
+/// `ELOOP` would not say what is wrong with the path.
 fn file_type(path: &Path) -> Result<Option<fs::FileType>, OutputError> {
     match fs::metadata(path) {
         Ok(m) => Ok(Some(m.file_type())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            Err(refused(path, "a loop of symbolic links"))
+        }
         Err(e) => Err(io(path, e)),
+    }
+}
+
+/// A user's destination (`--out`, `--save-state`, an imported stack) that
+/// is a symbolic link to nothing: following it would create a file or
+/// folder somewhere the user may not expect, and `mkdir` fails on the link
+/// itself only after the run, so it is refused before any work.
+fn refuse_dangling(path: &Path) -> Result<(), OutputError> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() && file_type(path)?.is_none() => {
+            let to = fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
+            Err(refused(
+                path,
+                &format!("a symbolic link to `{to}`, which does not exist"),
+            ))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -76,25 +97,40 @@ fn describe(t: fs::FileType) -> &'static str {
         "a FIFO"
     } else if t.is_socket() {
         "a socket"
+    } else if t.is_file() {
+        "a regular file"
     } else {
         "not a regular file"
     }
 }
 
 /// A file destination (`--save-state FILE`, an output file): absent or a
-/// regular file; anything else is refused.
+/// regular file (also through a symbolic link); anything else is refused.
 pub fn check_file_target(path: &Path) -> Result<(), OutputError> {
+    refuse_dangling(path)?;
     match file_type(path)? {
         Some(t) if !t.is_file() => Err(refused(path, describe(t))),
         _ => Ok(()),
     }
 }
 
-/// An output directory: absent or a directory.
+/// An output directory: absent or a directory (also through a symbolic link).
 pub fn check_dir_target(path: &Path) -> Result<(), OutputError> {
+    refuse_dangling(path)?;
     match file_type(path)? {
+        Some(t) if t.is_file() => Err(refused(path, "a regular file, not a directory")),
         Some(t) if !t.is_dir() => Err(refused(path, describe(t))),
         _ => Ok(()),
+    }
+}
+
+/// Where a file meant for `dest` is written: `dest` itself, or the file a
+/// symbolic link at `dest` leads to, so that the link stays and its target
+/// gets the new contents (as a shell's `>` does).
+fn write_through(dest: &Path) -> Result<PathBuf, OutputError> {
+    match fs::symlink_metadata(dest) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(dest).map_err(|e| io(dest, e)),
+        _ => Ok(dest.to_path_buf()),
     }
 }
 
@@ -191,9 +227,11 @@ impl Transaction {
 
     /// Stages `bytes` for `dest`, a file outside `<out>` (`--save-state`),
     /// in a private temporary in `dest`'s directory; it is renamed into
-    /// place by [`Transaction::commit`].
+    /// place by [`Transaction::commit`]. A symbolic link at `dest` is
+    /// written through: its target is replaced, the link kept.
     pub fn stage_external(&mut self, dest: &Path, bytes: &[u8]) -> Result<(), OutputError> {
         check_file_target(dest)?;
+        let dest = &write_through(dest)?;
         let parent = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),

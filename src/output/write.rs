@@ -402,6 +402,19 @@ fn stream_tables(
         sink.file("field.vtr", &mut |w| w.write_all(&vtr))?;
     }
     if let Some(dtype) = opts.npy {
+        // Per layer, the plane cells without material (empty: none).
+        let absent: Vec<Vec<bool>> = view
+            .stack
+            .layers
+            .iter()
+            .zip(view.power)
+            .map(|(l, p)| crate::assemble::absent_plane(grid, p, l.material))
+            .collect();
+        let absent_at = |z: usize| {
+            absent
+                .get(grid.layer_of_z[z])
+                .map_or(&[][..], Vec::as_slice)
+        };
         sink.file("field.npy", &mut |w| {
             super::npy::write_field(
                 w,
@@ -409,6 +422,7 @@ fn stream_tables(
                 (grid.nx, grid.ny, grid.nz),
                 view.temperature_k,
                 unit,
+                &absent_at,
             )
         })?;
     }

@@ -14,7 +14,8 @@ use std::path::Path;
 /// pixel) leaves the face adiabatic in all but name and the solve singular.
 const H_FLOOR: f64 = 1e-6;
 
-/// A film coefficient: the scalar (0 with a map) and the map.
+/// A film coefficient: the scalar (0 with a map, or for a uniform 0: an
+/// adiabatic face) and the map.
 pub(super) fn cooling(
     file: &Path,
     field: &str,
@@ -33,7 +34,21 @@ pub(super) fn cooling(
         }
     };
     match spec {
-        CoolingSpec::Uniform(h) => Ok((h_ok(field, *h, H_FLOOR)?, None)),
+        // Exactly 0 is an adiabatic face, said outright; a tiny h is a slip.
+        CoolingSpec::Uniform(h) if *h == 0.0 => Ok((0.0, None)),
+        CoolingSpec::Uniform(h) => Ok((
+            h_ok(field, *h, H_FLOOR).map_err(|_| {
+                invalid(
+                    file,
+                    field,
+                    format!(
+                        "must be between {H_FLOOR:e} and 1e12 W/(m^2 K), or 0 (adiabatic), \
+                         got {h:e}"
+                    ),
+                )
+            })?,
+            None,
+        )),
         CoolingSpec::Rects(rects) => {
             let mut out = Vec::with_capacity(rects.len());
             for (i, r) in rects.iter().enumerate() {

@@ -102,8 +102,10 @@ pub struct BoundarySpec {
     /// Ambient temperature: kelvin, or a string with a unit (`"45 C"`).
     pub ambient: Temperature,
     /// Heat transfer coefficient on top of the top layer, W/(m²·K): a
-    /// number, rectangles, or a CSV raster.
-    pub h_top: CoolingSpec,
+    /// number, rectangles, or a CSV raster; absent (or 0) = adiabatic, for
+    /// a stack cooled from below.
+    #[serde(default)]
+    pub h_top: Option<CoolingSpec>,
     /// Optional heat transfer coefficient under the bottom layer, W/(m²·K).
     pub h_bottom: Option<CoolingSpec>,
 }

@@ -26,9 +26,9 @@
 //! A support or load selects nodes with exactly one of `where` (a face, an
 //! edge or a corner, as comma-separated faces), `point` (the nearest node) or
 //! `box = { min = [..], max = [..] }` (an axis with min = max is a plane; see
-//! [`super::problem::Region`]). Unknown keys, empty selections, a missing
-//! support direction and out-of-range numbers are errors naming the file and
-//! the field.
+//! [`super::problem::Region`]). Unknown keys, empty selections, supports
+//! that leave a rigid-body motion free and out-of-range numbers are errors
+//! naming the file and the field.
 
 use super::mesh::Mesh;
 use super::presets::MeshRequest;

@@ -61,11 +61,10 @@ impl Default for SolveOptions {
 pub enum OptimizeError {
     #[error(transparent)]
     Backend(#[from] BackendError),
-    #[error("elastic solve failed at iteration {iteration}: {source}")]
-    Solve {
-        iteration: usize,
-        source: SolveError,
-    },
+    /// The solve's error is in the message and deliberately not a
+    /// `source`: printed with its chain it would appear twice.
+    #[error("elastic solve failed at iteration {iteration}: {cause}")]
+    Solve { iteration: usize, cause: SolveError },
     #[error("the optimization needs at least one iteration (max_iterations is 0)")]
     NoIterations,
 }
@@ -74,7 +73,7 @@ impl OptimizeError {
     /// The same error, attributed to design iteration `iteration`.
     pub fn at(self, iteration: usize) -> OptimizeError {
         match self {
-            OptimizeError::Solve { source, .. } => OptimizeError::Solve { iteration, source },
+            OptimizeError::Solve { cause, .. } => OptimizeError::Solve { iteration, cause },
             e => e,
         }
     }
@@ -192,9 +191,9 @@ impl<'a, B: DesignBackend> Evaluator<'a, B> {
         be.design_physical(&map, x, &mut self.fields, &mut self.op.op, &mut self.s, 0)?;
         let t_solve = std::time::Instant::now();
         self.op.refresh_diagonal(be)?;
-        let failed = |source| OptimizeError::Solve {
+        let failed = |cause| OptimizeError::Solve {
             iteration: 0,
-            source,
+            cause,
         };
         let opts = &self.solve;
         let mut built: Box<dyn Preconditioner<B>>;
@@ -318,7 +317,7 @@ pub fn uniform_compliance<B: DesignBackend>(
     if r.cg_failed {
         return Err(OptimizeError::Solve {
             iteration: 0,
-            source: SolveError::NoConvergence {
+            cause: SolveError::NoConvergence {
                 iters: r.cg.iterations,
                 rel: r.cg.rel_residual,
                 rtol: params.cg.stop.rtol,

@@ -126,59 +126,43 @@ pub fn optimize<B: DesignBackend>(
         beta: cont.current().beta,
         penal: cont.current().penal,
     };
-    let mut x = initial_design(be, problem, &first, &mut s)?;
-    let mut x_new = be.zeros(n_el)?;
-    // ρ̄ of the best iterate so far, copied on the device.
-    let mut best_rho = be.zeros(n_el)?;
-
+    let x = initial_design(be, problem, &first, &mut s)?;
+    let mut oc_state = OcState {
+        x,
+        x_new: be.zeros(n_el)?,
+        s,
+        lambda_hint: None,
+    };
+    let mut kept = BestSoFar::<B> {
+        best: None,
+        stage: 0,
+        rho: be.zeros(n_el)?,
+    };
     let mut history = Vec::new();
-    let mut best: Option<Best> = None;
-    let mut best_stage = 0;
     let (mut cg_failures, mut cg_total) = (0, 0);
     let mut stop = StopReason::IterationCap;
-    let mut lambda_hint = None;
     // At least one iterate, so there is always a result.
     for iteration in 1..=opts.max_iterations.max(1) {
         let t0 = Instant::now();
         let stage = cont.current();
         let ev = eval
-            .step(&filter, stage.penal, stage.beta, &x)
+            .step(&filter, stage.penal, stage.beta, &oc_state.x)
             .map_err(|e| e.at(iteration))?;
         let (info, failed) = (&ev.cg, ev.cg_failed);
         cg_total += info.iterations;
         cg_failures += failed as usize;
-        let (compliance, volume, grayness) = (ev.compliance, ev.volume, ev.grayness);
-
-        // OC: the multiplier search on the host, each trial on the device.
-        be.oc_prepare(&eval.mask, &mut eval.fields, &mut s, 0)?;
-        let sc = be.read_scalars(&s)?;
-        let centre = oc::centre(sc[0], sc[1] as usize);
-        let map = DesignMap {
-            filter: &filter,
-            mask: &eval.mask,
-            beta: stage.beta,
-            penal: stage.penal,
-        };
-        let oc_info = oc::search(centre, lambda_hint, problem.volfrac, |t| {
-            let trial = OcTrial {
-                x: &x,
-                root: &eval.fields.root,
-                scale: (-0.5 * t).exp(), // 1/√λ
-                move_limit: stage.move_limit,
-            };
-            be.oc_trial(&map, trial, &mut x_new, &mut s, 0)?;
-            Ok::<f64, BackendError>(be.read_scalars(&s)?[0] / n_el as f64 - problem.volfrac)
-        })?;
-        lambda_hint = Some(oc_info.lambda);
-        be.max_abs_diff(&x, &x_new, &mut s, 1)?;
-        let change = be.read_scalars(&s)?[1];
-        std::mem::swap(&mut x, &mut x_new);
-
+        let (oc_info, change) = oc_step(
+            be,
+            &mut eval,
+            (&filter, stage),
+            (problem.volfrac, n_el),
+            &mut oc_state,
+        )?;
         let it = Iterate {
             iteration,
-            compliance,
-            volume,
-            grayness,
+            compliance: ev.compliance,
+            volume: ev.volume,
+            grayness: ev.grayness,
             change,
             stage: cont.stage,
             penal: stage.penal,
@@ -192,40 +176,11 @@ pub fn optimize<B: DesignBackend>(
             solve_seconds: ev.solve_seconds,
             oc_evaluations: oc_info.evaluations,
         };
-        // Best valid iterate of the latest stage reached.
-        if cont.stage > best_stage {
-            best = None;
-            best_stage = cont.stage;
-        }
-        // Validity is the volume alone: a solve stopped by the CG cap still
-        // gives a usable compliance (its residual is recorded in the history
-        // and summary).
-        let valid = (volume - problem.volfrac).abs() <= VOLUME_TOL;
-        // Among valid iterates the lowest compliance; until one is valid,
-        // the latest.
-        let replace = match &best {
-            None => true,
-            Some(b) => match (valid, b.valid) {
-                (true, true) => compliance < b.compliance,
-                (true, false) | (false, false) => true,
-                (false, true) => false,
-            },
-        };
-        if replace {
-            be.copy(&eval.fields.rho, &mut best_rho)?;
-            best = Some(Best {
-                iteration,
-                compliance,
-                volume,
-                grayness,
-                valid,
-                rho: Vec::new(),
-            });
-        }
+        kept.offer(be, &it, &eval.fields.rho, problem.volfrac)?;
         observer(&it);
         history.push(it);
 
-        match cont.advance(compliance, change) {
+        match cont.advance(ev.compliance, change) {
             Step::Continue => {}
             Step::NextStage => {
                 let s = cont.current();
@@ -239,8 +194,10 @@ pub fn optimize<B: DesignBackend>(
             }
         }
     }
-    let mut best = best.expect("max_iterations ≥ 1 gives at least one iterate");
-    best.rho = be.download(&best_rho)?;
+    let mut best = kept
+        .best
+        .expect("max_iterations ≥ 1 gives at least one iterate");
+    best.rho = be.download(&kept.rho)?;
     Ok(Outcome {
         history,
         best,
@@ -248,6 +205,108 @@ pub fn optimize<B: DesignBackend>(
         cg_failures,
         cg_iterations: cg_total,
     })
+}
+
+/// The design between OC steps: x, the trial buffer, the device scalars
+/// and the previous step's multiplier (the next search starts from it).
+struct OcState<B: DesignBackend> {
+    x: B::Vector,
+    x_new: B::Vector,
+    s: B::Scalars,
+    lambda_hint: Option<f64>,
+}
+
+/// Step 6, the OC update of `state.x` at `stage` (with `filter`), holding
+/// the volume of `n_el` elements at `volfrac`: the multiplier search on the
+/// host, each trial on the device. Returns the search's report and the
+/// change max |x_new − x|.
+fn oc_step<B: DesignBackend>(
+    be: &B,
+    eval: &mut Evaluator<'_, B>,
+    (filter, stage): (&B::Filter, super::continuation::Stage),
+    (volfrac, n_el): (f64, usize),
+    state: &mut OcState<B>,
+) -> Result<(oc::OcInfo, f64), BackendError> {
+    let OcState {
+        x,
+        x_new,
+        s,
+        lambda_hint,
+    } = state;
+    be.oc_prepare(&eval.mask, &mut eval.fields, s, 0)?;
+    let sc = be.read_scalars(s)?;
+    let centre = oc::centre(sc[0], sc[1] as usize);
+    let map = DesignMap {
+        filter,
+        mask: &eval.mask,
+        beta: stage.beta,
+        penal: stage.penal,
+    };
+    let n_el = n_el as f64;
+    let oc_info = oc::search(centre, *lambda_hint, volfrac, |t| {
+        let trial = OcTrial {
+            x: &*x,
+            root: &eval.fields.root,
+            scale: (-0.5 * t).exp(), // 1/√λ
+            move_limit: stage.move_limit,
+        };
+        be.oc_trial(&map, trial, x_new, s, 0)?;
+        Ok::<f64, BackendError>(be.read_scalars(s)?[0] / n_el - volfrac)
+    })?;
+    *lambda_hint = Some(oc_info.lambda);
+    be.max_abs_diff(x, x_new, s, 1)?;
+    let change = be.read_scalars(s)?[1];
+    std::mem::swap(x, x_new);
+    Ok((oc_info, change))
+}
+
+/// The best iterate so far and its ρ̄, copied on the device: among the
+/// valid iterates of the latest stage reached the lowest compliance; until
+/// one is valid, the latest.
+struct BestSoFar<B: DesignBackend> {
+    best: Option<Best>,
+    stage: usize,
+    rho: B::Vector,
+}
+
+impl<B: DesignBackend> BestSoFar<B> {
+    /// Keeps `it` (with the physical densities `rho`) if it is the best.
+    fn offer(
+        &mut self,
+        be: &B,
+        it: &Iterate,
+        rho: &B::Vector,
+        volfrac: f64,
+    ) -> Result<(), BackendError> {
+        if it.stage > self.stage {
+            self.best = None;
+            self.stage = it.stage;
+        }
+        // Validity is the volume alone: a solve stopped by the CG cap still
+        // gives a usable compliance (its residual is recorded in the history
+        // and summary).
+        let valid = (it.volume - volfrac).abs() <= VOLUME_TOL;
+        let replace = match &self.best {
+            None => true,
+            Some(b) => match (valid, b.valid) {
+                (true, true) => it.compliance < b.compliance,
+                (true, false) | (false, false) => true,
+                (false, true) => false,
+            },
+        };
+        if replace {
+            be.copy(rho, &mut self.rho)?;
+            self.best = Some(Best {
+                iteration: it.iteration,
+                compliance: it.compliance,
+                volume: it.volume,
+                grayness: it.grayness,
+                valid,
+                rho: Vec::new(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// A uniform design value x₀ on the design elements (passive ones at 1 / 0)

@@ -181,9 +181,9 @@ impl Problem {
     }
 
     /// Checks what would make the optimization meaningless or K singular:
-    /// parameters out of range, no load, a direction with no support (a free
-    /// rigid translation), more passive solid than the volume allows.
-    /// Rigid rotations are not detected here; CG reports them as a failure.
+    /// parameters out of range, no load, forces out of range, supports that
+    /// leave a rigid motion free (a translation, or a rotation about a line
+    /// of fixed nodes), more passive solid than the volume allows.
     pub fn validate(&self, origin: &str) -> Result<(), ProblemError> {
         let err = |f: &str, m: String| Err(ProblemError::new(origin, f, m));
         if !(self.volfrac > 0.0 && self.volfrac < 1.0) {
@@ -215,6 +215,29 @@ impl Problem {
                 );
             }
         }
+        if !rigid_motions_fixed(&self.mesh, &self.fixed) {
+            return err(
+                "support",
+                "the supports leave a rigid-body motion free: the structure can rotate \
+                 without straining (its fixed nodes lie on one line, or fix too few \
+                 directions) and the stiffness matrix is singular; fix nodes off that \
+                 line or more directions"
+                    .into(),
+            );
+        }
+        if let Some(f) = self
+            .force
+            .iter()
+            .find(|f| !f.is_finite() || f.abs() > MAX_NODAL_FORCE)
+        {
+            return err(
+                "load",
+                format!(
+                    "a nodal force of {f:e} is out of range (at most {MAX_NODAL_FORCE:e} \
+                     per component in unit-modulus units): the compliance would overflow"
+                ),
+            );
+        }
         let loaded = (0..self.force.len()).any(|d| self.force[d] != 0.0 && !self.fixed[d]);
         if !loaded {
             return err("load", "no force acts on a free DOF".into());
@@ -240,6 +263,57 @@ impl Problem {
         }
         Ok(())
     }
+}
+
+/// Largest force component a node may carry. Compliance is f·u with
+/// u ∝ f / E_MIN in void, so f = 1e9 gives about 1e27: far from overflow in
+/// the f32 operator (3.4e38), where 1e308 overflowed on the first solve.
+pub const MAX_NODAL_FORCE: f64 = 1e9;
+
+/// Whether the fixed DOFs remove all six rigid-body motions r(x) = a + ω × x.
+/// Each fixed DOF (node x, component c) is one linear condition r_c(x) = 0
+/// on (a, ω); they hold K's null space down to zero exactly when those rows
+/// span ℝ⁶. The rank is built row by row against an orthonormal basis of at
+/// most six 6-vectors (no storage per DOF, no squared condition number as a
+/// Gram matrix would give). Node coordinates are centred and scaled to the
+/// unit box, so a row off the span by one element in a 1000-element mesh
+/// still stands out by about 1e-3 against rounding near 1e-16.
+fn rigid_motions_fixed(mesh: &Mesh, fixed: &[bool]) -> bool {
+    const TOL: f64 = 1e-9;
+    let scale = [mesh.nelx, mesh.nely, mesh.nelz]
+        .into_iter()
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let centre = [mesh.nelx, mesh.nely, mesh.nelz].map(|n| n as f64 / 2.0);
+    let mut basis: Vec<[f64; 6]> = Vec::with_capacity(6);
+    let dot = |a: &[f64; 6], b: &[f64; 6]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    for (d, _) in fixed.iter().enumerate().filter(|(_, f)| **f) {
+        let ijk = mesh.node_coords(d / 3);
+        let [x, y, z] = std::array::from_fn(|a| (ijk[a] as f64 - centre[a]) / scale);
+        // The row of r_c = a_c + (ω × x)_c over (a_x, a_y, a_z, ω_x, ω_y, ω_z).
+        let mut row = match d % 3 {
+            0 => [1.0, 0.0, 0.0, 0.0, z, -y],
+            1 => [0.0, 1.0, 0.0, -z, 0.0, x],
+            _ => [0.0, 0.0, 1.0, y, -x, 0.0],
+        };
+        let norm0 = dot(&row, &row).sqrt();
+        // Twice is enough for Gram-Schmidt's orthogonality.
+        for _ in 0..2 {
+            for q in &basis {
+                let c = dot(&row, q);
+                row.iter_mut().zip(q).for_each(|(r, q)| *r -= c * q);
+            }
+        }
+        let norm = dot(&row, &row).sqrt();
+        if norm > TOL * norm0 {
+            basis.push(row.map(|r| r / norm));
+            if basis.len() == 6 {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Largest mesh accepted: DOF numbers must fit the GPU kernels' 32-bit
@@ -314,6 +388,53 @@ mod tests {
         let w = |j, k| face.iter().find(|x| x.0 == p.mesh.node(0, j, k)).unwrap().1;
         assert!((w(0, 0) - 0.0625).abs() < 1e-12);
         assert!((w(1, 1) - 0.25).abs() < 1e-12);
+    }
+
+    /// Supports on a line of nodes, even fixing every direction, let the
+    /// body turn about that line; one node off the line stops it.
+    #[test]
+    fn supports_on_one_line_leave_a_rotation_free() {
+        let mut p = Problem::new("t", Mesh::new(6, 4, 3), 1.0);
+        p.fix(
+            &Region {
+                lo: [0.0, 0.0, 0.0],
+                hi: [0.0, 0.0, 3.0],
+            },
+            [true; 3],
+        );
+        assert!(p.add_force(&Region::point([6.0, 4.0, 3.0]), [0.0, -1.0, 0.0]) > 0);
+        let m = p.validate("t.toml").unwrap_err().to_string();
+        assert!(
+            m.contains("`support`") && m.contains("the supports leave a rigid-body motion free"),
+            "{m}"
+        );
+        p.fix(&Region::point([6.0, 0.0, 0.0]), [false, true, false]);
+        p.validate("t.toml").unwrap();
+        // A clamped face removes all six.
+        let mut c = Problem::new("t", Mesh::new(40, 20, 10), 1.0);
+        c.fix(
+            &Region {
+                lo: [0.0, 0.0, 0.0],
+                hi: [0.0, 20.0, 10.0],
+            },
+            [true; 3],
+        );
+        assert!(rigid_motions_fixed(&c.mesh, &c.fixed));
+    }
+
+    #[test]
+    fn forces_beyond_the_range_are_refused() {
+        let mut p = Problem::new("t", Mesh::new(4, 2, 2), 1.0);
+        p.fix(
+            &Region {
+                lo: [0.0, 0.0, 0.0],
+                hi: [0.0, 2.0, 2.0],
+            },
+            [true; 3],
+        );
+        p.add_force(&Region::point([4.0, 1.0, 1.0]), [0.0, -1.0, -1e308]);
+        let m = p.validate("t.toml").unwrap_err().to_string();
+        assert!(m.contains("`load`") && m.contains("out of range"), "{m}");
     }
 
     #[test]

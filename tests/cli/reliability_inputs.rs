@@ -254,3 +254,24 @@ fn messages_count_right_and_say_things_once() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("column 3 names no block"), "{e}");
 }
+
+/// A small PNG that decodes to more than the free host memory is refused
+/// from its header, naming the file, before a pixel is decoded.
+#[test]
+fn png_rasters_beyond_host_memory_are_refused_before_decoding() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 6000 x 6000 gray: about 400 MB decoded (8-bit image, 16-bit luma,
+    // f64 values), a few hundred KB as a PNG; the run itself fits in 300 MB.
+    let mut img = image::GrayImage::new(6000, 6000);
+    img.put_pixel(0, 0, image::Luma([255]));
+    img.save(tmp.path().join("bomb.png")).unwrap();
+    let body = die("power = { type = \"raster\", file = \"bomb.png\", total = 1.0 }\n");
+    let stack = write(tmp.path(), "s.toml", &body);
+    let out = tmp.path().join("o");
+    let o = cuth_env(
+        &["solve", s(&stack), "--out", s(&out), "--device", "cpu"],
+        &[("CUTH_HOST_MEMORY_BYTES", "300000000")],
+    );
+    fails_with(&o, 2, &["bomb.png", "6000 x 6000", "host memory"]);
+    assert!(!out.exists());
+}

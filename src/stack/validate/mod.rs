@@ -91,7 +91,70 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
     let width_m = positive(file, &format!("{domain_key}.width"), raw.chip.width.0)?;
     let length_m = positive(file, &format!("{domain_key}.length"), raw.chip.length.0)?;
     let domain = (width_m, length_m);
-    let g = &raw.grid;
+    let plan = grid_plan(&raw.grid, file, domain)?;
+    let boundary = boundary(&raw.boundary, file, domain)?;
+    if raw.layers.is_empty() {
+        return Err(invalid(
+            file,
+            "layers",
+            "the stack needs at least one layer",
+        ));
+    }
+    let bare_thickness: Vec<bool> = raw.layers.iter().map(|l| l.thickness.1).collect();
+    let mut layers = Vec::with_capacity(raw.layers.len());
+    for (i, l) in raw.layers.into_iter().enumerate() {
+        let layer = layer(file, base, domain, &raw.materials, &layers, i, l)?;
+        layers.push(layer);
+        let field = format!("layers[{i}] ({})", layers[i].name);
+        super::package::check_leakage(file, &field, &layers[i])?;
+    }
+    let solver = raw.solver.unwrap_or_default();
+    check_solver(&solver, file)?;
+    let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
+    let mut stack = Stack {
+        probes,
+        block_map: raw.output.and_then(|o| o.block_map),
+        warnings: Vec::new(),
+        source: file.to_path_buf(),
+        title: raw.title,
+        width_m,
+        length_m,
+        nx: plan.nx,
+        ny: plan.ny,
+        plane_edges: None,
+        ambient_k: boundary.ambient_k,
+        h_top: boundary.h_top,
+        h_bottom: boundary.h_bottom,
+        h_top_map: boundary.h_top_map,
+        h_bottom_map: boundary.h_bottom_map,
+        layers,
+        solver,
+    };
+    if let Some(cell) = plan.cell {
+        let (ex, ey) = super::package::plane_edges(&stack, cell, plan.growth, plan.max_cell)?;
+        (stack.nx, stack.ny) = (ex.len() - 1, ey.len() - 1);
+        stack.plane_edges = Some((ex, ey));
+    }
+    stack.warnings = super::plausible::warnings(&stack, &bare_thickness);
+    Ok(stack)
+}
+
+/// The `[grid]` table, checked: a uniform `nx` × `ny`, or a non-uniform
+/// grid's `cell`, `growth` and `max_cell` (its lines are made later, from
+/// the stack's outlines).
+struct GridPlan {
+    nx: usize,
+    ny: usize,
+    cell: Option<f64>,
+    growth: f64,
+    max_cell: f64,
+}
+
+fn grid_plan(
+    g: &super::schema::GridSpec,
+    file: &Path,
+    (width_m, length_m): (f64, f64),
+) -> Result<GridPlan, StackError> {
     let (nx, ny, cell) = match (g.nx, g.ny, g.cell) {
         (Some(nx), Some(ny), None) => (nx, ny, None),
         (None, None, Some(c)) => (1, 1, Some(positive(file, "grid.cell", c.0)?)),
@@ -148,122 +211,180 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
             format!("must be in [1, 4], got {growth}"),
         ));
     }
-    let ambient_k = positive(file, "boundary.ambient", raw.boundary.ambient.0)?;
-    let (h_top, h_top_map) =
-        super::cooling::cooling(file, "boundary.h_top", &raw.boundary.h_top, domain)?;
-    let (h_bottom, h_bottom_map) = match &raw.boundary.h_bottom {
+    Ok(GridPlan {
+        nx,
+        ny,
+        cell,
+        growth,
+        max_cell,
+    })
+}
+
+/// The `[boundary]` table, checked.
+struct Boundary {
+    ambient_k: f64,
+    h_top: f64,
+    h_top_map: Option<super::CoolingMap>,
+    h_bottom: Option<f64>,
+    h_bottom_map: Option<super::CoolingMap>,
+}
+
+/// Either face may be adiabatic (absent, or `h = 0`): a stack cooled only
+/// from below needs no dummy `h_top`. One that removes heat nowhere has no
+/// steady state (its temperature grows without bound), so it is refused.
+fn boundary(
+    b: &super::schema::BoundarySpec,
+    file: &Path,
+    domain: (f64, f64),
+) -> Result<Boundary, StackError> {
+    let ambient_k = positive(file, "boundary.ambient", b.ambient.0)?;
+    let (h_top, h_top_map) = match &b.h_top {
+        Some(h) => super::cooling::cooling(file, "boundary.h_top", h, domain)?,
+        None => (0.0, None),
+    };
+    let (h_bottom, h_bottom_map) = match &b.h_bottom {
         Some(h) => {
             let (v, map) = super::cooling::cooling(file, "boundary.h_bottom", h, domain)?;
-            (map.is_none().then_some(v), map)
+            (map.is_none().then_some(v).filter(|&v| v > 0.0), map)
         }
         None => (None, None),
     };
-    if raw.layers.is_empty() {
+    if h_top == 0.0 && h_top_map.is_none() && h_bottom.is_none() && h_bottom_map.is_none() {
         return Err(invalid(
             file,
-            "layers",
-            "the stack needs at least one layer",
+            "boundary",
+            "no face removes heat: give `h_top` or `h_bottom` (a number > 0 or a cooling \
+             map); the side faces are adiabatic, so the stack would have no steady state",
         ));
     }
-    let bare_thickness: Vec<bool> = raw.layers.iter().map(|l| l.thickness.1).collect();
-    let mut layers = Vec::with_capacity(raw.layers.len());
-    for (i, mut l) in raw.layers.into_iter().enumerate() {
-        check_name(file, &format!("layers[{i}]"), &l.name)?;
-        let field = format!("layers[{i}] ({})", l.name);
-        if layers.iter().any(|p: &Layer| p.name == l.name) {
-            return Err(invalid(
-                file,
-                format!("{field}.name"),
-                "layer names must be unique",
-            ));
-        }
-        let spec = raw.materials.get(&l.material).ok_or_else(|| {
-            let known: Vec<&str> = raw.materials.keys().map(String::as_str).collect();
-            invalid(
-                file,
-                format!("{field}.material"),
-                format!(
-                    "unknown material `{}` (known: {})",
-                    l.material,
-                    known.join(", ")
-                ),
-            )
-        })?;
-        let (material, law) = material(file, &l.material, spec)?;
-        let mut unit_materials = Vec::new();
-        for (unit, name) in l.unit_materials.iter().flatten() {
-            let at = format!("{field}.unit_materials.{unit}");
-            if l.floorplan.is_none() {
-                return Err(invalid(
-                    file,
-                    at,
-                    "needs the layer's `floorplan` to name the units",
-                ));
-            }
-            let spec = raw
-                .materials
-                .get(name)
-                .ok_or_else(|| invalid(file, &at, format!("unknown material `{name}`")))?;
-            let (m, law) = super::validate::material(file, name, spec)?;
-            unit_materials.push(super::UnitMaterial {
-                unit: unit.clone(),
-                material_name: name.clone(),
-                material: m,
-                law,
-            });
-        }
-        let layer_leakage = leakage(file, &format!("{field}.leakage"), l.leakage)?;
-        if let Some(PowerSpec::Blocks { blocks }) = &l.power {
-            for (j, b) in blocks.iter().enumerate() {
-                leakage(
-                    file,
-                    &format!("{field}.power.blocks[{j}].leakage"),
-                    b.leakage,
-                )?;
-            }
-        }
-        let thickness_m = positive(file, &format!("{field}.thickness"), l.thickness.0)?;
-        let cells = l.cells.unwrap_or(1);
-        if cells == 0 || cells > 4096 {
-            return Err(invalid(
-                file,
-                format!("{field}.cells"),
-                format!("must be between 1 and 4096, got {cells}"),
-            ));
-        }
-        let rp = |f: &str, p: PowerSpec| resolve_power(file, base, f, p);
-        let (outline, fill, origin, regions) =
-            super::package::layer_content(file, &field, &mut l, &raw.materials, domain, &rp, base)?;
-        let power = match l.power {
-            Some(p) => Some(resolve_power(file, base, &format!("{field}.power"), p)?),
-            None => None,
-        };
-        if matches!(power, Some(PowerSpec::Ptrace { .. })) && l.floorplan.is_none() {
-            return Err(invalid(
-                file,
-                format!("{field}.power"),
-                "`type = \"ptrace\"` needs the layer's `floorplan` to name the blocks",
-            ));
-        }
-        layers.push(Layer {
-            outline,
-            fill,
-            origin,
-            regions,
-            name: l.name,
-            material_name: l.material,
-            material,
-            thickness_m,
-            cells,
-            floorplan: l.floorplan.map(|p| resolve_path(base, &p)),
-            power,
-            law,
-            leakage: layer_leakage,
-            unit_materials,
-        });
-        super::package::check_leakage(file, &field, layers.last().expect("pushed"))?;
+    Ok(Boundary {
+        ambient_k,
+        h_top,
+        h_top_map,
+        h_bottom,
+        h_bottom_map,
+    })
+}
+
+/// Layer `i` of the file, checked against the materials and the layers
+/// below it (`below`, for unique names).
+fn layer(
+    file: &Path,
+    base: &Path,
+    domain: (f64, f64),
+    materials: &std::collections::BTreeMap<String, super::schema::MaterialSpec>,
+    below: &[Layer],
+    i: usize,
+    mut l: super::schema::LayerSpec,
+) -> Result<Layer, StackError> {
+    check_name(file, &format!("layers[{i}]"), &l.name)?;
+    let field = format!("layers[{i}] ({})", l.name);
+    if below.iter().any(|p: &Layer| p.name == l.name) {
+        return Err(invalid(
+            file,
+            format!("{field}.name"),
+            "layer names must be unique",
+        ));
     }
-    let solver = raw.solver.unwrap_or_default();
+    let spec = materials.get(&l.material).ok_or_else(|| {
+        let known: Vec<&str> = materials.keys().map(String::as_str).collect();
+        invalid(
+            file,
+            format!("{field}.material"),
+            format!(
+                "unknown material `{}` (known: {})",
+                l.material,
+                known.join(", ")
+            ),
+        )
+    })?;
+    let (material, law) = material(file, &l.material, spec)?;
+    let unit_materials = unit_materials(file, &field, &l, materials)?;
+    let layer_leakage = leakage(file, &format!("{field}.leakage"), l.leakage)?;
+    if let Some(PowerSpec::Blocks { blocks }) = &l.power {
+        for (j, b) in blocks.iter().enumerate() {
+            leakage(
+                file,
+                &format!("{field}.power.blocks[{j}].leakage"),
+                b.leakage,
+            )?;
+        }
+    }
+    let thickness_m = positive(file, &format!("{field}.thickness"), l.thickness.0)?;
+    let cells = l.cells.unwrap_or(1);
+    if cells == 0 || cells > 4096 {
+        return Err(invalid(
+            file,
+            format!("{field}.cells"),
+            format!("must be between 1 and 4096, got {cells}"),
+        ));
+    }
+    let rp = |f: &str, p: PowerSpec| resolve_power(file, base, f, p);
+    let (outline, fill, origin, regions) =
+        super::package::layer_content(file, &field, &mut l, materials, domain, &rp, base)?;
+    let power = match l.power {
+        Some(p) => Some(resolve_power(file, base, &format!("{field}.power"), p)?),
+        None => None,
+    };
+    if matches!(power, Some(PowerSpec::Ptrace { .. })) && l.floorplan.is_none() {
+        return Err(invalid(
+            file,
+            format!("{field}.power"),
+            "`type = \"ptrace\"` needs the layer's `floorplan` to name the blocks",
+        ));
+    }
+    Ok(Layer {
+        outline,
+        fill,
+        origin,
+        regions,
+        name: l.name,
+        material_name: l.material,
+        material,
+        thickness_m,
+        cells,
+        floorplan: l.floorplan.map(|p| resolve_path(base, &p)),
+        power,
+        law,
+        leakage: layer_leakage,
+        unit_materials,
+    })
+}
+
+/// A layer's `unit_materials`: each a known material, on a layer whose
+/// floorplan names the units.
+fn unit_materials(
+    file: &Path,
+    field: &str,
+    l: &super::schema::LayerSpec,
+    materials: &std::collections::BTreeMap<String, super::schema::MaterialSpec>,
+) -> Result<Vec<super::UnitMaterial>, StackError> {
+    let mut out = Vec::new();
+    for (unit, name) in l.unit_materials.iter().flatten() {
+        let at = format!("{field}.unit_materials.{unit}");
+        if l.floorplan.is_none() {
+            return Err(invalid(
+                file,
+                at,
+                "needs the layer's `floorplan` to name the units",
+            ));
+        }
+        let spec = materials
+            .get(name)
+            .ok_or_else(|| invalid(file, &at, format!("unknown material `{name}`")))?;
+        let (m, law) = material(file, name, spec)?;
+        out.push(super::UnitMaterial {
+            unit: unit.clone(),
+            material_name: name.clone(),
+            material: m,
+            law,
+        });
+    }
+    Ok(out)
+}
+
+/// The `[solver]` table's numbers, in range.
+fn check_solver(solver: &super::schema::SolverSpec, file: &Path) -> Result<(), StackError> {
     if let Some(rtol) = solver.rtol {
         if !(rtol > 0.0 && rtol < 1.0) {
             return Err(invalid(
@@ -285,31 +406,5 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
             ));
         }
     }
-    let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
-    let mut stack = Stack {
-        probes,
-        block_map: raw.output.and_then(|o| o.block_map),
-        warnings: Vec::new(),
-        source: file.to_path_buf(),
-        title: raw.title,
-        width_m,
-        length_m,
-        nx,
-        ny,
-        plane_edges: None,
-        ambient_k,
-        h_top,
-        h_bottom,
-        h_top_map,
-        h_bottom_map,
-        layers,
-        solver,
-    };
-    if let Some(cell) = cell {
-        let (ex, ey) = super::package::plane_edges(&stack, cell, growth, max_cell)?;
-        (stack.nx, stack.ny) = (ex.len() - 1, ey.len() - 1);
-        stack.plane_edges = Some((ex, ey));
-    }
-    stack.warnings = super::plausible::warnings(&stack, &bare_thickness);
-    Ok(stack)
+    Ok(())
 }

@@ -259,7 +259,7 @@ impl<B: ElasticBackend> ElasticMg<B> {
             };
             let n = d.mesh.dofs();
             let inv = dense::spd_inverse(&k, n).ok_or_else(|| {
-                BackendError::Driver("multigrid: the coarsest operator is not SPD".into())
+                BackendError::Numerical("multigrid: the coarsest operator is not SPD".into())
             })?;
             d.inv = be.upload(&inv)?;
         }
@@ -365,7 +365,7 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
         };
         out.map_err(|e| match e {
             SolveError::Backend(b) => b,
-            other => BackendError::Driver(format!("multigrid cycle: {other}")),
+            other => BackendError::Numerical(format!("multigrid cycle: {other}")),
         })
     }
 
