@@ -59,6 +59,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             cuth::error::InputError(format!("--rtol must be in (0, 1), got {r}"))
         );
     }
+    let knobs = super::device::knobs()?;
     super::import::refuse_foreign(&args.stack)?;
     let stack = Stack::load(&args.stack)?;
     let stack = match args.grid {
@@ -78,16 +79,20 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             args,
         ),
         Device::Cuda(n) => {
-            let be = open_cuda(n, opts.precond)?;
+            let be = open_cuda(n, opts.precond, &knobs.cuda)?;
             serve_on(&be, &format!("cuda:{n}"), stack, opts, args)
         }
     }
 }
 
 /// The GPU backend with the kernels a session launches loaded.
-fn open_cuda(n: usize, precond: PrecondKind) -> anyhow::Result<cuth::backend::cuda::CudaBackend> {
+fn open_cuda(
+    n: usize,
+    precond: PrecondKind,
+    knobs: &cuth::knobs::CudaKnobs,
+) -> anyhow::Result<cuth::backend::cuda::CudaBackend> {
     use cuth::backend::cuda::{CudaBackend, BLAS1, QUAD_DIAG};
-    let be = CudaBackend::open(n)?;
+    let be = CudaBackend::open_with(n, knobs)?;
     for f in [&BLAS1, &QUAD_DIAG]
         .into_iter()
         .chain(precond.needs().kernel_families.iter().copied())
