@@ -305,3 +305,17 @@ fn tcp_clients_take_turns_and_a_lost_one_does_no_harm() {
     );
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn a_temperature_dependent_stack_is_refused_at_start() {
+    let o = crate::util::cli::cuth(&[
+        "serve",
+        "configs/mol_f2f_kt.toml",
+        "--grid",
+        "8x8",
+        "--device",
+        "cpu",
+    ]);
+    crate::util::cli::fails_with(&o, 2, &["mol_f2f_kt.toml", "temperature-dependent"]);
+    assert!(o.stdout.is_empty(), "no greeting before a refusal");
+}

@@ -7,7 +7,7 @@
 mod protocol;
 
 use super::common::{parse_device, parse_grid, DeviceChoice};
-use super::plan::{resolve_device, Device};
+use super::solve_run::{open_cuda, Opened};
 use cuth::linalg::PrecondKind;
 use cuth::simulation::Simulation;
 use cuth::stack::Stack;
@@ -70,36 +70,30 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     opts.precond = args.precond.unwrap_or(opts.precond);
     opts.rtol = args.rtol.unwrap_or(opts.rtol);
     opts.max_iter = args.max_iter.unwrap_or(opts.max_iter);
-    match resolve_device(args.device, false)? {
-        Device::Cpu => serve_on(
-            &cuth::backend::cpu::CpuBackend::new(),
-            "cpu",
-            stack,
-            opts,
-            args,
-        ),
-        Device::Cuda(n) => {
-            let be = open_cuda(n, opts.precond, &knobs.cuda)?;
-            serve_on(&be, &format!("cuda:{n}"), stack, opts, args)
+    // The device opens as `cuth solve`'s: `auto` probes CUDA and falls back
+    // to the CPU with a note.
+    let (ordinal, probe) = match args.device {
+        DeviceChoice::Cpu => return serve_cpu(stack, opts, args),
+        DeviceChoice::Cuda(n) => (n, None),
+        DeviceChoice::Auto => (0, Some(std::thread::spawn(cuth::backend::cuda::available))),
+    };
+    match open_cuda(ordinal, opts.precond, 0, probe, &knobs.cuda)? {
+        Opened::Backend(be) => serve_on(&be, &format!("cuda:{ordinal}"), stack, opts, args),
+        Opened::Cpu(why) => {
+            eprintln!("cuth: note: {why}; solving on the CPU");
+            serve_cpu(stack, opts, args)
         }
     }
 }
 
-/// The GPU backend with the kernels a session launches loaded.
-fn open_cuda(
-    n: usize,
-    precond: PrecondKind,
-    knobs: &cuth::knobs::CudaKnobs,
-) -> anyhow::Result<cuth::backend::cuda::CudaBackend> {
-    use cuth::backend::cuda::{CudaBackend, BLAS1, QUAD_DIAG};
-    let be = CudaBackend::open_with(n, knobs)?;
-    for f in [&BLAS1, &QUAD_DIAG]
-        .into_iter()
-        .chain(precond.needs().kernel_families.iter().copied())
-    {
-        be.load(f)?;
-    }
-    Ok(be)
+fn serve_cpu(stack: Stack, opts: SteadyOptions, args: &ServeArgs) -> anyhow::Result<()> {
+    serve_on(
+        &cuth::backend::cpu::CpuBackend::new(),
+        "cpu",
+        stack,
+        opts,
+        args,
+    )
 }
 
 fn serve_on<B: ThermalBackend + 'static>(
