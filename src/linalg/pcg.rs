@@ -25,7 +25,7 @@
 use super::operator::LinearOperator;
 pub use super::params::{CgInfo, CgParams, SolveError, Stop};
 use super::precond::Preconditioner;
-use crate::backend::{Backend, BackendError, Ratio};
+use crate::backend::{Backend, BackendError, CgStep, Ratio};
 
 /// Scalar slots used by PCG (`refine` shares them).
 pub(super) const RR: usize = 0;
@@ -215,7 +215,7 @@ fn iterate<B: Backend>(
         let (cur, next) = (RZ[k % 2], RZ[(k + 1) % 2]);
         a.apply_dot(be, p, q, s, PQ)?; // q = A p; s[PQ] = p·q
         let alpha = Ratio { num: cur, den: PQ };
-        be.cg_update(alpha, p, q, x, r, s, RR)?; // x += αp; r −= αq; s[RR] = r·r
+        be.cg_update(alpha, CgStep { p, q, x, r }, s, RR)?; // x += αp; r −= αq; s[RR] = r·r
         info.iterations = k + 1;
         let check = params.record
             || info.iterations.is_multiple_of(check_every)

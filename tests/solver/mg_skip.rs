@@ -12,7 +12,7 @@
 use crate::util::mg::{assert_symmetric_positive, load, mg_options};
 use crate::util::{random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::mg::{Guess, MultigridOps};
+use cuth::backend::mg::{Guess, MultigridOps, Relax};
 use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, Multigrid};
 use cuth::linalg::{PrecondKind, QuadDiag};
 use cuth::thermal::steady::solve_steady;
@@ -62,8 +62,13 @@ fn the_smoother_relaxes_exactly_the_cells_near_a_change() {
         kept.len()
     );
     let smooth = |colour, guess, only: Option<&Coarsening>, x: &mut Vec<f64>| {
-        be.mg_smooth(&a, &pivots, colour, guess, only, &b, x)
-            .unwrap()
+        let relax = Relax {
+            inv_pivots: &pivots,
+            colour,
+            guess,
+            made_by: only,
+        };
+        be.mg_smooth(&a, relax, &b, x).unwrap()
     };
     let x0 = rng.vec(n, -1.0, 1.0);
     for colour in [0, 1] {
@@ -97,9 +102,13 @@ fn the_smoother_relaxes_exactly_the_cells_near_a_change() {
     // A step that does not make this level is refused.
     let wrong = Coarsening::halve(a.nx, a.ny, a.nz);
     let mut x = vec![0.0; n];
-    assert!(be
-        .mg_smooth(&a, &pivots, 0, Guess::Full, Some(&wrong), &b, &mut x)
-        .is_err());
+    let relax = Relax {
+        inv_pivots: &pivots,
+        colour: 0,
+        guess: Guess::Full,
+        made_by: Some(&wrong),
+    };
+    assert!(be.mg_smooth(&a, relax, &b, &mut x).is_err());
 }
 
 #[test]
