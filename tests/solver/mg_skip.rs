@@ -188,7 +188,7 @@ fn skipping_costs_no_iterations_on_the_shipped_graded_stacks() {
 #[test]
 fn batched_sweeps_on_a_graded_stack_equal_their_own_solves() {
     use cuth::stack::PowerSpec;
-    use cuth::thermal::sweep::{run_worker, SweepBase, SweepCase};
+    use cuth::thermal::sweep::{run_worker, SweepBase, SweepCase, SweepJob};
     use cuth::thermal::sweep_batch::run_worker_batched;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
@@ -213,11 +213,18 @@ fn batched_sweeps_on_a_graded_stack_equal_their_own_solves() {
         let out = Mutex::new(Vec::new());
         let done = |r| out.lock().unwrap().push(r);
         let be = CpuBackend::new();
+        let job = SweepJob {
+            stack: &s,
+            base: &base,
+            opts: &opts,
+            cases: &cases,
+            keep_fields: true,
+        };
         match k {
             Some(k) => {
-                run_worker_batched(&be, &s, &base, &opts, &cases, true, k, &next, &done).unwrap();
+                run_worker_batched(&be, job, k, &next, &done).unwrap();
             }
-            None => run_worker(&be, &s, &base, &opts, &cases, true, &next, &done).unwrap(),
+            None => run_worker(&be, job, &next, &done).unwrap(),
         }
         let mut v = out.into_inner().unwrap();
         v.sort_by_key(|r: &cuth::thermal::sweep::CaseResult| r.index);

@@ -108,10 +108,20 @@ pub enum BatchOutcome {
     Empty,
 }
 
+/// When a batch's solves stop: each vector's own test, and the limits
+/// they share.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchStops<'s> {
+    /// Vector j's stopping test, None for a padding slot (b_j should then
+    /// be 0).
+    pub stops: &'s [Option<Stop>],
+    pub max_iter: usize,
+    /// Read the statuses back every this many iterations.
+    pub check_every: usize,
+}
+
 /// Batched PCG on the k systems A x_j = b_j, b and x of k·n rows (x is
-/// overwritten: every solve starts from 0). `stops[j]` is vector j's
-/// stopping test, None for a padding slot (b_j should then be 0).
-#[allow(clippy::too_many_arguments)]
+/// overwritten: every solve starts from 0).
 pub fn batch_pcg<B: BatchOps>(
     be: &B,
     a: &B::Matrix,
@@ -119,10 +129,13 @@ pub fn batch_pcg<B: BatchOps>(
     b: &B::Vector,
     x: &mut B::Vector,
     work: &mut BatchWork<B>,
-    stops: &[Option<Stop>],
-    max_iter: usize,
-    check_every: usize,
+    stop: BatchStops<'_>,
 ) -> Result<Vec<BatchOutcome>, BackendError> {
+    let BatchStops {
+        stops,
+        max_iter,
+        check_every,
+    } = stop;
     let k = work.k;
     if stops.len() != k {
         return Err(BackendError::Length(stops.len(), k));
