@@ -33,6 +33,7 @@ pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
 pub use stepper::Stepper;
 
 use super::steady::{summarize, SteadyOptions};
+use super::summarize::ThermalProblem;
 use super::summary::{SolverReport, Summary};
 use crate::backend::BackendError;
 use crate::grid::Grid;
@@ -270,13 +271,17 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         let snapshot = snap.then(|| {
             let power = schedule.layer_power_at(row);
             let solver = step_solver(&opts.solver, stepper.precond_report(), info_iterations);
-            let s = summarize(
+            let problem = ThermalProblem {
                 stack,
-                &grid,
-                sys.coupling(power_w, linear),
+                grid: &grid,
+                power: &power,
+            };
+            let coupling = sys.coupling(power_w, linear);
+            let s = summarize(
+                problem,
+                coupling,
                 &theta,
                 &temperature_k,
-                &power,
                 be,
                 solver,
                 vec![],
@@ -303,13 +308,17 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     );
     // The final maps' summary: the final field's steady-style statistics
     // (its energy block compares power in with heat out at this instant).
-    let final_summary = summarize(
+    let problem = ThermalProblem {
         stack,
-        &grid,
-        sys.coupling(power_w, linear),
+        grid: &grid,
+        power: &power,
+    };
+    let coupling = sys.coupling(power_w, linear);
+    let final_summary = summarize(
+        problem,
+        coupling,
         &theta_old,
         &temperature_k,
-        &power,
         be,
         final_solver,
         vec![],
