@@ -284,11 +284,7 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
     // The statistics: reduced on the device, or folded from x as it comes
     // off the device piece by piece (θ = x + c, T = θ + ambient); the whole
     // field is kept only where the caller asked for it.
-    let problem = ThermalProblem {
-        stack,
-        grid: &grid,
-        power: &power,
-    };
+    let problem = ThermalProblem::new(stack, &grid, &power);
     let mut stats = field_summary(be, problem, &sys, &x, offset.c, keep)?;
     parts.lap("download/stats");
     lap("download", &mut timings);

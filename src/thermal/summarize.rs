@@ -21,6 +21,12 @@ pub(crate) struct ThermalProblem<'a> {
     pub power: &'a [LayerPower],
 }
 
+impl<'a> ThermalProblem<'a> {
+    pub fn new(stack: &'a Stack, grid: &'a Grid, power: &'a [LayerPower]) -> Self {
+        ThermalProblem { stack, grid, power }
+    }
+}
+
 /// What the energy balance reads of a system.
 #[derive(Clone, Copy)]
 pub struct Coupling<'a> {

@@ -55,11 +55,7 @@ pub fn solve<B: ThermalBackend + 'static>(
         g_top: &p.g_top,
         g_bottom: &p.g_bottom,
     };
-    let problem = ThermalProblem {
-        stack,
-        grid: &grid,
-        power: &power,
-    };
+    let problem = ThermalProblem::new(stack, &grid, &power);
     let mut summary = summarize(problem, coupling, &p.theta, &p.t, be, solver, timings);
     summary.nonlinear = Some(p.report);
     Ok(SteadyOutcome {

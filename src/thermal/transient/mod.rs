@@ -271,15 +271,9 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         let snapshot = snap.then(|| {
             let power = schedule.layer_power_at(row);
             let solver = step_solver(&opts.solver, stepper.precond_report(), info_iterations);
-            let problem = ThermalProblem {
-                stack,
-                grid: &grid,
-                power: &power,
-            };
-            let coupling = sys.coupling(power_w, linear);
             let s = summarize(
-                problem,
-                coupling,
+                ThermalProblem::new(stack, &grid, &power),
+                sys.coupling(power_w, linear),
                 &theta,
                 &temperature_k,
                 be,
@@ -308,15 +302,9 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     );
     // The final maps' summary: the final field's steady-style statistics
     // (its energy block compares power in with heat out at this instant).
-    let problem = ThermalProblem {
-        stack,
-        grid: &grid,
-        power: &power,
-    };
-    let coupling = sys.coupling(power_w, linear);
     let final_summary = summarize(
-        problem,
-        coupling,
+        ThermalProblem::new(stack, &grid, &power),
+        sys.coupling(power_w, linear),
         &theta_old,
         &temperature_k,
         be,
