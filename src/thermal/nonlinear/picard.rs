@@ -423,7 +423,7 @@ impl<'o, B: ThermalBackend + 'static> InnerSolves<'o, B> {
 }
 
 /// Why the outer iteration runs away, if it does: a temperature no longer
-/// finite or past `--t-max`, or a change growing [`GROWING`] iterations in
+/// finite or past `--t-max`, or a change growing `GROWING` iterations in
 /// a row.
 fn runaway(nl: &NonlinearOptions, change: f64, tmax: f64, growing: usize) -> Option<String> {
     if !tmax.is_finite() || !change.is_finite() {
