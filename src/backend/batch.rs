@@ -1,6 +1,6 @@
 //! The batched capability: the kernels of PCG and of the multigrid cycle
 //! over k right-hand sides at once, for `linalg::batch`. A batch
-//! vector is an ordinary [`Backend::Vector`](super::Backend::Vector) of k·n rows, vector j in rows
+//! vector is an ordinary [`Backend::Vector`] of k·n rows, vector j in rows
 //! j·n..(j+1)·n (`[k][n]`); the k systems share one matrix.
 //!
 //! Scalars are per vector: slot q of vector j is `s[q + j]`, the caller
