@@ -1,6 +1,6 @@
 //! The batched capability: the kernels of PCG and of the multigrid cycle
 //! over k right-hand sides at once, for `linalg::batch`. A batch
-//! vector is an ordinary [`Backend::Vector`](super::Backend::Vector) of k·n rows, vector j in rows
+//! vector is an ordinary [`Backend::Vector`] of k·n rows, vector j in rows
 //! j·n..(j+1)·n (`[k][n]`); the k systems share one matrix.
 //!
 //! Scalars are per vector: slot q of vector j is `s[q + j]`, the caller
@@ -13,8 +13,8 @@
 //! `backend/cuda/batch.rs` launching `kernels/batch.cu` (2D grids, the y
 //! index the vector).
 
-use super::mg::{Guess, MultigridOps};
-use super::{BackendError, Ratio};
+use super::mg::{MultigridOps, Relax};
+use super::{Backend, BackendError, CgStep, Ratio};
 
 /// The slot bases of PCG's fused per-vector stopping test (see
 /// [`BatchOps::batch_cg_update`]).
@@ -30,6 +30,44 @@ pub struct BatchCheck {
     pub iters: usize,
     /// This iteration's number (1-based).
     pub iteration: usize,
+}
+
+/// The vectors of a batch that a kernel works on: of its `k`, those whose
+/// status `s[mask + j]` is > 0. The kernels read their coefficients from
+/// the same scalars, so the two travel together.
+pub struct Active<'s, B: Backend + ?Sized> {
+    pub k: usize,
+    pub s: &'s B::Scalars,
+    pub mask: usize,
+}
+
+impl<B: Backend + ?Sized> Clone for Active<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B: Backend + ?Sized> Copy for Active<'_, B> {}
+
+/// Where the batched reductions of `k` vectors land: the per-vector scalar
+/// slots, and the scratch of their partial sums. PCG holds one for the
+/// whole solve and lends it to every reducing kernel.
+pub struct BatchSums<'w, B: BatchOps + ?Sized> {
+    pub k: usize,
+    pub s: &'w mut B::Scalars,
+    pub scratch: &'w mut B::BatchScratch,
+}
+
+impl<B: BatchOps + ?Sized> BatchSums<'_, B> {
+    /// The vectors whose status at `mask` is > 0, for the kernels that
+    /// only read the scalars.
+    pub fn active(&self, mask: usize) -> Active<'_, B> {
+        Active {
+            k: self.k,
+            s: self.s,
+            mask,
+        }
+    }
 }
 
 /// Host memory a batch is copied through: page-locked on a GPU, so that
@@ -89,121 +127,90 @@ pub trait BatchOps: MultigridOps {
     ) -> Result<(), BackendError>;
 
     /// s[out + j] = x_j·y_j.
-    #[allow(clippy::too_many_arguments)]
     fn batch_dot(
         &self,
-        k: usize,
         x: &Self::Vector,
         y: &Self::Vector,
-        s: &mut Self::Scalars,
         out: usize,
         mask: usize,
-        scratch: &mut Self::BatchScratch,
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError>;
     /// q_j = A p_j;  s[out + j] = p_j·q_j.
-    #[allow(clippy::too_many_arguments)]
     fn batch_spmv_dot(
         &self,
         a: &Self::Matrix,
-        k: usize,
         p: &Self::Vector,
         q: &mut Self::Vector,
-        s: &mut Self::Scalars,
         out: usize,
         mask: usize,
-        scratch: &mut Self::BatchScratch,
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError>;
     /// r_j = b_j − A x_j (difference form);  s[out + j] = r_j·r_j, for
     /// every vector (no mask: the true residual of converged ones).
-    #[allow(clippy::too_many_arguments)]
     fn batch_residual(
         &self,
         a: &Self::Matrix,
-        k: usize,
         b: &Self::Vector,
         x: &Self::Vector,
         r: &mut Self::Vector,
-        s: &mut Self::Scalars,
         out: usize,
-        scratch: &mut Self::BatchScratch,
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError>;
     /// α_j = s[alpha.num + j]/s[alpha.den + j];  x_j += α_j p_j;
     /// r_j −= α_j q_j;  s[check.rr + j] = r_j·r_j; then PCG's stopping
     /// test per vector: status −1 when p·Ap (slot alpha.den) is not
     /// positive or r·r not finite, 0 when r·r ≤ s[check.tol + j], with
     /// `check.iteration` recorded in s[check.iters + j] when it changes.
-    #[allow(clippy::too_many_arguments)]
     fn batch_cg_update(
         &self,
-        k: usize,
         alpha: Ratio,
-        p: &Self::Vector,
-        q: &Self::Vector,
-        x: &mut Self::Vector,
-        r: &mut Self::Vector,
-        s: &mut Self::Scalars,
+        v: CgStep<'_, Self::Vector>,
         check: &BatchCheck,
-        scratch: &mut Self::BatchScratch,
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError>;
     /// β_j = s[beta.num + j]/s[beta.den + j];  p_j = z_j + β_j p_j.
     fn batch_xpay(
         &self,
-        k: usize,
         beta: Ratio,
         z: &Self::Vector,
         p: &mut Self::Vector,
-        s: &Self::Scalars,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError>;
 
     /// [`MultigridOps::mg_smooth`] on every vector.
-    #[allow(clippy::too_many_arguments)]
     fn batch_mg_smooth(
         &self,
         a: &Self::Matrix,
-        k: usize,
-        inv_pivots: &Self::Vector,
-        colour: u32,
-        guess: Guess,
-        made_by: Option<&Self::Transfer>,
+        relax: Relax<'_, Self>,
         b: &Self::Vector,
         x: &mut Self::Vector,
-        s: &Self::Scalars,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError>;
     /// [`MultigridOps::mg_restrict_residual`] on every vector.
-    #[allow(clippy::too_many_arguments)]
     fn batch_mg_restrict_residual(
         &self,
         a: &Self::Matrix,
-        k: usize,
         c: &Self::Transfer,
         b: &Self::Vector,
         x: &Self::Vector,
         bc: &mut Self::Vector,
-        s: &Self::Scalars,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError>;
     /// [`MultigridOps::mg_prolong_add`] on every vector.
     fn batch_mg_prolong_add(
         &self,
-        k: usize,
         c: &Self::Transfer,
         xc: &Self::Vector,
         x: &mut Self::Vector,
-        s: &Self::Scalars,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError>;
     /// [`MultigridOps::mg_dense_apply`] on every vector.
-    #[allow(clippy::too_many_arguments)]
     fn batch_mg_dense_apply(
         &self,
-        k: usize,
         m: &Self::Vector,
         n: usize,
         b: &Self::Vector,
         x: &mut Self::Vector,
-        s: &Self::Scalars,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError>;
 }

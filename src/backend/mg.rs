@@ -22,6 +22,27 @@ pub enum Guess {
     Zero,
 }
 
+/// One colour's half-sweep of the zebra relaxation
+/// ([`MultigridOps::mg_smooth`]), as the single and the batched smoother
+/// both take it.
+pub struct Relax<'a, B: MultigridOps + ?Sized> {
+    /// The inverse pivots of the level's z columns.
+    pub inv_pivots: &'a B::Vector,
+    /// Which colour of the x-y checkerboard: (x + y) mod 2.
+    pub colour: u32,
+    pub guess: Guess,
+    /// The step that made this level, when only its changed columns relax.
+    pub made_by: Option<&'a B::Transfer>,
+}
+
+impl<B: MultigridOps + ?Sized> Clone for Relax<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B: MultigridOps + ?Sized> Copy for Relax<'_, B> {}
+
 /// A level's grid and widths, as the set-up reads them (host values).
 #[derive(Clone, Copy, Debug)]
 pub struct LevelShape<'m> {
@@ -89,14 +110,10 @@ pub trait MultigridOps: QuadDiagOps {
     /// level), only the changed columns are relaxed: those whose aggregate
     /// in that step is a pair in x or in y; the others keep their value (0
     /// when `guess` is [`Guess::Zero`], which then writes them).
-    #[allow(clippy::too_many_arguments)]
     fn mg_smooth(
         &self,
         a: &Self::Matrix,
-        inv_pivots: &Self::Vector,
-        colour: u32,
-        guess: Guess,
-        made_by: Option<&Self::Transfer>,
+        relax: Relax<'_, Self>,
         b: &Self::Vector,
         x: &mut Self::Vector,
     ) -> Result<(), BackendError>;

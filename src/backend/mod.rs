@@ -97,6 +97,19 @@ pub struct Ratio {
     pub den: usize,
 }
 
+/// The vectors CG's update step x += α p;  r −= α q reads and writes, kept
+/// together because the single and the batched update take the same four.
+pub struct CgStep<'v, V> {
+    /// The search direction.
+    pub p: &'v V,
+    /// A p.
+    pub q: &'v V,
+    /// The iterate.
+    pub x: &'v mut V,
+    /// The residual.
+    pub r: &'v mut V,
+}
+
 /// What [`Backend::download_pieces`] hands each piece to: `(first index,
 /// values)`.
 pub type PieceFn<'f> = dyn FnMut(usize, &[f64]) -> Result<(), BackendError> + 'f;
@@ -188,14 +201,10 @@ pub trait Backend {
         out: usize,
     ) -> Result<(), BackendError>;
     /// α = `s[alpha.num]/s[alpha.den]`;  x += α p;  r −= α q;  `s[out]` = r·r
-    #[allow(clippy::too_many_arguments)]
     fn cg_update(
         &self,
         alpha: Ratio,
-        p: &Self::Vector,
-        q: &Self::Vector,
-        x: &mut Self::Vector,
-        r: &mut Self::Vector,
+        v: CgStep<'_, Self::Vector>,
         s: &mut Self::Scalars,
         out: usize,
     ) -> Result<(), BackendError>;

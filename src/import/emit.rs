@@ -143,7 +143,35 @@ impl StackDoc {
         comments(&mut o, &self.header);
         let _ = writeln!(o, "title = {}\n", string(&self.title));
 
-        comments(&mut o, &self.chip_comment);
+        self.render_domain(&mut o);
+        for m in &self.materials {
+            render_material(&mut o, m);
+        }
+        o.push_str("# Layers, bottom to top.\n");
+        for l in &self.layers {
+            render_layer(&mut o, l);
+        }
+        for p in &self.probes {
+            let _ = writeln!(
+                o,
+                "\n# {}\n[[probes]]\nname = {}\nx = {}    # m\ny = {}    # m\nlayer = {}",
+                p.comment,
+                string(&p.name),
+                num(p.x),
+                num(p.y),
+                string(&p.layer)
+            );
+        }
+        if !self.footer.is_empty() {
+            o.push('\n');
+            comments(&mut o, &self.footer);
+        }
+        o
+    }
+
+    /// The domain's tables: chip or package, grid, boundary and output.
+    fn render_domain(&self, o: &mut String) {
+        comments(o, &self.chip_comment);
         let _ = writeln!(
             o,
             "[{}]\nwidth = {}     # x extent, m\nlength = {}    # y extent, m\n",
@@ -151,7 +179,7 @@ impl StackDoc {
             num(self.width),
             num(self.length)
         );
-        comments(&mut o, &self.grid_comment);
+        comments(o, &self.grid_comment);
         match self.cell {
             Some((cell, growth)) => {
                 let _ = writeln!(
@@ -166,7 +194,7 @@ impl StackDoc {
             }
         }
 
-        comments(&mut o, &self.boundary_comment);
+        comments(o, &self.boundary_comment);
         let _ = writeln!(
             o,
             "[boundary]\nambient = {}    # K\nh_top = {}    # W/(m^2 K)",
@@ -186,103 +214,86 @@ impl StackDoc {
                 string(mode)
             );
         }
+    }
+}
 
-        for m in &self.materials {
-            comments(&mut o, &m.comment);
-            let _ = writeln!(o, "[materials.{}]", key(&m.name));
-            match m.k {
-                Conductivity::Iso(k) => {
-                    let _ = writeln!(o, "k = {}    # W/(m K)", num(k));
-                }
-                Conductivity::Aniso([x, y, z]) => {
-                    let _ = writeln!(
-                        o,
-                        "kx = {}    # W/(m K)\nky = {}\nkz = {}",
-                        num(x),
-                        num(y),
-                        num(z)
-                    );
-                }
-            }
+fn render_material(o: &mut String, m: &MaterialDoc) {
+    comments(o, &m.comment);
+    let _ = writeln!(o, "[materials.{}]", key(&m.name));
+    match m.k {
+        Conductivity::Iso(k) => {
+            let _ = writeln!(o, "k = {}    # W/(m K)", num(k));
+        }
+        Conductivity::Aniso([x, y, z]) => {
             let _ = writeln!(
                 o,
-                "heat_capacity = {}    # J/(m^3 K)\n",
-                num(m.heat_capacity)
+                "kx = {}    # W/(m K)\nky = {}\nkz = {}",
+                num(x),
+                num(y),
+                num(z)
             );
         }
+    }
+    let _ = writeln!(
+        o,
+        "heat_capacity = {}    # J/(m^3 K)\n",
+        num(m.heat_capacity)
+    );
+}
 
-        o.push_str("# Layers, bottom to top.\n");
-        for l in &self.layers {
-            o.push('\n');
-            comments(&mut o, &l.comment);
+fn render_layer(o: &mut String, l: &LayerDoc) {
+    o.push('\n');
+    comments(o, &l.comment);
+    let _ = writeln!(
+        o,
+        "[[layers]]\nname = {}\nmaterial = {}\nthickness = {}    # m",
+        string(&l.name),
+        string(&l.material),
+        num(l.thickness)
+    );
+    if l.cells != 1 {
+        let _ = writeln!(o, "cells = {}", l.cells);
+    }
+    if let Some([x, y, w, len]) = l.outline {
+        let _ = writeln!(
+            o,
+            "outline = {{ x = {}, y = {}, width = {}, length = {} }}    # m",
+            num(x),
+            num(y),
+            num(w),
+            num(len)
+        );
+    }
+    if let Some(f) = &l.fill {
+        let _ = writeln!(o, "fill = {}", string(f));
+    }
+    if let Some(f) = &l.floorplan {
+        let _ = writeln!(o, "floorplan = {}", string(f));
+    }
+    match &l.power {
+        None => {}
+        Some(PowerDoc::Ptrace { file }) => {
             let _ = writeln!(
                 o,
-                "[[layers]]\nname = {}\nmaterial = {}\nthickness = {}    # m",
-                string(&l.name),
-                string(&l.material),
-                num(l.thickness)
+                "power = {{ type = \"ptrace\", file = {} }}    # mean of the rows",
+                string(file)
             );
-            if l.cells != 1 {
-                let _ = writeln!(o, "cells = {}", l.cells);
-            }
-            if let Some([x, y, w, len]) = l.outline {
+        }
+        Some(PowerDoc::Blocks(blocks)) => {
+            o.push_str("[layers.power]\ntype = \"blocks\"\n");
+            for b in blocks {
                 let _ = writeln!(
-                    o,
-                    "outline = {{ x = {}, y = {}, width = {}, length = {} }}    # m",
-                    num(x),
-                    num(y),
-                    num(w),
-                    num(len)
-                );
-            }
-            if let Some(f) = &l.fill {
-                let _ = writeln!(o, "fill = {}", string(f));
-            }
-            if let Some(f) = &l.floorplan {
-                let _ = writeln!(o, "floorplan = {}", string(f));
-            }
-            match &l.power {
-                None => {}
-                Some(PowerDoc::Ptrace { file }) => {
-                    let _ = writeln!(
                         o,
-                        "power = {{ type = \"ptrace\", file = {} }}    # mean of the rows",
-                        string(file)
+                        "[[layers.power.blocks]]\nname = {}\nx = {}\ny = {}\nwidth = {}\nheight = {}\npower = {}    # W",
+                        string(&b.name),
+                        num(b.x),
+                        num(b.y),
+                        num(b.width),
+                        num(b.height),
+                        num(b.power)
                     );
-                }
-                Some(PowerDoc::Blocks(blocks)) => {
-                    o.push_str("[layers.power]\ntype = \"blocks\"\n");
-                    for b in blocks {
-                        let _ = writeln!(
-                            o,
-                            "[[layers.power.blocks]]\nname = {}\nx = {}\ny = {}\nwidth = {}\nheight = {}\npower = {}    # W",
-                            string(&b.name),
-                            num(b.x),
-                            num(b.y),
-                            num(b.width),
-                            num(b.height),
-                            num(b.power)
-                        );
-                    }
-                }
             }
         }
-        for p in &self.probes {
-            let _ = writeln!(
-                o,
-                "\n# {}\n[[probes]]\nname = {}\nx = {}    # m\ny = {}    # m\nlayer = {}",
-                p.comment,
-                string(&p.name),
-                num(p.x),
-                num(p.y),
-                string(&p.layer)
-            );
-        }
-        if !self.footer.is_empty() {
-            o.push('\n');
-            comments(&mut o, &self.footer);
-        }
-        o
     }
 }
 

@@ -12,12 +12,12 @@
 //! errors.
 
 use super::emit::{Conductivity, LayerDoc, MaterialDoc, PowerDoc, StackDoc};
-use super::hotspot_files::{parse_config, Setting};
+use super::hotspot_files::{parse_config, HsConfig, Setting};
 use super::hotspot_keys::{self as keys, default as d};
-use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials};
+use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials, Pending};
 use super::hotspot_package::package;
 use super::{beside, read_text, relative_to, ImportError, Imported};
-use crate::formats::ptrace::read_ptrace;
+use crate::formats::ptrace::{read_ptrace, PowerTrace};
 use std::path::{Path, PathBuf};
 
 /// What `cuth import hotspot` was given.
@@ -56,53 +56,7 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
             .insert(name.clone(), Setting { value, line: 0 });
     }
     let cf = &inp.config;
-    let mut footer = vec![String::from(
-        "HotSpot settings with no effect on this model:",
-    )];
-    let mut names: Vec<_> = cfg.settings.keys().cloned().collect();
-    names.sort_by_key(|n| cfg.line(n));
-    for n in &names {
-        if let Some(why) = keys::no_effect(n) {
-            footer.push(format!("  -{n} {} ({why})", cfg.settings[n].value));
-        } else if !keys::is_used(n) {
-            return Err(ImportError::Syntax {
-                file: cf.clone(),
-                line: cfg.line(n),
-                message: format!("unknown HotSpot setting `-{n}`"),
-            });
-        }
-    }
-    let flag = |n: &str| -> Result<bool, ImportError> { Ok(cfg.num(n, 0.0)? != 0.0) };
-    if flag("model_secondary")? {
-        return Err(unsupported(cf, cfg.line("model_secondary"),
-            "HotSpot's secondary heat path (-model_secondary 1: C4/underfill, substrate, solder, PCB)",
-            "its package layers are wider than the die and it needs a second convection path; \
-             set -model_secondary 0, or model the path as layers under the die with h_bottom"));
-    }
-    if flag("leakage_used")? {
-        return Err(unsupported(
-            cf,
-            cfg.line("leakage_used"),
-            "the temperature-leakage loop (-leakage_used 1)",
-            "cuth's power does not depend on temperature",
-        ));
-    }
-    if flag("package_model_used")? {
-        return Err(unsupported(
-            cf,
-            cfg.line("package_model_used"),
-            "HotSpot's detailed package model (-package_model_used 1)",
-            "cuth has no fin/fan convection model; give the r_convec it computes instead",
-        ));
-    }
-    if flag("use_microfluidic_cooling")? {
-        return Err(unsupported(
-            cf,
-            cfg.line("use_microfluidic_cooling"),
-            "microfluidic cooling (-use_microfluidic_cooling 1)",
-            "cuth has no fluid cells",
-        ));
-    }
+    let (mut footer, names) = check_settings(&cfg, cf)?;
 
     let mats = Materials::new(&cfg, inp.materials.clone())?;
     let mut notes = Vec::new();
@@ -130,37 +84,7 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         Some(p) => Some(read_ptrace(p)?),
         None => None,
     };
-    for l in layers.iter().filter(|l| l.power) {
-        let Some(t) = &trace else {
-            return Err(ImportError::Invalid {
-                file: cf.clone(),
-                message: format!(
-                    "{} dissipates power but no power trace was given: pass --ptrace POWER.ptrace",
-                    l.name
-                ),
-            });
-        };
-        let (fp, units) = l
-            .floorplan
-            .as_ref()
-            .expect("powered layers have floorplans");
-        let missing: Vec<&str> = units
-            .iter()
-            .filter(|u| t.column(&u.name).is_none())
-            .map(|u| u.name.as_str())
-            .collect();
-        if !missing.is_empty() {
-            return Err(ImportError::Invalid {
-                file: t.file.clone(),
-                message: format!(
-                    "no column for unit(s) {} of {} ({})",
-                    missing.join(", "),
-                    fp.display(),
-                    l.name
-                ),
-            });
-        }
-    }
+    check_trace(&layers, trace.as_ref(), cf)?;
 
     let out_dir = inp.out.parent().unwrap_or(Path::new("")).to_path_buf();
     let rel = |p: &Path| {
@@ -194,58 +118,8 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         ],
         ..Default::default()
     };
-    for l in &layers {
-        let name = l
-            .material_name
-            .clone()
-            .unwrap_or_else(|| format!("k{}_c{:e}", l.k, l.c));
-        if !doc.materials.iter().any(|m| m.name == name) {
-            doc.materials.push(MaterialDoc {
-                name: name.clone(),
-                k: Conductivity::Iso(l.k),
-                heat_capacity: l.c,
-                comment: vec![match &l.material_name {
-                    Some(n) => format!("material `{n}` of the materials file"),
-                    None => format!(
-                        "k {} W/(m K), heat capacity {:e} J/(m^3 K); used by {}",
-                        l.k,
-                        l.c,
-                        layers
-                            .iter()
-                            .filter(|o| o.material_name.is_none() && o.k == l.k && o.c == l.c)
-                            .map(|o| o.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                }],
-            });
-        }
-        let mut comment = l.comment.clone();
-        if l.outline == Some(pkg.die) {
-            comment.push("The chip's outline, centred on the sink, nothing around it (fill \"none\"); the floorplan".into());
-            comment.push("is placed at the outline's lower-left corner, unchanged.".into());
-        }
-        if let Some((_, units)) = &l.floorplan {
-            let n = units.iter().filter(|u| u.material.is_some()).count();
-            if n > 0 {
-                comment.push(format!("{n} of {} units carry specific-heat/resistivity columns: cuth mixes them into each cell", units.len()));
-                comment.push("by area fraction; HotSpot applies them with -detailed_3D on (per cell, above an occupancy threshold).".into());
-            }
-        }
-        doc.layers.push(LayerDoc {
-            name: l.name.clone(),
-            material: name,
-            thickness: l.thickness,
-            cells: l.cells,
-            floorplan: l.floorplan.as_ref().map(|(p, _)| rel(p)),
-            power: (l.power).then(|| PowerDoc::Ptrace {
-                file: rel(ptrace.as_ref().expect("checked above")),
-            }),
-            outline: l.outline,
-            fill: l.outline.map(|_| "none".to_string()),
-            comment,
-        });
-    }
+    let trace_file = ptrace.as_ref().map(|p| rel(p));
+    add_layers(&mut doc, &layers, pkg.die, &rel, trace_file.as_deref());
 
     let intvl = cfg.num("sampling_intvl", d::SAMPLING_INTVL)?;
     let model = cfg
@@ -300,6 +174,166 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         notes,
         next: None,
     })
+}
+
+/// The configuration's settings checked before anything is built: the
+/// footer's list of those without effect on this model and the names in
+/// file order; an unknown setting, or a model cuth does not have (secondary
+/// path, leakage loop, detailed package, microfluidics), is an error.
+fn check_settings(cfg: &HsConfig, cf: &Path) -> Result<(Vec<String>, Vec<String>), ImportError> {
+    let mut footer = vec![String::from(
+        "HotSpot settings with no effect on this model:",
+    )];
+    let mut names: Vec<_> = cfg.settings.keys().cloned().collect();
+    names.sort_by_key(|n| cfg.line(n));
+    for n in &names {
+        if let Some(why) = keys::no_effect(n) {
+            footer.push(format!("  -{n} {} ({why})", cfg.settings[n].value));
+        } else if !keys::is_used(n) {
+            return Err(ImportError::Syntax {
+                file: cf.to_path_buf(),
+                line: cfg.line(n),
+                message: format!("unknown HotSpot setting `-{n}`"),
+            });
+        }
+    }
+    let flag = |n: &str| -> Result<bool, ImportError> { Ok(cfg.num(n, 0.0)? != 0.0) };
+    if flag("model_secondary")? {
+        return Err(unsupported(cf, cfg.line("model_secondary"),
+            "HotSpot's secondary heat path (-model_secondary 1: C4/underfill, substrate, solder, PCB)",
+            "its package layers are wider than the die and it needs a second convection path; \
+             set -model_secondary 0, or model the path as layers under the die with h_bottom"));
+    }
+    if flag("leakage_used")? {
+        return Err(unsupported(
+            cf,
+            cfg.line("leakage_used"),
+            "the temperature-leakage loop (-leakage_used 1)",
+            "cuth's power does not depend on temperature",
+        ));
+    }
+    if flag("package_model_used")? {
+        return Err(unsupported(
+            cf,
+            cfg.line("package_model_used"),
+            "HotSpot's detailed package model (-package_model_used 1)",
+            "cuth has no fin/fan convection model; give the r_convec it computes instead",
+        ));
+    }
+    if flag("use_microfluidic_cooling")? {
+        return Err(unsupported(
+            cf,
+            cfg.line("use_microfluidic_cooling"),
+            "microfluidic cooling (-use_microfluidic_cooling 1)",
+            "cuth has no fluid cells",
+        ));
+    }
+    Ok((footer, names))
+}
+
+/// Every powered layer's units must have a column in the trace, and a
+/// powered layer needs a trace at all.
+fn check_trace(
+    layers: &[Pending],
+    trace: Option<&PowerTrace>,
+    cf: &Path,
+) -> Result<(), ImportError> {
+    for l in layers.iter().filter(|l| l.power) {
+        let Some(t) = trace else {
+            return Err(ImportError::Invalid {
+                file: cf.to_path_buf(),
+                message: format!(
+                    "{} dissipates power but no power trace was given: pass --ptrace POWER.ptrace",
+                    l.name
+                ),
+            });
+        };
+        let (fp, units) = l
+            .floorplan
+            .as_ref()
+            .expect("powered layers have floorplans");
+        let missing: Vec<&str> = units
+            .iter()
+            .filter(|u| t.column(&u.name).is_none())
+            .map(|u| u.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(ImportError::Invalid {
+                file: t.file.clone(),
+                message: format!(
+                    "no column for unit(s) {} of {} ({})",
+                    missing.join(", "),
+                    fp.display(),
+                    l.name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The layers and their materials into `doc` (one material per distinct
+/// k and heat capacity), `die` the chip's outline, `rel` a path as the
+/// stack file names it, `trace_file` the trace so named.
+fn add_layers(
+    doc: &mut StackDoc,
+    layers: &[Pending],
+    die: [f64; 4],
+    rel: &dyn Fn(&Path) -> String,
+    trace_file: Option<&str>,
+) {
+    for l in layers {
+        let name = l
+            .material_name
+            .clone()
+            .unwrap_or_else(|| format!("k{}_c{:e}", l.k, l.c));
+        if !doc.materials.iter().any(|m| m.name == name) {
+            doc.materials.push(MaterialDoc {
+                name: name.clone(),
+                k: Conductivity::Iso(l.k),
+                heat_capacity: l.c,
+                comment: vec![match &l.material_name {
+                    Some(n) => format!("material `{n}` of the materials file"),
+                    None => format!(
+                        "k {} W/(m K), heat capacity {:e} J/(m^3 K); used by {}",
+                        l.k,
+                        l.c,
+                        layers
+                            .iter()
+                            .filter(|o| o.material_name.is_none() && o.k == l.k && o.c == l.c)
+                            .map(|o| o.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }],
+            });
+        }
+        let mut comment = l.comment.clone();
+        if l.outline == Some(die) {
+            comment.push("The chip's outline, centred on the sink, nothing around it (fill \"none\"); the floorplan".into());
+            comment.push("is placed at the outline's lower-left corner, unchanged.".into());
+        }
+        if let Some((_, units)) = &l.floorplan {
+            let n = units.iter().filter(|u| u.material.is_some()).count();
+            if n > 0 {
+                comment.push(format!("{n} of {} units carry specific-heat/resistivity columns: cuth mixes them into each cell", units.len()));
+                comment.push("by area fraction; HotSpot applies them with -detailed_3D on (per cell, above an occupancy threshold).".into());
+            }
+        }
+        doc.layers.push(LayerDoc {
+            name: l.name.clone(),
+            material: name,
+            thickness: l.thickness,
+            cells: l.cells,
+            floorplan: l.floorplan.as_ref().map(|(p, _)| rel(p)),
+            power: (l.power).then(|| PowerDoc::Ptrace {
+                file: trace_file.expect("checked above").to_string(),
+            }),
+            outline: l.outline,
+            fill: l.outline.map(|_| "none".to_string()),
+            comment,
+        });
+    }
 }
 
 /// HotSpot 7.0's `-detailed_3D on` joins spreader and sink through half of

@@ -22,7 +22,7 @@ pub use crate::matrix::quad_diag::{self, QuadDiag};
 pub use offset::Offset;
 pub use operator::{LinearOperator, QuadDiagOperator};
 pub use pcg::{
-    pcg, pcg_from_residual, pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork,
+    pcg, pcg_from_residual, pcg_with, true_relative_residual, CgInfo, CgParams, CgRun, PcgWork,
     SolveError, Stop,
 };
 pub use precision::PrecisionMode;

@@ -25,7 +25,7 @@
 use super::operator::LinearOperator;
 pub use super::params::{CgInfo, CgParams, SolveError, Stop};
 use super::precond::Preconditioner;
-use crate::backend::{Backend, BackendError, Ratio};
+use crate::backend::{Backend, BackendError, CgStep, Ratio};
 
 /// Scalar slots used by PCG (`refine` shares them).
 pub(super) const RR: usize = 0;
@@ -156,44 +156,59 @@ pub fn pcg_with<B: Backend>(
         be.copy(b, x)?;
         return Ok(());
     }
-    iterate(be, a, m, Some(b), x, work, v[RR], bb, params, info)
+    let run = CgRun {
+        be,
+        a,
+        m,
+        work,
+        params,
+        info,
+    };
+    iterate(run, Some(b), x, v[RR], bb)
 }
 
-/// PCG on A x = b from `work.r` = b − A x already formed, with r·r = `rr`,
-/// and b·b = `bb` (the stop's reference when it names none), b itself not
-/// needed: the inner solves of [`super::refine()`]. No residual replacement
-/// (there is no b to recompute it from).
-#[allow(clippy::too_many_arguments)]
+/// One PCG solve's system A with its preconditioner M, work space,
+/// parameters and running record: what stays fixed while the Krylov loop
+/// runs, named once instead of passed to every phase.
+pub struct CgRun<'r, B: Backend> {
+    pub be: &'r B,
+    pub a: &'r mut dyn LinearOperator<B>,
+    pub m: &'r mut dyn Preconditioner<B>,
+    pub work: &'r mut PcgWork<B>,
+    pub params: &'r CgParams,
+    pub info: &'r mut CgInfo,
+}
+
+/// PCG on A x = b from `run.work.r` = b − A x already formed, with r·r =
+/// `rr`, and b·b = `bb` (the stop's reference when it names none), b itself
+/// not needed: the inner solves of [`super::refine()`]. No residual
+/// replacement (there is no b to recompute it from).
 pub fn pcg_from_residual<B: Backend>(
-    be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    run: CgRun<'_, B>,
     x: &mut B::Vector,
-    work: &mut PcgWork<B>,
     rr: f64,
     bb: f64,
-    params: &CgParams,
-    info: &mut CgInfo,
 ) -> Result<(), SolveError> {
-    iterate(be, a, m, None, x, work, rr, bb, params, info)
+    iterate(run, None, x, rr, bb)
 }
 
 /// The Krylov loop. `b` is `Some` when the true residual can be recomputed
 /// (residual replacement, restarts after a precision switch).
-#[allow(clippy::too_many_arguments)]
 fn iterate<B: Backend>(
-    be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    run: CgRun<'_, B>,
     b: Option<&B::Vector>,
     x: &mut B::Vector,
-    work: &mut PcgWork<B>,
     rr: f64,
     bb: f64,
-    params: &CgParams,
-    info: &mut CgInfo,
 ) -> Result<(), SolveError> {
-    let PcgWork { s, r, z, p, q, .. } = work;
+    let CgRun {
+        be,
+        a,
+        m,
+        work: w,
+        params,
+        info,
+    } = run;
     let stop = params.stop;
     let tol2 = stop.threshold_sq(bb);
     info.rel_residual = stop.relative_residual(rr, bb);
@@ -202,9 +217,7 @@ fn iterate<B: Backend>(
     }
     // The true residual can be recomputed (replacement, restarts) only from b.
     let b = if params.replace { b } else { None };
-    m.apply(be, a, r, z)?; // z = M⁻¹ r
-    be.dot(r, z, s, RZ[0])?; // s[RZ0] = r·z
-    be.copy(z, p)?; // p = z
+    restart_directions(be, a, m, w, RZ[0])?; // z = M⁻¹ r; s[RZ0] = r·z; p = z
 
     let check_every = params.check_every.max(1);
     // (iteration, r·r) when ‖r‖ last halved: the stagnation detector.
@@ -213,15 +226,21 @@ fn iterate<B: Backend>(
     let mut restart = 0usize;
     for k in 0..params.max_iter {
         let (cur, next) = (RZ[k % 2], RZ[(k + 1) % 2]);
-        a.apply_dot(be, p, q, s, PQ)?; // q = A p; s[PQ] = p·q
+        a.apply_dot(be, &w.p, &mut w.q, &mut w.s, PQ)?; // q = A p; s[PQ] = p·q
         let alpha = Ratio { num: cur, den: PQ };
-        be.cg_update(alpha, p, q, x, r, s, RR)?; // x += αp; r −= αq; s[RR] = r·r
+        let step = CgStep {
+            p: &w.p,
+            q: &w.q,
+            x,
+            r: &mut w.r,
+        };
+        be.cg_update(alpha, step, &mut w.s, RR)?; // x += αp; r −= αq; s[RR] = r·r
         info.iterations = k + 1;
         let check = params.record
             || info.iterations.is_multiple_of(check_every)
             || k + 1 == params.max_iter;
         if check {
-            let v = be.read_scalars(s)?;
+            let v = be.read_scalars(&w.s)?;
             info.rel_residual = stop.relative_residual(v[RR], bb);
             super::progress::report(info.iterations, info.rel_residual); // for a display only
             if v[PQ].is_nan() || v[PQ] <= 0.0 || !v[RR].is_finite() {
@@ -231,8 +250,8 @@ fn iterate<B: Backend>(
                     if raise(be, a, m, info)? {
                         window = (info.iterations, v[RR]);
                         restart = info.iterations;
-                        a.residual(be, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
-                        restart_directions(be, a, m, r, z, p, s, next)?;
+                        a.residual(be, b, x, &mut w.r, &mut w.s, RR)?; // r = b − A x; s[RR] = r·r
+                        restart_directions(be, a, m, w, next)?;
                         continue;
                     }
                 }
@@ -255,8 +274,8 @@ fn iterate<B: Backend>(
                 // The recurrence says converged; rounding makes it drift from
                 // the true residual on long solves. Check b − A x and, if it
                 // is not there yet, restart from it (residual replacement).
-                a.residual(be, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
-                let v = be.read_scalars(s)?;
+                a.residual(be, b, x, &mut w.r, &mut w.s, RR)?; // r = b − A x; s[RR] = r·r
+                let v = be.read_scalars(&w.s)?;
                 info.rel_residual = stop.relative_residual(v[RR], bb);
                 if v[RR] <= tol2 {
                     return Ok(());
@@ -274,7 +293,7 @@ fn iterate<B: Backend>(
                 info.replacements += 1;
                 window = (info.iterations, v[RR]);
                 restart = info.iterations;
-                restart_directions(be, a, m, r, z, p, s, next)?;
+                restart_directions(be, a, m, w, next)?;
                 continue;
             }
             if v[RR] <= 0.25 * window.1 {
@@ -289,26 +308,22 @@ fn iterate<B: Backend>(
                 if let Some(b) = b {
                     if raise(be, a, m, info)? {
                         restart = info.iterations;
-                        a.residual(be, b, x, r, s, RR)?; // r = b − A x; s[RR] = r·r
-                        restart_directions(be, a, m, r, z, p, s, next)?;
+                        a.residual(be, b, x, &mut w.r, &mut w.s, RR)?; // r = b − A x; s[RR] = r·r
+                        restart_directions(be, a, m, w, next)?;
                         continue;
                     }
                 }
             }
         }
-        m.apply(be, a, r, z)?; // z = M⁻¹ r
-        be.dot(r, z, s, next)?; // s[next] = r·z
-        be.xpay(
-            Ratio {
-                num: next,
-                den: cur,
-            },
-            z,
-            p,
-            s,
-        )?; // p = z + β p
+        m.apply(be, a, &w.r, &mut w.z)?; // z = M⁻¹ r
+        be.dot(&w.r, &w.z, &mut w.s, next)?; // s[next] = r·z
+        let beta = Ratio {
+            num: next,
+            den: cur,
+        };
+        be.xpay(beta, &w.z, &mut w.p, &w.s)?; // p = z + β p
         if params.record {
-            let v = be.read_scalars(s)?;
+            let v = be.read_scalars(&w.s)?;
             info.coefficients.push((v[cur] / v[PQ], v[next] / v[cur]));
         }
     }
@@ -320,21 +335,17 @@ fn iterate<B: Backend>(
 }
 
 /// z = M⁻¹ r;  s[next] = r·z;  p = z: CG starts over from the residual in
-/// `r` (after a residual replacement or a change of M).
-#[allow(clippy::too_many_arguments)]
+/// `w.r` (at the start, after a residual replacement or a change of M).
 fn restart_directions<B: Backend>(
     be: &B,
     a: &mut dyn LinearOperator<B>,
     m: &mut dyn Preconditioner<B>,
-    r: &B::Vector,
-    z: &mut B::Vector,
-    p: &mut B::Vector,
-    s: &mut B::Scalars,
+    w: &mut PcgWork<B>,
     next: usize,
 ) -> Result<(), BackendError> {
-    m.apply(be, a, r, z)?; // z = M⁻¹ r
-    be.dot(r, z, s, next)?; // s[next] = r·z
-    be.copy(z, p) // p = z
+    m.apply(be, a, &w.r, &mut w.z)?; // z = M⁻¹ r
+    be.dot(&w.r, &w.z, &mut w.s, next)?; // s[next] = r·z
+    be.copy(&w.z, &mut w.p) // p = z
 }
 
 /// Asks `m` for its next precision level; records and reports whether it had one.

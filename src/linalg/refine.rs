@@ -19,7 +19,7 @@
 //! and go on.
 
 use super::operator::LinearOperator;
-use super::pcg::{pcg_from_residual, CgInfo, CgParams, PcgWork, SolveError, Stop, BB, RR};
+use super::pcg::{pcg_from_residual, CgInfo, CgParams, CgRun, PcgWork, SolveError, Stop, BB, RR};
 use super::precond::Preconditioner;
 use crate::backend::{Backend, BackendError, Ratio};
 
@@ -116,7 +116,15 @@ pub fn refine<B: Backend>(
                 // Continue on x itself from the true residual in ro.
                 let p = inner_params(params, Stop::relative(0.9 * rtol), left);
                 be.copy(&w.ro, &mut w.pcg.r)?;
-                pcg_from_residual(be, a, m, x, &mut w.pcg, rr, bb, &p, &mut inner)
+                let run = CgRun {
+                    be,
+                    a: &mut *a,
+                    m: &mut *m,
+                    work: &mut w.pcg,
+                    params: &p,
+                    info: &mut inner,
+                };
+                pcg_from_residual(run, x, rr, bb)
             }
             RefineMode::Mixed => {
                 // A e ≈ ro from e = 0 (‖ro‖² = rr), then x = e + x below.
@@ -124,7 +132,15 @@ pub fn refine<B: Backend>(
                 let p = inner_params(params, Stop::relative(target), left);
                 be.copy(&w.ro, &mut w.pcg.r)?;
                 be.copy(&w.zero, &mut w.e)?;
-                pcg_from_residual(be, a, m, &mut w.e, &mut w.pcg, rr, rr, &p, &mut inner)
+                let run = CgRun {
+                    be,
+                    a: &mut *a,
+                    m: &mut *m,
+                    work: &mut w.pcg,
+                    params: &p,
+                    info: &mut inner,
+                };
+                pcg_from_residual(run, &mut w.e, rr, rr)
             }
         };
         match solved {

@@ -78,18 +78,7 @@ pub fn render(map: &HeatMap) -> Result<RgbImage, DrawError> {
 
 /// [`render`], also telling where the map is.
 pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError> {
-    for (axis, e) in [("x", map.x_edges_m), ("y", map.y_edges_m)] {
-        if let Some(fault) = raster::edges_fault(e) {
-            return Err(DrawError(format!("heat map {axis} edges: {fault}")));
-        }
-    }
-    let (nx, ny) = (map.x_edges_m.len() - 1, map.y_edges_m.len() - 1);
-    if map.values.len() != nx * ny {
-        return Err(DrawError(format!(
-            "heat map has {} values for {nx} × {ny} cells",
-            map.values.len()
-        )));
-    }
+    let (nx, ny) = cells(map)?;
     let (x0, x1) = (map.x_edges_m[0], map.x_edges_m[nx]);
     let (y0, y1) = (map.y_edges_m[0], map.y_edges_m[ny]);
     let (map_w, map_h) = raster::map_size(nx, ny, x1 - x0, y1 - y0);
@@ -101,31 +90,7 @@ pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError>
 
     let text = sans(TEXT_PX)?;
     let bar_h = map_h.max(MIN_BAR_PX);
-    let bar_ticks: Vec<(f64, String)> = match range {
-        Some(_) if span > 0.0 => ticks::spaced(lo, hi, f64::from(bar_h - 1), MIN_TICK_GAP),
-        Some(_) => vec![(hi, ticks::clean(hi, hi.abs()))],
-        None => Vec::new(),
-    };
-    let dec = bar_ticks
-        .windows(2)
-        .map(|w| ticks::decimals_for(w[1].0 - w[0].0) + 1)
-        .next()
-        .unwrap_or(2);
-    let subtitle = match range {
-        Some(_) if span > 0.0 => format!(
-            "min {} {u}   max {} {u}",
-            ticks::fixed(lo, dec),
-            ticks::fixed(hi, dec),
-            u = map.unit
-        ),
-        Some(_) => format!("uniform {} {}", ticks::clean(hi, hi.abs()), map.unit),
-        None => "no cell has a value".to_string(),
-    };
-    let subtitle = if map.values.iter().any(|v| v.is_nan()) && range.is_some() {
-        subtitle + "   (hatched: no cell)"
-    } else {
-        subtitle
-    };
+    let (bar_ticks, subtitle) = bar_labels(map, range, bar_h);
 
     // Width: the map with its axes, then the bar with its widest label.
     let label_w = bar_ticks
@@ -213,17 +178,7 @@ pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError>
 
         // The colour bar, hot at the top, its ticks where their values are.
         let top = rect.y as i32;
-        let grad: Vec<u8> = (0..bar_h)
-            .flat_map(|r| {
-                let t = if span > 0.0 {
-                    1.0 - f64::from(r) / f64::from(bar_h - 1)
-                } else {
-                    0.5
-                };
-                let c = super::colormap::inferno(t);
-                (0..BAR_W).flat_map(move |_| c)
-            })
-            .collect();
+        let grad = bar_gradient(bar_h, span);
         let bar = BitMapElement::<_>::with_owned_buffer((bar_x, top), (BAR_W as u32, bar_h), grad)
             .ok_or_else(|| DrawError("bar buffer too small".into()))?;
         root.draw(&bar).map_err(e)?;
@@ -244,6 +199,78 @@ pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError>
     let img = RgbImage::from_raw(width, height, buf)
         .ok_or_else(|| DrawError("picture buffer has the wrong size".into()))?;
     Ok((img, rect))
+}
+
+/// The grid's cells, x and y, checked against the map's values (edges
+/// increasing and finite, one value a cell) before anything is drawn.
+fn cells(map: &HeatMap) -> Result<(usize, usize), DrawError> {
+    for (axis, e) in [("x", map.x_edges_m), ("y", map.y_edges_m)] {
+        if let Some(fault) = raster::edges_fault(e) {
+            return Err(DrawError(format!("heat map {axis} edges: {fault}")));
+        }
+    }
+    let (nx, ny) = (map.x_edges_m.len() - 1, map.y_edges_m.len() - 1);
+    if map.values.len() != nx * ny {
+        return Err(DrawError(format!(
+            "heat map has {} values for {nx} × {ny} cells",
+            map.values.len()
+        )));
+    }
+    Ok((nx, ny))
+}
+
+/// The colour bar's ticks (`bar_h` pixels tall) over the values' finite
+/// `range`, and the subtitle that states the range, to the decimals the
+/// ticks' spacing shows.
+fn bar_labels(
+    map: &HeatMap,
+    range: Option<(f64, f64)>,
+    bar_h: u32,
+) -> (Vec<(f64, String)>, String) {
+    let (lo, hi) = range.unwrap_or((0.0, 0.0));
+    let span = hi - lo;
+    let bar_ticks: Vec<(f64, String)> = match range {
+        Some(_) if span > 0.0 => ticks::spaced(lo, hi, f64::from(bar_h - 1), MIN_TICK_GAP),
+        Some(_) => vec![(hi, ticks::clean(hi, hi.abs()))],
+        None => Vec::new(),
+    };
+    let dec = bar_ticks
+        .windows(2)
+        .map(|w| ticks::decimals_for(w[1].0 - w[0].0) + 1)
+        .next()
+        .unwrap_or(2);
+    let subtitle = match range {
+        Some(_) if span > 0.0 => format!(
+            "min {} {u}   max {} {u}",
+            ticks::fixed(lo, dec),
+            ticks::fixed(hi, dec),
+            u = map.unit
+        ),
+        Some(_) => format!("uniform {} {}", ticks::clean(hi, hi.abs()), map.unit),
+        None => "no cell has a value".to_string(),
+    };
+    let subtitle = if map.values.iter().any(|v| v.is_nan()) && range.is_some() {
+        subtitle + "   (hatched: no cell)"
+    } else {
+        subtitle
+    };
+    (bar_ticks, subtitle)
+}
+
+/// The colour bar's pixels, `bar_h` rows of `BAR_W`, hot at the top (the
+/// middle colour throughout for a constant map, as the map draws it).
+fn bar_gradient(bar_h: u32, span: f64) -> Vec<u8> {
+    (0..bar_h)
+        .flat_map(|r| {
+            let t = if span > 0.0 {
+                1.0 - f64::from(r) / f64::from(bar_h - 1)
+            } else {
+                0.5
+            };
+            let c = super::colormap::inferno(t);
+            (0..BAR_W).flat_map(move |_| c)
+        })
+        .collect()
 }
 
 /// A block's outline in pixels and its name where the name fits inside,

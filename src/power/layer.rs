@@ -7,11 +7,11 @@
 use super::raster_cache::{Direct, RasterSource};
 use super::{invalid, Block, LayerPower, MaterialPatch, PowerError, Rect};
 use crate::formats::flp::read_flp;
-use crate::formats::ptrace::read_ptrace;
+use crate::formats::ptrace::{read_ptrace, PowerTrace};
 use crate::grid::Grid;
 use crate::stack::{PowerSpec, Stack};
 use checks::{check_absent_power, check_material_overlaps};
-use place::{raster, shift, spread, Footprint};
+use place::{raster, raster_scale, shift, spread, Footprint};
 use std::path::Path;
 
 /// The power map, blocks and material patches of layer `l`: its own source
@@ -130,51 +130,7 @@ fn add_source(
     let fp = &s.fp;
     let first_block = out.blocks.len();
     if let Some(flp) = s.floorplan {
-        let units = read_flp(flp)?;
-        check_material_overlaps(flp, &units, s.unit_materials)?;
-        if let Some(u) = s
-            .unit_materials
-            .iter()
-            .find(|u| !units.iter().any(|f| f.name == u.unit))
-        {
-            return Err(invalid(
-                src,
-                format!("{}.unit_materials.{}", s.field, u.unit),
-                format!("no unit `{}` in floorplan {}", u.unit, flp.display()),
-            ));
-        }
-        for unit in units {
-            let at = format!("line {} ({})", unit.line, unit.name);
-            let placed = shift(unit.rect, s.origin);
-            let rect = fp.fit(placed).ok_or_else(|| {
-                invalid(
-                    flp,
-                    &at,
-                    fp.outside(&format!("unit `{}`", unit.name), &placed),
-                )
-            })?;
-            match s.unit_materials.iter().find(|u| u.unit == unit.name) {
-                Some(u) => out.patches.push(MaterialPatch {
-                    rect,
-                    material: u.material,
-                    law: u.law.clone(),
-                }),
-                None => {
-                    if let Some(material) = unit.material {
-                        out.patches.push(MaterialPatch {
-                            rect,
-                            material,
-                            law: None,
-                        });
-                    }
-                }
-            }
-            out.blocks.push(Block {
-                name: unit.name,
-                rect,
-                power_w: 0.0,
-            });
-        }
+        add_floorplan(out, s, flp, src)?;
     }
     let map_w = &mut out.map_w;
     let region_block = |power_w: f64| {
@@ -230,24 +186,7 @@ fn add_source(
                     "`type = \"ptrace\"` needs the layer's `floorplan` to name the blocks",
                 ));
             };
-            let trace = read_ptrace(file)?;
-            let powers = match row {
-                None => trace.mean(),
-                Some(r) => trace
-                    .row(*r)
-                    .ok_or_else(|| {
-                        invalid(
-                            src,
-                            format!("{field}.row"),
-                            format!(
-                                "row {r} is out of range: {} has {} data rows (0-based)",
-                                file.display(),
-                                trace.rows.len()
-                            ),
-                        )
-                    })?
-                    .to_vec(),
-            };
+            let (trace, powers) = trace_powers(file, *row, src, &field)?;
             let mut total = 0.0;
             for b in &mut out.blocks[first_block..] {
                 let col = trace.column(&b.name).ok_or_else(|| {
@@ -269,13 +208,100 @@ fn add_source(
         }
         Some(PowerSpec::Raster { file, total }) => {
             let r = rasters.read(file)?;
-            let t = raster(map_w, &r, file, *total, stack, grid, &field, &fp.at)?;
+            let (scale, t) = raster_scale(&r, file, *total, src, &field)?;
+            raster(map_w, &r, scale, &fp.at, grid);
             out.blocks.extend(region_block(t));
             t
         }
     };
     out.total_w += total_w;
     Ok(())
+}
+
+/// The floorplan's units, placed: a block each (its power comes later, from
+/// the source), and a material patch for each unit that names a material.
+fn add_floorplan(
+    out: &mut LayerPower,
+    s: &Source,
+    flp: &Path,
+    src: &Path,
+) -> Result<(), PowerError> {
+    let fp = &s.fp;
+    let units = read_flp(flp)?;
+    check_material_overlaps(flp, &units, s.unit_materials)?;
+    if let Some(u) = s
+        .unit_materials
+        .iter()
+        .find(|u| !units.iter().any(|f| f.name == u.unit))
+    {
+        return Err(invalid(
+            src,
+            format!("{}.unit_materials.{}", s.field, u.unit),
+            format!("no unit `{}` in floorplan {}", u.unit, flp.display()),
+        ));
+    }
+    for unit in units {
+        let at = format!("line {} ({})", unit.line, unit.name);
+        let placed = shift(unit.rect, s.origin);
+        let rect = fp.fit(placed).ok_or_else(|| {
+            invalid(
+                flp,
+                &at,
+                fp.outside(&format!("unit `{}`", unit.name), &placed),
+            )
+        })?;
+        match s.unit_materials.iter().find(|u| u.unit == unit.name) {
+            Some(u) => out.patches.push(MaterialPatch {
+                rect,
+                material: u.material,
+                law: u.law.clone(),
+            }),
+            None => {
+                if let Some(material) = unit.material {
+                    out.patches.push(MaterialPatch {
+                        rect,
+                        material,
+                        law: None,
+                    });
+                }
+            }
+        }
+        out.blocks.push(Block {
+            name: unit.name,
+            rect,
+            power_w: 0.0,
+        });
+    }
+    Ok(())
+}
+
+/// The trace of `file` and its columns' powers: row `row`, or the mean of
+/// every row; `src` and `field` locate the spec in the stack file.
+fn trace_powers(
+    file: &Path,
+    row: Option<usize>,
+    src: &Path,
+    field: &str,
+) -> Result<(PowerTrace, Vec<f64>), PowerError> {
+    let trace = read_ptrace(file)?;
+    let powers = match row {
+        None => trace.mean(),
+        Some(r) => trace
+            .row(r)
+            .ok_or_else(|| {
+                invalid(
+                    src,
+                    format!("{field}.row"),
+                    format!(
+                        "row {r} is out of range: {} has {} data rows (0-based)",
+                        file.display(),
+                        trace.rows.len()
+                    ),
+                )
+            })?
+            .to_vec(),
+    };
+    Ok((trace, powers))
 }
 
 mod checks;

@@ -53,7 +53,7 @@ pub(super) fn cooling(
             let mut out = Vec::with_capacity(rects.len());
             for (i, r) in rects.iter().enumerate() {
                 let f = format!("{field}[{i}]");
-                let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, w, l)?;
+                let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, (w, l))?;
                 out.push((rect, h_ok(&format!("{f}.h"), r.h, 0.0)?));
             }
             if !out.iter().any(|(_, h)| *h >= H_FLOOR) {

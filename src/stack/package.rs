@@ -28,10 +28,11 @@ pub(super) fn rect_in(
     w: f64,
     l: f64,
 ) -> Result<Rect, StackError> {
-    rect_of(file, field, r.x.0, r.y.0, r.width.0, r.length.0, w, l)
+    rect_of(file, field, r.x.0, r.y.0, r.width.0, r.length.0, (w, l))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The one check of every rectangle a stack file places (outlines, regions,
+/// cooling rectangles): a positive size, inside the domain `w × l`.
 pub(super) fn rect_of(
     file: &Path,
     field: &str,
@@ -39,8 +40,7 @@ pub(super) fn rect_of(
     y: f64,
     width: f64,
     length: f64,
-    w: f64,
-    l: f64,
+    (w, l): (f64, f64),
 ) -> Result<Rect, StackError> {
     for (v, k) in [(width, "width"), (length, "length")] {
         if !(v.is_finite() && v > 0.0) {
@@ -181,7 +181,7 @@ pub(super) fn layer_content(
                 "region names must be unique within a layer",
             ));
         }
-        let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, w, l)?;
+        let rect = rect_of(file, &f, r.x.0, r.y.0, r.width.0, r.length.0, (w, l))?;
         let material = material_ref(file, &format!("{f}.material"), &r.material, materials)?;
         let power = match r.power {
             Some(p) => Some(resolve_power(&format!("{f}.power"), p)?),

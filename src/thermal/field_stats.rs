@@ -138,7 +138,6 @@ impl<'a> FieldStats<'a> {
     /// power, for their absent cells); `c` and `ambient` turn a
     /// [`Piece::Shifted`] into θ and T; `maps[l]`: keep layer l's map;
     /// `whole`: keep T of every cell.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         stack: &Stack,
         grid: &'a Grid,

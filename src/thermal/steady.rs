@@ -5,9 +5,9 @@
 use super::block_stats::BlockStats;
 use super::steady_device::{field_summary, shift_on_device, Assembled};
 pub(crate) use super::summarize::summarize;
-use super::summarize::summary_of;
 pub use super::summarize::PowerSums;
 pub use super::summarize::{energy_balance, energy_balance_of, Coupling};
+use super::summarize::{summary_of, ThermalProblem};
 use super::summary::{MixedReport, SolverReport, Summary};
 use crate::assemble::assemble;
 use crate::backend::{Backend, BackendError};
@@ -284,7 +284,8 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
     // The statistics: reduced on the device, or folded from x as it comes
     // off the device piece by piece (θ = x + c, T = θ + ambient); the whole
     // field is kept only where the caller asked for it.
-    let mut stats = field_summary(be, stack, &grid, &power, &sys, &x, offset.c, keep)?;
+    let problem = ThermalProblem::new(stack, &grid, &power);
+    let mut stats = field_summary(be, problem, &sys, &x, offset.c, keep)?;
     parts.lap("download/stats");
     lap("download", &mut timings);
 

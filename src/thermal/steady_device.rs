@@ -9,12 +9,9 @@
 use super::block_stats_device::{block_stats, layer_blocks};
 use super::field_stats::{FieldStats, FieldSummary, Piece};
 use super::steady::{Coupling, KeepField, SteadyError};
-use super::summarize::PowerSums;
+use super::summarize::{PowerSums, ThermalProblem};
 use crate::assemble::System;
-use crate::grid::Grid;
 use crate::linalg::Offset;
-use crate::power::LayerPower;
-use crate::stack::Stack;
 use crate::thermal::device::{DeviceAssembly, ThermalBackend, ThermalOps};
 
 /// The system as a solve holds it after assembly: whole on the host (CPU,
@@ -74,17 +71,15 @@ pub(crate) fn shift_on_device<B: ThermalBackend>(
 /// The statistics of the solution `x` (θ = x + c) and what `keep` asks for:
 /// reduced on the device when it can and the whole field is not wanted,
 /// else folded piece by piece as x comes down.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn field_summary<B: ThermalOps>(
     be: &B,
-    stack: &Stack,
-    grid: &Grid,
-    power: &[LayerPower],
+    problem: ThermalProblem<'_>,
     sys: &Assembled<B::Vector>,
     x: &B::Vector,
     c: f64,
     keep: &KeepField,
 ) -> Result<FieldSummary, SteadyError> {
+    let ThermalProblem { stack, grid, power } = problem;
     // The maps the outputs ask for; a host fold also keeps those of the
     // layers with blocks (their statistics read them), a device reduces
     // the blocks' statistics itself.

@@ -11,6 +11,22 @@ use crate::grid::Grid;
 use crate::power::LayerPower;
 use crate::stack::Stack;
 
+/// The stack, its grid and the layers' rasterized power: the problem a
+/// field solves, as its statistics read it (names, cells, blocks and the
+/// power's absent cells).
+#[derive(Clone, Copy)]
+pub(crate) struct ThermalProblem<'a> {
+    pub stack: &'a Stack,
+    pub grid: &'a Grid,
+    pub power: &'a [LayerPower],
+}
+
+impl<'a> ThermalProblem<'a> {
+    pub fn new(stack: &'a Stack, grid: &'a Grid, power: &'a [LayerPower]) -> Self {
+        ThermalProblem { stack, grid, power }
+    }
+}
+
 /// What the energy balance reads of a system.
 #[derive(Clone, Copy)]
 pub struct Coupling<'a> {
@@ -71,18 +87,16 @@ pub(crate) fn cell_ref(stack: &Stack, grid: &Grid, i: usize, t: f64) -> CellRef 
 
 /// The summary of a whole field (θ and T of every cell): a
 /// [`FieldStats`] fold over it in one piece.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn summarize<'s, B: Backend>(
-    stack: &Stack,
-    grid: &Grid,
+    problem: ThermalProblem<'_>,
     sys: impl Into<Coupling<'s>>,
     theta: &[f64],
     t: &[f64],
-    power: &[LayerPower],
     be: &B,
     solver: SolverReport,
     timings_s: Vec<(String, f64)>,
 ) -> Summary {
+    let ThermalProblem { stack, grid, power } = problem;
     let mut f = FieldStats::new(stack, grid, power, sys.into(), 0.0, &[], false);
     let stats = (f.fold(0, Piece::Given { theta, t }))
         .and_then(|()| f.finish())

@@ -59,6 +59,20 @@ pub struct SweepBase {
     pub rasters: RasterCache,
 }
 
+/// One sweep as each of its workers sees it: the stack and what is built
+/// from it once, the solver options, every case, and whether the cases'
+/// fields are kept. Only the worker's device and its share of the cases
+/// differ between workers.
+#[derive(Clone, Copy)]
+pub struct SweepJob<'a> {
+    pub stack: &'a Stack,
+    pub base: &'a SweepBase,
+    pub opts: &'a SteadyOptions,
+    pub cases: &'a [SweepCase],
+    /// Keep each case's field and power maps in its [`CaseStats`].
+    pub keep_fields: bool,
+}
+
 /// Decoded rasters a sweep keeps: 256 MiB, about 800 maps of 200 × 200.
 pub const RASTER_CACHE_BYTES: usize = 256 << 20;
 
@@ -83,17 +97,19 @@ impl SweepBase {
 /// then solves the cases `next()` hands out until it returns `None`, handing
 /// each result to `done`. Fails only when the set-up fails (the device);
 /// a case's own failure goes into its result.
-#[allow(clippy::too_many_arguments)]
 pub fn run_worker<B: ThermalBackend + 'static>(
     be: &B,
-    stack: &Stack,
-    base: &SweepBase,
-    opts: &SteadyOptions,
-    cases: &[SweepCase],
-    keep_fields: bool,
+    job: SweepJob<'_>,
     next: &(dyn Fn() -> Option<usize> + Sync),
     done: &(dyn Fn(CaseResult) + Sync),
 ) -> Result<(), super::steady::SteadyError> {
+    let SweepJob {
+        stack,
+        base,
+        opts,
+        cases,
+        ..
+    } = job;
     let n = base.grid.len();
     be.check_capacity(n)?;
     be.prepare_quad_diag()?;
@@ -112,17 +128,7 @@ pub fn run_worker<B: ThermalBackend + 'static>(
                 continue;
             }
         };
-        let solved = solve_one(
-            be,
-            stack,
-            base,
-            opts,
-            &mut ksp,
-            &mut x,
-            &zero,
-            power,
-            keep_fields,
-        );
+        let solved = solve_one(be, job, &mut ksp, &mut x, &zero, power);
         done(CaseResult {
             index: i,
             name: case.name.clone(),
@@ -134,18 +140,17 @@ pub fn run_worker<B: ThermalBackend + 'static>(
 
 /// One case alone: its right-hand side uploaded, PCG from zero on the
 /// worker's solver, the true residual, the statistics.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn solve_one<B: ThermalBackend + 'static>(
     be: &B,
-    stack: &Stack,
-    base: &SweepBase,
-    opts: &SteadyOptions,
+    job: SweepJob<'_>,
     ksp: &mut Solver<'_, B>,
     x: &mut B::Vector,
     zero: &B::Vector,
     power: Vec<LayerPower>,
-    keep_fields: bool,
 ) -> Result<CaseStats, String> {
+    let SweepJob {
+        stack, base, opts, ..
+    } = job;
     let rhs = power_rhs(&base.grid, &power);
     let offset = Offset::new(&base.sys.a, &rhs);
     let b = be.upload(&offset.rhs).map_err(|e| e.to_string())?;
@@ -164,7 +169,7 @@ pub(super) fn solve_one<B: ThermalBackend + 'static>(
         power,
         info.iterations,
         true_res,
-        keep_fields,
+        job.keep_fields,
     ))
 }
 

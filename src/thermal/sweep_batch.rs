@@ -13,16 +13,15 @@
 //! take `run_worker`'s one-at-a-time path.
 
 use super::steady::{SteadyError, SteadyOptions};
-use super::sweep::{case_power, failed, run_worker, solve_one, stats, CaseResult, SweepBase};
-use super::sweep::{CaseStats, SweepCase};
+use super::sweep::{case_power, failed, run_worker, solve_one, stats, CaseResult};
+use super::sweep::{CaseStats, SweepJob};
 use crate::assemble::power_rhs;
 use crate::backend::batch::{BatchOps, HostBuffer};
 use crate::linalg::batch::mg::BatchMultigrid;
-use crate::linalg::batch::{batch_pcg, BatchOutcome, BatchWork};
+use crate::linalg::batch::{batch_pcg, BatchOutcome, BatchStops, BatchWork};
 use crate::linalg::mg::Multigrid;
 use crate::linalg::{Offset, PrecondKind, QuadDiagOperator, Solver, Stop};
 use crate::power::LayerPower;
-use crate::stack::Stack;
 use crate::thermal::device::ThermalBackend;
 use rayon::prelude::*;
 use std::sync::mpsc::{channel, sync_channel};
@@ -91,20 +90,16 @@ impl std::ops::AddAssign for WorkerTimes {
 type Cases = Vec<(usize, Vec<LayerPower>, Offset)>;
 
 /// [`run_worker`] with the cases solved `k` at a time (see the module doc).
-#[allow(clippy::too_many_arguments)]
 pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
     be: &B,
-    stack: &Stack,
-    base: &SweepBase,
-    opts: &SteadyOptions,
-    cases: &[SweepCase],
-    keep_fields: bool,
+    job: SweepJob<'_>,
     k: usize,
     next: &(dyn Fn() -> Option<usize> + Sync),
     done: &(dyn Fn(CaseResult) + Sync),
 ) -> Result<WorkerTimes, SteadyError> {
+    let SweepJob { base, opts, .. } = job;
     if !batches(k, opts) {
-        run_worker(be, stack, base, opts, cases, keep_fields, next, done)?;
+        run_worker(be, job, next, done)?;
         return Ok(WorkerTimes::default());
     }
     let n = base.grid.len();
@@ -139,7 +134,7 @@ pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
                 if ids.is_empty() {
                     return Ok(());
                 }
-                let batch = prepare(stack, base, cases, &ids, done);
+                let batch = prepare(job, &ids, done);
                 if batch.is_empty() {
                     continue;
                 }
@@ -163,7 +158,7 @@ pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
             for (batch, outcomes, host) in solved {
                 let t0 = Instant::now();
                 let fields = host.values()?;
-                for r in finish(stack, base, cases, batch, outcomes, fields, keep_fields) {
+                for r in finish(job, batch, outcomes, fields) {
                     match r {
                         Ok(r) => done(r),
                         Err(again) => alone.lock().unwrap().push(again),
@@ -190,9 +185,12 @@ pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
                         Some(Stop::against(opts.rtol, offset.b_norm))
                     })
                     .collect();
-                let m = &mut bm;
-                let (check, max_iter) = (CHECK_EVERY, opts.max_iter);
-                let out = batch_pcg(be, &a, m, &b, &mut x, &mut work, &stops, max_iter, check)?;
+                let stop = BatchStops {
+                    stops: &stops,
+                    max_iter: opts.max_iter,
+                    check_every: CHECK_EVERY,
+                };
+                let out = batch_pcg(be, &a, &mut bm, &b, &mut x, &mut work, stop)?;
                 let Ok(mut fields) = outputs.recv() else {
                     return Ok(()); // the host stage stopped
                 };
@@ -217,43 +215,45 @@ pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
         run.and(p).and(c)
     });
     device?;
-    // Cases whose true residual missed rtol: alone, as `run_worker` solves.
-    let alone = alone.into_inner().unwrap();
-    if !alone.is_empty() {
-        let op = QuadDiagOperator::new(be, &a, n);
-        let mut ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, Some(&base.sys.a))?;
-        let (mut x1, zero) = (be.zeros(n)?, be.zeros(n)?);
-        for (i, power) in alone {
-            let outcome = solve_one(
-                be,
-                stack,
-                base,
-                opts,
-                &mut ksp,
-                &mut x1,
-                &zero,
-                power,
-                keep_fields,
-            );
-            done(CaseResult {
-                index: i,
-                name: cases[i].name.clone(),
-                outcome,
-            });
-        }
-    }
+    solve_alone(be, job, &a, alone.into_inner().unwrap(), done)?;
     Ok(times.into_inner().unwrap())
+}
+
+/// The cases whose true residual missed rtol after the batch's recurrence
+/// converged (index, power): solved one at a time on matrix `a`, as
+/// `run_worker` solves every case.
+fn solve_alone<B: ThermalBackend + 'static>(
+    be: &B,
+    job: SweepJob<'_>,
+    a: &B::Matrix,
+    alone: Vec<(usize, Vec<LayerPower>)>,
+    done: &(dyn Fn(CaseResult) + Sync),
+) -> Result<(), SteadyError> {
+    if alone.is_empty() {
+        return Ok(());
+    }
+    let (base, opts) = (job.base, job.opts);
+    let n = base.grid.len();
+    let op = QuadDiagOperator::new(be, a, n);
+    let mut ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, Some(&base.sys.a))?;
+    let (mut x1, zero) = (be.zeros(n)?, be.zeros(n)?);
+    for (i, power) in alone {
+        let outcome = solve_one(be, job, &mut ksp, &mut x1, &zero, power);
+        done(CaseResult {
+            index: i,
+            name: job.cases[i].name.clone(),
+            outcome,
+        });
+    }
+    Ok(())
 }
 
 /// The power and shifted right-hand side of cases `ids`, in parallel; a
 /// case whose power cannot be read is handed to `done` as failed.
-fn prepare(
-    stack: &Stack,
-    base: &SweepBase,
-    cases: &[SweepCase],
-    ids: &[usize],
-    done: &(dyn Fn(CaseResult) + Sync),
-) -> Cases {
+fn prepare(job: SweepJob<'_>, ids: &[usize], done: &(dyn Fn(CaseResult) + Sync)) -> Cases {
+    let SweepJob {
+        stack, base, cases, ..
+    } = job;
     type Prepared = (usize, Result<(Vec<LayerPower>, Offset), String>);
     let prepared: Vec<Prepared> = ids
         .par_iter()
@@ -280,16 +280,19 @@ fn prepare(
 
 /// Each case's result from its outcome and field (slot order), in
 /// parallel: `Err` gives back the cases to solve alone (index, power).
-#[allow(clippy::too_many_arguments)]
 fn finish(
-    stack: &Stack,
-    base: &SweepBase,
-    cases: &[SweepCase],
+    job: SweepJob<'_>,
     batch: Cases,
     outcomes: Vec<BatchOutcome>,
     fields: &[f64],
-    keep_fields: bool,
 ) -> Vec<Result<CaseResult, (usize, Vec<LayerPower>)>> {
+    let SweepJob {
+        stack,
+        base,
+        cases,
+        keep_fields,
+        ..
+    } = job;
     let n = base.grid.len();
     batch
         .into_par_iter()

@@ -15,7 +15,7 @@
 use crate::util::{gpu, mol_f2f, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::QdSchedule;
-use cuth::backend::{Backend, ChebWork, ChebyshevBackend, QuadDiagOps, Ratio};
+use cuth::backend::{Backend, CgStep, ChebWork, ChebyshevBackend, QuadDiagOps, Ratio};
 use cuth::linalg::{
     build_precond, pcg, CgParams, PrecondKind, PrecondOptions, QuadDiag, QuadDiagOperator, Stop,
 };
@@ -167,19 +167,23 @@ fn blas1_ops<V, B: QuadDiagOps<Vector = V, Scalars = V>>(be: &B, c: &Case) -> Ve
     let mut s = be.upload(&[NAN, 0.37, 1.9, NAN, 0.0, NAN]).unwrap();
     be.dot(&p, &q, &mut s, 0).unwrap();
     let (mut x, mut r) = (x0, r0);
-    be.cg_update(Ratio { num: 1, den: 2 }, &p, &q, &mut x, &mut r, &mut s, 3)
+    let step = CgStep {
+        p: &p,
+        q: &q,
+        x: &mut x,
+        r: &mut r,
+    };
+    be.cg_update(Ratio { num: 1, den: 2 }, step, &mut s, 3)
         .unwrap();
     let (mut x2, mut r2) = (be.upload(&c.v[2]).unwrap(), be.upload(&c.v[3]).unwrap());
-    be.cg_update(
-        Ratio { num: 1, den: 4 },
-        &p,
-        &q,
-        &mut x2,
-        &mut r2,
-        &mut s,
-        5,
-    )
-    .unwrap();
+    let step = CgStep {
+        p: &p,
+        q: &q,
+        x: &mut x2,
+        r: &mut r2,
+    };
+    be.cg_update(Ratio { num: 1, den: 4 }, step, &mut s, 5)
+        .unwrap();
     let mut pp = be.upload(&c.v[0]).unwrap();
     be.xpay(Ratio { num: 1, den: 2 }, &q, &mut pp, &s).unwrap();
     let mut z = be.upload(&vec![NAN; n]).unwrap();

@@ -16,7 +16,7 @@
 use crate::util::mg::{load, mg_cpu_against_gpu};
 use crate::util::{gpu, max_rel_diff, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::mg::{Guess, MultigridOps};
+use cuth::backend::mg::{Guess, MultigridOps, Relax};
 use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, MgSmoother, Multigrid};
 use cuth::linalg::{Preconditioner, QuadDiagOperator};
@@ -51,12 +51,18 @@ fn mg_ops<B: MultigridOps>(be: &B, a: &cuth::linalg::QuadDiag, seed: u64) -> Vec
         // From x = 0 (x poisoned: the first two half-sweeps must not read
         // it, and write every cell, skipped ones included).
         let mut x = be.upload(&vec![f64::NAN; n]).unwrap();
-        be.mg_smooth(&ad, &pivots, 0, Guess::Zero, only, &b, &mut x)
+        let relax = |colour, guess| Relax {
+            inv_pivots: &pivots,
+            colour,
+            guess,
+            made_by: only,
+        };
+        be.mg_smooth(&ad, relax(0, Guess::Zero), &b, &mut x)
             .unwrap();
-        be.mg_smooth(&ad, &pivots, 1, Guess::ColourZero, only, &b, &mut x)
+        be.mg_smooth(&ad, relax(1, Guess::ColourZero), &b, &mut x)
             .unwrap();
         for colour in [1, 0] {
-            be.mg_smooth(&ad, &pivots, colour, Guess::Full, only, &b, &mut x)
+            be.mg_smooth(&ad, relax(colour, Guess::Full), &b, &mut x)
                 .unwrap();
         }
         outs.push(be.download(&x).unwrap());

@@ -16,7 +16,7 @@ use cuth::backend::cpu::CpuBackend;
 use cuth::linalg::PrecondKind;
 use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
-use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
+use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase, SweepJob};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -43,7 +43,14 @@ fn sweep<B: cuth::thermal::device::ThermalBackend + 'static>(
     let out = Mutex::new(Vec::new());
     let done = |r: CaseResult| out.lock().unwrap().push(r);
     let t0 = Instant::now();
-    run_worker(be, stack, base, &opts, cases, false, &next, &done).unwrap();
+    let job = SweepJob {
+        stack,
+        base,
+        opts: &opts,
+        cases,
+        keep_fields: false,
+    };
+    run_worker(be, job, &next, &done).unwrap();
     let s = t0.elapsed().as_secs_f64();
     let mut v = out.into_inner().unwrap();
     v.sort_by_key(|r| r.index);

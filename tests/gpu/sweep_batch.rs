@@ -19,13 +19,13 @@ use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::CudaBackend;
 use cuth::backend::{Backend, QuadDiagOps};
 use cuth::linalg::batch::mg::BatchMultigrid;
-use cuth::linalg::batch::{batch_pcg, BatchOutcome, BatchWork};
+use cuth::linalg::batch::{batch_pcg, BatchOutcome, BatchStops, BatchWork};
 use cuth::linalg::mg::Multigrid;
 use cuth::linalg::{Offset, PrecondKind, Stop};
 use cuth::stack::Stack;
 use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::steady::SteadyOptions;
-use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
+use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase, SweepJob};
 use cuth::thermal::sweep_batch::run_worker_batched;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,11 +59,18 @@ fn sweep<B: ThermalBackend + BatchOps + 'static>(
     let next = || Some(cursor.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < cases.len());
     let out = Mutex::new(Vec::new());
     let done = |r: CaseResult| out.lock().unwrap().push(r);
+    let job = SweepJob {
+        stack,
+        base,
+        opts: &opts,
+        cases,
+        keep_fields: keep,
+    };
     let t0 = Instant::now();
     match k {
-        1 => run_worker(be, stack, base, &opts, cases, keep, &next, &done).unwrap(),
+        1 => run_worker(be, job, &next, &done).unwrap(),
         k => {
-            let t = run_worker_batched(be, stack, base, &opts, cases, keep, k, &next, &done);
+            let t = run_worker_batched(be, job, k, &next, &done);
             println!("  k = {k}: {:?}", t.unwrap());
         }
     }
@@ -167,8 +174,12 @@ fn cuda_batch_rate_128() {
         let b = be.upload(&host).unwrap();
         let mut x = be.zeros(k * n).unwrap();
         let stops = vec![Some(Stop::against(opts.rtol, offset.b_norm)); k];
-        let mut run =
-            || batch_pcg(&be, &a, &mut bm, &b, &mut x, &mut work, &stops, 1000, 2).unwrap();
+        let stop = BatchStops {
+            stops: &stops,
+            max_iter: 1000,
+            check_every: 2,
+        };
+        let mut run = || batch_pcg(&be, &a, &mut bm, &b, &mut x, &mut work, stop).unwrap();
         run();
         let reps = (512 / k).max(2);
         let t0 = Instant::now();

@@ -12,7 +12,7 @@
 use crate::util::mg::{assert_symmetric_positive, load, mg_options};
 use crate::util::{random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::mg::{Guess, MultigridOps};
+use cuth::backend::mg::{Guess, MultigridOps, Relax};
 use cuth::linalg::mg::{Coarsening, MgCycle, MgOptions, Multigrid};
 use cuth::linalg::{PrecondKind, QuadDiag};
 use cuth::thermal::steady::solve_steady;
@@ -62,8 +62,13 @@ fn the_smoother_relaxes_exactly_the_cells_near_a_change() {
         kept.len()
     );
     let smooth = |colour, guess, only: Option<&Coarsening>, x: &mut Vec<f64>| {
-        be.mg_smooth(&a, &pivots, colour, guess, only, &b, x)
-            .unwrap()
+        let relax = Relax {
+            inv_pivots: &pivots,
+            colour,
+            guess,
+            made_by: only,
+        };
+        be.mg_smooth(&a, relax, &b, x).unwrap()
     };
     let x0 = rng.vec(n, -1.0, 1.0);
     for colour in [0, 1] {
@@ -97,9 +102,13 @@ fn the_smoother_relaxes_exactly_the_cells_near_a_change() {
     // A step that does not make this level is refused.
     let wrong = Coarsening::halve(a.nx, a.ny, a.nz);
     let mut x = vec![0.0; n];
-    assert!(be
-        .mg_smooth(&a, &pivots, 0, Guess::Full, Some(&wrong), &b, &mut x)
-        .is_err());
+    let relax = Relax {
+        inv_pivots: &pivots,
+        colour: 0,
+        guess: Guess::Full,
+        made_by: Some(&wrong),
+    };
+    assert!(be.mg_smooth(&a, relax, &b, &mut x).is_err());
 }
 
 #[test]
@@ -179,7 +188,7 @@ fn skipping_costs_no_iterations_on_the_shipped_graded_stacks() {
 #[test]
 fn batched_sweeps_on_a_graded_stack_equal_their_own_solves() {
     use cuth::stack::PowerSpec;
-    use cuth::thermal::sweep::{run_worker, SweepBase, SweepCase};
+    use cuth::thermal::sweep::{run_worker, SweepBase, SweepCase, SweepJob};
     use cuth::thermal::sweep_batch::run_worker_batched;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
@@ -204,11 +213,18 @@ fn batched_sweeps_on_a_graded_stack_equal_their_own_solves() {
         let out = Mutex::new(Vec::new());
         let done = |r| out.lock().unwrap().push(r);
         let be = CpuBackend::new();
+        let job = SweepJob {
+            stack: &s,
+            base: &base,
+            opts: &opts,
+            cases: &cases,
+            keep_fields: true,
+        };
         match k {
             Some(k) => {
-                run_worker_batched(&be, &s, &base, &opts, &cases, true, k, &next, &done).unwrap();
+                run_worker_batched(&be, job, k, &next, &done).unwrap();
             }
-            None => run_worker(&be, &s, &base, &opts, &cases, true, &next, &done).unwrap(),
+            None => run_worker(&be, job, &next, &done).unwrap(),
         }
         let mut v = out.into_inner().unwrap();
         v.sort_by_key(|r: &cuth::thermal::sweep::CaseResult| r.index);

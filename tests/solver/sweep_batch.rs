@@ -9,7 +9,7 @@ use cuth::backend::cpu::CpuBackend;
 use cuth::linalg::PrecondKind;
 use cuth::stack::{PowerSpec, Stack};
 use cuth::thermal::steady::SteadyOptions;
-use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase};
+use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase, SweepJob};
 use cuth::thermal::sweep_batch::run_worker_batched;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -66,11 +66,18 @@ fn sweep(
     let out = Mutex::new(Vec::new());
     let done = |r: CaseResult| out.lock().unwrap().push(r);
     let be = CpuBackend::new();
+    let job = SweepJob {
+        stack,
+        base,
+        opts: &opts,
+        cases,
+        keep_fields: true,
+    };
     match k {
         Some(k) => {
-            run_worker_batched(&be, stack, base, &opts, cases, true, k, &next, &done).unwrap();
+            run_worker_batched(&be, job, k, &next, &done).unwrap();
         }
-        None => run_worker(&be, stack, base, &opts, cases, true, &next, &done).unwrap(),
+        None => run_worker(&be, job, &next, &done).unwrap(),
     }
     let mut v = out.into_inner().unwrap();
     v.sort_by_key(|r| r.index);
@@ -135,12 +142,18 @@ fn a_batch_that_cannot_converge_fails_every_case_with_the_single_reason() {
         let out = Mutex::new(Vec::new());
         let done = |r: CaseResult| out.lock().unwrap().push(r);
         let be = CpuBackend::new();
+        let job = SweepJob {
+            stack: &stack,
+            base: &base,
+            opts: &opts,
+            cases: &cases,
+            keep_fields: false,
+        };
         match k {
             Some(k) => {
-                run_worker_batched(&be, &stack, &base, &opts, &cases, false, k, &next, &done)
-                    .unwrap();
+                run_worker_batched(&be, job, k, &next, &done).unwrap();
             }
-            None => run_worker(&be, &stack, &base, &opts, &cases, false, &next, &done).unwrap(),
+            None => run_worker(&be, job, &next, &done).unwrap(),
         }
         let mut v = out.into_inner().unwrap();
         v.sort_by_key(|r| r.index);

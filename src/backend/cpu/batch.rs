@@ -6,9 +6,9 @@
 use super::kernels;
 use super::mg;
 use super::{ratio, same_len, CpuBackend};
-use crate::backend::batch::{BatchCheck, BatchOps};
-use crate::backend::mg::Guess;
-use crate::backend::{BackendError, Ratio};
+use crate::backend::batch::{Active, BatchCheck, BatchOps, BatchSums};
+use crate::backend::mg::Relax;
+use crate::backend::{BackendError, CgStep, Ratio};
 use crate::matrix::coarsen::Coarsening;
 use crate::matrix::QuadDiag;
 
@@ -68,14 +68,13 @@ impl BatchOps for CpuBackend {
 
     fn batch_dot(
         &self,
-        k: usize,
         x: &Vec<f64>,
         y: &Vec<f64>,
-        s: &mut Vec<f64>,
         out: usize,
         mask: usize,
-        _: &mut (),
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError> {
+        let (k, s) = (sums.k, &mut *sums.s);
         let n = x.len() / k.max(1);
         rows(k, n, &[x.len(), y.len()])?;
         slots(s, k, &[out, mask])?;
@@ -92,14 +91,13 @@ impl BatchOps for CpuBackend {
     fn batch_spmv_dot(
         &self,
         a: &QuadDiag,
-        k: usize,
         p: &Vec<f64>,
         q: &mut Vec<f64>,
-        s: &mut Vec<f64>,
         out: usize,
         mask: usize,
-        _: &mut (),
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError> {
+        let (k, s) = (sums.k, &mut *sums.s);
         let n = a.len();
         rows(k, n, &[p.len(), q.len()])?;
         slots(s, k, &[out, mask])?;
@@ -116,14 +114,13 @@ impl BatchOps for CpuBackend {
     fn batch_residual(
         &self,
         a: &QuadDiag,
-        k: usize,
         b: &Vec<f64>,
         x: &Vec<f64>,
         r: &mut Vec<f64>,
-        s: &mut Vec<f64>,
         out: usize,
-        _: &mut (),
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError> {
+        let (k, s) = (sums.k, &mut *sums.s);
         let n = a.len();
         rows(k, n, &[b.len(), x.len(), r.len()])?;
         slots(s, k, &[out])?;
@@ -136,16 +133,13 @@ impl BatchOps for CpuBackend {
 
     fn batch_cg_update(
         &self,
-        k: usize,
         alpha: Ratio,
-        p: &Vec<f64>,
-        q: &Vec<f64>,
-        x: &mut Vec<f64>,
-        r: &mut Vec<f64>,
-        s: &mut Vec<f64>,
+        v: CgStep<'_, Vec<f64>>,
         c: &BatchCheck,
-        _: &mut (),
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError> {
+        let CgStep { p, q, x, r } = v;
+        let (k, s) = (sums.k, &mut *sums.s);
         let n = p.len() / k.max(1);
         rows(k, n, &[p.len(), q.len(), x.len(), r.len()])?;
         slots(
@@ -187,13 +181,12 @@ impl BatchOps for CpuBackend {
 
     fn batch_xpay(
         &self,
-        k: usize,
         beta: Ratio,
         z: &Vec<f64>,
         p: &mut Vec<f64>,
-        s: &Vec<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         let n = z.len() / k.max(1);
         rows(k, n, &[z.len(), p.len()])?;
         slots(s, k, &[beta.num, beta.den, mask])?;
@@ -214,30 +207,18 @@ impl BatchOps for CpuBackend {
     fn batch_mg_smooth(
         &self,
         a: &QuadDiag,
-        k: usize,
-        inv_pivots: &Vec<f64>,
-        colour: u32,
-        guess: Guess,
-        made_by: Option<&Coarsening>,
+        relax: Relax<'_, Self>,
         b: &Vec<f64>,
         x: &mut Vec<f64>,
-        s: &Vec<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         let n = a.len();
         rows(k, n, &[b.len(), x.len()])?;
         slots(s, k, &[mask])?;
         for j in (0..k).filter(|&j| active(s, mask, j)) {
             let v = j * n..(j + 1) * n;
-            mg::smooth(
-                a,
-                inv_pivots,
-                colour,
-                guess,
-                made_by,
-                &b[v.clone()],
-                &mut x[v],
-            )?;
+            mg::smooth(a, relax, &b[v.clone()], &mut x[v])?;
         }
         Ok(())
     }
@@ -245,14 +226,13 @@ impl BatchOps for CpuBackend {
     fn batch_mg_restrict_residual(
         &self,
         a: &QuadDiag,
-        k: usize,
         c: &Coarsening,
         b: &Vec<f64>,
         x: &Vec<f64>,
         bc: &mut Vec<f64>,
-        s: &Vec<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         let (n, nc) = (a.len(), c.coarse_len());
         rows(k, n, &[b.len(), x.len()])?;
         rows(k, nc, &[bc.len()])?;
@@ -266,13 +246,12 @@ impl BatchOps for CpuBackend {
 
     fn batch_mg_prolong_add(
         &self,
-        k: usize,
         c: &Coarsening,
         xc: &Vec<f64>,
         x: &mut Vec<f64>,
-        s: &Vec<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         let (n, nc) = (c.nx * c.ny * c.nz, c.coarse_len());
         rows(k, n, &[x.len()])?;
         rows(k, nc, &[xc.len()])?;
@@ -285,14 +264,13 @@ impl BatchOps for CpuBackend {
 
     fn batch_mg_dense_apply(
         &self,
-        k: usize,
         m: &Vec<f64>,
         n: usize,
         b: &Vec<f64>,
         x: &mut Vec<f64>,
-        s: &Vec<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         rows(k, n, &[b.len(), x.len()])?;
         slots(s, k, &[mask])?;
         for j in (0..k).filter(|&j| active(s, mask, j)) {

@@ -6,7 +6,7 @@
 //! methods call the slice functions below, which `batch.rs` runs per vector.
 
 use super::{same_len, CpuBackend};
-use crate::backend::mg::{check_axes, Guess, LevelShape, MultigridOps};
+use crate::backend::mg::{check_axes, Guess, LevelShape, MultigridOps, Relax};
 use crate::backend::BackendError;
 use crate::matrix::coarsen::{coarsen_with, line_pivots, relaxed, AxisMap, Coarsening};
 use crate::matrix::QuadDiag;
@@ -75,14 +75,11 @@ impl MultigridOps for CpuBackend {
     fn mg_smooth(
         &self,
         a: &QuadDiag,
-        inv_pivots: &Vec<f64>,
-        colour: u32,
-        guess: Guess,
-        made_by: Option<&Coarsening>,
+        relax: Relax<'_, Self>,
         b: &Vec<f64>,
         x: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        smooth(a, inv_pivots, colour, guess, made_by, b, x)
+        smooth(a, relax, b, x)
     }
 
     fn mg_restrict_residual(
@@ -119,13 +116,17 @@ impl MultigridOps for CpuBackend {
 // The operations on slices, for the batched capability too (`batch.rs`).
 pub(super) fn smooth(
     a: &QuadDiag,
-    inv_pivots: &[f64],
-    colour: u32,
-    guess: Guess,
-    made_by: Option<&Coarsening>,
+    relax: Relax<'_, CpuBackend>,
     b: &[f64],
     x: &mut [f64],
 ) -> Result<(), BackendError> {
+    let Relax {
+        inv_pivots,
+        colour,
+        guess,
+        made_by,
+    } = relax;
+    let inv_pivots: &[f64] = inv_pivots;
     for len in [inv_pivots.len(), b.len(), x.len()] {
         same_len(a.len(), len)?;
     }

@@ -10,7 +10,7 @@ mod kernels;
 mod mg;
 mod mixed;
 
-use super::{Backend, BackendError, DeviceReport, Ratio};
+use super::{Backend, BackendError, CgStep, DeviceReport, Ratio};
 
 /// Rows per parallel task; also the reduction chunk, fixed for determinism.
 pub(crate) const CHUNK: usize = 8192;
@@ -112,13 +112,11 @@ impl Backend for CpuBackend {
     fn cg_update(
         &self,
         alpha: Ratio,
-        p: &Vec<f64>,
-        q: &Vec<f64>,
-        x: &mut Vec<f64>,
-        r: &mut Vec<f64>,
+        v: CgStep<'_, Vec<f64>>,
         s: &mut Vec<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let CgStep { p, q, x, r } = v;
         same_len(p.len(), q.len())?;
         same_len(p.len(), x.len())?;
         same_len(p.len(), r.len())?;

@@ -12,9 +12,9 @@ use super::launch::driver_err;
 use super::mg::CudaTransfer;
 use super::transfer::PinnedBuffer;
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::batch::{BatchCheck, BatchOps, HostBuffer};
-use crate::backend::mg::Guess;
-use crate::backend::{BackendError, Ratio};
+use crate::backend::batch::{Active, BatchCheck, BatchOps, BatchSums, HostBuffer};
+use crate::backend::mg::{Guess, Relax};
+use crate::backend::{BackendError, CgStep, Ratio};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// `kernels/batch.cu`, with `kernels/mg.cu` before it.
@@ -107,14 +107,13 @@ impl BatchOps for CudaBackend {
 
     fn batch_dot(
         &self,
-        k: usize,
         x: &CudaSlice<f64>,
         y: &CudaSlice<f64>,
-        s: &mut CudaSlice<f64>,
         out: usize,
         mask: usize,
-        sc: &mut CudaBatchScratch,
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError> {
+        let (k, s, sc) = (sums.k, &mut *sums.s, &mut *sums.scratch);
         self.scratch_for(sc, k)?;
         let n = x.len() / k;
         rows(k, n, &[x.len(), y.len()])?;
@@ -136,14 +135,13 @@ impl BatchOps for CudaBackend {
     fn batch_spmv_dot(
         &self,
         a: &CudaMatrix,
-        k: usize,
         p: &CudaSlice<f64>,
         q: &mut CudaSlice<f64>,
-        s: &mut CudaSlice<f64>,
         out: usize,
         mask: usize,
-        sc: &mut CudaBatchScratch,
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError> {
+        let (k, s, sc) = (sums.k, &mut *sums.s, &mut *sums.scratch);
         self.scratch_for(sc, k)?;
         let n = a.len();
         rows(k, n, &[p.len(), q.len()])?;
@@ -166,14 +164,13 @@ impl BatchOps for CudaBackend {
     fn batch_residual(
         &self,
         a: &CudaMatrix,
-        k: usize,
         b: &CudaSlice<f64>,
         x: &CudaSlice<f64>,
         r: &mut CudaSlice<f64>,
-        s: &mut CudaSlice<f64>,
         out: usize,
-        sc: &mut CudaBatchScratch,
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError> {
+        let (k, s, sc) = (sums.k, &mut *sums.s, &mut *sums.scratch);
         self.scratch_for(sc, k)?;
         let n = a.len();
         rows(k, n, &[b.len(), x.len(), r.len()])?;
@@ -196,16 +193,13 @@ impl BatchOps for CudaBackend {
 
     fn batch_cg_update(
         &self,
-        k: usize,
         alpha: Ratio,
-        p: &CudaSlice<f64>,
-        q: &CudaSlice<f64>,
-        x: &mut CudaSlice<f64>,
-        r: &mut CudaSlice<f64>,
-        s: &mut CudaSlice<f64>,
+        v: CgStep<'_, CudaSlice<f64>>,
         c: &BatchCheck,
-        sc: &mut CudaBatchScratch,
+        sums: &mut BatchSums<'_, Self>,
     ) -> Result<(), BackendError> {
+        let CgStep { p, q, x, r } = v;
+        let (k, s, sc) = (sums.k, &mut *sums.s, &mut *sums.scratch);
         self.scratch_for(sc, k)?;
         let n = p.len() / k;
         rows(k, n, &[p.len(), q.len(), x.len(), r.len()])?;
@@ -230,13 +224,12 @@ impl BatchOps for CudaBackend {
 
     fn batch_xpay(
         &self,
-        k: usize,
         beta: Ratio,
         z: &CudaSlice<f64>,
         p: &mut CudaSlice<f64>,
-        s: &CudaSlice<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         check_k(k)?;
         let n = z.len() / k;
         rows(k, n, &[z.len(), p.len()])?;
@@ -259,16 +252,18 @@ impl BatchOps for CudaBackend {
     fn batch_mg_smooth(
         &self,
         a: &CudaMatrix,
-        k: usize,
-        inv_pivots: &CudaSlice<f64>,
-        colour: u32,
-        guess: Guess,
-        made_by: Option<&CudaTransfer>,
+        relax: Relax<'_, Self>,
         b: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
-        s: &CudaSlice<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Relax {
+            inv_pivots,
+            colour,
+            guess,
+            made_by,
+        } = relax;
+        let Active { k, s, mask } = on;
         check_k(k)?;
         same_len(a.len(), inv_pivots.len())?;
         rows(k, a.len(), &[b.len(), x.len()])?;
@@ -305,14 +300,13 @@ impl BatchOps for CudaBackend {
     fn batch_mg_restrict_residual(
         &self,
         a: &CudaMatrix,
-        k: usize,
         t: &CudaTransfer,
         b: &CudaSlice<f64>,
         x: &CudaSlice<f64>,
         bc: &mut CudaSlice<f64>,
-        s: &CudaSlice<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         let c = t.as_ref();
         check_k(k)?;
         same_len(a.len(), c.nx * c.ny * c.nz)?;
@@ -335,13 +329,12 @@ impl BatchOps for CudaBackend {
 
     fn batch_mg_prolong_add(
         &self,
-        k: usize,
         t: &CudaTransfer,
         xc: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
-        s: &CudaSlice<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         let c = t.as_ref();
         check_k(k)?;
         let n = c.nx * c.ny * c.nz;
@@ -363,14 +356,13 @@ impl BatchOps for CudaBackend {
 
     fn batch_mg_dense_apply(
         &self,
-        k: usize,
         m: &CudaSlice<f64>,
         n: usize,
         b: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
-        s: &CudaSlice<f64>,
-        mask: usize,
+        on: Active<'_, Self>,
     ) -> Result<(), BackendError> {
+        let Active { k, s, mask } = on;
         check_k(k)?;
         same_len(n * n, m.len())?;
         rows(k, n, &[b.len(), x.len()])?;

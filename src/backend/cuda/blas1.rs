@@ -6,7 +6,7 @@
 use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config, slot};
 use super::{same_len, CudaBackend};
-use crate::backend::{Backend, BackendError, DeviceReport, Ratio};
+use crate::backend::{Backend, BackendError, CgStep, DeviceReport, Ratio};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// `kernels/blas1.cu`.
@@ -118,17 +118,14 @@ impl Backend for CudaBackend {
     }
 
     /// α = `s[num]/s[den]`;  x += α p;  r −= α q;  `s[out]` = r·r  (48 B/row).
-    #[allow(clippy::too_many_arguments)]
     fn cg_update(
         &self,
         alpha: Ratio,
-        p: &CudaSlice<f64>,
-        q: &CudaSlice<f64>,
-        x: &mut CudaSlice<f64>,
-        r: &mut CudaSlice<f64>,
+        v: CgStep<'_, CudaSlice<f64>>,
         s: &mut CudaSlice<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let CgStep { p, q, x, r } = v;
         for len in [q.len(), x.len(), r.len()] {
             same_len(p.len(), len)?;
         }

@@ -6,7 +6,7 @@ use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config};
 use super::mg_setup::MG_SETUP;
 use super::{same_len, CudaBackend, CudaMatrix};
-use crate::backend::mg::{Guess, LevelShape, MultigridOps};
+use crate::backend::mg::{Guess, LevelShape, MultigridOps, Relax};
 use crate::backend::BackendError;
 use crate::matrix::coarsen::{AxisMap, Coarsening};
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -87,13 +87,16 @@ impl MultigridOps for CudaBackend {
     fn mg_smooth(
         &self,
         a: &CudaMatrix,
-        inv_pivots: &CudaSlice<f64>,
-        colour: u32,
-        guess: Guess,
-        made_by: Option<&CudaTransfer>,
+        relax: Relax<'_, Self>,
         b: &CudaSlice<f64>,
         x: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
+        let Relax {
+            inv_pivots,
+            colour,
+            guess,
+            made_by,
+        } = relax;
         for len in [inv_pivots.len(), b.len(), x.len()] {
             same_len(a.len(), len)?;
         }

@@ -21,7 +21,7 @@ use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
 use cuth::error::InputError;
 use cuth::output::{Owned, TempUnit, Transaction};
 use cuth::thermal::device::ThermalBackend;
-use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase};
+use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase, SweepJob};
 use cuth::thermal::sweep_batch::{batches, check_workers, run_worker_batched, WorkerTimes};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -243,16 +243,15 @@ impl Workers<'_> {
         &self,
         be: &B,
     ) -> anyhow::Result<WorkerTimes> {
+        let job = SweepJob {
+            stack: &self.plan.stack,
+            base: self.base,
+            opts: &self.plan.solver,
+            cases: self.cases,
+            keep_fields: self.maps,
+        };
         Ok(run_worker_batched(
-            be,
-            &self.plan.stack,
-            self.base,
-            &self.plan.solver,
-            self.cases,
-            self.maps,
-            self.batch,
-            self.next,
-            self.done,
+            be, job, self.batch, self.next, self.done,
         )?)
     }
 }

@@ -73,6 +73,67 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
         doc.grid_comment.push("approximation: the cells do not divide the chip; cuth's cells are chip/n (3D-ICE truncates n)".into());
     }
 
+    let flip = boundary(&s, f, &mut doc)?;
+
+    materials(&s, f, &mut doc)?;
+    // Floorplans of the dies, and whether element names clash across dies.
+    let mut plans = Vec::new();
+    for e in &s.stack {
+        if let stk::Element::Die { floorplan, .. } = &e.element {
+            let (p, found) = extras::floorplan_path(f, e.line, floorplan)?;
+            notes.extend(found);
+            plans.push((
+                e.name.clone(),
+                flp::parse_floorplan(&read_text(&p)?, &p)?,
+                p,
+            ));
+        }
+    }
+    grid(&s, f, &mut doc, &plans, &mut notes)?;
+    let mut all: Vec<&str> = plans
+        .iter()
+        .flat_map(|(_, els, _)| els.iter().map(|e| e.name.as_str()))
+        .collect();
+    all.sort_unstable();
+    let clash = all.windows(2).any(|w| w[0] == w[1]);
+    let mut trace: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut layers_top_down = stack_layers(&s, f, &plans, clash, &mut trace, &mut notes)?;
+    if !flip {
+        layers_top_down.reverse();
+    }
+    doc.layers = layers_top_down;
+    let (probes, out_notes) = extras::probes(&s, f, |e| extras::output_layer(&s, e))?;
+    doc.probes = probes;
+    notes.extend(out_notes);
+    if clash {
+        doc.header.push(
+            "Floorplan element names repeat across dies: blocks are named DIE_ELEMENT.NAME.".into(),
+        );
+    }
+
+    let OverTime {
+        extra,
+        mut footer,
+        next,
+    } = power_over_time(&s, f, out, &trace, doc.ambient, &mut notes)?;
+    for i in &s.ignored {
+        footer.push(format!("not carried over: {i}"));
+    }
+    doc.footer = footer;
+    let toml = doc.render();
+    super::check_loads(&toml, out)?;
+    Ok(Imported {
+        toml,
+        extra,
+        notes,
+        next,
+    })
+}
+
+/// The heat sinks as cuth's boundary: one ambient, h on top and, with a
+/// second sink, at the bottom; a bottom-only sink flips the stack (the
+/// return value), its bottom becoming cuth's top.
+fn boundary(s: &stk::Stk, f: &Path, doc: &mut StackDoc) -> Result<bool, ImportError> {
     // Boundary: one ambient; a bottom-only sink is handled by flipping the stack.
     let flip = s.top_sink.is_none() && s.bottom_sink.is_some();
     let (top, bottom) = if flip {
@@ -106,7 +167,11 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     if flip {
         doc.boundary_comment.push("only a bottom heat sink: the stack is flipped (its bottom is cuth's top), which changes nothing physically".into());
     }
+    Ok(flip)
+}
 
+/// The `.stk`'s materials, converted to SI.
+fn materials(s: &stk::Stk, f: &Path, doc: &mut StackDoc) -> Result<(), ImportError> {
     for m in &s.materials {
         let k = match m.k.as_slice() {
             [k] => Conductivity::Iso(si(f, m.line, k, 6)?),
@@ -129,34 +194,33 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
             )],
         });
     }
+    Ok(())
+}
+
+/// The stack's elements, top down, as cuth layers: a plain layer each, and
+/// a die's layers with its source layer's floorplan elements as blocks
+/// (named `DIE.NAME` when names `clash` across dies), each block's power
+/// values appended to `trace`.
+fn stack_layers(
+    s: &stk::Stk,
+    f: &Path,
+    plans: &[(String, Vec<flp::Element>, std::path::PathBuf)],
+    clash: bool,
+    trace: &mut Vec<(String, Vec<f64>)>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<LayerDoc>, ImportError> {
     let known = |name: &str, line: usize| -> Result<(), ImportError> {
         if s.materials.iter().any(|m| m.name == name) {
             Ok(())
         } else {
-            Err(err(line, format!("unknown material `{name}`")))
+            Err(ImportError::Syntax {
+                file: f.to_path_buf(),
+                line,
+                message: format!("unknown material `{name}`"),
+            })
         }
     };
 
-    // Floorplans of the dies, and whether element names clash across dies.
-    let mut plans = Vec::new();
-    for e in &s.stack {
-        if let stk::Element::Die { floorplan, .. } = &e.element {
-            let (p, found) = extras::floorplan_path(f, e.line, floorplan)?;
-            notes.extend(found);
-            plans.push((
-                e.name.clone(),
-                flp::parse_floorplan(&read_text(&p)?, &p)?,
-                p,
-            ));
-        }
-    }
-    grid(&s, f, &mut doc, &plans, &mut notes)?;
-    let mut all: Vec<&str> = plans
-        .iter()
-        .flat_map(|(_, els, _)| els.iter().map(|e| e.name.as_str()))
-        .collect();
-    all.sort_unstable();
-    let clash = all.windows(2).any(|w| w[0] == w[1]);
     let block_name = |el: &str, name: &str| {
         if clash {
             format!("{el}.{name}")
@@ -165,7 +229,6 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
         }
     };
 
-    let mut trace: Vec<(String, Vec<f64>)> = Vec::new();
     let mut layers_top_down: Vec<LayerDoc> = Vec::new();
     for e in &s.stack {
         match &e.element {
@@ -241,26 +304,28 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
             }
         }
     }
-    if !flip {
-        layers_top_down.reverse();
-    }
-    doc.layers = layers_top_down;
-    let (probes, out_notes) = extras::probes(&s, f, |e| extras::output_layer(&s, e))?;
-    doc.probes = probes;
-    notes.extend(out_notes);
-    if clash {
-        doc.header.push(
-            "Floorplan element names repeat across dies: blocks are named DIE_ELEMENT.NAME.".into(),
-        );
-    }
+    Ok(layers_top_down)
+}
 
+/// Power over time: a CSV trace beside `out` when the elements have more
+/// than one value (or the `.stk` asks for a transient), with the footer's
+/// lines and the hint of the transient run (`next` when the `.stk` has a
+/// transient section).
+fn power_over_time(
+    s: &stk::Stk,
+    f: &Path,
+    out: &Path,
+    trace: &[(String, Vec<f64>)],
+    ambient: f64,
+    notes: &mut Vec<String>,
+) -> Result<OverTime, ImportError> {
     // Power over time: a CSV trace when the elements have more than one value.
     let slots = trace.iter().map(|(_, p)| p.len()).min().unwrap_or(0);
     let mut extra = Vec::new();
     let mut footer = Vec::new();
     let mut next = None;
     if let Some((t0, line)) = &s.initial_temperature {
-        if si(f, *line, t0, 0)? != doc.ambient {
+        if si(f, *line, t0, 0)? != ambient {
             footer.push(format!("initial temperature {t0} K: cuth transients start at ambient or --init steady/FILE."));
         }
     }
@@ -277,13 +342,13 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
             "# from {} : one row per 3D-ICE slot of {slot} s\ntime",
             f.display()
         );
-        for (n, _) in &trace {
+        for (n, _) in trace {
             csv.push(',');
             csv.push_str(n);
         }
         for k in 0..slots.max(1) {
             csv.push_str(&format!("\n{:?}", super::round12(k as f64 * slot)));
-            for (_, p) in &trace {
+            for (_, p) in trace {
                 csv.push_str(&format!(",{:?}", p[k]));
             }
         }
@@ -312,18 +377,20 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
             notes.push(format!("elements have different numbers of power values: {slots} used, as 3D-ICE discards extras"));
         }
     }
-    for i in &s.ignored {
-        footer.push(format!("not carried over: {i}"));
-    }
-    doc.footer = footer;
-    let toml = doc.render();
-    super::check_loads(&toml, out)?;
-    Ok(Imported {
-        toml,
+    Ok(OverTime {
         extra,
-        notes,
+        footer,
         next,
     })
+}
+
+/// What [`power_over_time`] adds to the import.
+struct OverTime {
+    /// The trace file, if any.
+    extra: Vec<ExtraFile>,
+    footer: Vec<String>,
+    /// The transient run to suggest next.
+    next: Option<String>,
 }
 
 /// A floorplan element's `material` (3D-ICE's non-uniform mode): the die's

@@ -9,14 +9,13 @@
 //! only the per-level work vectors are k times larger.
 
 use super::BatchPreconditioner;
-use crate::backend::batch::BatchOps;
-use crate::backend::mg::Guess;
+use crate::backend::batch::{Active, BatchOps};
+use crate::backend::mg::{Guess, Relax};
 use crate::backend::BackendError;
 use crate::linalg::mg::{MgCycle, MgParts, Multigrid};
 
 pub struct BatchMultigrid<'a, B: BatchOps> {
     parts: MgParts<'a, B>,
-    k: usize,
     /// (b, x) of every level below the finest, k vectors each.
     work: Vec<(B::Vector, B::Vector)>,
 }
@@ -33,7 +32,7 @@ impl<'a, B: BatchOps> BatchMultigrid<'a, B> {
                 Ok((be.zeros(k * nc)?, be.zeros(k * nc)?))
             })
             .collect::<Result<Vec<_>, BackendError>>()?;
-        Ok(BatchMultigrid { parts, k, work })
+        Ok(BatchMultigrid { parts, work })
     }
 }
 
@@ -44,21 +43,15 @@ impl<B: BatchOps> BatchPreconditioner<B> for BatchMultigrid<'_, B> {
         a: &B::Matrix,
         r: &B::Vector,
         z: &mut B::Vector,
-        s: &B::Scalars,
-        mask: usize,
+        on: Active<'_, B>,
     ) -> Result<(), BackendError> {
         let p = &self.parts;
         let Some(pivots) = p.fine_pivots else {
-            return be.batch_mg_dense_apply(self.k, p.inverse, p.inverse_n, r, z, s, mask);
+            return be.batch_mg_dense_apply(p.inverse, p.inverse_n, r, z, on);
         };
-        let at = Level {
-            be,
-            p,
-            k: self.k,
-            s,
-            mask,
-        };
-        at.cycle(0, a, pivots, &mut self.work, r, z, true)
+        let at = Level { be, p, on };
+        let level = LevelOp { l: 0, a, pivots };
+        at.cycle(level, &mut self.work, r, z, true)
     }
 }
 
@@ -66,39 +59,49 @@ impl<B: BatchOps> BatchPreconditioner<B> for BatchMultigrid<'_, B> {
 struct Level<'c, 'a, B: BatchOps> {
     be: &'c B,
     p: &'c MgParts<'a, B>,
-    k: usize,
-    s: &'c B::Scalars,
-    mask: usize,
+    on: Active<'c, B>,
+}
+
+/// A level of the hierarchy as the cycle smooths it: its index, operator
+/// and line pivots.
+struct LevelOp<'c, B: BatchOps> {
+    l: usize,
+    a: &'c B::Matrix,
+    pivots: &'c B::Vector,
 }
 
 impl<B: BatchOps> Level<'_, '_, B> {
-    /// One cycle on level `l` (operator `a`) for A x = b, x taken as 0
-    /// when `zero`; `work` holds the levels below.
-    #[allow(clippy::too_many_arguments)]
+    /// One cycle on `level` for A x = b, x taken as 0 when `zero`; `work`
+    /// holds the levels below.
     fn cycle(
         &self,
-        l: usize,
-        a: &B::Matrix,
-        pivots: &B::Vector,
+        level: LevelOp<'_, B>,
         work: &mut [(B::Vector, B::Vector)],
         b: &B::Vector,
         x: &mut B::Vector,
         zero: bool,
     ) -> Result<(), BackendError> {
-        let (be, p, k, s, mask) = (self.be, self.p, self.k, self.s, self.mask);
+        let (be, p, on) = (self.be, self.p, self.on);
+        let LevelOp { l, a, pivots } = level;
         // The step that made this level, when it relaxes its changed cells only.
         let made_by = (l > 0 && p.skip_unchanged).then(|| &p.steps[l - 1]);
+        let relax = |colour, guess| Relax {
+            inv_pivots: pivots,
+            colour,
+            guess,
+            made_by,
+        };
         for sweep in 0..p.opts.sweeps {
             let (g0, g1) = match zero && sweep == 0 {
                 true => (Guess::Zero, Guess::ColourZero),
                 false => (Guess::Full, Guess::Full),
             };
-            be.batch_mg_smooth(a, k, pivots, 0, g0, made_by, b, x, s, mask)?;
-            be.batch_mg_smooth(a, k, pivots, 1, g1, made_by, b, x, s, mask)?;
+            be.batch_mg_smooth(a, relax(0, g0), b, x, on)?;
+            be.batch_mg_smooth(a, relax(1, g1), b, x, on)?;
         }
         let step = &p.steps[l];
         let ((cb, cx), deeper) = work.split_first_mut().expect("a coarser level");
-        be.batch_mg_restrict_residual(a, k, step, b, x, cb, s, mask)?; // b_c = Pᵀ(b − A x)
+        be.batch_mg_restrict_residual(a, step, b, x, cb, on)?; // b_c = Pᵀ(b − A x)
         match p.coarse[l] {
             (Some(ac), Some(pc)) => {
                 let repeats = match p.opts.cycle {
@@ -106,15 +109,20 @@ impl<B: BatchOps> Level<'_, '_, B> {
                     MgCycle::W => 2,
                 };
                 for g in 0..repeats {
-                    self.cycle(l + 1, ac, pc, deeper, cb, cx, g == 0)?;
+                    let coarser = LevelOp {
+                        l: l + 1,
+                        a: ac,
+                        pivots: pc,
+                    };
+                    self.cycle(coarser, deeper, cb, cx, g == 0)?;
                 }
             }
-            _ => be.batch_mg_dense_apply(k, p.inverse, p.inverse_n, cb, cx, s, mask)?,
+            _ => be.batch_mg_dense_apply(p.inverse, p.inverse_n, cb, cx, on)?,
         }
-        be.batch_mg_prolong_add(k, step, cx, x, s, mask)?; // x += P x_c
+        be.batch_mg_prolong_add(step, cx, x, on)?; // x += P x_c
         for _ in 0..p.opts.sweeps {
-            be.batch_mg_smooth(a, k, pivots, 1, Guess::Full, made_by, b, x, s, mask)?;
-            be.batch_mg_smooth(a, k, pivots, 0, Guess::Full, made_by, b, x, s, mask)?;
+            be.batch_mg_smooth(a, relax(1, Guess::Full), b, x, on)?;
+            be.batch_mg_smooth(a, relax(0, Guess::Full), b, x, on)?;
         }
         Ok(())
     }

@@ -20,8 +20,8 @@
 pub mod mg;
 
 use super::params::{SolveError, Stop};
-use crate::backend::batch::{BatchCheck, BatchOps};
-use crate::backend::{BackendError, Ratio};
+use crate::backend::batch::{Active, BatchCheck, BatchOps, BatchSums};
+use crate::backend::{BackendError, CgStep, Ratio};
 
 const RR: usize = 0;
 const BB: usize = 1;
@@ -33,17 +33,15 @@ const ITERS: usize = 7;
 const TRUE_RR: usize = 8;
 const SLOTS: usize = 9;
 
-/// z = M⁻¹ r on every vector of a batch whose status (at `mask`) is > 0.
+/// z = M⁻¹ r on the vectors of a batch that are still iterating (`on`).
 pub trait BatchPreconditioner<B: BatchOps> {
-    #[allow(clippy::too_many_arguments)]
     fn apply(
         &mut self,
         be: &B,
         a: &B::Matrix,
         r: &B::Vector,
         z: &mut B::Vector,
-        s: &B::Scalars,
-        mask: usize,
+        on: Active<'_, B>,
     ) -> Result<(), BackendError>;
 }
 
@@ -110,10 +108,20 @@ pub enum BatchOutcome {
     Empty,
 }
 
+/// When a batch's solves stop: each vector's own test, and the limits
+/// they share.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchStops<'s> {
+    /// Vector j's stopping test, None for a padding slot (b_j should then
+    /// be 0).
+    pub stops: &'s [Option<Stop>],
+    pub max_iter: usize,
+    /// Read the statuses back every this many iterations.
+    pub check_every: usize,
+}
+
 /// Batched PCG on the k systems A x_j = b_j, b and x of k·n rows (x is
-/// overwritten: every solve starts from 0). `stops[j]` is vector j's
-/// stopping test, None for a padding slot (b_j should then be 0).
-#[allow(clippy::too_many_arguments)]
+/// overwritten: every solve starts from 0).
 pub fn batch_pcg<B: BatchOps>(
     be: &B,
     a: &B::Matrix,
@@ -121,10 +129,13 @@ pub fn batch_pcg<B: BatchOps>(
     b: &B::Vector,
     x: &mut B::Vector,
     work: &mut BatchWork<B>,
-    stops: &[Option<Stop>],
-    max_iter: usize,
-    check_every: usize,
+    stop: BatchStops<'_>,
 ) -> Result<Vec<BatchOutcome>, BackendError> {
+    let BatchStops {
+        stops,
+        max_iter,
+        check_every,
+    } = stop;
     let k = work.k;
     if stops.len() != k {
         return Err(BackendError::Length(stops.len(), k));
@@ -139,12 +150,13 @@ pub fn batch_pcg<B: BatchOps>(
         scratch,
         ..
     } = work;
+    let mut sums = BatchSums { k, s, scratch };
     be.copy(zero, x)?;
     be.copy(b, r)?; // r = b − A·0
     let status = STATUS * k;
-    be.set_slots(s, status, &vec![1.0; k])?;
-    be.batch_dot(k, b, b, s, BB * k, status, scratch)?; // b·b = r·r
-    let v = be.read_scalars(s)?;
+    be.set_slots(sums.s, status, &vec![1.0; k])?;
+    be.batch_dot(b, b, BB * k, status, &mut sums)?; // b·b = r·r
+    let v = be.read_scalars(sums.s)?;
     let bb: Vec<f64> = (0..k).map(|j| v[BB * k + j]).collect();
     let tol2: Vec<f64> = (0..k)
         .map(|j| stops[j].map_or(0.0, |st| st.threshold_sq(bb[j])))
@@ -156,20 +168,20 @@ pub fn batch_pcg<B: BatchOps>(
             _ => 0.0,
         })
         .collect();
-    be.set_slots(s, TOL * k, &tol2)?;
-    be.set_slots(s, status, &start)?;
-    be.set_slots(s, ITERS * k, &vec![0.0; k])?;
+    be.set_slots(sums.s, TOL * k, &tol2)?;
+    be.set_slots(sums.s, status, &start)?;
+    be.set_slots(sums.s, ITERS * k, &vec![0.0; k])?;
     let mut done = start.iter().all(|&st| st <= 0.0);
     if !done {
-        m.apply(be, a, r, z, s, status)?; // z = M⁻¹ r
-        be.batch_dot(k, r, z, s, RZ[0] * k, status, scratch)?; // r·z
+        m.apply(be, a, r, z, sums.active(status))?; // z = M⁻¹ r
+        be.batch_dot(r, z, RZ[0] * k, status, &mut sums)?; // r·z
         be.copy(z, p)?; // p = z
     }
     let check_every = check_every.max(1);
     let mut it = 0;
     while !done && it < max_iter {
         let (cur, next) = (RZ[it % 2] * k, RZ[(it + 1) % 2] * k);
-        be.batch_spmv_dot(a, k, p, q, s, PQ * k, status, scratch)?; // q = A p; p·q
+        be.batch_spmv_dot(a, p, q, PQ * k, status, &mut sums)?; // q = A p; p·q
         let check = BatchCheck {
             rr: RR * k,
             tol: TOL * k,
@@ -181,25 +193,26 @@ pub fn batch_pcg<B: BatchOps>(
             num: cur,
             den: PQ * k,
         };
-        be.batch_cg_update(k, alpha, p, q, x, r, s, &check, scratch)?; // x, r, r·r, test
+        let step = CgStep { p, q, x, r };
+        be.batch_cg_update(alpha, step, &check, &mut sums)?; // x, r, r·r, test
         it += 1;
         if it.is_multiple_of(check_every) || it == max_iter {
-            let v = be.read_scalars(s)?;
+            let v = be.read_scalars(sums.s)?;
             done = v[status..status + k].iter().all(|&st| st <= 0.0);
             if done || it == max_iter {
                 break;
             }
         }
-        m.apply(be, a, r, z, s, status)?; // z = M⁻¹ r
-        be.batch_dot(k, r, z, s, next, status, scratch)?; // r·z
+        m.apply(be, a, r, z, sums.active(status))?; // z = M⁻¹ r
+        be.batch_dot(r, z, next, status, &mut sums)?; // r·z
         let beta = Ratio {
             num: next,
             den: cur,
         };
-        be.batch_xpay(k, beta, z, p, s, status)?; // p = z + β p
+        be.batch_xpay(beta, z, p, sums.active(status))?; // p = z + β p
     }
-    be.batch_residual(a, k, b, x, r, s, TRUE_RR * k, scratch)?; // true r·r
-    let v = be.read_scalars(s)?;
+    be.batch_residual(a, b, x, r, TRUE_RR * k, &mut sums)?; // true r·r
+    let v = be.read_scalars(sums.s)?;
     let at = |q: usize, j: usize| v[q * k + j];
     Ok((0..k)
         .map(|j| {

@@ -40,7 +40,7 @@
 
 use super::coarsen::line_pivots;
 use super::{MgCycle, MgOptions, MgReport};
-use crate::backend::mg::{Guess, MultigridOps};
+use crate::backend::mg::{Guess, MultigridOps, Relax};
 use crate::backend::BackendError;
 use crate::linalg::precond::{PrecondReport, Preconditioner};
 use crate::linalg::{LinearOperator, QuadDiag};
@@ -151,14 +151,20 @@ fn cycle<B: MultigridOps>(
     x: &mut B::Vector,
     zero: bool,
 ) -> Result<(), BackendError> {
+    let relax = |colour, guess| Relax {
+        inv_pivots: here.pivots,
+        colour,
+        guess,
+        made_by: here.made_by,
+    };
     for s in 0..o.sweeps {
         let first = zero && s == 0;
         let (g0, g1) = match first {
             true => (Guess::Zero, Guess::ColourZero),
             false => (Guess::Full, Guess::Full),
         };
-        be.mg_smooth(here.a, here.pivots, 0, g0, here.made_by, b, x)?;
-        be.mg_smooth(here.a, here.pivots, 1, g1, here.made_by, b, x)?;
+        be.mg_smooth(here.a, relax(0, g0), b, x)?;
+        be.mg_smooth(here.a, relax(1, g1), b, x)?;
     }
     let (next, deeper) = below.levels.split_first_mut().expect("a coarser level");
     // b_c = Pᵀ (b − A x)
@@ -199,8 +205,7 @@ fn cycle<B: MultigridOps>(
     be.mg_prolong_add(here.step, next_x, x)?;
     for _ in 0..o.sweeps {
         for colour in [1, 0] {
-            let (a, p, made) = (here.a, here.pivots, here.made_by);
-            be.mg_smooth(a, p, colour, Guess::Full, made, b, x)?;
+            be.mg_smooth(here.a, relax(colour, Guess::Full), b, x)?;
         }
     }
     Ok(())

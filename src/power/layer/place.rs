@@ -9,7 +9,6 @@ use crate::grid::Grid;
 use crate::power::rasterize::{add_pixels, add_rect};
 use crate::power::{invalid, PowerError, Rect};
 use crate::stack::units::show_m;
-use crate::stack::Stack;
 use std::path::Path;
 
 /// How far, relative to the footprint size, a rectangle may overshoot it and
@@ -95,26 +94,24 @@ pub(super) fn spread(
     }
 }
 
-/// Spreads a raster onto the map, rescaled to `total` when given; returns the
-/// layer's input total, W.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn raster(
-    map: &mut [f64],
+/// The factor that brings raster `r` (read from `file`) to `total` W, and
+/// the layer's input total, W. Checked before anything is placed: a map of
+/// relative intensities needs a total, and an all-zero one can be scaled to
+/// 0 W only. `src` and `field` locate the spec in the stack file.
+pub(super) fn raster_scale(
     r: &Raster,
     file: &Path,
     total: Option<f64>,
-    stack: &Stack,
-    grid: &Grid,
+    src: &Path,
     field: &str,
-    extent: &Rect,
-) -> Result<f64, PowerError> {
+) -> Result<(f64, f64), PowerError> {
     let sum = r.sum();
     let at = format!("{field}.total");
     let scale = match (total, r.unit) {
         (None, RasterUnit::Watts) => 1.0,
         (None, RasterUnit::Relative) => {
             return Err(invalid(
-                &stack.source,
+                src,
                 at,
                 format!(
                     "{} holds relative intensities only: set `total` (W)",
@@ -126,12 +123,18 @@ pub(super) fn raster(
         (Some(t), _) if sum > 0.0 || t == 0.0 => t / sum.max(f64::MIN_POSITIVE),
         (Some(t), _) => {
             return Err(invalid(
-                &stack.source,
+                src,
                 at,
                 format!("cannot scale {} to {t} W: every pixel is 0", file.display()),
             ))
         }
     };
+    Ok((scale, total.unwrap_or(sum)))
+}
+
+/// Spreads raster `r`, times `scale` ([`raster_scale`]), onto the map over
+/// `extent`.
+pub(super) fn raster(map: &mut [f64], r: &Raster, scale: f64, extent: &Rect, grid: &Grid) {
     let scaled: Vec<f64>;
     let values = if scale != 1.0 {
         scaled = r.values.iter().map(|v| v * scale).collect();
@@ -140,5 +143,4 @@ pub(super) fn raster(
         &r.values
     };
     add_pixels(map, values, r.rows, r.cols, extent, grid);
-    Ok(total.unwrap_or(sum))
 }

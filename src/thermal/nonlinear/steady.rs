@@ -9,6 +9,7 @@ use crate::power::layer_power;
 use crate::stack::Stack;
 use crate::thermal::device::ThermalBackend;
 use crate::thermal::steady::{summarize, Coupling, SteadyError, SteadyOptions, SteadyOutcome};
+use crate::thermal::summarize::ThermalProblem;
 use crate::thermal::summary::{MixedReport, SolverReport};
 use std::time::Instant;
 
@@ -54,9 +55,8 @@ pub fn solve<B: ThermalBackend + 'static>(
         g_top: &p.g_top,
         g_bottom: &p.g_bottom,
     };
-    let mut summary = summarize(
-        stack, &grid, coupling, &p.theta, &p.t, &power, be, solver, timings,
-    );
+    let problem = ThermalProblem::new(stack, &grid, &power);
+    let mut summary = summarize(problem, coupling, &p.theta, &p.t, be, solver, timings);
     summary.nonlinear = Some(p.report);
     Ok(SteadyOutcome {
         grid,

@@ -33,6 +33,7 @@ pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
 pub use stepper::{Stepper, EXTRA_VECTORS};
 
 use super::steady::{summarize, SteadyOptions};
+use super::summarize::ThermalProblem;
 use super::summary::{SolverReport, Summary};
 use crate::backend::BackendError;
 use crate::grid::Grid;
@@ -271,12 +272,10 @@ pub fn run_transient<B: ThermalBackend + 'static>(
             let power = schedule.layer_power_at(row);
             let solver = step_solver(&opts.solver, stepper.precond_report(), info_iterations);
             let s = summarize(
-                stack,
-                &grid,
+                ThermalProblem::new(stack, &grid, &power),
                 sys.coupling(power_w, linear),
                 &theta,
                 &temperature_k,
-                &power,
                 be,
                 solver,
                 vec![],
@@ -304,12 +303,10 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     // The final maps' summary: the final field's steady-style statistics
     // (its energy block compares power in with heat out at this instant).
     let final_summary = summarize(
-        stack,
-        &grid,
+        ThermalProblem::new(stack, &grid, &power),
         sys.coupling(power_w, linear),
         &theta_old,
         &temperature_k,
-        &power,
         be,
         final_solver,
         vec![],

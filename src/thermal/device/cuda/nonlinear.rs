@@ -10,7 +10,7 @@
 use super::assemble::{AsmInputs, DeviceSystem};
 use super::assemble_kt::KtTables;
 use super::leakage::DevLeakage;
-use super::nonlinear_reduce::{Reduce, NONLINEAR};
+use super::nonlinear_reduce::{Operands, Reduce, NONLINEAR};
 use crate::backend::cuda::launch::{driver_err, rows_config};
 use crate::backend::cuda::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::{Backend, BackendError};
@@ -204,7 +204,7 @@ impl NonlinearOps for CudaBackend {
             self.nl_axpby(Some(cellw), 1.0, 1.0, out, 0.0)?;
         }
         let mut s = self.scalars(1)?;
-        self.nl_reduce(out, None, 0.0, 0.0, Reduce::Sum, &mut s, 0)?;
+        self.nl_reduce(Reduce::Sum, Operands::of(out), &mut s, 0)?;
         Ok(NlPower {
             power_in_w: self.read_scalars(&s)?[0],
             leakage_w,
@@ -219,7 +219,7 @@ impl NonlinearOps for CudaBackend {
     ) -> Result<Offset, BackendError> {
         // The shift of `linalg::Offset`: c = Σb / Σamb, b − c·amb.
         let mut s = self.scalars(3)?;
-        self.nl_reduce(&sys.a.amb, None, 0.0, 0.0, Reduce::Sum, &mut s, 0)?;
+        self.nl_reduce(Reduce::Sum, Operands::of(&sys.a.amb), &mut s, 0)?;
         self.dot(&sys.rhs, &sys.rhs, &mut s, 1)?;
         let v = self.read_scalars(&s)?;
         let (amb, nb) = (v[0], v[1].sqrt());
@@ -336,9 +336,9 @@ impl NonlinearOps for CudaBackend {
 
     fn nl_range(&self, x: &CudaSlice<f64>) -> Result<Range, BackendError> {
         let mut s = self.scalars(3)?;
-        self.nl_reduce(x, None, 0.0, 0.0, Reduce::Min, &mut s, 0)?;
-        self.nl_reduce(x, None, 0.0, 0.0, Reduce::Max, &mut s, 1)?;
-        self.nl_reduce(x, None, 0.0, 0.0, Reduce::NonFinite, &mut s, 2)?;
+        self.nl_reduce(Reduce::Min, Operands::of(x), &mut s, 0)?;
+        self.nl_reduce(Reduce::Max, Operands::of(x), &mut s, 1)?;
+        self.nl_reduce(Reduce::NonFinite, Operands::of(x), &mut s, 2)?;
         let v = self.read_scalars(&s)?;
         Ok(Range {
             min: v[0],

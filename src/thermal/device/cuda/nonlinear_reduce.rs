@@ -32,19 +32,37 @@ pub(super) enum Reduce {
     NonFinite = 6,
 }
 
+/// What one `nl_reduce_f64` reads: x, a second vector y for the modes that
+/// compare two (x again when absent), and the two numbers some modes take.
+pub(super) struct Operands<'a> {
+    pub x: &'a CudaSlice<f64>,
+    pub y: Option<&'a CudaSlice<f64>>,
+    pub shift: f64,
+    pub param: f64,
+}
+
+impl<'a> Operands<'a> {
+    /// x alone, for the modes that read nothing else (sums, range).
+    pub(super) fn of(x: &'a CudaSlice<f64>) -> Self {
+        Operands {
+            x,
+            y: None,
+            shift: 0.0,
+            param: 0.0,
+        }
+    }
+}
+
 impl CudaBackend {
-    /// s[out] = the reduction `mode` of x (and y), see `nl_reduce_f64`.
-    #[allow(clippy::too_many_arguments)]
+    /// s[out] = the reduction `mode` of the operands, see `nl_reduce_f64`.
     pub(super) fn nl_reduce(
         &self,
-        x: &CudaSlice<f64>,
-        y: Option<&CudaSlice<f64>>,
-        shift: f64,
-        param: f64,
         mode: Reduce,
+        on: Operands<'_>,
         s: &mut CudaSlice<f64>,
         out: usize,
     ) -> Result<(), BackendError> {
+        let Operands { x, y, shift, param } = on;
         let y = y.unwrap_or(x);
         same_len(x.len(), y.len())?;
         if out >= s.len() {
@@ -77,7 +95,13 @@ impl CudaBackend {
         mode: Reduce,
     ) -> Result<f64, BackendError> {
         let mut slot = self.scalars(1)?;
-        self.nl_reduce(x, y, s, p, mode, &mut slot, 0)?;
+        let on = Operands {
+            x,
+            y,
+            shift: s,
+            param: p,
+        };
+        self.nl_reduce(mode, on, &mut slot, 0)?;
         Ok(self.read_scalars(&slot)?[0])
     }
 }
