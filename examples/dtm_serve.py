@@ -4,7 +4,7 @@
 whenever a core's hottest block passed 85 °C at the last step, that core
 runs at half power for the next one.
 
-    python3 examples/dtm_serve.py [--steps 10000] [--grid 64] [--device auto]
+    python3 examples/dtm_serve.py [--steps 10000] [--grid 64] [--device auto] [--precond P]
 
 Only the standard library: the server speaks JSON lines on its stdin and
 stdout (docs/serve.md). Prints the throttled fraction per core, the hottest
@@ -36,6 +36,7 @@ class Server:
     def __init__(self, args):
         cuth = os.environ.get("CUTH_BIN", os.path.join(ROOT, "target", "release", "cuth"))
         cmd = [cuth, "serve", STACK, "--grid", f"{args.grid}x{args.grid}", "--device", args.device]
+        cmd += ["--precond", args.precond] if args.precond else []
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.hello = json.loads(self.p.stdout.readline())
 
@@ -60,6 +61,7 @@ def main():
     ap.add_argument("--steps", type=int, default=10000)
     ap.add_argument("--grid", type=int, default=64)
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--precond", help="the server's --precond (default: its own)")
     args = ap.parse_args()
 
     names, rows = read_ptrace(TRACE)

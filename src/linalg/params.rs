@@ -3,8 +3,10 @@
 //! keeps one: [`Stop`] (the stopping criterion with its reference norm),
 //! [`CgParams`], [`CgInfo`], [`SolveError`].
 
-use super::pcg::MAX_REPLACEMENTS;
 use crate::backend::BackendError;
+
+/// Restarts from the true residual before the solve is declared stuck.
+pub(super) const MAX_REPLACEMENTS: usize = 20;
 
 /// When PCG stops: ‖r‖₂ ≤ rtol · reference, the reference being ‖b‖₂ of
 /// the system PCG solves unless the caller names its own (the user's ‖b‖

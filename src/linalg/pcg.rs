@@ -23,8 +23,9 @@
 //! reported as convergence.
 
 use super::operator::LinearOperator;
+use super::params::MAX_REPLACEMENTS;
 pub use super::params::{CgInfo, CgParams, SolveError, Stop};
-use super::precond::Preconditioner;
+use super::precond::preconditioner::Preconditioner;
 use crate::backend::{Backend, BackendError, CgStep, Ratio};
 
 /// Scalar slots used by PCG (`refine` shares them).
@@ -35,8 +36,6 @@ const PQ: usize = 2;
 /// kernel can read the old value while another writes the new one.
 const RZ: [usize; 2] = [3, 4];
 const SLOTS: usize = 5;
-/// Restarts from the true residual before the solve is declared stuck.
-pub(super) const MAX_REPLACEMENTS: usize = 20;
 /// Stagnation: ‖r‖ has not halved for max(STALL_ITERS, half the iterations
 /// since the last restart) iterations. CG's ‖r‖₂ is not monotone: on mol_f2f at 2048²
 /// it sat above its best for over 250 iterations at the start and for ~900

@@ -16,8 +16,8 @@
 //! sequential loop by rounding only.
 
 use super::probes::ProbeCell;
-use super::steady::Coupling;
 use super::summary::EnergyBalance;
+use crate::assemble::System;
 pub use crate::backend::reduce::{chunked_sum, CHUNK};
 use crate::backend::BackendError;
 use crate::grid::Grid;
@@ -342,6 +342,25 @@ impl<'a> FieldStats<'a> {
 
 #[path = "field_stats_device.rs"]
 pub mod device;
+
+/// What the energy balance reads of a system.
+#[derive(Clone, Copy)]
+pub struct Coupling<'a> {
+    /// Σ rhs, W.
+    pub power_in_w: f64,
+    pub g_top: &'a [f64],
+    pub g_bottom: &'a [f64],
+}
+
+impl<'a> From<&'a System> for Coupling<'a> {
+    fn from(sys: &'a System) -> Coupling<'a> {
+        Coupling {
+            power_in_w: sys.rhs.iter().sum(),
+            g_top: &sys.g_top,
+            g_bottom: &sys.g_bottom,
+        }
+    }
+}
 
 #[cfg(test)]
 #[path = "field_stats_tests.rs"]

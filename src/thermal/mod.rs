@@ -11,6 +11,7 @@ pub mod nonlinear;
 pub mod probes;
 pub mod steady;
 mod steady_device;
+pub mod steady_options;
 pub mod summarize;
 pub mod summary;
 pub mod sweep;

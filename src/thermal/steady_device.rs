@@ -8,8 +8,8 @@
 
 use super::block_stats_device::{block_stats, layer_blocks};
 use super::field_stats::{FieldStats, FieldSummary, Piece};
-use super::steady::{Coupling, KeepField, SteadyError};
-use super::summarize::{PowerSums, ThermalProblem};
+use super::steady_options::{KeepField, SteadyError};
+use super::summarize::{Coupling, PowerSums, ThermalProblem};
 use crate::assemble::System;
 use crate::linalg::Offset;
 use crate::thermal::device::{DeviceAssembly, ThermalBackend, ThermalOps};

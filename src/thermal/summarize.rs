@@ -3,6 +3,7 @@
 //! the stack's names and the solver's report. Also the energy balance of a
 //! whole field (the nonlinear iteration's convergence check).
 
+pub use super::field_stats::Coupling;
 use super::field_stats::{chunked_sum, FieldStats, FieldSummary, Piece};
 use super::summary::{CellRef, EnergyBalance, GridSummary, LayerSummary, SolverReport, Summary};
 use crate::assemble::System;
@@ -24,25 +25,6 @@ pub(crate) struct ThermalProblem<'a> {
 impl<'a> ThermalProblem<'a> {
     pub fn new(stack: &'a Stack, grid: &'a Grid, power: &'a [LayerPower]) -> Self {
         ThermalProblem { stack, grid, power }
-    }
-}
-
-/// What the energy balance reads of a system.
-#[derive(Clone, Copy)]
-pub struct Coupling<'a> {
-    /// Σ rhs, W.
-    pub power_in_w: f64,
-    pub g_top: &'a [f64],
-    pub g_bottom: &'a [f64],
-}
-
-impl<'a> From<&'a System> for Coupling<'a> {
-    fn from(sys: &'a System) -> Coupling<'a> {
-        Coupling {
-            power_in_w: sys.rhs.iter().sum(),
-            g_top: &sys.g_top,
-            g_bottom: &sys.g_bottom,
-        }
     }
 }
 

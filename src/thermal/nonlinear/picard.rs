@@ -41,7 +41,7 @@ use crate::power::LayerPower;
 use crate::stack::Stack;
 use crate::thermal::device::nonlinear::NlContext;
 use crate::thermal::device::ThermalBackend;
-use crate::thermal::steady::{SteadyError, SteadyOptions};
+use crate::thermal::steady_options::{SteadyError, SteadyOptions};
 use std::time::Instant;
 
 /// Iterations in a row with a growing change that count as divergence.

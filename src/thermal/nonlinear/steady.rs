@@ -8,8 +8,8 @@ use crate::grid::Grid;
 use crate::power::layer_power;
 use crate::stack::Stack;
 use crate::thermal::device::ThermalBackend;
-use crate::thermal::steady::{summarize, Coupling, SteadyError, SteadyOptions, SteadyOutcome};
-use crate::thermal::summarize::ThermalProblem;
+use crate::thermal::steady_options::{SteadyError, SteadyOptions, SteadyOutcome};
+use crate::thermal::summarize::{summarize, Coupling, ThermalProblem};
 use crate::thermal::summary::{MixedReport, SolverReport};
 use std::time::Instant;
 
