@@ -96,7 +96,7 @@ pub struct LayerMaps {
     pub blocks: Vec<Option<Vec<BlockStats>>>,
 }
 
-/// What a caller hands [`solve_steady_for`] besides the stack:
+/// What a caller hands [`solve_steady_for`](super::steady::solve_steady_for) besides the stack:
 /// the power it has rasterized already and the assembly input's parts it
 /// built from it (the CLI does both while the device opens), and whether
 /// the device buffers may be left to the process exit.
