@@ -13,8 +13,8 @@
 //! power change re-rasterizes only the driven layers (footprints are
 //! rasterized once) and uploads one vector; a step is one warm-started PCG
 //! solve. The same powers and Δt give the same field as `cuth transient`'s
-//! steps (the same [`BlockDrive`] maps and [`Stepper`]), and a steady solve
-//! the same as `cuth solve`'s.
+//! steps (the same [`BlockDrive`](crate::power::drive::BlockDrive) maps and
+//! [`Stepper`]), and a steady solve the same as `cuth solve`'s.
 //!
 //! Linear stacks only: a stack with temperature-dependent properties or
 //! leakage is refused at [`Simulation::open`].
