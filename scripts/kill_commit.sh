@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# SIGKILL check of the output commit: runs `cuth solve` and `cuth transient`
-# into one --out, alternating two grids (so a mix of two runs is visible in
-# the maps), and kills each with SIGKILL at a random moment, the commit
-# included. After every kill the folder must hold one complete run (every
-# file its manifest lists, each map with summary.json's grid) or be
+# SIGKILL check of the output commit: runs `cuth solve`, `cuth transient`
+# and `cuth topopt` into one --out, alternating two grids (so a mix of two
+# runs is visible in the maps and the density field), and kills each with
+# SIGKILL at a random moment, the commit included. After every kill the
+# folder must hold one complete run (every file its manifest lists, each map
+# with one grid, a topopt's density and history with summary.json's mesh
+# and iterations) or be
 # mid-commit (.cuth-commit.json present), which the next run must finish
 # first; a user file placed in the folder must survive everything.
 #
@@ -54,6 +56,17 @@ m = json.load(open(mf))
 missing = [f for f in m["files"] if not os.path.exists(os.path.join(d, f))]
 if missing:
     print(f"BAD {len(missing)} listed files missing, e.g. {missing[0]}"); sys.exit()
+if m["command"] == "topopt":
+    s = json.load(open(os.path.join(d, "summary.json")))
+    mesh = s["problem"]["mesh"]
+    vti = open(os.path.join(d, "density.vti"), "rb").read()
+    want = 'WholeExtent="0 {} 0 {} 0 {}"'.format(*mesh).encode()
+    if want not in vti:
+        print(f"BAD density.vti is not summary.json's mesh {mesh}"); sys.exit()
+    rows = sum(1 for _ in open(os.path.join(d, "history.csv"))) - 1
+    if rows != s["iterations"]:
+        print(f"BAD history.csv has {rows} rows, summary.json {s['iterations']} iterations")
+        sys.exit()
 ny = None
 for f in m["files"]:
     if f.endswith(".csv") and "/" not in f and f[:2].isdigit():
@@ -65,22 +78,31 @@ print(f"ok {m['command']} ({len(m['files'])} files)")
 PY
 }
 
-# One run to the end first: its wall time bounds the kill moments.
-t0=$(date +%s.%N)
-"$CUTH" solve "$WORK/stack.toml" --grid 12x12 --device cpu -q --out "$OUT" || exit 1
-T=$(python3 -c "print(($(date +%s.%N) - $t0) * 1.2)")
-echo "one run: ${T} s x 1.2 (kills uniform in 0..that)"
+# One run of each kind to the end first: its wall time bounds the kill
+# moments of that kind.
+bound() { # command...: prints 1.2 x the run's wall time
+  local t0; t0=$(date +%s.%N)
+  "$@" --device cpu -q --out "$OUT" >/dev/null || exit 1
+  python3 -c "print(($(date +%s.%N) - $t0) * 1.2)"
+}
+# A small design, few iterations: about as long as one solve.
+TOPOPT=(topopt cantilever --iterations 5)
+T_TOPOPT=$(bound "$CUTH" "${TOPOPT[@]}" --nelx 16) || exit 1
+T=$(bound "$CUTH" solve "$WORK/stack.toml" --grid 12x12) || exit 1
+echo "one run: solve ${T} s, topopt ${T_TOPOPT} s, x 1.2 (kills uniform in 0..that)"
 
 bad=0; mid=0
 for i in $(seq 1 "$N"); do
   g=$(( i % 2 ? 8 : 12 ))
+  t=$T
   case $((i % 3)) in
-    0) args=(transient "$WORK/stack.toml" --dt 1e-3 --steps 2) ;;
-    *) args=(solve "$WORK/stack.toml") ;;
+    0) args=(transient "$WORK/stack.toml" --dt 1e-3 --steps 2 --grid "${g}x${g}") ;;
+    1) args=(solve "$WORK/stack.toml" --grid "${g}x${g}") ;;
+    2) args=("${TOPOPT[@]}" --nelx "$g") t=$T_TOPOPT ;;
   esac
-  "$CUTH" "${args[@]}" --grid "${g}x${g}" --device cpu -q --out "$OUT" >/dev/null 2>&1 &
+  "$CUTH" "${args[@]}" --device cpu -q --out "$OUT" >/dev/null 2>&1 &
   pid=$!
-  sleep "$(python3 -c "import random; random.seed($SEED * 100003 + $i); print(random.uniform(0, $T))")"
+  sleep "$(python3 -c "import random; random.seed($SEED * 100003 + $i); print(random.uniform(0, $t))")"
   kill -9 "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   r=$(check)

@@ -113,7 +113,8 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 impl Outputs {
     /// Refuses a `--save-state` that is one of the run's inputs (`what`
-    /// names each: `the stack`, `--trace`, `--init`): writing it would
+    /// names each: `the stack`, a file the stack reads, `--trace`,
+    /// `--init`): writing it would
     /// destroy the input, and the next run would fail on it.
     pub fn refuse_inputs(&self, inputs: &[(&str, &Path)]) -> Result<(), InputError> {
         let Some(state) = &self.save_state else {
@@ -243,6 +244,17 @@ impl RunPlan {
         let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
         out.refuse_inputs(&[("the stack", typed.stack)])?;
         let stack = run.load_stack(typed.stack)?;
+        let read = stack.input_files();
+        let named: Vec<(String, &Path)> = read
+            .iter()
+            .map(|(field, p)| (format!("the stack's {field}"), p.as_path()))
+            .collect();
+        out.refuse_inputs(
+            &named
+                .iter()
+                .map(|(what, p)| (what.as_str(), *p))
+                .collect::<Vec<_>>(),
+        )?;
         report_warnings(&stack.warnings, run.strict, run.quiet)?;
         let cells = stack.cells()?;
         let mut stack = stack;

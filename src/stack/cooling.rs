@@ -7,12 +7,22 @@ use super::package::rect_of;
 use super::schema::CoolingSpec;
 use super::validate::checks::invalid;
 use super::{CoolingMap, StackError};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The least film coefficient that counts as removing heat, W/(m²·K): the
 /// floor of a uniform `h`. A map whose every h is below it (a lone 1e-300
 /// pixel) leaves the face adiabatic in all but name and the solve singular.
 const H_FLOOR: f64 = 1e-6;
+
+/// Where a cooling raster named `f` in the stack `file` is read from:
+/// relative to the stack's folder, as every path the stack names.
+pub(super) fn raster_path(file: &Path, f: &Path) -> PathBuf {
+    if f.is_absolute() {
+        f.to_path_buf()
+    } else {
+        file.parent().unwrap_or(Path::new(".")).join(f)
+    }
+}
 
 /// A film coefficient: the scalar (0 with a map, or for a uniform 0: an
 /// adiabatic face) and the map.
@@ -73,11 +83,7 @@ pub(super) fn cooling(
             h_min,
             h_max,
         } => {
-            let path = if f.is_absolute() {
-                f.clone()
-            } else {
-                file.parent().unwrap_or(Path::new(".")).join(f)
-            };
+            let path = raster_path(file, f);
             let png = path
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("png"));

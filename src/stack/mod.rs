@@ -44,6 +44,10 @@ pub struct Stack {
     pub h_top_map: Option<CoolingMap>,
     /// A cooling map under the bottom layer (then `h_bottom` is `None`).
     pub h_bottom_map: Option<CoolingMap>,
+    /// The cooling rasters read for the maps, by the field naming each
+    /// (the maps keep only their values; [`Stack::input_files`] needs the
+    /// files).
+    pub cooling_files: Vec<(String, PathBuf)>,
     /// Bottom to top.
     pub layers: Vec<Layer>,
     pub solver: schema::SolverSpec,
@@ -224,6 +228,32 @@ impl Stack {
     ) -> Result<PowerSpec, StackError> {
         let base = file.parent().unwrap_or(std::path::Path::new("."));
         validate::resolve_power(file, base, field, spec)
+    }
+
+    /// Every file the stack reads besides itself (floorplans, power files,
+    /// cooling rasters), each with the field that names it, resolved as
+    /// its reader resolves it: an output must never overwrite one, or the
+    /// next run of the same stack would read the output instead.
+    pub fn input_files(&self) -> Vec<(String, PathBuf)> {
+        let power_file = |p: &Option<PowerSpec>| match p {
+            Some(PowerSpec::Ptrace { file, .. } | PowerSpec::Raster { file, .. }) => {
+                Some(file.clone())
+            }
+            _ => None,
+        };
+        let mut files = Vec::new();
+        for (i, l) in self.layers.iter().enumerate() {
+            let at = format!("layers[{i}] ({})", l.name);
+            files.extend(l.floorplan.clone().map(|p| (format!("{at}.floorplan"), p)));
+            files.extend(power_file(&l.power).map(|p| (format!("{at}.power.file"), p)));
+            for (j, r) in l.regions.iter().enumerate() {
+                let at = format!("{at}.regions[{j}] ({})", r.name);
+                files.extend(r.floorplan.clone().map(|p| (format!("{at}.floorplan"), p)));
+                files.extend(power_file(&r.power).map(|p| (format!("{at}.power.file"), p)));
+            }
+        }
+        files.extend(self.cooling_files.iter().cloned());
+        files
     }
 
     /// Replaces the in-plane grid (the `--grid NXxNY` override).

@@ -98,3 +98,35 @@ fn save_state_onto_an_input_is_refused() {
     input_error(&t, &out2, &["--save-state", "--init"]);
     assert_eq!(std::fs::read(&st).unwrap(), before);
 }
+
+/// A power raster the stack reads is an input too: overwriting it would
+/// make the next run of the same stack read a state file as power.
+#[test]
+fn save_state_onto_a_stack_power_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let configs = tmp.path().join("configs");
+    let maps = tmp.path().join("powermaps");
+    std::fs::create_dir(&configs).unwrap();
+    std::fs::create_dir(&maps).unwrap();
+    let stack = configs.join("mol_f2f.toml");
+    std::fs::copy("configs/mol_f2f.toml", &stack).unwrap();
+    for m in ["mol_logic.csv", "mol_memory.csv"] {
+        std::fs::copy(format!("powermaps/{m}"), maps.join(m)).unwrap();
+    }
+    let raster = maps.join("mol_logic.csv");
+    let before = std::fs::read(&raster).unwrap();
+    let out = tmp.path().join("o");
+    // Named through another spelling of the same file.
+    let spelled = configs.join("../powermaps/mol_logic.csv");
+    let mut a = vec![
+        "solve",
+        s(&stack),
+        "--out",
+        s(&out),
+        "--save-state",
+        s(&spelled),
+    ];
+    a.extend(SMALL);
+    input_error(&a, &out, &["--save-state", "power.file", "an input"]);
+    assert_eq!(std::fs::read(&raster).unwrap(), before);
+}

@@ -93,6 +93,19 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
     let domain = (width_m, length_m);
     let plan = grid_plan(&raw.grid, file, domain)?;
     let boundary = boundary(&raw.boundary, file, domain)?;
+    let cooling_files = [
+        ("boundary.h_top", &raw.boundary.h_top),
+        ("boundary.h_bottom", &raw.boundary.h_bottom),
+    ]
+    .into_iter()
+    .filter_map(|(field, spec)| match spec {
+        Some(super::schema::CoolingSpec::Raster { file: f, .. }) => Some((
+            format!("{field}.file"),
+            super::cooling::raster_path(file, f),
+        )),
+        _ => None,
+    })
+    .collect();
     if raw.layers.is_empty() {
         return Err(invalid(
             file,
@@ -127,6 +140,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         h_bottom: boundary.h_bottom,
         h_top_map: boundary.h_top_map,
         h_bottom_map: boundary.h_bottom_map,
+        cooling_files,
         layers,
         solver,
     };
