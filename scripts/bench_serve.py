@@ -5,7 +5,7 @@ requests go in one write and their three replies are read back; the time is
 the client's, JSON encoding and decoding included.
 
     python3 scripts/bench_serve.py [--stack configs/hotspot_ev6_3d.toml] [--grid 128]
-        [--device auto] [--rounds 2000] [--dt 3.333e-6] [--precond P]
+        [--device auto] [--rounds 2000] [--dt 3.333e-6] [--precond P] [--split]
 
 Prints one line per setting: the median, mean and 95th percentile of a
 round trip in ms, and the mean PCG iterations per step. CUTH_BIN names the
@@ -31,6 +31,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2000)
     ap.add_argument("--dt", type=float, default=3.333e-6)
     ap.add_argument("--precond", help="the server's --precond (default: its own)")
+    ap.add_argument("--split", action="store_true",
+                    help="time set_power, step, blocks, info and hottest one by one instead")
     args = ap.parse_args()
     cuth = os.environ.get("CUTH_BIN", os.path.join(ROOT, "target", "release", "cuth"))
     p = subprocess.Popen(
@@ -53,6 +55,8 @@ def main():
     blocks = [(b["name"], b["power_w"]) for b in info["blocks"] if b["layer"] in drivable]
     rng = random.Random(1)
     ask({"op": "steady"})
+    if args.split:
+        return split(ask, blocks, rng, args, hello)
     times, iters = [], []
     for k in range(args.rounds + 20):
         power = {n: w * rng.uniform(0.8, 1.2) for n, w in blocks}
@@ -72,6 +76,27 @@ def main():
         "p95_ms": round(times[int(0.95 * len(times))], 4),
         "iterations_per_step": round(statistics.fmean(iters), 2),
     }))
+
+
+def split(ask, blocks, rng, args, hello):
+    """Each request on its own round trip: the median per kind, ms."""
+    kinds = {"set_power": [], "step": [], "blocks": [], "info": [], "hottest": []}
+    for k in range(args.rounds + 20):
+        reqs = {
+            "set_power": {"op": "set_power", "blocks": {n: w * rng.uniform(0.8, 1.2) for n, w in blocks}},
+            "step": {"op": "step", "dt": args.dt},
+            "blocks": {"op": "blocks"},
+            "info": {"op": "info"},
+            "hottest": {"op": "hottest"},
+        }
+        for op, req in reqs.items():
+            t = time.perf_counter()
+            ask(req)
+            if k >= 20:
+                kinds[op].append(1e3 * (time.perf_counter() - t))
+    ask({"op": "quit"})
+    print(json.dumps({"device": hello["device"], "grid": args.grid, "rounds": args.rounds,
+                      **{f"{op}_median_ms": round(statistics.median(v), 4) for op, v in kinds.items()}}))
 
 
 if __name__ == "__main__":
