@@ -142,6 +142,36 @@ fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
     Ok(steps)
 }
 
+/// The stack's power, driven by `--trace` where given (the trace's format
+/// said on stderr unless `quiet`).
+fn power_schedule(
+    args: &TransientArgs,
+    stack: &Stack,
+    grid: &Grid,
+    quiet: bool,
+) -> anyhow::Result<PowerSchedule> {
+    let base = (0..stack.layers.len())
+        .map(|l| layer_power(stack, grid, l))
+        .collect::<Result<Vec<LayerPower>, _>>()?;
+    Ok(match &args.trace {
+        None => PowerSchedule::constant(base),
+        Some(path) => {
+            let trace = read_time_trace(path, args.sample_interval, args.dt)?;
+            if !quiet {
+                // The format comes from the content: say which it was.
+                eprintln!(
+                    "cuth: --trace {}: read as {}, {} blocks, {} rows",
+                    path.display(),
+                    trace.format().describe(),
+                    trace.names.len(),
+                    trace.rows.len()
+                );
+            }
+            PowerSchedule::with_trace(stack, grid, base, trace)?
+        }
+    })
+}
+
 pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let steps = step_count(args)?;
     let plan = RunPlan::resolve(
@@ -171,26 +201,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     check_host_memory(steps, per_step, "use fewer --steps or a larger --dt")?;
     // Inputs first (all exit 2 on error), before any device work.
     let grid = Grid::from_stack(stack);
-    let base = (0..stack.layers.len())
-        .map(|l| layer_power(stack, &grid, l))
-        .collect::<Result<Vec<LayerPower>, _>>()?;
-    let schedule = match &args.trace {
-        None => PowerSchedule::constant(base),
-        Some(path) => {
-            let trace = read_time_trace(path, args.sample_interval, args.dt)?;
-            if !plan.quiet {
-                // The format comes from the content: say which it was.
-                eprintln!(
-                    "cuth: --trace {}: read as {}, {} blocks, {} rows",
-                    path.display(),
-                    trace.format().describe(),
-                    trace.names.len(),
-                    trace.rows.len()
-                );
-            }
-            PowerSchedule::with_trace(stack, &grid, base, trace)?
-        }
-    };
+    let schedule = power_schedule(args, stack, &grid, plan.quiet)?;
     let init = match args.init.as_str() {
         "ambient" => InitState::Ambient,
         "steady" => InitState::Steady,

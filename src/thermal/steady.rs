@@ -13,7 +13,7 @@ use super::summarize::{summary_of, ThermalProblem};
 use super::summary::{MixedReport, SolverReport};
 use crate::assemble::assemble;
 use crate::grid::Grid;
-use crate::linalg::{Offset, QuadDiagOperator, Solver, Stop};
+use crate::linalg::{CgInfo, Offset, QuadDiagOperator, Solver, Stop};
 use crate::power::{layer_power, LayerPower, PowerError};
 use crate::stack::Stack;
 use crate::thermal::assembly_input::AssemblyInput;
@@ -135,28 +135,7 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
     // ‖b‖ = rtol_scale·‖b − c·amb‖.
     let true_rel = ksp.true_relative_residual(&b, &x, offset.rtol_scale)?;
     parts.lap("download/true_residual");
-    let m = ksp.precond();
-    let precision = m.precision().filter(|p| p.mode != "f64");
-    let solver = SolverReport {
-        method: ksp.method().name().into(),
-        precision: match &precision {
-            // Outer CG in f64, preconditioner at its final level.
-            Some(p) => format!("{}: f64 PCG, preconditioner {}", p.mode, p.current),
-            None => "f64".into(),
-        },
-        precond: m.report(),
-        rtol: opts.rtol,
-        max_iter: opts.max_iter,
-        iterations: info.iterations,
-        residual_replacements: info.replacements,
-        converged: true,
-        stop_reason: "rtol reached".into(),
-        final_true_residual: true_rel,
-        mixed: precision.map(|precond| MixedReport {
-            precond,
-            switches: info.precision_switches.clone(),
-        }),
-    };
+    let solver = solver_report(&ksp, opts, &info, true_rel);
     // A one-shot run leaves its device buffers to the process exit.
     let free = |bufs| match leave {
         true => std::mem::forget(bufs),
@@ -198,6 +177,37 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
         },
         layer_maps,
     ))
+}
+
+/// What `summary.json` reports of a converged linear solve.
+fn solver_report<B: ThermalBackend + 'static>(
+    ksp: &Solver<B>,
+    opts: &SteadyOptions,
+    info: &CgInfo,
+    true_rel: f64,
+) -> SolverReport {
+    let m = ksp.precond();
+    let precision = m.precision().filter(|p| p.mode != "f64");
+    SolverReport {
+        method: ksp.method().name().into(),
+        precision: match &precision {
+            // Outer CG in f64, preconditioner at its final level.
+            Some(p) => format!("{}: f64 PCG, preconditioner {}", p.mode, p.current),
+            None => "f64".into(),
+        },
+        precond: m.report(),
+        rtol: opts.rtol,
+        max_iter: opts.max_iter,
+        iterations: info.iterations,
+        residual_replacements: info.replacements,
+        converged: true,
+        stop_reason: "rtol reached".into(),
+        final_true_residual: true_rel,
+        mixed: precision.map(|precond| MixedReport {
+            precond,
+            switches: info.precision_switches.clone(),
+        }),
+    }
 }
 
 /// Refuses a stack with a powered cell from which heat cannot reach
