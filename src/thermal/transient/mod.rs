@@ -19,6 +19,7 @@
 //! (`probe::absorb`) turns it into θ and T and takes the layer statistics
 //! and the stored heat, so the host side costs about one read of the field.
 
+mod level;
 mod nonlinear;
 mod options;
 mod probe;
@@ -35,9 +36,8 @@ pub use stepper::{Stepper, EXTRA_VECTORS};
 use super::steady::{summarize, SteadyOptions};
 use super::summarize::ThermalProblem;
 use super::summary::{SolverReport, Summary};
-use crate::backend::BackendError;
 use crate::grid::Grid;
-use crate::power::schedule::{cell_power, PowerSchedule};
+use crate::power::schedule::PowerSchedule;
 use crate::power::LayerPower;
 use crate::stack::Stack;
 use crate::thermal::device::ThermalBackend;
@@ -106,44 +106,12 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     // Temperature-dependent stacks re-assemble where the solve runs, step
     // by step (`nonlinear`).
     let first_row = row_of_step(0);
-    let (mut sys, dev, c) = system::first(be, stack, &grid, schedule, first_row, on_device)?;
+    let (sys, dev, c) = system::first(be, stack, &grid, schedule, first_row, on_device)?;
 
-    let theta0 = match (&opts.init, &sys) {
-        (InitState::Ambient, _) => vec![0.0; grid.len()],
-        (InitState::Field(t), _) => t.iter().map(|v| v - stack.ambient_k).collect(),
-        // With laws or leakage: the nonlinear steady solve for this power.
-        (InitState::Steady | InitState::SteadyMean, _) if nonlinear => {
-            let p = match (&opts.init, &sys) {
-                (InitState::SteadyMean, _) => cell_power(&grid, &schedule.mean_layer_maps()),
-                (_, HostSys::Whole(sys)) => sys.rhs.clone(),
-                (_, HostSys::Device { .. }) => cell_power(&grid, &schedule.layer_maps(first_row)),
-            };
-            let base = &schedule.base;
-            crate::thermal::nonlinear::picard::picard(
-                be,
-                stack,
-                &grid,
-                base,
-                Some(&p),
-                &opts.solver,
-            )
-            .map_err(Box::new)?
-            .theta
-        }
-        (InitState::Steady, HostSys::Whole(sys)) => {
-            system::steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
-        }
-        (InitState::SteadyMean, HostSys::Whole(sys)) => {
-            let mean = cell_power(&grid, &schedule.mean_layer_maps());
-            system::steady_theta(be, &sys.a, &mean, &opts.solver)?
-        }
-        (InitState::Steady | InitState::SteadyMean, HostSys::Device { .. }) => {
-            return Err(BackendError::Unsupported("a steady start with device assembly").into())
-        }
-    };
+    let theta0 = system::initial_theta(be, stack, &grid, schedule, opts, &sys, first_row)?;
     // Temperature-dependent stacks: the step's properties and leakage
     // (semi-implicit or iterated, see `nonlinear`).
-    let (mut stepper, mut phys) = system::stepper(
+    let (stepper, phys) = system::stepper(
         be,
         stack,
         &grid,
@@ -158,140 +126,56 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     let points = crate::thermal::probes::probe_cells(stack, &grid);
     let setup_s = t_setup.elapsed().as_secs_f64();
 
-    let mut row = first_row;
-    let mut power_w = sys.power_w();
-    let mut records = Vec::with_capacity(opts.steps + 1);
-    // Host buffers reused every step: θⁿ, θⁿ⁺¹ (K above ambient) and T (K).
-    let mut theta_old = theta0;
-    let mut theta = theta_old.clone();
-    let mut temperature_k = vec![0.0; grid.len()];
-    let ambient_k = stack.ambient_k;
-    // Step 0: the initial state, so the series and the plot start at t = 0.
-    let fs = probe::absorb(
-        &grid,
-        sys.capacity(),
-        0.0,
-        ambient_k,
-        &mut theta,
-        &theta_old,
-        &mut temperature_k,
-    );
-    records.push(StepRecord {
-        step: 0,
-        time_s: 0.0,
-        iterations: 0,
-        trace_row: row,
-        energy: StepEnergy::default(),
-        layer_max_k: fs.layer_max_k,
-        layer_avg_k: fs.layer_avg_k,
-        blocks: probe::block_stats(&grid, &probes, &temperature_k),
-        probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
-        leakage_w: match &mut phys {
-            Some(ph) => ph.leakage_now(be, &stepper)?,
-            None => None,
-        },
-        outer_iterations: None,
-    });
-    let (mut solve_s, mut probe_s, mut upload_s) = (0.0, 0.0, 0.0);
     // A linear stack assembled on the device: the stored heat from Σ C θ'
     // there (the host has no C); a temperature-dependent step reports its own.
-    let mut stored_prev = match &sys {
+    let stored_prev = match &sys {
         HostSys::Device { .. } if phys.is_none() => Some(stepper.stored_heat()?),
         _ => None,
     };
-    // The host's capacities and rhs serve the stored heat and the power in
-    // only where they stay C and P (a linear stack).
-    let linear = phys.is_none();
+    let cx = level::RunContext {
+        be,
+        stack,
+        grid: &grid,
+        schedule,
+        opts,
+        probes: &probes,
+        points: &points,
+    };
+    let power_w = sys.power_w();
+    let mut lv = level::Level {
+        sys,
+        stepper,
+        phys,
+        theta: theta0.clone(),
+        theta_old: theta0,
+        temperature_k: vec![0.0; grid.len()],
+        row: first_row,
+        power_w,
+        stored_prev,
+        times: report::Timings {
+            setup_s,
+            upload_s: 0.0,
+            solve_s: 0.0,
+            probe_s: 0.0,
+        },
+    };
+    let mut records = Vec::with_capacity(opts.steps + 1);
+    records.push(lv.initial_record(&cx)?);
     for k in 0..opts.steps {
-        let time_s = (k + 1) as f64 * dt;
-        let r = row_of_step(k);
-        if r != row {
-            let t = Instant::now();
-            row = r;
-            power_w = sys.set_row(be, &grid, schedule, row, &mut stepper, phys.as_mut())?;
-            upload_s += t.elapsed().as_secs_f64();
-        }
-        let t = Instant::now();
-        let mut step_stored = None;
-        let (info_iterations, step_leak_w, outer) = match &mut phys {
-            Some(ph) => {
-                let o = ph.advance(be, &mut stepper, &opts.solver, k + 1, time_s)?;
-                ph.films(be, sys.films_mut())?;
-                power_w = o.power_w;
-                step_stored = Some(o.stored_j);
-                (o.iterations, o.leak_w, Some(o.outer))
-            }
-            None => {
-                let info = stepper.step().map_err(|source| TransientError::Step {
-                    step: k + 1,
-                    time_s,
-                    source,
-                })?;
-                (info.iterations, None, None)
-            }
-        };
-        be.synchronize()?;
-        solve_s += t.elapsed().as_secs_f64();
-
-        let t = Instant::now();
-        stepper.download_shifted(&mut theta)?;
-        let mut fs = probe::absorb(
-            &grid,
-            sys.capacity().filter(|_| linear),
-            stepper.c,
-            ambient_k,
-            &mut theta,
-            &theta_old,
-            &mut temperature_k,
-        );
-        if let Some(s) = step_stored {
-            fs.stored_j = s;
-        } else if let Some(prev) = &mut stored_prev {
-            // Device assembly: Σ C θ' of the new level less the old one's.
-            let now = stepper.stored_heat()?;
-            fs.stored_j = now - *prev;
-            *prev = now;
-        }
-        let record = StepRecord {
-            step: k + 1,
-            time_s,
-            iterations: info_iterations,
-            trace_row: row,
-            energy: probe::step_energy(sys.films(), &grid, power_w, &theta, fs.stored_j, dt),
-            layer_max_k: fs.layer_max_k,
-            layer_avg_k: fs.layer_avg_k,
-            blocks: probe::block_stats(&grid, &probes, &temperature_k),
-            probe_k: crate::thermal::probes::read(&grid, &points, &temperature_k),
-            leakage_w: step_leak_w,
-            outer_iterations: outer,
-        };
-        let snap = opts
-            .snapshot_every
-            .is_some_and(|e| e > 0 && ((k + 1) % e == 0 || k + 1 == opts.steps));
-        let snapshot = snap.then(|| {
-            let power = schedule.layer_power_at(row);
-            let solver = step_solver(&opts.solver, stepper.precond_report(), info_iterations);
-            let s = summarize(
-                ThermalProblem::new(stack, &grid, &power),
-                sys.coupling(power_w, linear),
-                &theta,
-                &temperature_k,
-                be,
-                solver,
-                vec![],
-            );
-            (s, power)
-        });
-        observer(&StepView {
-            record: &record,
-            temperature_k: &temperature_k,
-            snapshot,
-        })
-        .map_err(TransientError::Observer)?;
-        records.push(record);
-        std::mem::swap(&mut theta, &mut theta_old);
-        probe_s += t.elapsed().as_secs_f64();
+        records.push(lv.step(&cx, k, observer)?);
     }
+    let level::Level {
+        sys,
+        stepper,
+        theta_old,
+        temperature_k,
+        row,
+        power_w,
+        times,
+        phys,
+        ..
+    } = lv;
+    let linear = phys.is_none();
 
     let power = schedule.layer_power_at(row);
     let precond = stepper.precond_report();
@@ -319,12 +203,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         &records,
         &final_summary,
         schedule,
-        report::Timings {
-            setup_s,
-            upload_s,
-            solve_s,
-            probe_s,
-        },
+        times,
     );
     Ok(TransientOutcome {
         grid,

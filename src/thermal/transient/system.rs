@@ -8,6 +8,7 @@
 //! steady start (host assembly).
 
 use super::nonlinear::StepPhysics;
+use super::options::{InitState, TransientOptions};
 use super::stepper::Stepper;
 use super::{probe, TransientError};
 use crate::assemble::{assemble, System};
@@ -268,4 +269,44 @@ pub(super) fn steady_theta<B: ThermalBackend + 'static>(
     let mut theta = be.download(&x)?;
     offset.restore(&mut theta);
     Ok(theta)
+}
+
+/// θ of the first level (K above ambient): ambient, a saved field, or the
+/// steady state of the first row's (or the trace's mean) power.
+pub(super) fn initial_theta<B: ThermalBackend + 'static>(
+    be: &B,
+    stack: &Stack,
+    grid: &Grid,
+    schedule: &PowerSchedule,
+    opts: &TransientOptions,
+    sys: &HostSys<B::AsmKept, B::Vector>,
+    first_row: Option<usize>,
+) -> Result<Vec<f64>, TransientError> {
+    let nonlinear = stack.is_nonlinear();
+    Ok(match (&opts.init, sys) {
+        (InitState::Ambient, _) => vec![0.0; grid.len()],
+        (InitState::Field(t), _) => t.iter().map(|v| v - stack.ambient_k).collect(),
+        // With laws or leakage: the nonlinear steady solve for this power.
+        (InitState::Steady | InitState::SteadyMean, _) if nonlinear => {
+            let p = match (&opts.init, &sys) {
+                (InitState::SteadyMean, _) => cell_power(grid, &schedule.mean_layer_maps()),
+                (_, HostSys::Whole(sys)) => sys.rhs.clone(),
+                (_, HostSys::Device { .. }) => cell_power(grid, &schedule.layer_maps(first_row)),
+            };
+            let base = &schedule.base;
+            crate::thermal::nonlinear::picard::picard(be, stack, grid, base, Some(&p), &opts.solver)
+                .map_err(Box::new)?
+                .theta
+        }
+        (InitState::Steady, HostSys::Whole(sys)) => {
+            steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
+        }
+        (InitState::SteadyMean, HostSys::Whole(sys)) => {
+            let mean = cell_power(grid, &schedule.mean_layer_maps());
+            steady_theta(be, &sys.a, &mean, &opts.solver)?
+        }
+        (InitState::Steady | InitState::SteadyMean, HostSys::Device { .. }) => {
+            return Err(BackendError::Unsupported("a steady start with device assembly").into())
+        }
+    })
 }

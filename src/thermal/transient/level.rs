@@ -1,0 +1,202 @@
+//! One backward-Euler step of a transient run and what it carries from
+//! the last: the system, the stepper, the nonlinear terms, the host's field
+//! buffers, the trace row in force and the phases' times.
+
+use super::nonlinear::StepPhysics;
+use super::probe::{self, BlockProbe, StepEnergy};
+use super::report::Timings;
+use super::system::HostSys;
+use super::{
+    step_solver, Observer, StepRecord, StepView, Stepper, TransientError, TransientOptions,
+};
+use crate::grid::Grid;
+use crate::power::schedule::PowerSchedule;
+use crate::stack::Stack;
+use crate::thermal::device::ThermalBackend;
+use crate::thermal::probes::ProbeCell;
+use crate::thermal::steady::summarize;
+use crate::thermal::summarize::ThermalProblem;
+use std::time::Instant;
+
+/// What every step reads.
+pub(super) struct RunContext<'c, B> {
+    pub be: &'c B,
+    pub stack: &'c Stack,
+    pub grid: &'c Grid,
+    pub schedule: &'c PowerSchedule,
+    pub opts: &'c TransientOptions,
+    pub probes: &'c [BlockProbe],
+    pub points: &'c [ProbeCell],
+}
+
+/// The run between two steps.
+pub(super) struct Level<'c, B: ThermalBackend + 'static> {
+    pub sys: HostSys<B::AsmKept, B::Vector>,
+    pub stepper: Stepper<'c, B>,
+    pub phys: Option<StepPhysics<'c, B>>,
+    /// Host buffers reused every step: θⁿ⁺¹ and θⁿ (K above ambient) and T (K).
+    pub theta: Vec<f64>,
+    pub theta_old: Vec<f64>,
+    pub temperature_k: Vec<f64>,
+    pub row: Option<usize>,
+    /// Power in of the current step, W.
+    pub power_w: f64,
+    /// A linear stack assembled on the device: Σ C θ' of the last level
+    /// (the host has no C); a temperature-dependent step reports its own.
+    pub stored_prev: Option<f64>,
+    pub times: Timings,
+}
+
+impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
+    /// Step 0, the initial state, so the series and the plot start at t = 0.
+    pub(super) fn initial_record(
+        &mut self,
+        cx: &RunContext<'c, B>,
+    ) -> Result<StepRecord, TransientError> {
+        let fs = probe::absorb(
+            cx.grid,
+            self.sys.capacity(),
+            0.0,
+            cx.stack.ambient_k,
+            &mut self.theta,
+            &self.theta_old,
+            &mut self.temperature_k,
+        );
+        Ok(StepRecord {
+            step: 0,
+            time_s: 0.0,
+            iterations: 0,
+            trace_row: self.row,
+            energy: StepEnergy::default(),
+            layer_max_k: fs.layer_max_k,
+            layer_avg_k: fs.layer_avg_k,
+            blocks: probe::block_stats(cx.grid, cx.probes, &self.temperature_k),
+            probe_k: crate::thermal::probes::read(cx.grid, cx.points, &self.temperature_k),
+            leakage_w: match &mut self.phys {
+                Some(ph) => ph.leakage_now(cx.be, &self.stepper)?,
+                None => None,
+            },
+            outer_iterations: None,
+        })
+    }
+
+    /// Step `k + 1`: the trace row it falls in, the solve, the statistics
+    /// of the new field and the observer.
+    pub(super) fn step(
+        &mut self,
+        cx: &RunContext<'c, B>,
+        k: usize,
+        observer: &mut Observer,
+    ) -> Result<StepRecord, TransientError> {
+        // The host's capacities and rhs serve the stored heat and the power in
+        // only where they stay C and P (a linear stack).
+        let linear = self.phys.is_none();
+        let time_s = (k + 1) as f64 * cx.opts.dt;
+        let r = cx.schedule.row_at((k as f64 + 0.5) * cx.opts.dt);
+        if r != self.row {
+            let t = Instant::now();
+            self.row = r;
+            self.power_w = self.sys.set_row(
+                cx.be,
+                cx.grid,
+                cx.schedule,
+                self.row,
+                &mut self.stepper,
+                self.phys.as_mut(),
+            )?;
+            self.times.upload_s += t.elapsed().as_secs_f64();
+        }
+        let t = Instant::now();
+        let mut step_stored = None;
+        let (info_iterations, step_leak_w, outer) = match &mut self.phys {
+            Some(ph) => {
+                let o = ph.advance(cx.be, &mut self.stepper, &cx.opts.solver, k + 1, time_s)?;
+                ph.films(cx.be, self.sys.films_mut())?;
+                self.power_w = o.power_w;
+                step_stored = Some(o.stored_j);
+                (o.iterations, o.leak_w, Some(o.outer))
+            }
+            None => {
+                let info = self.stepper.step().map_err(|source| TransientError::Step {
+                    step: k + 1,
+                    time_s,
+                    source,
+                })?;
+                (info.iterations, None, None)
+            }
+        };
+        cx.be.synchronize()?;
+        self.times.solve_s += t.elapsed().as_secs_f64();
+
+        let t = Instant::now();
+        self.stepper.download_shifted(&mut self.theta)?;
+        let mut fs = probe::absorb(
+            cx.grid,
+            self.sys.capacity().filter(|_| linear),
+            self.stepper.c,
+            cx.stack.ambient_k,
+            &mut self.theta,
+            &self.theta_old,
+            &mut self.temperature_k,
+        );
+        if let Some(s) = step_stored {
+            fs.stored_j = s;
+        } else if let Some(prev) = &mut self.stored_prev {
+            // Device assembly: Σ C θ' of the new level less the old one's.
+            let now = self.stepper.stored_heat()?;
+            fs.stored_j = now - *prev;
+            *prev = now;
+        }
+        let record = StepRecord {
+            step: k + 1,
+            time_s,
+            iterations: info_iterations,
+            trace_row: self.row,
+            energy: probe::step_energy(
+                self.sys.films(),
+                cx.grid,
+                self.power_w,
+                &self.theta,
+                fs.stored_j,
+                cx.opts.dt,
+            ),
+            layer_max_k: fs.layer_max_k,
+            layer_avg_k: fs.layer_avg_k,
+            blocks: probe::block_stats(cx.grid, cx.probes, &self.temperature_k),
+            probe_k: crate::thermal::probes::read(cx.grid, cx.points, &self.temperature_k),
+            leakage_w: step_leak_w,
+            outer_iterations: outer,
+        };
+        let snap = cx
+            .opts
+            .snapshot_every
+            .is_some_and(|e| e > 0 && ((k + 1).is_multiple_of(e) || k + 1 == cx.opts.steps));
+        let snapshot = snap.then(|| {
+            let power = cx.schedule.layer_power_at(self.row);
+            let solver = step_solver(
+                &cx.opts.solver,
+                self.stepper.precond_report(),
+                info_iterations,
+            );
+            let s = summarize(
+                ThermalProblem::new(cx.stack, cx.grid, &power),
+                self.sys.coupling(self.power_w, linear),
+                &self.theta,
+                &self.temperature_k,
+                cx.be,
+                solver,
+                vec![],
+            );
+            (s, power)
+        });
+        observer(&StepView {
+            record: &record,
+            temperature_k: &self.temperature_k,
+            snapshot,
+        })
+        .map_err(TransientError::Observer)?;
+        std::mem::swap(&mut self.theta, &mut self.theta_old);
+        self.times.probe_s += t.elapsed().as_secs_f64();
+        Ok(record)
+    }
+}
