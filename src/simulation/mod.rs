@@ -32,7 +32,7 @@ use crate::assemble::{assemble, System};
 use crate::grid::Grid;
 use crate::linalg::{CgInfo, Offset, QuadDiagOperator, Solver, Stop};
 use crate::stack::{PowerSpec, Stack};
-use crate::thermal::block_stats::layer_block_stats;
+use crate::thermal::block_stats::BlockFootprint;
 use crate::thermal::device::ThermalBackend;
 use crate::thermal::probes;
 use crate::thermal::steady::{heat_reaches_ambient, rasterize_layers, SteadyOptions};
@@ -58,6 +58,14 @@ pub struct Simulation<'b, B: ThermalBackend + 'static> {
     /// stepper holds the newer field on the device).
     theta: Vec<f64>,
     host_current: bool,
+    /// T = θ + ambient, K, when `t_current`: one pass for every read of a
+    /// level.
+    t_k: Vec<f64>,
+    t_current: bool,
+    /// Power in of the power now set, W.
+    power_in_w: f64,
+    /// Per layer, its blocks' footprints, rasterized once.
+    footprints: Vec<Vec<BlockFootprint>>,
     stepping: Option<Stepping<'b, B>>,
     /// PCG on A, built on the first steady solve and kept.
     steady: Option<Solver<'b, B>>,
@@ -94,8 +102,16 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         heat_reaches_ambient(&stack, &grid, &base)?;
         let sys = assemble(&stack, &grid, &base);
         crate::assemble::check_system(&sys, &grid).map_err(SimulationError::Internal)?;
+        let footprints = (base.iter())
+            .map(|lp| {
+                (lp.blocks.iter())
+                    .map(|b| BlockFootprint::new(&b.rect, &grid))
+                    .collect()
+            })
+            .collect();
         let power = SetPower::new(&stack, base);
         let theta = vec![0.0; grid.len()];
+        let power_in_w = crate::thermal::transient::ordered_sum(&sys.rhs);
         Ok(Simulation {
             be,
             stack,
@@ -103,8 +119,12 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
             opts,
             sys,
             power,
+            t_k: vec![0.0; theta.len()],
             theta,
             host_current: true,
+            t_current: false,
+            power_in_w,
+            footprints,
             stepping: None,
             steady: None,
             time_s: 0.0,
@@ -126,7 +146,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
 
     /// Power in, W, of the power now set.
     pub fn power_w(&self) -> f64 {
-        crate::thermal::transient::ordered_sum(&self.sys.rhs)
+        self.power_in_w
     }
 
     /// Sets the power (W) of the named blocks from the next solve on; the
@@ -161,6 +181,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
 
     fn power_changed(&mut self, maps: &[Vec<f64>]) {
         self.sys.rhs = crate::power::schedule::cell_power(&self.grid, maps);
+        self.power_in_w = crate::thermal::transient::ordered_sum(&self.sys.rhs);
         if let Some(s) = &mut self.stepping {
             s.power_stale = true;
         }
@@ -190,6 +211,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
             }
         };
         self.host_current = false;
+        self.t_current = false;
         self.time_s += dt_s;
         Ok(self.report(&info, Some(dt_s)))
     }
@@ -250,6 +272,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         be.download_into(&x, &mut self.theta)?;
         offset.restore(&mut self.theta);
         self.host_current = true;
+        self.t_current = false;
         if let Some(s) = &mut self.stepping {
             s.theta_stale = true;
         }
@@ -279,19 +302,29 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         Ok(())
     }
 
+    /// Brings `t_k` up to the current level.
+    fn sync_t(&mut self) -> Result<(), SimulationError> {
+        self.sync_host()?;
+        if !self.t_current {
+            let ambient = self.stack.ambient_k;
+            (self.t_k.iter_mut().zip(&self.theta)).for_each(|(t, th)| *t = th + ambient);
+            self.t_current = true;
+        }
+        Ok(())
+    }
+
     /// T of every cell, K (index `x + nx*(y + ny*z)`).
     pub fn temperature_k(&mut self) -> Result<Vec<f64>, SimulationError> {
-        self.sync_host()?;
-        let ambient = self.stack.ambient_k;
-        Ok(self.theta.iter().map(|t| t + ambient).collect())
+        self.sync_t()?;
+        Ok(self.t_k.clone())
     }
 
     /// Layer `layer`'s temperature map, K (mean over its z cells, index
     /// `x + nx*y`).
     pub fn layer_map_k(&mut self, layer: &str) -> Result<Vec<f64>, SimulationError> {
         let l = self.layer_index(layer)?;
-        let t = self.temperature_k()?;
-        Ok(self.grid.layer_map(&t, l))
+        self.sync_t()?;
+        Ok(self.grid.layer_map(&self.t_k, l))
     }
 
     fn layer_index(&self, layer: &str) -> Result<usize, SimulationError> {
@@ -300,36 +333,35 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
 
     /// Every named block's temperatures and power, layer by layer.
     pub fn blocks(&mut self) -> Result<Vec<BlockReading>, SimulationError> {
-        let t = self.temperature_k()?;
+        self.sync_t()?;
         let layers = self.power.layer_power();
         let mut out = Vec::new();
         for (l, (layer, lp)) in self.stack.layers.iter().zip(&layers).enumerate() {
             if lp.blocks.is_empty() {
                 continue;
             }
-            let map = self.grid.layer_map(&t, l);
+            let map = self.grid.layer_map(&self.t_k, l);
             let whole_map = self.power.has_map(l);
-            out.extend(
-                layer_block_stats(&layer.name, &map, &lp.blocks, &self.grid)
-                    .into_iter()
-                    .map(|b| BlockReading {
-                        layer: b.layer,
-                        block: b.block,
-                        power_w: (!whole_map).then_some(b.power_w),
-                        max_k: b.temp.map(|t| t.max_k),
-                        avg_k: b.temp.map(|t| t.avg_k),
-                        min_k: b.temp.map(|t| t.min_k),
-                    }),
-            );
+            out.extend(lp.blocks.iter().zip(&self.footprints[l]).map(|(b, f)| {
+                let temp = f.stats(&map, &self.grid);
+                BlockReading {
+                    layer: layer.name.clone(),
+                    block: b.name.clone(),
+                    power_w: (!whole_map).then_some(b.power_w),
+                    max_k: temp.map(|t| t.max_k),
+                    avg_k: temp.map(|t| t.avg_k),
+                    min_k: temp.map(|t| t.min_k),
+                }
+            }));
         }
         Ok(out)
     }
 
     /// Every `[[probes]]` point's temperature, in the stack's order.
     pub fn probes(&mut self) -> Result<Vec<ProbeValue>, SimulationError> {
-        let t = self.temperature_k()?;
+        self.sync_t()?;
         let cells = probes::probe_cells(&self.stack, &self.grid);
-        let values = probes::read(&self.grid, &cells, &t);
+        let values = probes::read(&self.grid, &cells, &self.t_k);
         Ok(cells
             .into_iter()
             .zip(values)
@@ -343,14 +375,15 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
 
     /// The hottest cell (the first of equals, in index order).
     pub fn hottest(&mut self) -> Result<Hottest, SimulationError> {
-        let t = self.temperature_k()?;
-        let (i, t_k) = (t.iter().copied().enumerate()).fold((0, f64::NEG_INFINITY), |m, (i, v)| {
-            if v > m.1 {
-                (i, v)
-            } else {
-                m
-            }
-        });
+        self.sync_t()?;
+        let (i, t_k) =
+            (self.t_k.iter().copied().enumerate()).fold((0, f64::NEG_INFINITY), |m, (i, v)| {
+                if v > m.1 {
+                    (i, v)
+                } else {
+                    m
+                }
+            });
         let (x, y, z) = self.grid.coords(i);
         Ok(Hottest {
             layer: self.stack.layers[self.grid.layer_of_z[z]].name.clone(),
@@ -428,6 +461,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         let ambient = self.stack.ambient_k;
         (self.theta.iter_mut().zip(&state.temperature_k)).for_each(|(th, t)| *th = t - ambient);
         self.host_current = true;
+        self.t_current = false;
         if let Some(s) = &mut self.stepping {
             s.theta_stale = true;
         }

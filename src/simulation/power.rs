@@ -7,12 +7,16 @@ use crate::grid::Grid;
 use crate::power::drive::{drivable, BlockDrive};
 use crate::power::LayerPower;
 use crate::stack::Stack;
+use std::collections::HashMap;
 
 pub(super) struct SetPower {
     /// The stack's own power per layer.
     base: Vec<LayerPower>,
+    /// Per block name, the layers holding a block of that name.
+    layers_of: HashMap<String, Vec<usize>>,
     /// Every block set so far, and its power now (W): the drive's columns.
     names: Vec<String>,
+    column: HashMap<String, usize>,
     values: Vec<f64>,
     drive: BlockDrive,
     /// Per layer, a map set whole (W per plane cell), which wins over its
@@ -44,8 +48,19 @@ fn check_watts(field: impl Fn() -> String, w: f64) -> Result<(), SimulationError
 
 impl SetPower {
     pub(super) fn new(stack: &Stack, base: Vec<LayerPower>) -> SetPower {
+        let mut layers_of: HashMap<String, Vec<usize>> = HashMap::new();
+        for (l, lp) in base.iter().enumerate() {
+            for b in &lp.blocks {
+                let v = layers_of.entry(b.name.clone()).or_default();
+                if v.last() != Some(&l) {
+                    v.push(l);
+                }
+            }
+        }
         SetPower {
             maps: vec![None; stack.layers.len()],
+            layers_of,
+            column: HashMap::new(),
             base,
             names: Vec::new(),
             values: Vec::new(),
@@ -64,9 +79,7 @@ impl SetPower {
         for &(name, w) in powers {
             let field = || format!("block `{name}`");
             check_watts(field, w)?;
-            let layers: Vec<usize> = (0..stack.layers.len())
-                .filter(|&l| self.base[l].blocks.iter().any(|b| b.name == name))
-                .collect();
+            let layers = self.layers_of.get(name).map_or(&[][..], Vec::as_slice);
             if layers.is_empty() {
                 return Err(SimulationError::invalid(
                     field(),
@@ -84,21 +97,18 @@ impl SetPower {
                 ));
             }
         }
-        let fresh = powers
-            .iter()
-            .any(|(n, _)| !self.names.iter().any(|m| m == n));
+        let fresh = powers.iter().any(|(n, _)| !self.column.contains_key(*n));
         for &(name, w) in powers {
-            match self.names.iter().position(|n| n == name) {
-                Some(c) => self.values[c] = w,
+            match self.column.get(name) {
+                Some(&c) => self.values[c] = w,
                 None => {
+                    self.column.insert(name.to_string(), self.names.len());
                     self.names.push(name.to_string());
                     self.values.push(w);
                 }
             }
-            for (l, lp) in self.base.iter().enumerate() {
-                if lp.blocks.iter().any(|b| b.name == name) {
-                    self.maps[l] = None;
-                }
+            for &l in &self.layers_of[name] {
+                self.maps[l] = None;
             }
         }
         if fresh {

@@ -43,6 +43,45 @@ pub struct BlockStats {
     pub temp: Option<TempStats>,
 }
 
+/// The cells a block's power goes to, with their overlap areas, and the
+/// cell holding its centre: rasterized once for a block read many times
+/// (a stepping session's block reads).
+#[derive(Clone, Debug)]
+pub struct BlockFootprint {
+    cells: Vec<(usize, f64)>,
+    rect: Rect,
+}
+
+impl BlockFootprint {
+    pub fn new(rect: &Rect, grid: &Grid) -> BlockFootprint {
+        BlockFootprint {
+            cells: coverage(rect, grid),
+            rect: *rect,
+        }
+    }
+
+    /// Min, area-weighted mean and max of `map_k` over the footprint, and
+    /// its centre cell's value; `None` when no cell overlaps the block.
+    pub fn stats(&self, map_k: &[f64], grid: &Grid) -> Option<TempStats> {
+        let mut min_k = f64::INFINITY;
+        let mut max_k = f64::NEG_INFINITY;
+        let (mut sum, mut area) = (0.0, 0.0);
+        for &(i, a) in &self.cells {
+            let Some(&t) = map_k.get(i) else { continue };
+            min_k = min_k.min(t);
+            max_k = max_k.max(t);
+            sum += a * t;
+            area += a;
+        }
+        (area > 0.0).then(|| TempStats {
+            center_k: center(&self.rect, map_k, grid),
+            min_k,
+            avg_k: sum / area,
+            max_k,
+        })
+    }
+}
+
 /// Stats of `blocks` over `map_k`, a layer map in K (index `x + nx*y`, as from
 /// [`Grid::layer_map`]). Min and max run over every cell overlapped with
 /// positive area, however small: a block's hottest point may sit in a sliver.
@@ -54,28 +93,11 @@ pub fn layer_block_stats(
 ) -> Vec<BlockStats> {
     blocks
         .iter()
-        .map(|b| {
-            let mut min_k = f64::INFINITY;
-            let mut max_k = f64::NEG_INFINITY;
-            let (mut sum, mut area) = (0.0, 0.0);
-            for (i, a) in coverage(&b.rect, grid) {
-                let Some(&t) = map_k.get(i) else { continue };
-                min_k = min_k.min(t);
-                max_k = max_k.max(t);
-                sum += a * t;
-                area += a;
-            }
-            BlockStats {
-                layer: layer.to_string(),
-                block: b.name.clone(),
-                power_w: b.power_w,
-                temp: (area > 0.0).then(|| TempStats {
-                    center_k: center(&b.rect, map_k, grid),
-                    min_k,
-                    avg_k: sum / area,
-                    max_k,
-                }),
-            }
+        .map(|b| BlockStats {
+            layer: layer.to_string(),
+            block: b.name.clone(),
+            power_w: b.power_w,
+            temp: BlockFootprint::new(&b.rect, grid).stats(map_k, grid),
         })
         .collect()
 }

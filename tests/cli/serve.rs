@@ -319,3 +319,11 @@ fn a_temperature_dependent_stack_is_refused_at_start() {
     crate::util::cli::fails_with(&o, 2, &["mol_f2f_kt.toml", "temperature-dependent"]);
     assert!(o.stdout.is_empty(), "no greeting before a refusal");
 }
+
+#[test]
+fn bad_solver_flags_are_refused_at_start() {
+    for (flag, value) in [("--max-iter", "0"), ("--rtol", "2")] {
+        let o = crate::util::cli::cuth(&["serve", STACK, "--device", "cpu", flag, value]);
+        crate::util::cli::fails_with(&o, 2, &[flag]);
+    }
+}

@@ -59,6 +59,10 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             cuth::error::InputError(format!("--rtol must be in (0, 1), got {r}"))
         );
     }
+    anyhow::ensure!(
+        args.max_iter != Some(0),
+        cuth::error::InputError("--max-iter must be at least 1".into())
+    );
     let knobs = super::device::knobs()?;
     super::import::refuse_foreign(&args.stack)?;
     let stack = Stack::load(&args.stack)?;
