@@ -57,9 +57,9 @@ pub fn tridiag_max_eig(diag: &[f64], off: &[f64]) -> f64 {
 
 /// Lanczos (via Jacobi-PCG coefficients) estimate of λmax(D⁻¹A) after `steps`
 /// iterations; returns the largest Ritz value.
-pub fn lanczos_lambda_max<B: Backend>(
+pub fn lanczos_lambda_max<B: Backend, A: LinearOperator<B> + ?Sized>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
+    a: &mut A,
     steps: usize,
 ) -> Result<f64, SolveError> {
     let n = a.len();

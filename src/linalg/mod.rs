@@ -27,8 +27,8 @@ pub use pcg::{
 };
 pub use precision::PrecisionMode;
 pub use precond::{
-    build_precond, PrecisionReport, PrecondKind, PrecondNeeds, PrecondOptions, PrecondReport,
-    Preconditioner,
+    build_precond, PrecisionReport, PrecondInfo, PrecondKind, PrecondNeeds, PrecondOptions,
+    PrecondReport, Preconditioner, ThermalPrecond,
 };
 pub use refine::{refine, RefineMode, RefineWork};
 pub use solver::{KrylovMethod, Solver, SolverState};

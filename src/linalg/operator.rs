@@ -57,15 +57,6 @@ pub trait LinearOperator<B: Backend> {
         let _ = low;
         false
     }
-    /// The operator's own device matrix, when it is a Quad-Diag one: the
-    /// multigrid preconditioner smooths with it. Only backends with a
-    /// Quad-Diag matrix type can ask; a matrix-free operator says `None`.
-    fn quad_diag(&self) -> Option<&B::Matrix>
-    where
-        B: QuadDiagOps,
-    {
-        None
-    }
     /// The operator as a host Quad-Diag matrix, when it is one: the
     /// Gershgorin bound and the scaled low-precision Chebyshev levels are
     /// built from it. `None` for a matrix-free operator.
@@ -163,9 +154,6 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
         be.cheb_step(self.matrix(), alpha, beta, w, z) // one kernel: A read once
-    }
-    fn quad_diag(&self) -> Option<&B::Matrix> {
-        Some(self.matrix())
     }
     fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {
         Ok(Some(be.host_matrix(self.matrix())?))

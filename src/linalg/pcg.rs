@@ -50,9 +50,9 @@ const REPLACEMENTS_BEFORE_RAISE: usize = 2;
 
 /// ‖b − A x‖₂ / ‖b‖₂ recomputed in f64 (difference form, see `QuadDiag`),
 /// divided by `scale` (`Offset::rtol_scale` for a shifted system, else 1).
-pub fn true_relative_residual<B: Backend>(
+pub fn true_relative_residual<B: Backend, A: LinearOperator<B> + ?Sized>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
+    a: &mut A,
     b: &B::Vector,
     x: &B::Vector,
     scale: f64,
@@ -70,10 +70,10 @@ pub fn true_relative_residual<B: Backend>(
 }
 
 /// Solves A x = b from the initial guess in `x`.
-pub fn pcg<B: Backend>(
+pub fn pcg<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    a: &mut A,
+    m: &mut M,
     b: &B::Vector,
     x: &mut B::Vector,
     params: &CgParams,
@@ -85,10 +85,10 @@ pub fn pcg<B: Backend>(
 
 /// [`pcg`] that leaves its progress in `info` even when it fails (the
 /// eigenvalue estimate wants the coefficients of a capped run).
-pub fn pcg_into<B: Backend>(
+pub fn pcg_into<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    a: &mut A,
+    m: &mut M,
     b: &B::Vector,
     x: &mut B::Vector,
     params: &CgParams,
@@ -135,10 +135,10 @@ impl<B: Backend> PcgWork<B> {
 
 /// [`pcg_into`] on caller-owned work vectors (`work` sized for `b`).
 #[allow(clippy::too_many_arguments)]
-pub fn pcg_with<B: Backend>(
+pub fn pcg_with<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    a: &mut A,
+    m: &mut M,
     b: &B::Vector,
     x: &mut B::Vector,
     work: &mut PcgWork<B>,
@@ -169,10 +169,10 @@ pub fn pcg_with<B: Backend>(
 /// One PCG solve's system A with its preconditioner M, work space,
 /// parameters and running record: what stays fixed while the Krylov loop
 /// runs, named once instead of passed to every phase.
-pub struct CgRun<'r, B: Backend> {
+pub struct CgRun<'r, B: Backend, A: ?Sized, M: ?Sized> {
     pub be: &'r B,
-    pub a: &'r mut dyn LinearOperator<B>,
-    pub m: &'r mut dyn Preconditioner<B>,
+    pub a: &'r mut A,
+    pub m: &'r mut M,
     pub work: &'r mut PcgWork<B>,
     pub params: &'r CgParams,
     pub info: &'r mut CgInfo,
@@ -182,8 +182,8 @@ pub struct CgRun<'r, B: Backend> {
 /// `rr`, and b·b = `bb` (the stop's reference when it names none), b itself
 /// not needed: the inner solves of [`super::refine()`]. No residual
 /// replacement (there is no b to recompute it from).
-pub fn pcg_from_residual<B: Backend>(
-    run: CgRun<'_, B>,
+pub fn pcg_from_residual<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
+    run: CgRun<'_, B, A, M>,
     x: &mut B::Vector,
     rr: f64,
     bb: f64,
@@ -193,8 +193,8 @@ pub fn pcg_from_residual<B: Backend>(
 
 /// The Krylov loop. `b` is `Some` when the true residual can be recomputed
 /// (residual replacement, restarts after a precision switch).
-fn iterate<B: Backend>(
-    run: CgRun<'_, B>,
+fn iterate<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
+    run: CgRun<'_, B, A, M>,
     b: Option<&B::Vector>,
     x: &mut B::Vector,
     rr: f64,
@@ -335,10 +335,10 @@ fn iterate<B: Backend>(
 
 /// z = M⁻¹ r;  s[next] = r·z;  p = z: CG starts over from the residual in
 /// `w.r` (at the start, after a residual replacement or a change of M).
-fn restart_directions<B: Backend>(
+fn restart_directions<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    a: &mut A,
+    m: &mut M,
     w: &mut PcgWork<B>,
     next: usize,
 ) -> Result<(), BackendError> {
@@ -348,10 +348,10 @@ fn restart_directions<B: Backend>(
 }
 
 /// Asks `m` for its next precision level; records and reports whether it had one.
-fn raise<B: Backend>(
+fn raise<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    a: &mut A,
+    m: &mut M,
     info: &mut CgInfo,
 ) -> Result<bool, SolveError> {
     match m.raise_precision(be, a)? {

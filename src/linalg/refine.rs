@@ -73,10 +73,10 @@ impl<B: Backend> RefineWork<B> {
 /// ‖b − A x‖₂ ≤ `params.stop`.rtol·‖b‖₂ on the true residual, with M = `m`
 /// in every inner solve; `info` holds the progress (also on failure).
 #[allow(clippy::too_many_arguments)]
-pub fn refine<B: Backend>(
+pub fn refine<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    a: &mut A,
+    m: &mut M,
     b: &B::Vector,
     x: &mut B::Vector,
     w: &mut RefineWork<B>,

@@ -10,10 +10,9 @@
 
 use super::operator::{LinearOperator, QuadDiagOperator};
 use super::pcg::{pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork, SolveError};
-use super::precond::{build_thermal_precond, PrecondKind, PrecondOptions, Preconditioner};
+use super::precond::{build_thermal_precond, PrecondInfo, PrecondKind, PrecondOptions, ThermalPrecond};
 use super::QuadDiag;
 use crate::backend::mg::MultigridOps;
-use crate::backend::Backend;
 use std::borrow::Cow;
 
 use super::precond::chebyshev::ChebyshevLevels;
@@ -39,8 +38,8 @@ impl KrylovMethod {
 
 /// A [`Solver`] without its operator: what outlives a borrow of the matrix
 /// that is re-assembled in place between solves (a k(T) outer iteration).
-pub struct SolverState<B: Backend> {
-    precond: Box<dyn Preconditioner<B>>,
+pub struct SolverState<B: ChebyshevLevels + MultigridOps + 'static> {
+    precond: Box<ThermalPrecond<B>>,
     kind: PrecondKind,
     opts: PrecondOptions,
     method: KrylovMethod,
@@ -133,6 +132,12 @@ impl<'a, B: ChebyshevLevels + MultigridOps + 'static> Solver<'a, B> {
         Ok(info)
     }
 
+    /// z = M⁻¹ r alone, with the solver's preconditioner on its operator
+    /// (PETSc's `PCApply`): for timing M apart from the Krylov loop.
+    pub fn precondition(&mut self, r: &B::Vector, z: &mut B::Vector) -> Result<(), SolveError> {
+        Ok(self.state.precond.apply(self.be, &mut self.op, r, z)?)
+    }
+
     /// The operator's values changed in place (a k(T) re-assembly, a new
     /// matrix swapped in): M stays built for the old values, what it reads
     /// of the matrix at apply time is refreshed (multigrid's fine-level
@@ -161,7 +166,7 @@ impl<'a, B: ChebyshevLevels + MultigridOps + 'static> Solver<'a, B> {
     }
 
     /// The preconditioner, for its report and precision.
-    pub fn precond(&self) -> &dyn Preconditioner<B> {
+    pub fn precond(&self) -> &dyn PrecondInfo {
         self.state.precond.as_ref()
     }
 
@@ -193,7 +198,7 @@ fn build<B: ChebyshevLevels + MultigridOps + 'static>(
     kind: PrecondKind,
     opts: &PrecondOptions,
     host: Option<&QuadDiag>,
-) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
+) -> Result<Box<ThermalPrecond<B>>, SolveError> {
     // A borrowed view: the host copy may borrow the matrix too (the CPU's).
     let a = op.matrix();
     let mut view = QuadDiagOperator::new(be, a, op.len());

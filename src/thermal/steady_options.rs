@@ -8,7 +8,7 @@ use super::block_stats::BlockStats;
 use super::summary::Summary;
 use crate::backend::{Backend, BackendError};
 use crate::grid::Grid;
-use crate::linalg::{CgParams, PrecondKind, PrecondOptions, Preconditioner, SolveError, Stop};
+use crate::linalg::{CgParams, PrecondInfo, PrecondKind, PrecondOptions, SolveError, Stop};
 use crate::power::{LayerPower, PowerError};
 use crate::stack::Stack;
 use crate::thermal::assembly_input::InputParts;
@@ -49,7 +49,7 @@ impl SteadyOptions {
     /// PCG's parameters for these options on `be`, stopping at `stop`.
     /// PCG's parameters; the residual is read back every `check_every`
     /// iterations, by default as often as `m` (then `be`) prefers.
-    pub fn cg_params<B: Backend>(&self, be: &B, m: &dyn Preconditioner<B>, stop: Stop) -> CgParams {
+    pub fn cg_params<B: Backend>(&self, be: &B, m: &dyn PrecondInfo, stop: Stop) -> CgParams {
         CgParams {
             stop,
             max_iter: self.max_iter,

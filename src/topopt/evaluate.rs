@@ -196,8 +196,8 @@ impl<'a, B: DesignBackend> Evaluator<'a, B> {
             cause,
         };
         let opts = &self.solve;
-        let mut built: Box<dyn Preconditioner<B>>;
-        let m: &mut dyn Preconditioner<B> = match opts.precond {
+        let mut built: Box<dyn Preconditioner<B, ElasticOperator<B>>>;
+        let m: &mut dyn Preconditioner<B, ElasticOperator<B>> = match opts.precond {
             PrecondKind::Multigrid => {
                 let p = self.problem;
                 match self.mg.as_mut() {

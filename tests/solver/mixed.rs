@@ -12,8 +12,8 @@ use cuth::backend::BackendError;
 use cuth::linalg::precond::chebyshev::Chebyshev;
 use cuth::linalg::{
     build_precond, pcg, true_relative_residual, CgParams, LinearOperator, PrecisionMode,
-    PrecondKind, PrecondOptions, PrecondReport, Preconditioner, QuadDiag, QuadDiagOperator,
-    SolveError, Stop,
+    PrecondInfo, PrecondKind, PrecondOptions, PrecondReport, Preconditioner, QuadDiag,
+    QuadDiagOperator, SolveError, Stop,
 };
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
@@ -226,11 +226,11 @@ struct FlushingJacobi {
     rng: Rng,
 }
 
-impl Preconditioner<CpuBackend> for FlushingJacobi {
+impl<A: LinearOperator<CpuBackend> + ?Sized> Preconditioner<CpuBackend, A> for FlushingJacobi {
     fn apply(
         &mut self,
         _be: &CpuBackend,
-        a: &mut dyn LinearOperator<CpuBackend>,
+        a: &mut A,
         r: &Vec<f64>,
         z: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
@@ -247,23 +247,26 @@ impl Preconditioner<CpuBackend> for FlushingJacobi {
         }
         Ok(())
     }
-    fn report(&self) -> PrecondReport {
-        PrecondReport {
-            name: "flushing-jacobi".into(),
-            params: BTreeMap::new(),
-            multigrid: None,
-        }
-    }
     fn raise_precision(
         &mut self,
         _be: &CpuBackend,
-        _a: &mut dyn LinearOperator<CpuBackend>,
+        _a: &mut A,
     ) -> Result<Option<String>, BackendError> {
         if self.can_raise && !self.exact {
             self.exact = true;
             Ok(Some("f64".into()))
         } else {
             Ok(None)
+        }
+    }
+}
+
+impl PrecondInfo for FlushingJacobi {
+    fn report(&self) -> PrecondReport {
+        PrecondReport {
+            name: "flushing-jacobi".into(),
+            params: BTreeMap::new(),
+            multigrid: None,
         }
     }
 }

@@ -7,10 +7,9 @@
 use super::system::BenchSystem;
 use anyhow::{Context, Result};
 use cuth::backend::ChebyshevBackend;
-use cuth::linalg::precond::Preconditioner;
 use cuth::linalg::{
-    build_precond, pcg, true_relative_residual, CgInfo, CgParams, LinearOperator, Offset,
-    PrecisionMode, PrecondKind, PrecondOptions, QuadDiagOperator, SolveError, Stop,
+    CgInfo, CgParams, Offset, PrecisionMode, PrecondKind, PrecondOptions, QuadDiagOperator,
+    SolveError, Solver, Stop,
 };
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -110,26 +109,26 @@ pub fn ablation<B: ChebyshevBackend + 'static>(
         let mut x = be.zeros(n)?;
         be.synchronize()?;
         let t0 = Instant::now();
-        let mut op = QuadDiagOperator::new(be, &a, n);
-        let mut m = build_precond(PrecondKind::Chebyshev, be, &mut op, Some(host), &opts)?;
+        let op = QuadDiagOperator::new(be, &a, n);
+        let mut ksp = Solver::new(be, op, PrecondKind::Chebyshev, &opts, Some(host))?;
         be.synchronize()?;
         let setup_s = t0.elapsed().as_secs_f64();
-        let level0 = m.precision().map(|p| p.matrix_bytes_per_row);
+        let level0 = ksp.precond().precision().map(|p| p.matrix_bytes_per_row);
         // The preconditioner alone, at the level the solve starts with.
-        let precond_us = precond_apply_us(be, m.as_mut(), &mut op, &offset.rhs)?;
-        let params = CgParams {
+        let precond_us = precond_apply_us(be, &mut ksp, &offset.rhs)?;
+        ksp.set_params(CgParams {
             stop: Stop::against(rtol, offset.b_norm),
             max_iter,
             check_every,
             ..CgParams::default()
-        };
+        });
         let t1 = Instant::now();
-        let result = pcg(be, &mut op, m.as_mut(), &b, &mut x, &params);
+        let result = ksp.solve(&b, &mut x);
         be.synchronize()?;
         let solve_s = t1.elapsed().as_secs_f64();
         let (iterations, converged, stop, switches) =
             outcome(result).with_context(|| format!("{} solve", mode.name()))?;
-        let true_rel = true_relative_residual(be, &mut op, &b, &x, offset.rtol_scale)?;
+        let true_rel = ksp.true_relative_residual(&b, &x, offset.rtol_scale)?;
         let xs = be.download(&x)?;
         let (max_abs_dt_k, speedup) = match &reference {
             None => (0.0, 1.0),
@@ -141,7 +140,8 @@ pub fn ablation<B: ChebyshevBackend + 'static>(
                 t / solve_s,
             ),
         };
-        let final_level = m
+        let final_level = ksp
+            .precond()
             .precision()
             .map(|p| p.current)
             .unwrap_or_else(|| "f64".into());
@@ -182,18 +182,17 @@ pub fn ablation<B: ChebyshevBackend + 'static>(
 /// warm-up), µs, at the level the solve starts with.
 fn precond_apply_us<B: ChebyshevBackend + 'static>(
     be: &B,
-    m: &mut dyn Preconditioner<B>,
-    op: &mut dyn LinearOperator<B>,
+    ksp: &mut Solver<'_, B>,
     rhs: &[f64],
 ) -> Result<f64> {
     let r = be.upload(rhs)?;
     let mut z = be.zeros(rhs.len())?;
-    m.apply(be, op, &r, &mut z)?;
+    ksp.precondition(&r, &mut z)?;
     be.synchronize()?;
     let reps = 20;
     let t = Instant::now();
     for _ in 0..reps {
-        m.apply(be, op, &r, &mut z)?;
+        ksp.precondition(&r, &mut z)?;
     }
     be.synchronize()?;
     Ok(t.elapsed().as_secs_f64() * 1e6 / reps as f64)

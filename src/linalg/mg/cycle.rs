@@ -38,12 +38,11 @@
 //! iterations as relaxing every cell (BENCHMARKS.md, "Skipping unchanged
 //! cells"). The restriction and prolongation still visit every cell.
 
-use super::coarsen::line_pivots;
 use super::{MgCycle, MgOptions, MgReport};
 use crate::backend::mg::{Guess, MultigridOps, Relax};
 use crate::backend::BackendError;
-use crate::linalg::precond::{PrecondReport, Preconditioner};
-use crate::linalg::{LinearOperator, QuadDiag};
+use crate::linalg::precond::{PrecondInfo, PrecondReport, Preconditioner};
+use crate::linalg::QuadDiagOperator;
 use std::collections::BTreeMap;
 
 mod build;
@@ -211,29 +210,16 @@ fn cycle<B: MultigridOps>(
     Ok(())
 }
 
-/// The system's Quad-Diag matrix, which the fine level smooths with.
-fn fine_matrix<B: MultigridOps>(a: &dyn LinearOperator<B>) -> Result<&B::Matrix, BackendError> {
-    a.quad_diag().ok_or(BackendError::Unsupported(
-        "the mg preconditioner needs the system as a Quad-Diag matrix",
-    ))
-}
-
-impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
-    fn matrix_changed(&mut self, be: &B, host: &QuadDiag) -> Result<(), BackendError> {
-        if let Some(p) = self.fine_pivots.as_mut() {
-            *p = be.upload(&line_pivots(host))?;
-        }
-        Ok(())
-    }
-
+/// The fine level smooths with the system's own Quad-Diag matrix, so M
+/// exists for that operator only.
+impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B> {
     fn operator_changed(
         &mut self,
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut QuadDiagOperator<'_, B>,
     ) -> Result<(), BackendError> {
-        let a = fine_matrix(a)?;
         if let Some(p) = self.fine_pivots.as_mut() {
-            *p = be.mg_line_pivots(a)?;
+            *p = be.mg_line_pivots(a.matrix())?;
         }
         Ok(())
     }
@@ -241,17 +227,16 @@ impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
     fn apply(
         &mut self,
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut QuadDiagOperator<'_, B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
-        let a = fine_matrix(a)?;
         let Some(pivots) = self.fine_pivots.as_ref() else {
             // z = A⁻¹ r: the fine level is small enough to be the coarsest.
             return be.mg_dense_apply(&self.inverse, self.inverse_n, r, z);
         };
         let here = Here {
-            a,
+            a: a.matrix(),
             pivots,
             step: &self.steps[0],
             made_by: None,
@@ -265,7 +250,9 @@ impl<B: MultigridOps> Preconditioner<B> for Multigrid<B> {
         };
         cycle(be, &self.opts, here, below, r, z, true)
     }
+}
 
+impl<B: MultigridOps> PrecondInfo for Multigrid<B> {
     /// A cycle costs about 7 SpMVs: a read-back (~10 µs on a GPU) every
     /// iteration is cheap next to the ~1.5 cycles a 10-step interval wastes
     /// on average at 10–15 iterations.

@@ -25,7 +25,7 @@
 //! the f64 matrix the backend still holds (`Backend::host_matrix`: borrowed
 //! on the CPU, downloaded from a GPU), and no host copy of A is kept.
 
-use super::{PrecisionReport, PrecondOptions, PrecondReport, Preconditioner};
+use super::{PrecisionReport, PrecondInfo, PrecondOptions, PrecondReport, Preconditioner};
 use crate::backend::{BackendError, ChebWork, ChebyshevOps, ScaledChebyshevOps};
 use crate::linalg::eigen::lanczos_lambda_max;
 use crate::linalg::operator::LinearOperator;
@@ -70,9 +70,9 @@ impl<B: ChebyshevLevels> Chebyshev<B> {
     /// `host`, `a` in Quad-Diag form, gives the Gershgorin cap and the
     /// scaled levels; without it (a matrix-free operator) only the f64
     /// level exists, whatever `opts.precision`.
-    pub fn new(
+    pub fn new<A: LinearOperator<B> + ?Sized>(
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut A,
         host: Option<&QuadDiag>,
         opts: &PrecondOptions,
     ) -> Result<Self, SolveError> {
@@ -172,10 +172,10 @@ impl<B: ChebyshevLevels> Chebyshev<B> {
     }
 
     /// The f64 polynomial on the operator: z = q(D⁻¹A) D⁻¹ r.
-    fn run_f64(
+    fn run_f64<A: LinearOperator<B> + ?Sized>(
         &self,
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut A,
         w: &mut ChebWork<B::Vector>,
         r: &B::Vector,
         z: &mut B::Vector,
@@ -217,11 +217,11 @@ impl<B: ChebyshevLevels> Chebyshev<B> {
     }
 }
 
-impl<B: ChebyshevLevels> Preconditioner<B> for Chebyshev<B> {
+impl<B: ChebyshevLevels, A: LinearOperator<B> + ?Sized> Preconditioner<B, A> for Chebyshev<B> {
     fn apply(
         &mut self,
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut A,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
@@ -236,11 +236,7 @@ impl<B: ChebyshevLevels> Preconditioner<B> for Chebyshev<B> {
         out
     }
 
-    fn raise_precision(
-        &mut self,
-        be: &B,
-        a: &mut dyn LinearOperator<B>,
-    ) -> Result<Option<String>, BackendError> {
+    fn raise_precision(&mut self, be: &B, a: &mut A) -> Result<Option<String>, BackendError> {
         if self.pending.is_empty() {
             return Ok(None);
         }
@@ -252,7 +248,9 @@ impl<B: ChebyshevLevels> Preconditioner<B> for Chebyshev<B> {
         self.enter(be, level, host)?;
         Ok(Some(self.precision_label()))
     }
+}
 
+impl<B: ChebyshevLevels> PrecondInfo for Chebyshev<B> {
     fn precision(&self) -> Option<PrecisionReport> {
         Some(PrecisionReport {
             mode: self.mode.name().into(),

@@ -9,17 +9,16 @@ pub mod needs;
 pub mod preconditioner;
 
 use super::mg::{MgOptions, Multigrid};
-use super::operator::LinearOperator;
+use super::operator::{LinearOperator, QuadDiagOperator};
 use super::params::SolveError;
 use super::precision::PrecisionMode;
 use super::QuadDiag;
 use crate::backend::mg::MultigridOps;
-use crate::backend::BackendError;
 use chebyshev::ChebyshevLevels;
 
 pub use crate::solver_options::PrecondKind;
 pub use needs::PrecondNeeds;
-pub use preconditioner::{Identity, PrecisionReport, PrecondReport, Preconditioner};
+pub use preconditioner::{Identity, PrecisionReport, PrecondInfo, PrecondReport, Preconditioner};
 
 #[derive(Clone, Debug)]
 pub struct PrecondOptions {
@@ -53,14 +52,16 @@ impl Default for PrecondOptions {
 /// Builds the preconditioner `kind` for the operator `a`; `host` is its
 /// host Quad-Diag form where it has one (the Gershgorin bound and the scaled
 /// levels of a low-precision Chebyshev are built from it; without it,
-/// Chebyshev runs in f64 on the Lanczos estimate alone).
-pub fn build_precond<B: ChebyshevLevels + 'static>(
+/// Chebyshev runs in f64 on the Lanczos estimate alone). `mg` is not one of
+/// these: it exists for the Quad-Diag operator only ([`ThermalPrecond`],
+/// built by the [`super::Solver`]) and for topopt's own operator.
+pub fn build_precond<B: ChebyshevLevels + 'static, A: LinearOperator<B> + ?Sized>(
     kind: PrecondKind,
     be: &B,
-    a: &mut dyn LinearOperator<B>,
+    a: &mut A,
     host: Option<&QuadDiag>,
     opts: &PrecondOptions,
-) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
+) -> Result<Box<dyn Preconditioner<B, A>>, SolveError> {
     Ok(match kind {
         PrecondKind::None => Box::new(Identity),
         PrecondKind::Jacobi => Box::new(jacobi::Jacobi),
@@ -69,12 +70,17 @@ pub fn build_precond<B: ChebyshevLevels + 'static>(
             return Err(SolveError::Breakdown {
                 iters: 0,
                 what: "the mg preconditioner needs a thermal Quad-Diag matrix \
-                       (build_thermal_precond); use jacobi or chebyshev here"
+                       (linalg::Solver); use jacobi or chebyshev here"
                     .into(),
             })
         }
     })
 }
+
+/// A preconditioner of the thermal Quad-Diag operator, whichever borrow of
+/// the matrix it is applied with: a solver's state outlives each borrow of
+/// a matrix re-assembled in place ([`super::Solver::release`]).
+pub type ThermalPrecond<B> = dyn for<'x> Preconditioner<B, QuadDiagOperator<'x, B>>;
 
 /// [`build_precond`] for the thermal solvers, whose operator `a` is a
 /// Quad-Diag matrix on `be`: also builds `mg`, from the matrix where it
@@ -83,17 +89,14 @@ pub fn build_precond<B: ChebyshevLevels + 'static>(
 pub(crate) fn build_thermal_precond<B: ChebyshevLevels + MultigridOps + 'static>(
     kind: PrecondKind,
     be: &B,
-    a: &mut dyn LinearOperator<B>,
+    a: &mut QuadDiagOperator<'_, B>,
     host: Option<&QuadDiag>,
     opts: &PrecondOptions,
-) -> Result<Box<dyn Preconditioner<B>>, SolveError> {
-    match kind {
-        PrecondKind::Multigrid => {
-            let m = a.quad_diag().ok_or(BackendError::Unsupported(
-                "the mg preconditioner needs the system as a Quad-Diag matrix",
-            ))?;
-            Ok(Box::new(Multigrid::new(be, m, &opts.mg)?))
-        }
-        _ => build_precond(kind, be, a, host, opts),
-    }
+) -> Result<Box<ThermalPrecond<B>>, SolveError> {
+    Ok(match kind {
+        PrecondKind::None => Box::new(Identity),
+        PrecondKind::Jacobi => Box::new(jacobi::Jacobi),
+        PrecondKind::Chebyshev => Box::new(chebyshev::Chebyshev::new(be, a, host, opts)?),
+        PrecondKind::Multigrid => Box::new(Multigrid::new(be, a.matrix(), &opts.mg)?),
+    })
 }

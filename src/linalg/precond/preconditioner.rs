@@ -4,9 +4,7 @@
 
 use crate::backend::{Backend, BackendError};
 use crate::linalg::mg::MgReport;
-use crate::linalg::operator::LinearOperator;
 use crate::linalg::precision::ArrayChoice;
-use crate::linalg::QuadDiag;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -20,28 +18,12 @@ pub struct PrecondReport {
     pub multigrid: Option<MgReport>,
 }
 
-pub trait Preconditioner<B: Backend> {
-    /// z = M⁻¹ r. M must be SPD and fixed across iterations.
-    fn apply(
-        &mut self,
-        be: &B,
-        a: &mut dyn LinearOperator<B>,
-        r: &B::Vector,
-        z: &mut B::Vector,
-    ) -> Result<(), BackendError>;
+/// What a preconditioner reports, whatever operator it is applied with:
+/// the part of it a caller reads after the solve (`summary.json`, the
+/// check interval of the next solve), so that nobody outside the Krylov
+/// layer names the operator type.
+pub trait PrecondInfo {
     fn report(&self) -> PrecondReport;
-    /// Switches M to its next more precise level, if it has one, and names
-    /// it. PCG calls this when it stagnates, then restarts from the true
-    /// residual (M changed, so the old directions no longer fit). `a` is the
-    /// system matrix, from which the next level is built.
-    fn raise_precision(
-        &mut self,
-        be: &B,
-        a: &mut dyn LinearOperator<B>,
-    ) -> Result<Option<String>, BackendError> {
-        let _ = (be, a);
-        Ok(None)
-    }
     /// How often PCG should read the residual back, when this preconditioner
     /// has a preference over [`Backend::check_interval`]: one whose
     /// application costs far more than a read-back wants every iteration.
@@ -52,22 +34,41 @@ pub trait Preconditioner<B: Backend> {
     fn precision(&self) -> Option<PrecisionReport> {
         None
     }
-    /// The system matrix is now `host` (an outer iteration of a nonlinear
-    /// solve re-assembled it). M may stay built for the old matrix, but what
-    /// it reads from the matrix at apply time must match: multigrid's
-    /// fine-level line pivots are refactored here.
-    fn matrix_changed(&mut self, be: &B, host: &QuadDiag) -> Result<(), BackendError> {
-        let _ = (be, host);
-        Ok(())
-    }
-    /// [`Preconditioner::matrix_changed`] for a matrix that lives where the
-    /// solve runs (`a`, the system operator): refreshed there, no host copy
-    /// (a k(T) outer iteration re-assembled on the device).
-    fn operator_changed(
+}
+
+/// M for operators of type `A`. A kind that reads its operator at apply
+/// time (Jacobi its diagonal, Chebyshev its product, multigrid its fine
+/// matrix) names the operator type it reads: multigrid implements this for
+/// the Quad-Diag operator only, so pairing it with any other operator is a
+/// compile error, not a run-time one. The operator comes at apply time, the
+/// same object the Krylov method applies, rather than held: a held borrow
+/// would freeze a matrix that is re-assembled in place between solves (k(T),
+/// transient property changes), and the matrix-free elasticity operator is
+/// mutable scratch that PCG and the smoother take turns with.
+pub trait Preconditioner<B: Backend, A: ?Sized>: PrecondInfo {
+    /// z = M⁻¹ r. M must be SPD and fixed across iterations; `a` is the
+    /// operator M was built for.
+    fn apply(
         &mut self,
         be: &B,
-        a: &mut dyn LinearOperator<B>,
-    ) -> Result<(), BackendError> {
+        a: &mut A,
+        r: &B::Vector,
+        z: &mut B::Vector,
+    ) -> Result<(), BackendError>;
+    /// Switches M to its next more precise level, if it has one, and names
+    /// it. PCG calls this when it stagnates, then restarts from the true
+    /// residual (M changed, so the old directions no longer fit). `a` is the
+    /// system operator, from which the next level is built.
+    fn raise_precision(&mut self, be: &B, a: &mut A) -> Result<Option<String>, BackendError> {
+        let _ = (be, a);
+        Ok(None)
+    }
+    /// The values of `a` changed where it lives (an outer iteration of a
+    /// nonlinear solve re-assembled it, a transient run swapped it). M may
+    /// stay built for the old values, but what it reads from the matrix at
+    /// apply time must match: multigrid's fine-level line pivots are
+    /// refactored here, where the matrix lives (no host copy).
+    fn operator_changed(&mut self, be: &B, a: &mut A) -> Result<(), BackendError> {
         let _ = (be, a);
         Ok(())
     }
@@ -89,16 +90,19 @@ pub struct PrecisionReport {
 /// M = I.
 pub struct Identity;
 
-impl<B: Backend> Preconditioner<B> for Identity {
+impl<B: Backend, A: ?Sized> Preconditioner<B, A> for Identity {
     fn apply(
         &mut self,
         be: &B,
-        _a: &mut dyn LinearOperator<B>,
+        _a: &mut A,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
         be.copy(r, z) // z = r
     }
+}
+
+impl PrecondInfo for Identity {
     fn report(&self) -> PrecondReport {
         PrecondReport {
             name: "none".into(),

@@ -334,7 +334,7 @@ fn outer<B: ThermalBackend + 'static>(
 /// The linear solves of the outer iteration: one solver kept across them
 /// (it outlives each iteration's borrow of the re-assembled A) until a
 /// full-accuracy solve needs more than twice the iterations of the first.
-struct InnerSolves<'o, B: ThermalBackend> {
+struct InnerSolves<'o, B: ThermalBackend + 'static> {
     opts: &'o SteadyOptions,
     n: usize,
     /// Whether A changes between solves (some k varies with T).

@@ -42,7 +42,7 @@ pub(super) struct Scratch<'a, V> {
 /// passes on coarse levels up to `w_levels`, one below: V).
 pub(super) fn cycle<B: ElasticBackend>(
     c: &mut Ctx<'_, B>,
-    a: &mut dyn LinearOperator<B>,
+    a: &mut ElasticOperator<B>,
     sm: &mut Chebyshev<B>,
     b: &B::Vector,
     x: &mut B::Vector,

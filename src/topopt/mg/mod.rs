@@ -51,7 +51,7 @@ use super::mesh::Mesh;
 use super::operator::ElasticOperator;
 use crate::backend::BackendError;
 use crate::linalg::precond::chebyshev::Chebyshev;
-use crate::linalg::precond::{PrecondReport, Preconditioner};
+use crate::linalg::precond::{PrecondInfo, PrecondReport, Preconditioner};
 use crate::linalg::{LinearOperator, PcgWork, SolveError};
 use cycle::{cycle, Ctx, Scratch};
 use std::collections::BTreeMap;
@@ -332,11 +332,13 @@ impl<B: ElasticBackend> ElasticMg<B> {
     }
 }
 
-impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
+/// The fine level is the elastic operator itself (its residual, its
+/// smoother), so M exists for that operator only.
+impl<B: ElasticBackend> Preconditioner<B, ElasticOperator<B>> for ElasticMg<B> {
     fn apply(
         &mut self,
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut ElasticOperator<B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
@@ -368,7 +370,9 @@ impl<B: ElasticBackend> Preconditioner<B> for ElasticMg<B> {
             other => BackendError::Numerical(format!("multigrid cycle: {other}")),
         })
     }
+}
 
+impl<B: ElasticBackend> PrecondInfo for ElasticMg<B> {
     fn report(&self) -> PrecondReport {
         let mut params = BTreeMap::new();
         params.insert("levels".into(), self.meshes.len() as f64);
