@@ -182,7 +182,11 @@ pub struct CgRun<'r, B: Backend, A: ?Sized, M: ?Sized> {
 /// `rr`, and b·b = `bb` (the stop's reference when it names none), b itself
 /// not needed: the inner solves of [`super::refine()`]. No residual
 /// replacement (there is no b to recompute it from).
-pub fn pcg_from_residual<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
+pub fn pcg_from_residual<
+    B: Backend,
+    A: LinearOperator<B> + ?Sized,
+    M: Preconditioner<B, A> + ?Sized,
+>(
     run: CgRun<'_, B, A, M>,
     x: &mut B::Vector,
     rr: f64,
@@ -335,7 +339,11 @@ fn iterate<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + 
 
 /// z = M⁻¹ r;  s[next] = r·z;  p = z: CG starts over from the residual in
 /// `w.r` (at the start, after a residual replacement or a change of M).
-fn restart_directions<B: Backend, A: LinearOperator<B> + ?Sized, M: Preconditioner<B, A> + ?Sized>(
+fn restart_directions<
+    B: Backend,
+    A: LinearOperator<B> + ?Sized,
+    M: Preconditioner<B, A> + ?Sized,
+>(
     be: &B,
     a: &mut A,
     m: &mut M,

@@ -10,7 +10,9 @@
 
 use super::operator::{LinearOperator, QuadDiagOperator};
 use super::pcg::{pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork, SolveError};
-use super::precond::{build_thermal_precond, PrecondInfo, PrecondKind, PrecondOptions, ThermalPrecond};
+use super::precond::{
+    build_thermal_precond, PrecondInfo, PrecondKind, PrecondOptions, ThermalPrecond,
+};
 use super::QuadDiag;
 use crate::backend::mg::MultigridOps;
 use std::borrow::Cow;
