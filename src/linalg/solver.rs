@@ -290,6 +290,45 @@ mod tests {
         }
     }
 
+    /// M alone through the solver: the identity and D⁻¹ by hand; Chebyshev
+    /// and mg symmetric (⟨x, My⟩ = ⟨Mx, y⟩) and positive (⟨x, Mx⟩ > 0),
+    /// as CG needs of them.
+    #[test]
+    fn precondition_applies_an_spd_m() {
+        let be = CpuBackend::new();
+        let a = stack_matrix(1.0);
+        let n = a.len();
+        let x: Vec<f64> = (0..n).map(|i| ((i * 37) % 11) as f64 - 5.0).collect();
+        let y: Vec<f64> = (0..n).map(|i| ((i * 13) % 7) as f64 - 3.0).collect();
+        let dot = |u: &[f64], v: &[f64]| u.iter().zip(v).map(|(p, q)| p * q).sum::<f64>();
+        for kind in KINDS {
+            let op = QuadDiagOperator::new(&be, &a, n);
+            let mut ksp = Solver::new(&be, op, kind, &PrecondOptions::default(), None).unwrap();
+            let mut apply = |v: &Vec<f64>| {
+                let mut z = vec![f64::NAN; n];
+                ksp.precondition(v, &mut z).unwrap();
+                z
+            };
+            let (mx, my) = (apply(&x), apply(&y));
+            match kind {
+                PrecondKind::None => assert_eq!(mx, x),
+                PrecondKind::Jacobi => {
+                    let by_hand: Vec<f64> = x.iter().zip(&a.d).map(|(v, d)| v / d).collect();
+                    assert_eq!(mx, by_hand);
+                }
+                _ => {
+                    let (xmy, mxy) = (dot(&x, &my), dot(&mx, &y));
+                    let scale = dot(&mx, &mx).sqrt() * dot(&y, &y).sqrt();
+                    assert!(
+                        (xmy - mxy).abs() <= 1e-12 * scale,
+                        "{kind:?}: {xmy} vs {mxy}"
+                    );
+                    assert!(dot(&x, &mx) > 0.0, "{kind:?}");
+                }
+            }
+        }
+    }
+
     /// After new values swapped into an owned matrix, a rebuild solves as a
     /// solver built for them; a refresh keeps M and still converges.
     #[test]
