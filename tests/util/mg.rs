@@ -9,20 +9,10 @@ use cuth::linalg::mg::Multigrid;
 use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag, QuadDiagOperator};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions, SteadyOutcome};
-use std::path::{Path, PathBuf};
 
 pub type Dense = Vec<Vec<f64>>;
 
-/// A file of the repository: from the working directory when it is there
-/// (the GPU machine runs staged binaries from a copy of the tree), else
-/// from the crate's root.
-pub fn repo_path(rel: &str) -> PathBuf {
-    let here = PathBuf::from(rel);
-    match here.exists() {
-        true => here,
-        false => Path::new(env!("CARGO_MANIFEST_DIR")).join(rel),
-    }
-}
+pub use super::repo_path;
 
 /// A shipped stack, on an `nx × ny` uniform grid when given.
 pub fn load(rel: &str, grid: Option<(usize, usize)>) -> Stack {
