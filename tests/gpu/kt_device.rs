@@ -20,7 +20,6 @@ use cuth::stack::{Law, Stack};
 use cuth::thermal::device::nonlinear::{NlContext, NonlinearOps};
 use cuth::thermal::nonlinear::leakage::LeakageModel;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
-use std::path::Path;
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

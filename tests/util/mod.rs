@@ -8,7 +8,9 @@
 pub mod cli;
 pub mod kt;
 pub mod mg;
+pub mod mixed;
 pub mod sim;
+pub mod steady;
 pub mod sweep;
 pub mod topopt_mg;
 pub mod transient;
