@@ -19,8 +19,8 @@ use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::QdSchedule;
 use cuth::backend::{Backend, QuadDiagOps, ScaledChebyshevOps};
 use cuth::linalg::precision::{Level, ScaledQuadDiag};
-use cuth::linalg::QuadDiagOperator;
 use cuth::linalg::PrecisionMode;
+use cuth::linalg::QuadDiagOperator;
 
 /// Degree-1 init (writes z), then init + two middle steps + a last step
 /// (writes z), on backend `be`.
