@@ -14,19 +14,12 @@ use cuth::grid::Grid;
 use cuth::power::{layer_power, LayerPower};
 use cuth::stack::Stack;
 use cuth::thermal::assembly_input::AssemblyInput;
-use std::path::{Path, PathBuf};
-
-fn path(rel: &str) -> PathBuf {
-    let here = PathBuf::from(rel);
-    if here.exists() {
-        here
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-    }
-}
 
 fn load(rel: &str, nx: usize, ny: usize) -> (Stack, Grid, Vec<LayerPower>) {
-    let stack = Stack::load(&path(rel)).unwrap().with_grid(nx, ny).unwrap();
+    let stack = Stack::load(&common::repo_path(rel))
+        .unwrap()
+        .with_grid(nx, ny)
+        .unwrap();
     let grid = Grid::from_stack(&stack);
     let power = (0..stack.layers.len())
         .map(|l| layer_power(&stack, &grid, l).unwrap())

@@ -471,6 +471,7 @@ fn mul_add_matches_cpu() {
 
 mod transient_gpu {
     use super::gpu;
+    use crate::util::repo_path as path;
     use cuth::backend::cpu::CpuBackend;
     use cuth::grid::Grid;
     use cuth::linalg::PrecondKind;
@@ -483,19 +484,7 @@ mod transient_gpu {
     use cuth::thermal::transient::{
         run_transient, InitState, StepView, TransientOptions, TransientOutcome,
     };
-    use std::path::{Path, PathBuf};
     use std::time::Instant;
-
-    /// `rel` from the working directory (the GPU machine runs the test
-    /// binary from a copy of the repository), else from the source tree.
-    fn path(rel: &str) -> PathBuf {
-        let here = PathBuf::from(rel);
-        if here.exists() {
-            here
-        } else {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-        }
-    }
 
     fn load(name: &str, grid: usize) -> Stack {
         let p = path(&format!("configs/{name}"));

@@ -8,7 +8,7 @@
 //!
 //! cargo test --release --test gpu -- --ignored --nocapture --test-threads=1 kt_device::
 
-use crate::util::kt::{max_rel as rel, mol_f2f_kt_leaky};
+use crate::util::kt::{self, max_rel as rel, mol_f2f_kt_leaky, units_kt};
 use crate::util::{gpu, Rng};
 use cuth::assemble::{assemble_cells, cell_materials};
 use cuth::backend::cpu::CpuBackend;
@@ -20,7 +20,6 @@ use cuth::stack::{Law, Stack};
 use cuth::thermal::device::nonlinear::{NlContext, NonlinearOps};
 use cuth::thermal::nonlinear::leakage::LeakageModel;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
-use std::path::Path;
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -56,28 +55,6 @@ fn law_kernel_matches_host_for_every_kind() {
             _ => assert_eq!(differ, 0, "{law:?}"),
         }
     }
-}
-
-/// Floorplan units with laws (power law, polynomial) overlapping, a layer
-/// with a table law, and block leakage.
-fn units_kt(dir: &Path) -> Stack {
-    std::fs::write(
-        dir.join("die.flp"),
-        "left 3.75e-4 1e-3 0 0\nmid 4e-4 6e-4 4e-4 2e-4\n",
-    )
-    .unwrap();
-    let text = "[chip]\nwidth=1e-3\nlength=1e-3\n[grid]\nnx=24\nny=20\n[boundary]\nambient=300\nh_top=1e4\n\
-         [materials.plain]\nk=20.0\nheat_capacity=1e6\n\
-         [materials.kt]\nk={ k300 = 10.0, exponent = -1.3 }\nheat_capacity={ c300 = 1e6, exponent = 1.0 }\n\
-         [materials.poly]\nk={ poly = [30.0, -0.05] }\nheat_capacity=1e6\n\
-         [materials.tab]\nk={ table = [[300.0, 50.0], [340.0, 40.0], [400.0, 30.0]] }\nheat_capacity=1e6\n\
-         [[layers]]\nname=\"die\"\nmaterial=\"plain\"\nthickness=1e-4\nfloorplan=\"die.flp\"\n\
-         unit_materials={ left = \"kt\", mid = \"poly\" }\npower={ type=\"uniform\", total=0.05 }\n\
-         [[layers]]\nname=\"top\"\nmaterial=\"tab\"\nthickness=1e-4\ncells=2\n\
-         [layers.power]\ntype=\"blocks\"\nblocks=[\
-         { name=\"core\", x=0.0, y=0.0, width=5e-4, height=4e-4, power=0.02, leakage={ p_ref=0.005, t_ref=320.0, beta=0.03 } },\
-         { name=\"io\", x=6e-4, y=5e-4, width=3e-4, height=5e-4, power=0.01, leakage={ p_ref=0.002, t_ref=330.0, beta=0.02 } }]\n";
-    Stack::from_toml(text, &dir.join("s.toml")).unwrap()
 }
 
 fn check_system(name: &str, s: &Stack, rise: f64) {
@@ -213,19 +190,8 @@ fn block_leakage_and_unit_laws_cuda_match_cpu() {
     }
 }
 
-/// The CPU half: the stacks build and the unit stack converges.
 #[test]
-fn kt_device_cases_are_valid_on_cpu() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = units_kt(dir.path());
-    assert!(s.k_varies() && s.is_nonlinear());
-    let out = solve_steady(
-        &CpuBackend::new(),
-        &s,
-        &SteadyOptions::from_stack(&s, PrecondKind::Multigrid),
-    )
-    .unwrap();
-    let nl = out.summary.nonlinear.unwrap();
-    assert_eq!(nl.leakage_w.len(), 2);
-    assert!(mol_f2f_kt_leaky(16, 12).k_varies());
+#[ignore = "needs a CUDA GPU"]
+fn unit_laws_and_block_leakage_converge() {
+    kt::unit_laws_and_block_leakage_converge(gpu());
 }

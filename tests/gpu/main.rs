@@ -15,6 +15,7 @@ mod mixed;
 mod nonlinear;
 mod pipeline;
 mod simulation;
+mod steady;
 mod sweep;
 mod sweep_batch;
 mod topopt;

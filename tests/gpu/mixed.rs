@@ -14,13 +14,13 @@
 
 use crate::util as common;
 
-use common::{gpu, mol_f2f, random_matrix, Rng};
+use common::{gpu, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::QdSchedule;
 use cuth::backend::{Backend, QuadDiagOps, ScaledChebyshevOps};
 use cuth::linalg::precision::{Level, ScaledQuadDiag};
+use cuth::linalg::PrecisionMode;
 use cuth::linalg::QuadDiagOperator;
-use cuth::linalg::{PrecisionMode, PrecondKind};
 
 /// Degree-1 init (writes z), then init + two middle steps + a last step
 /// (writes z), on backend `be`.
@@ -96,47 +96,18 @@ fn mixed_kernels_match_cpu() {
     }
 }
 
+/// The CPU's check (`util::mixed`) at 512², timed: launches unsynchronized
+/// for the wall times, synchronized again afterwards.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn mixed_mol_f2f_512_matches_f64_within_1e_4_k() {
-    use cuth::stack::Stack;
-    use cuth::thermal::steady::{solve_steady, SteadyOptions};
+fn mixed_solve_of_mol_f2f_512_meets_rtol_and_matches_f64() {
     gpu().set_sync_each_launch(false);
-    let stack = Stack::load(&mol_f2f())
-        .unwrap()
-        .with_grid(512, 512)
-        .unwrap();
-    let run = |mode| {
-        let mut o = SteadyOptions::from_stack(&stack, PrecondKind::Chebyshev);
-        o.precond_opts.precision = mode;
-        let t = std::time::Instant::now();
-        let out = solve_steady(gpu(), &stack, &o).unwrap();
-        (out, t.elapsed().as_secs_f64())
-    };
-    let (f, tf) = run(PrecisionMode::F64);
-    let (m, tm) = run(PrecisionMode::Mixed);
-    let dt = m
-        .temperature_k
-        .iter()
-        .zip(&f.temperature_k)
-        .fold(0.0f64, |acc, (a, b)| acc.max((a - b).abs()));
-    let (sf, sm) = (&f.summary.solver, &m.summary.solver);
-    println!(
-        "mol_f2f 512x512x{}: max |dT| mixed vs f64 = {dt:.3e} K (tol 1e-4); iterations f64 {} \
-         mixed {}; true res f64 {:.2e} mixed {:.2e}; wall f64 {tf:.2} s mixed {tm:.2} s; {}",
-        f.grid.nz,
-        sf.iterations,
-        sm.iterations,
-        sf.final_true_residual,
-        sm.final_true_residual,
-        sm.precision
+    common::mixed::mixed_solve_of_mol_f2f_meets_rtol_and_matches_f64(
+        gpu(),
+        512,
+        &[PrecisionMode::Mixed],
     );
-    assert!(dt < 1e-4, "max |dT| {dt:e} K");
-    assert!(
-        sm.final_true_residual <= sm.rtol,
-        "{}",
-        sm.final_true_residual
-    );
+    gpu().set_sync_each_launch(true);
 }
 
 /// A mixed-mode switch on the GPU builds its next level from the matrix

@@ -11,64 +11,22 @@
 //! 1e-6 K (both stop at rtol 1e-8), a case with a bad raster must fail alone.
 //! Also prints cases/s at 128² × 18 (the GPU target is ≥ 1000/s).
 
-use crate::util::sweep_cases as cases;
+use crate::util::sweep::sweep;
+use crate::util::{mol_f2f, sweep_cases as cases};
 use cuth::backend::cpu::CpuBackend;
-use cuth::linalg::PrecondKind;
 use cuth::stack::Stack;
-use cuth::thermal::steady::SteadyOptions;
-use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase, SweepJob};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use cuth::thermal::sweep::SweepBase;
 use std::time::Instant;
-
-fn stack_path() -> PathBuf {
-    ["configs/mol_f2f.toml", "../../configs/mol_f2f.toml"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml"))
-}
-
-/// Every case through one worker on `be`, in case order, and the wall time.
-fn sweep<B: cuth::thermal::device::ThermalBackend + 'static>(
-    be: &B,
-    stack: &Stack,
-    base: &SweepBase,
-    cases: &[SweepCase],
-) -> (Vec<CaseResult>, f64) {
-    let opts = SteadyOptions::from_stack(stack, PrecondKind::Multigrid);
-    let cursor = AtomicUsize::new(0);
-    let next = || Some(cursor.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < cases.len());
-    let out = Mutex::new(Vec::new());
-    let done = |r: CaseResult| out.lock().unwrap().push(r);
-    let t0 = Instant::now();
-    let job = SweepJob {
-        stack,
-        base,
-        opts: &opts,
-        cases,
-        keep_fields: false,
-    };
-    run_worker(be, job, &next, &done).unwrap();
-    let s = t0.elapsed().as_secs_f64();
-    let mut v = out.into_inner().unwrap();
-    v.sort_by_key(|r| r.index);
-    (v, s)
-}
 
 #[test]
 #[ignore]
 fn cuda_sweep_matches_cpu_case_by_case() {
     let gpu = crate::util::open_gpu();
-    let stack = Stack::load(&stack_path())
-        .unwrap()
-        .with_grid(96, 80)
-        .unwrap();
+    let stack = Stack::load(&mol_f2f()).unwrap().with_grid(96, 80).unwrap();
     let base = SweepBase::new(&stack).unwrap();
     let cases = cases(&stack, 12, Some(7));
-    let (g, _) = sweep(&gpu, &stack, &base, &cases);
-    let (c, _) = sweep(&CpuBackend::new(), &stack, &base, &cases);
+    let (g, _) = sweep(&gpu, &stack, &base, &cases, None, false);
+    let (c, _) = sweep(&CpuBackend::new(), &stack, &base, &cases, None, false);
     assert_eq!(g.len(), 12);
     let mut worst = 0.0f64;
     for (gr, cr) in g.iter().zip(&c) {
@@ -99,7 +57,7 @@ fn cuda_sweep_matches_cpu_case_by_case() {
 #[ignore]
 fn cuda_sweep_rate_128() {
     let gpu = crate::util::open_gpu();
-    let stack = Stack::load(&stack_path())
+    let stack = Stack::load(&mol_f2f())
         .unwrap()
         .with_grid(128, 128)
         .unwrap();
@@ -107,7 +65,7 @@ fn cuda_sweep_rate_128() {
     let base = SweepBase::new(&stack).unwrap();
     let setup = t0.elapsed().as_secs_f64();
     let cases = cases(&stack, 200, None);
-    let (r, s) = sweep(&gpu, &stack, &base, &cases);
+    let (r, s) = sweep(&gpu, &stack, &base, &cases, None, false);
     assert!(r.iter().all(|r| r.outcome.is_ok()));
     let iters: usize = r
         .iter()

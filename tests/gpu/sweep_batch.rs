@@ -6,15 +6,17 @@
 //! cargo test --release --test gpu -- --ignored --nocapture --test-threads=1 sweep_batch::
 //! ```
 //!
-//! - every case of a batched CUDA sweep equals its own one-at-a-time CUDA
-//!   solve (`run_worker`) to 1e-9 K on every cell, with the same iteration
-//!   count, and the CPU's to 1e-6 K; a bad case fails alone;
+//! - the CPU's checks (`util::sweep`) on CUDA: every case of a batched
+//!   sweep equals its own one-at-a-time solve (`run_worker`) to 1e-9 K on
+//!   every cell, with the same iteration count; a bad case fails alone; a
+//!   batch that cannot converge fails every case with the single reason;
+//! - every case of a batched CUDA sweep equals the CPU's to 1e-6 K;
 //! - cases/s at 128² × 18: one at a time against batches of k = 8 … 128
 //!   (whole worker: rasters read, right-hand sides formed, solved, field
 //!   statistics), and the batched PCG alone (right-hand sides prepared).
 
-use crate::util::sweep_cases as cases;
-use cuth::backend::batch::BatchOps;
+use crate::util::sweep::{self, sweep};
+use crate::util::{mol_f2f, sweep_cases as cases};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::CudaBackend;
 use cuth::backend::{Backend, QuadDiagOps};
@@ -23,104 +25,75 @@ use cuth::linalg::batch::{batch_pcg, BatchOutcome, BatchStops, BatchWork};
 use cuth::linalg::mg::Multigrid;
 use cuth::linalg::{Offset, PrecondKind, Stop};
 use cuth::stack::Stack;
-use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::steady::SteadyOptions;
-use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase, SweepJob};
-use cuth::thermal::sweep_batch::run_worker_batched;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use cuth::thermal::sweep::{CaseResult, SweepBase};
 use std::time::Instant;
 
-fn stack_path() -> PathBuf {
-    ["configs/mol_f2f.toml", "../../configs/mol_f2f.toml"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml"))
+fn stack(n: (usize, usize)) -> Stack {
+    Stack::load(&mol_f2f())
+        .unwrap()
+        .with_grid(n.0, n.1)
+        .unwrap()
 }
 
 fn gpu() -> CudaBackend {
     crate::util::open_gpu()
 }
 
-/// Every case through one worker on `be` (batched by `k` > 1), by index,
-/// and the wall time.
-fn sweep<B: ThermalBackend + BatchOps + 'static>(
-    be: &B,
-    stack: &Stack,
-    base: &SweepBase,
-    cases: &[SweepCase],
-    k: usize,
-    keep: bool,
-) -> (Vec<CaseResult>, f64) {
-    let opts = SteadyOptions::from_stack(stack, PrecondKind::Multigrid);
-    let cursor = AtomicUsize::new(0);
-    let next = || Some(cursor.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < cases.len());
-    let out = Mutex::new(Vec::new());
-    let done = |r: CaseResult| out.lock().unwrap().push(r);
-    let job = SweepJob {
-        stack,
-        base,
-        opts: &opts,
-        cases,
-        keep_fields: keep,
-    };
-    let t0 = Instant::now();
-    match k {
-        1 => run_worker(be, job, &next, &done).unwrap(),
-        k => {
-            let t = run_worker_batched(be, job, k, &next, &done);
-            println!("  k = {k}: {:?}", t.unwrap());
-        }
-    }
-    let s = t0.elapsed().as_secs_f64();
-    let mut v = out.into_inner().unwrap();
-    v.sort_by_key(|r| r.index);
-    (v, s)
+#[test]
+#[ignore]
+fn batched_cases_equal_their_own_solves() {
+    let stack = stack((96, 80));
+    let cases = cases(&stack, 12, Some(7));
+    sweep::batched_cases_equal_their_own_solves(&gpu(), &stack, &cases, 7, &[5, 12, 32]);
 }
 
 #[test]
 #[ignore]
-fn cuda_batched_cases_equal_their_own_solves() {
+fn a_batch_that_cannot_converge_fails_every_case_with_the_single_reason() {
+    let stack = stack((96, 80));
+    let cases = cases(&stack, 5, None);
+    sweep::a_batch_that_cannot_converge_fails_every_case_with_the_single_reason(
+        &gpu(),
+        &stack,
+        &cases,
+    );
+}
+
+/// Every case of a batched CUDA sweep against the CPU's one-at-a-time
+/// solve: every cell within 1e-6 K (both stop at rtol 1e-8), the bad case
+/// failing on both.
+#[test]
+#[ignore]
+fn cuda_batched_cases_equal_cpu() {
     let be = gpu();
-    let stack = Stack::load(&stack_path())
-        .unwrap()
-        .with_grid(96, 80)
-        .unwrap();
+    let stack = stack((96, 80));
     let base = SweepBase::new(&stack).unwrap();
     let cases = cases(&stack, 12, Some(7));
-    let (single, _) = sweep(&be, &stack, &base, &cases, 1, true);
-    let (cpu, _) = sweep(&CpuBackend::new(), &stack, &base, &cases, 1, true);
+    let (cpu, _) = sweep(&CpuBackend::new(), &stack, &base, &cases, None, true);
     for k in [5, 12, 32] {
-        let (batched, _) = sweep(&be, &stack, &base, &cases, k, true);
+        let (batched, _) = sweep(&be, &stack, &base, &cases, Some(k), true);
         assert_eq!(batched.len(), 12);
-        let (mut worst, mut worst_cpu) = (0.0f64, 0.0f64);
-        for ((b, s), c) in batched.iter().zip(&single).zip(&cpu) {
-            match (&b.outcome, &s.outcome, &c.outcome) {
-                (Ok(bs), Ok(ss), Ok(cs)) => {
-                    assert_eq!(bs.iterations, ss.iterations, "k {k}, {}", b.name);
-                    assert!(bs.true_residual <= 1e-8, "{}", bs.true_residual);
+        let mut worst_cpu = 0.0f64;
+        for (b, c) in batched.iter().zip(&cpu) {
+            match (&b.outcome, &c.outcome) {
+                (Ok(bs), Ok(cs)) => {
                     let bt = &bs.field.as_ref().unwrap().0;
-                    for (x, y) in bt.iter().zip(&ss.field.as_ref().unwrap().0) {
-                        worst = worst.max((x - y).abs());
-                    }
                     for (x, y) in bt.iter().zip(&cs.field.as_ref().unwrap().0) {
                         worst_cpu = worst_cpu.max((x - y).abs());
                     }
                 }
-                (Err(be), Err(se), Err(_)) => {
+                (Err(be), Err(ce)) => {
                     assert_eq!(b.index, 7);
-                    assert_eq!(be, se);
+                    assert_eq!(be, ce);
                 }
                 other => panic!("k {k}, {}: outcomes differ: {other:?}", b.name),
             }
         }
         println!(
-            "k = {k}: worst |dT| on every cell of 11 cases: batched vs single CUDA {worst:.3e} K \
-             (tol 1e-9), vs single CPU {worst_cpu:.3e} K (tol 1e-6)"
+            "k = {k}: worst |dT| on every cell of 11 cases: batched CUDA vs single CPU \
+             {worst_cpu:.3e} K (tol 1e-6)"
         );
-        assert!(worst <= 1e-9, "{worst:e}");
         assert!(worst_cpu <= 1e-6, "{worst_cpu:e}");
     }
 }
@@ -130,16 +103,13 @@ fn cuda_batched_cases_equal_their_own_solves() {
 #[ignore]
 fn cuda_batch_rate_128() {
     let be = gpu();
-    let stack = Stack::load(&stack_path())
-        .unwrap()
-        .with_grid(128, 128)
-        .unwrap();
+    let stack = stack((128, 128));
     let base = SweepBase::new(&stack).unwrap();
     let nz = base.grid.nz;
     let many = cases(&stack, 1024, None);
     // Warm-up: kernels compiled, allocations made once.
-    sweep(&be, &stack, &base, &many[..64], 64, false);
-    sweep(&be, &stack, &base, &many[..4], 1, false);
+    sweep(&be, &stack, &base, &many[..64], Some(64), false);
+    sweep(&be, &stack, &base, &many[..4], None, false);
     let report = |what: String, r: &[CaseResult], s: f64| {
         assert!(r.iter().all(|r| r.outcome.is_ok()));
         let it: usize = r
@@ -153,10 +123,10 @@ fn cuda_batch_rate_128() {
             it as f64 / r.len() as f64
         );
     };
-    let (r, s) = sweep(&be, &stack, &base, &many[..128], 1, false);
+    let (r, s) = sweep(&be, &stack, &base, &many[..128], None, false);
     report("sequential k=1".into(), &r, s);
     for k in [8, 32, 64, 128, 256] {
-        let (r, s) = sweep(&be, &stack, &base, &many, k, false);
+        let (r, s) = sweep(&be, &stack, &base, &many, Some(k), false);
         report(format!("batched k={k}"), &r, s);
     }
     // The batched PCG alone: the right-hand sides formed once.

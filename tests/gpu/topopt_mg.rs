@@ -1,13 +1,14 @@
 //! topopt's multigrid (`--precond mg`) on CUDA against the CPU backend: the
 //! transfer kernels against the host reference (`topopt::mg::Transfer`),
 //! one V- and W-cycle on a high-contrast operator, then the whole
-//! mg-preconditioned solve. `#[ignore]`d (CI has no GPU):
+//! mg-preconditioned solve; and the CPU's checks of mg solves
+//! (`util::topopt_mg`) on CUDA. `#[ignore]`d (CI has no GPU):
 //!
 //! ```text
 //! cargo test --release --test gpu -- --ignored --nocapture --test-threads=1 topopt_mg::
 //! ```
 
-use crate::util::topopt_mg::{apply_mg, contrast_problem};
+use crate::util::topopt_mg::{self, apply_mg, contrast_problem};
 use crate::util::{gpu, shear_cantilever, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::Backend;
@@ -127,4 +128,16 @@ fn cuda_cycles_equal_cpu() {
             assert!(rel < 1e-10, "{rel}");
         }
     }
+}
+
+#[test]
+#[ignore]
+fn mg_and_jacobi_give_the_same_compliance() {
+    topopt_mg::mg_and_jacobi_give_the_same_compliance(gpu());
+}
+
+#[test]
+#[ignore]
+fn mg_iterations_stay_flat_under_refinement() {
+    topopt_mg::mg_iterations_stay_flat_under_refinement(gpu());
 }

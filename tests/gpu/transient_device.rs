@@ -8,12 +8,13 @@
 //! the one step over `NonlinearOps` on both backends. The CPU run is the
 //! host-assembled reference; fields agree to 1e-9 K, the outer iterations
 //! per step are the same, and the device run's energy balance closes.
-//! `#[ignore]`d: needs a GPU.
+//! Also the CPU's checks against independent references
+//! (`util::transient`) run on CUDA. `#[ignore]`d: needs a GPU.
 //!
 //! cargo test --release --test gpu -- --ignored --nocapture --test-threads=1 transient_device::
 
 use crate::util::kt::{base_power, config, max_abs, transient as run, with_logic_leakage};
-use crate::util::{gpu, stack};
+use crate::util::{gpu, stack, transient};
 use cuth::backend::cpu::CpuBackend;
 use cuth::grid::Grid;
 use cuth::linalg::PrecondKind;
@@ -193,4 +194,46 @@ fn heat_capacity_law_and_steady_start_match_cpu() {
     let dev = run(gpu(), &s, &sched, &opts);
     println!("mol_f2f_kt + leakage from --init steady");
     compare(&cpu, &dev, 1e-9);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn uniform_layer_decays_as_discrete_backward_euler() {
+    transient::uniform_layer_decays_as_discrete_backward_euler(gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn layered_stack_matches_backward_euler_chain() {
+    transient::layered_stack_matches_backward_euler_chain(gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn long_run_reaches_the_steady_solution() {
+    transient::long_run_reaches_the_steady_solution(gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn steady_init_stays_put() {
+    transient::steady_init_stays_put(gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_step_balances_energy_to_solver_tolerance() {
+    transient::every_step_balances_energy_to_solver_tolerance(gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn trace_rows_apply_piecewise_constant() {
+    transient::trace_rows_apply_piecewise_constant(gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_capped_step_reports_the_users_rtol() {
+    transient::a_capped_step_reports_the_users_rtol(gpu());
 }

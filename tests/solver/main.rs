@@ -16,6 +16,7 @@ mod mixed;
 mod multigrid;
 mod nonlinear;
 mod nonlinear_absent;
+mod nonlinear_cases;
 mod nonlinear_transient;
 mod package;
 mod preconditioners;

@@ -11,7 +11,9 @@
 
 use crate::util as common;
 
-use common::mg::{assert_symmetric_positive, dense, dense_parts, load, mg_options, system, Dense};
+use common::mg::{
+    self, assert_symmetric_positive, dense, dense_parts, load, mg_options, system, Dense,
+};
 use common::{random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::linalg::mg::{
@@ -200,18 +202,7 @@ fn graded_cycle_is_symmetric_and_positive() {
 /// (BENCHMARKS.md, "Packages"); the uniform grid of the same geometry 10.
 #[test]
 fn shipped_graded_stacks_converge_like_uniform_grids() {
-    for rel in [
-        "configs/hbm_2p5d.toml",
-        "configs/hotspot_ev6_3d.toml",
-        "benchmarks/package/die_on_spreader_24mm.toml",
-    ] {
-        let s = shipped(rel);
-        let out = solve_steady(&CpuBackend::new(), &s, &mg_options(&s, 1e-8)).unwrap();
-        let it = out.summary.solver.iterations;
-        println!("{rel}: {it} iterations");
-        assert!(out.summary.solver.converged);
-        assert!(it <= 20, "{rel}: {it} iterations");
-    }
+    mg::shipped_graded_stacks_converge_like_uniform_grids(&CpuBackend::new());
 }
 
 /// Cells of every level over the fine level's, from the report.

@@ -3,10 +3,11 @@
 //! measured independently with `true_relative_residual`; its preconditioner
 //! must equal the f64 one to the storage precision; and a preconditioner
 //! that stalls must make PCG switch up, or fail, never report convergence.
+//! (The mol_f2f solve's body, shared with the GPU tests, is in `util::mixed`.)
 
 use crate::util as common;
 
-use common::Rng;
+use common::{mixed, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::BackendError;
 use cuth::linalg::precond::chebyshev::Chebyshev;
@@ -15,11 +16,8 @@ use cuth::linalg::{
     PrecondInfo, PrecondKind, PrecondOptions, PrecondReport, Preconditioner, QuadDiag,
     QuadDiagOperator, SolveError, Stop,
 };
-use cuth::stack::Stack;
-use cuth::thermal::steady::{solve_steady, SteadyOptions};
 use half::f16;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// An SPD thermal-like matrix: weak in-plane, strong z couplings, a weak film
 /// to ambient (`extra`) on the top plane.
@@ -91,35 +89,8 @@ fn every_precision_reaches_the_f64_tolerance_on_a_random_system() {
 
 #[test]
 fn mixed_solve_of_mol_f2f_meets_rtol_and_matches_f64() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml");
-    let stack = Stack::load(&path).unwrap().with_grid(48, 48).unwrap();
-    let be = CpuBackend::new();
-    let run = |mode| {
-        let mut o = SteadyOptions::from_stack(&stack, PrecondKind::Chebyshev);
-        o.precond_opts.precision = mode;
-        solve_steady(&be, &stack, &o).unwrap()
-    };
-    let f64_run = run(PrecisionMode::F64);
-    for mode in [PrecisionMode::Mixed, PrecisionMode::F16] {
-        let low = run(mode);
-        let s = &low.summary.solver;
-        let dt = low
-            .temperature_k
-            .iter()
-            .zip(&f64_run.temperature_k)
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        println!(
-            "mol_f2f 48x48 {}: {} iterations (f64 {}), true res {:.2e}, max |dT| {dt:.2e} K, {}",
-            mode.name(),
-            s.iterations,
-            f64_run.summary.solver.iterations,
-            s.final_true_residual,
-            s.precision
-        );
-        assert!(s.final_true_residual <= s.rtol, "{}", s.final_true_residual);
-        assert!(dt < 1e-4, "{}: max |dT| {dt} K", mode.name());
-        assert!(s.mixed.is_some(), "summary reports the storage choice");
-    }
+    let modes = [PrecisionMode::Mixed, PrecisionMode::F16];
+    mixed::mixed_solve_of_mol_f2f_meets_rtol_and_matches_f64(&CpuBackend::new(), 48, &modes);
 }
 
 /// The scaled low-precision Chebyshev S q(Â) S r against the f64 one

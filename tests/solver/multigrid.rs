@@ -3,21 +3,17 @@
 //! in-plane part rescaled and against the stack assembled on the half grid;
 //! the cycle's symmetry and positivity; flat iteration counts on the shipped
 //! stacks and a stress stack; temperatures equal to Chebyshev's (steady and
-//! transient).
+//! transient; those bodies, shared with the GPU tests, are in `util::mg`).
 
 use crate::util as common;
 
-use common::mg::{assert_symmetric_positive, dense, dense_parts, repo_path, system, Dense};
+use common::mg::{self, assert_symmetric_positive, dense, dense_parts, repo_path, system, Dense};
 use common::{is_positive_definite, random_matrix, Rng};
 use cuth::backend::cpu::CpuBackend;
-use cuth::grid::Grid;
 use cuth::linalg::mg::{coarsen, Coarsening, MgCycle, MgOptions, Multigrid};
 use cuth::linalg::{PrecondKind, QuadDiag};
-use cuth::power::layer_power;
-use cuth::power::schedule::PowerSchedule;
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
-use cuth::thermal::transient::{run_transient, InitState, StepView, TransientOptions};
 
 /// A shipped stack on the uniform n × n grid.
 fn load(rel: &str, n: usize) -> Stack {
@@ -176,94 +172,19 @@ fn cycle_is_symmetric_and_positive() {
     }
 }
 
-fn solve(s: &Stack, kind: PrecondKind, mg: MgOptions, rtol: f64) -> (usize, Vec<f64>) {
-    let mut o = SteadyOptions::from_stack(s, kind);
-    o.precond = kind;
-    o.rtol = rtol;
-    o.precond_opts.mg = mg;
-    let out = solve_steady(&CpuBackend::new(), s, &o).unwrap();
-    (out.summary.solver.iterations, out.temperature_k)
-}
-
 #[test]
 fn iterations_stay_flat_from_64_to_256() {
-    let cases = [
-        ("configs/mol_f2f.toml", 15),
-        ("configs/hotspot_ev6_3d.toml", 15),
-        ("tests/data/stress_mg/stress.toml", 25),
-    ];
-    for (rel, cap) in cases {
-        let its: Vec<usize> = [64, 128, 256]
-            .iter()
-            .map(|&n| {
-                solve(
-                    &load(rel, n),
-                    PrecondKind::Multigrid,
-                    MgOptions::default(),
-                    1e-8,
-                )
-                .0
-            })
-            .collect();
-        println!("{rel}: mg iterations at 64², 128², 256²: {its:?}");
-        let (lo, hi) = (its.iter().min().unwrap(), its.iter().max().unwrap());
-        assert!(*hi <= cap, "{rel}: {its:?} above {cap}");
-        assert!(*hi as f64 <= 1.5 * *lo as f64, "{rel}: {its:?} not flat");
-    }
+    mg::iterations_stay_flat_from_64_to_256(&CpuBackend::new());
 }
 
 #[test]
 fn mg_equals_chebyshev_in_steady_state() {
-    for rel in [
-        "configs/mol_f2f.toml",
-        "configs/hotspot_ev6_3d.toml",
-        "tests/data/stress_mg/stress.toml",
-    ] {
-        let s = load(rel, 48);
-        let (_, t_mg) = solve(&s, PrecondKind::Multigrid, MgOptions::default(), 1e-11);
-        let (_, t_ch) = solve(&s, PrecondKind::Chebyshev, MgOptions::default(), 1e-11);
-        let d = t_mg
-            .iter()
-            .zip(&t_ch)
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        assert!(d < 1e-6, "{rel}: mg and chebyshev differ by {d} K");
-    }
+    mg::mg_equals_chebyshev_in_steady_state(&CpuBackend::new());
 }
 
 #[test]
 fn mg_equals_chebyshev_over_a_20_step_transient() {
-    let s = load("configs/mol_f2f.toml", 32);
-    let grid = Grid::from_stack(&s);
-    let base: Vec<_> = (0..s.layers.len())
-        .map(|l| layer_power(&s, &grid, l).unwrap())
-        .collect();
-    let run = |kind| {
-        let mut solver = SteadyOptions::from_stack(&s, kind);
-        solver.precond = kind;
-        solver.rtol = 1e-11;
-        let opts = TransientOptions {
-            solver,
-            dt: 1e-2,
-            steps: 20,
-            init: InitState::Ambient,
-            snapshot_every: None,
-        };
-        let mut observe = |_: &StepView| Ok(());
-        let sched = PowerSchedule::constant(base.clone());
-        run_transient(&CpuBackend::new(), &s, &sched, &opts, &mut observe).unwrap()
-    };
-    let (mg, ch) = (run(PrecondKind::Multigrid), run(PrecondKind::Chebyshev));
-    let d = mg
-        .temperature_k
-        .iter()
-        .zip(&ch.temperature_k)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-    let rise = mg.temperature_k.iter().fold(0.0f64, |m, t| m.max(*t)) - 300.0;
-    assert!(rise > 1.0, "the transient heats up ({rise} K)");
-    assert!(d < 1e-6, "mg and chebyshev differ by {d} K after 20 steps");
-    let (im, ic) = (mg.summary.iterations_total, ch.summary.iterations_total);
-    println!("20 steps: mg {im} iterations, chebyshev {ic}");
-    assert!(im < ic);
+    mg::mg_equals_chebyshev_over_a_20_step_transient(&CpuBackend::new());
 }
 
 #[test]

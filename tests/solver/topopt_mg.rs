@@ -3,14 +3,15 @@
 //! PᵀKP, its SPD-ness, CG iterations under refinement, and the compliance
 //! against Jacobi-PCG; the W-cycle option (`--mg-w-levels`) symmetric and
 //! positive, and iteration counts under refinement of an optimized design.
+//! (The compliance and refinement bodies, shared with the GPU tests, are in
+//! `util::topopt_mg`.)
 
 use cuth::backend::cpu::CpuBackend;
-use cuth::linalg::{CgParams, PrecondKind, RefineMode, Stop};
+use cuth::linalg::{PrecondKind, RefineMode};
 
-use crate::util::topopt_mg::{apply_mg, contrast_problem};
-use crate::util::{is_positive_definite, shear_cantilever};
+use crate::util::is_positive_definite;
+use crate::util::topopt_mg::{self, apply_mg, contrast_problem, options};
 use cuth::topopt::element::hex8_box_stiffness;
-use cuth::topopt::evaluate::uniform_compliance;
 use cuth::topopt::evaluate::Evaluator;
 use cuth::topopt::filter::DensityFilter;
 use cuth::topopt::mg::{plan_to, Transfer};
@@ -131,64 +132,14 @@ fn rediscretised_coarse_operator_is_spd_and_matches_galerkin_at_uniform_density(
     assert!(is_positive_definite(&r) && is_positive_definite(&g));
 }
 
-fn options(rtol: f64, precond: PrecondKind, mode: RefineMode) -> SolveOptions {
-    SolveOptions {
-        cg: CgParams {
-            stop: Stop::relative(rtol),
-            max_iter: 20000,
-            check_every: 1,
-            ..CgParams::default()
-        },
-        mode,
-        precond,
-        ..SolveOptions::default()
-    }
-}
-
 #[test]
 fn mg_and_jacobi_give_the_same_compliance() {
-    let be = CpuBackend::new();
-    let p = shear_cantilever(24);
-    let (cj, ij) = uniform_compliance(
-        &be,
-        &p,
-        0.5,
-        &options(1e-10, PrecondKind::Jacobi, RefineMode::F64),
-    )
-    .unwrap();
-    let (cm, im) = uniform_compliance(
-        &be,
-        &p,
-        0.5,
-        &options(1e-10, PrecondKind::Multigrid, RefineMode::F64),
-    )
-    .unwrap();
-    println!(
-        "jacobi {cj} ({} its), mg {cm} ({} its)",
-        ij.iterations, im.iterations
-    );
-    assert!(((cm - cj) / cj).abs() < 1e-6, "{cm} vs {cj}");
-    assert!(im.iterations * 5 < ij.iterations);
+    topopt_mg::mg_and_jacobi_give_the_same_compliance(&CpuBackend::new());
 }
 
 #[test]
 fn mg_iterations_stay_flat_under_refinement() {
-    let be = CpuBackend::new();
-    let its: Vec<usize> = [48, 96]
-        .iter()
-        .map(|&n| {
-            let p = shear_cantilever(n);
-            let o = options(1e-6, PrecondKind::Multigrid, RefineMode::Mixed);
-            let (_, info) = uniform_compliance(&be, &p, 0.5, &o).unwrap();
-            println!(
-                "nelx {n} ({} elements): {} CG iterations",
-                p.mesh.elements(),
-                info.iterations
-            );
-            info.iterations
-        })
-        .collect();
-    assert!(its[1] as f64 <= 1.5 * its[0] as f64, "{its:?}");
+    topopt_mg::mg_iterations_stay_flat_under_refinement(&CpuBackend::new());
 }
 
 #[test]

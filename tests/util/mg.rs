@@ -2,27 +2,26 @@
 //! and the GPU multigrid tests (`gpu::mg`, `gpu::mg_setup`):
 //! paths of shipped stacks, the assembled system of a stack, a matrix as
 //! dense parts (written independently of `linalg::mg`), and a mg solve on
-//! the CPU against the same solve on the GPU.
+//! the CPU against the same solve on the GPU. Then the checks of mg solves
+//! written once over the backend (the CPU tests run them on the CPU, the
+//! GPU tests on CUDA): flat iteration counts on the shipped stacks and a
+//! stress stack, temperatures equal to Chebyshev's (steady and transient),
+//! the shipped graded stacks in few iterations.
 
 use cuth::backend::cpu::CpuBackend;
-use cuth::linalg::mg::Multigrid;
+use cuth::grid::Grid;
+use cuth::linalg::mg::{MgOptions, Multigrid};
 use cuth::linalg::{PrecondKind, Preconditioner, QuadDiag, QuadDiagOperator};
+use cuth::power::layer_power;
+use cuth::power::schedule::PowerSchedule;
 use cuth::stack::Stack;
+use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::steady::{solve_steady, SteadyOptions, SteadyOutcome};
-use std::path::{Path, PathBuf};
+use cuth::thermal::transient::{run_transient, InitState, StepView, TransientOptions};
 
 pub type Dense = Vec<Vec<f64>>;
 
-/// A file of the repository: from the working directory when it is there
-/// (the GPU machine runs staged binaries from a copy of the tree), else
-/// from the crate's root.
-pub fn repo_path(rel: &str) -> PathBuf {
-    let here = PathBuf::from(rel);
-    match here.exists() {
-        true => here,
-        false => Path::new(env!("CARGO_MANIFEST_DIR")).join(rel),
-    }
-}
+pub use super::repo_path;
 
 /// A shipped stack, on an `nx × ny` uniform grid when given.
 pub fn load(rel: &str, grid: Option<(usize, usize)>) -> Stack {
@@ -150,4 +149,116 @@ pub fn mg_cpu_against_gpu(name: &str, s: &Stack) -> (SteadyOutcome, SteadyOutcom
     assert!(ic.abs_diff(ig) <= 1, "{name}: iterations {ic} vs {ig}");
     assert!(dt < 1e-6, "{name}: {dt} K");
     (c, g)
+}
+
+fn solve<B: ThermalBackend + 'static>(
+    be: &B,
+    s: &Stack,
+    kind: PrecondKind,
+    mg: MgOptions,
+    rtol: f64,
+) -> (usize, Vec<f64>) {
+    let mut o = SteadyOptions::from_stack(s, kind);
+    o.precond = kind;
+    o.rtol = rtol;
+    o.precond_opts.mg = mg;
+    let out = solve_steady(be, s, &o).unwrap();
+    (out.summary.solver.iterations, out.temperature_k)
+}
+
+pub fn iterations_stay_flat_from_64_to_256<B: ThermalBackend + 'static>(be: &B) {
+    let cases = [
+        ("configs/mol_f2f.toml", 15),
+        ("configs/hotspot_ev6_3d.toml", 15),
+        ("tests/data/stress_mg/stress.toml", 25),
+    ];
+    for (rel, cap) in cases {
+        let its: Vec<usize> = [64, 128, 256]
+            .iter()
+            .map(|&n| {
+                solve(
+                    be,
+                    &load(rel, Some((n, n))),
+                    PrecondKind::Multigrid,
+                    MgOptions::default(),
+                    1e-8,
+                )
+                .0
+            })
+            .collect();
+        println!("{rel}: mg iterations at 64², 128², 256²: {its:?}");
+        let (lo, hi) = (its.iter().min().unwrap(), its.iter().max().unwrap());
+        assert!(*hi <= cap, "{rel}: {its:?} above {cap}");
+        assert!(*hi as f64 <= 1.5 * *lo as f64, "{rel}: {its:?} not flat");
+    }
+}
+
+pub fn mg_equals_chebyshev_in_steady_state<B: ThermalBackend + 'static>(be: &B) {
+    for rel in [
+        "configs/mol_f2f.toml",
+        "configs/hotspot_ev6_3d.toml",
+        "tests/data/stress_mg/stress.toml",
+    ] {
+        let s = load(rel, Some((48, 48)));
+        let (_, t_mg) = solve(be, &s, PrecondKind::Multigrid, MgOptions::default(), 1e-11);
+        let (_, t_ch) = solve(be, &s, PrecondKind::Chebyshev, MgOptions::default(), 1e-11);
+        let d = t_mg
+            .iter()
+            .zip(&t_ch)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(d < 1e-6, "{rel}: mg and chebyshev differ by {d} K");
+    }
+}
+
+pub fn mg_equals_chebyshev_over_a_20_step_transient<B: ThermalBackend + 'static>(be: &B) {
+    let s = load("configs/mol_f2f.toml", Some((32, 32)));
+    let grid = Grid::from_stack(&s);
+    let base: Vec<_> = (0..s.layers.len())
+        .map(|l| layer_power(&s, &grid, l).unwrap())
+        .collect();
+    let run = |kind| {
+        let mut solver = SteadyOptions::from_stack(&s, kind);
+        solver.precond = kind;
+        solver.rtol = 1e-11;
+        let opts = TransientOptions {
+            solver,
+            dt: 1e-2,
+            steps: 20,
+            init: InitState::Ambient,
+            snapshot_every: None,
+        };
+        let mut observe = |_: &StepView| Ok(());
+        let sched = PowerSchedule::constant(base.clone());
+        run_transient(be, &s, &sched, &opts, &mut observe).unwrap()
+    };
+    let (mg, ch) = (run(PrecondKind::Multigrid), run(PrecondKind::Chebyshev));
+    let d = mg
+        .temperature_k
+        .iter()
+        .zip(&ch.temperature_k)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let rise = mg.temperature_k.iter().fold(0.0f64, |m, t| m.max(*t)) - 300.0;
+    assert!(rise > 1.0, "the transient heats up ({rise} K)");
+    assert!(d < 1e-6, "mg and chebyshev differ by {d} K after 20 steps");
+    let (im, ic) = (mg.summary.iterations_total, ch.summary.iterations_total);
+    println!("20 steps: mg {im} iterations, chebyshev {ic}");
+    assert!(im < ic);
+}
+
+/// Every shipped graded stack converges (rtol 1e-8) in at most 20 PCG
+/// iterations with mg.
+pub fn shipped_graded_stacks_converge_like_uniform_grids<B: ThermalBackend + 'static>(be: &B) {
+    for rel in [
+        "configs/hbm_2p5d.toml",
+        "configs/hotspot_ev6_3d.toml",
+        "benchmarks/package/die_on_spreader_24mm.toml",
+    ] {
+        let s = load(rel, None);
+        assert!(s.plane_edges.is_some(), "{rel}: not a graded grid");
+        let out = solve_steady(be, &s, &mg_options(&s, 1e-8)).unwrap();
+        let it = out.summary.solver.iterations;
+        println!("{rel}: {it} iterations");
+        assert!(out.summary.solver.converged);
+        assert!(it <= 20, "{rel}: {it} iterations");
+    }
 }

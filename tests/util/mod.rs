@@ -8,12 +8,27 @@
 pub mod cli;
 pub mod kt;
 pub mod mg;
+pub mod mixed;
 pub mod sim;
+pub mod steady;
+pub mod sweep;
 pub mod topopt_mg;
+pub mod transient;
 
 use cuth::stack::{PowerSpec, Stack};
 use cuth::thermal::sweep::SweepCase;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A file of the repository: from the working directory when it is there
+/// (the GPU machine runs staged binaries from a copy of the tree), else
+/// from the crate's root.
+pub fn repo_path(rel: &str) -> PathBuf {
+    let here = PathBuf::from(rel);
+    match here.exists() {
+        true => here,
+        false => Path::new(env!("CARGO_MANIFEST_DIR")).join(rel),
+    }
+}
 
 pub fn stack(toml: &str) -> Stack {
     Stack::from_toml(toml, Path::new("test.toml")).expect("test stack is valid")
@@ -162,13 +177,8 @@ pub fn random_matrix(
 
 /// `configs/mol_f2f.toml` from the working directory (the GPU machine runs
 /// the test binaries from the repository root), else from the source tree.
-pub fn mol_f2f() -> std::path::PathBuf {
-    let here = std::path::PathBuf::from("configs/mol_f2f.toml");
-    if here.exists() {
-        here
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mol_f2f.toml")
-    }
+pub fn mol_f2f() -> PathBuf {
+    repo_path("configs/mol_f2f.toml")
 }
 
 /// Topopt: a cantilever 2 × 1 × 0.5 clamped at x = 0 with a unit downward
