@@ -48,6 +48,7 @@ pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
     use crate::import::ImportError;
     use crate::knobs::KnobError;
     use crate::power::PowerError;
+    use crate::run::OpenError;
     use crate::simulation::SimulationError;
     use crate::stack::StackError;
     use crate::thermal::steady::SteadyError;
@@ -72,7 +73,8 @@ pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
         KnobError,
         SteadyError,
         TransientError,
-        SimulationError
+        SimulationError,
+        OpenError
     );
     None
 }

@@ -17,7 +17,7 @@
 //! 5. [`assemble`] and [`import`] (other simulators' inputs);
 //! 6. [`backend`], [`linalg`], [`thermal`], [`output`], [`topopt`];
 //! 7. [`simulation`], the stepping API over [`thermal`] that the command
-//!    line's `serve` drives;
+//!    line's `serve` drives, and [`run`] (the device a run opens);
 //! 8. [`error`] (which errors are bad input, for the exit code) and
 //!    [`kernel_families`] (every CUDA kernel family, for checks that
 //!    compile them all).
@@ -38,6 +38,7 @@ pub mod matrix;
 pub mod output;
 pub mod power;
 pub mod profile;
+pub mod run;
 pub mod simulation;
 pub mod solver_options;
 pub mod stack;

@@ -6,28 +6,11 @@ use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
 use std::path::Path;
 
-/// `--device auto|cpu|cuda|cuda:N` as typed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceChoice {
-    /// The GPU (ordinal 0) when CUDA is usable, else the CPU (with a notice).
-    Auto,
-    Cpu,
-    /// `cuda` is `cuda:0`.
-    Cuda(usize),
-}
+pub use cuth::run::DeviceChoice;
 
 /// clap value parser for `--device`.
 pub fn parse_device(s: &str) -> Result<DeviceChoice, String> {
-    match s {
-        "auto" => Ok(DeviceChoice::Auto),
-        "cpu" => Ok(DeviceChoice::Cpu),
-        "cuda" => Ok(DeviceChoice::Cuda(0)),
-        _ => s
-            .strip_prefix("cuda:")
-            .and_then(|n| n.parse::<usize>().ok())
-            .map(DeviceChoice::Cuda)
-            .ok_or_else(|| format!("`{s}` is not auto, cpu, cuda or cuda:N (N = GPU ordinal)")),
-    }
+    s.parse()
 }
 
 /// `NXxNY` for `--grid`.

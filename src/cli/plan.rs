@@ -1,75 +1,19 @@
 //! The resolve step (ripgrep's low args → high args): what the user typed is
 //! turned once, before any work, into a [`RunPlan`]: the stack with its grid,
-//! the solver options with the precision, the device with its ordinal, the
+//! the solver options with the precision, the device asked for, the
 //! temperature unit and the output paths, each validated here. A command then
 //! only executes its plan. Input faults found here are [`InputError`]s
 //! (exit code 2).
 
 use super::common::{DeviceChoice, RunArgs};
-use cuth::backend::cuda;
 use cuth::error::InputError;
 use cuth::linalg::PrecisionMode;
 use cuth::output::{transaction, TempUnit};
 use cuth::power::density::density_warnings;
+use cuth::run::Device;
 use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
 use std::path::{Path, PathBuf};
-
-/// The device a run uses, decided before any work starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Device {
-    Cpu,
-    Cuda(usize),
-}
-
-/// Picks the device; the one line printed when `auto` falls back to the CPU
-/// goes to stderr unless `quiet`. A missing ordinal is a failure (exit 1),
-/// like a missing GPU.
-pub fn resolve_device(choice: DeviceChoice, quiet: bool) -> anyhow::Result<Device> {
-    resolve_probed(choice, quiet, cuda::available)
-}
-
-/// [`resolve_device`] with `auto`'s probe given (run on a thread while the
-/// stack loads, by [`RunPlan::resolve`]).
-fn resolve_probed(
-    choice: DeviceChoice,
-    quiet: bool,
-    probe: impl FnOnce() -> Result<(), cuth::backend::BackendError>,
-) -> anyhow::Result<Device> {
-    Ok(match choice {
-        DeviceChoice::Cpu => Device::Cpu,
-        DeviceChoice::Cuda(n) => {
-            check_ordinal(n)?;
-            Device::Cuda(n)
-        }
-        DeviceChoice::Auto => match probe() {
-            Ok(()) => Device::Cuda(0),
-            Err(e) => {
-                if !quiet {
-                    eprintln!("cuth: note: {e}; solving on the CPU");
-                }
-                Device::Cpu
-            }
-        },
-    })
-}
-
-/// Fails unless CUDA is usable and has GPU ordinal `n` (`--device cuda:N`).
-/// Loads the driver and NVRTC and initializes CUDA (`cuInit`, ~0.1 s on an
-/// H200), which is why `solve` calls it on its device-init thread.
-pub fn check_ordinal(n: usize) -> anyhow::Result<()> {
-    let count = cuda::device::device_count()?;
-    anyhow::ensure!(
-        n < count,
-        "--device cuda:{n}: this machine has {count} CUDA device(s){}",
-        match count {
-            0 => String::new(),
-            1 => " (use cuda:0)".to_string(),
-            _ => format!(" (use cuda:0 to cuda:{})", count - 1),
-        }
-    );
-    Ok(())
-}
 
 /// Where a run writes: the output folder and an optional state file.
 #[derive(Clone, Debug)]
@@ -134,8 +78,11 @@ impl Outputs {
 /// Everything a `solve` or `transient` run needs, resolved and validated.
 pub struct RunPlan {
     pub stack: Stack,
+    /// The solver options on the device `device` intends; the device that
+    /// opens may differ ([`RunPlan::solver_on`]).
     pub solver: SteadyOptions,
-    pub device: Device,
+    /// The device asked for; [`cuth::run::open`] opens it.
+    pub device: DeviceChoice,
     pub unit: TempUnit,
     /// What `blocks.steady` reports (`--block-map`).
     pub block_map: cuth::output::blocks::BlockMap,
@@ -147,12 +94,8 @@ pub struct RunPlan {
     pub strict: bool,
     pub json: bool,
     pub verbose: bool,
-    /// `--precision` was given (else the device's default was taken).
-    pub precision_given: bool,
-    /// `--device auto` with `Typed::open_device_later`: the probe, started
-    /// with the run, that the command joins where it opens the device
-    /// (`device` is then `Cuda(0)`, and the CPU if the probe fails).
-    pub auto_probe: Option<std::thread::JoinHandle<Result<(), cuth::backend::BackendError>>>,
+    /// `--precision` as given (else each device's default).
+    pub precision: Option<PrecisionMode>,
     /// The environment's `CUTH_*` knobs, read when the plan was made.
     pub knobs: cuth::knobs::Knobs,
 }
@@ -168,10 +111,6 @@ pub struct Typed<'a> {
     /// The command plans its memory itself, in full (`thermal::memory_plan`,
     /// `solve`), so the coarse host check here is skipped.
     pub memory_planned: bool,
-    /// `--device cuda:N` is checked by the command when it opens the device
-    /// (`solve`: on its init thread, overlapped with the power raster), not
-    /// here: loading and initializing CUDA is most of a 2048² run's "read".
-    pub open_device_later: bool,
 }
 
 /// Plausibility warnings: errors with `--strict` (exit 2), else one
@@ -179,25 +118,24 @@ pub struct Typed<'a> {
 /// lists them either way).
 /// Power densities of file-based sources, known once the files are read
 /// (which rasterizes every such layer: after the memory check).
-pub fn power_density(stack: &mut Stack, strict: bool, quiet: bool) -> anyhow::Result<()> {
+/// Returns the warnings, for the summary to list after the stack's own.
+pub fn power_density(stack: &Stack, strict: bool, quiet: bool) -> anyhow::Result<Vec<String>> {
     let dense = density_warnings(stack, &cuth::grid::Grid::from_stack(stack))?;
     report_warnings(&dense, strict, quiet)?;
-    stack.warnings.extend(dense);
-    Ok(())
+    Ok(dense)
 }
 
 /// [`power_density`] from the layers' power already rasterized on `grid`.
 pub fn power_density_of(
-    stack: &mut Stack,
+    stack: &Stack,
     grid: &cuth::grid::Grid,
     power: &[cuth::power::LayerPower],
     strict: bool,
     quiet: bool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     let dense = cuth::power::density::density_warnings_of(stack, grid, power);
     report_warnings(&dense, strict, quiet)?;
-    stack.warnings.extend(dense);
-    Ok(())
+    Ok(dense)
 }
 
 fn report_warnings(warnings: &[String], strict: bool, quiet: bool) -> Result<(), InputError> {
@@ -221,6 +159,32 @@ fn report_warnings(warnings: &[String], strict: bool, quiet: bool) -> Result<(),
 /// Chosen by measurement on the H200 (BENCHMARKS.md).
 const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
 
+/// The precision of `--precision` on `device`, or that device's default.
+fn precision_on(given: Option<PrecisionMode>, device: Device) -> PrecisionMode {
+    given.unwrap_or(match device {
+        Device::Cuda(_) => DEFAULT_GPU_PRECISION,
+        Device::Cpu => PrecisionMode::F64,
+    })
+}
+
+impl RunPlan {
+    /// The solver options on `device`, the one that opened: they differ
+    /// from [`RunPlan::solver`] only in the precision, when `auto` fell
+    /// back to the CPU and `--precision` was not given.
+    pub fn solver_on(&self, device: Device) -> SteadyOptions {
+        let mut opts = self.solver.clone();
+        opts.precond_opts.precision = precision_on(self.precision, device);
+        opts
+    }
+
+    /// What a steady solve's backend opens with, `staged` values of
+    /// staging pinned.
+    pub fn open_request(&self, staged: usize) -> cuth::run::OpenRequest<'_> {
+        let precond = self.solver.precond;
+        cuth::run::OpenRequest::steady(self.device, precond, staged, &self.knobs.cuda)
+    }
+}
+
 /// Host f64 values per cell a run keeps besides the solver's own vectors
 /// (assembly, power maps, temperatures, outputs), checked before any of
 /// them is allocated, whatever the device.
@@ -238,9 +202,6 @@ impl RunPlan {
     pub fn resolve(run: &RunArgs, typed: Typed) -> anyhow::Result<RunPlan> {
         let knobs = super::device::knobs()?;
         check_solver_flags(run, typed.rtol)?;
-        // auto's probe (driver, NVRTC, cuInit) runs while the stack loads.
-        let mut probe =
-            (run.device == DeviceChoice::Auto).then(|| std::thread::spawn(cuda::available));
         let out = Outputs::resolve(typed.out.unwrap_or(typed.default_out), typed.save_state)?;
         out.refuse_inputs(&[("the stack", typed.stack)])?;
         let stack = run.load_stack(typed.stack)?;
@@ -260,31 +221,20 @@ impl RunPlan {
         let mut stack = stack;
         if !typed.memory_planned {
             check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
-            power_density(&mut stack, run.strict, run.quiet)?;
+            let dense = power_density(&stack, run.strict, run.quiet)?;
+            stack.warnings.extend(dense);
         }
         let mut solver = run.solver_options(&stack, typed.rtol);
         if stack.is_nonlinear() {
             let extra = nonlinear_values_per_cell(solver.nonlinear.anderson as u64);
             check_host_memory(cells, HOST_VALUES_PER_CELL + extra, "use a coarser --grid")?;
         }
-        let device = match (run.device, typed.open_device_later) {
-            (DeviceChoice::Cuda(n), true) => Device::Cuda(n),
-            // The command joins the probe (`auto_probe`).
-            (DeviceChoice::Auto, true) => Device::Cuda(0),
-            (choice, _) => resolve_probed(choice, run.quiet, || match probe.take() {
-                Some(t) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                None => cuda::available(),
-            })?,
-        };
-        solver.precond_opts.precision = typed.precision.unwrap_or(match device {
-            Device::Cuda(_) => DEFAULT_GPU_PRECISION,
-            Device::Cpu => PrecisionMode::F64,
-        });
+        solver.precond_opts.precision = precision_on(typed.precision, run.device.intended());
         Ok(RunPlan {
             block_map: run.block_map.or(stack.block_map).unwrap_or_default(),
             stack,
             solver,
-            device,
+            device: run.device,
             vtk: run.vtk,
             unit: if run.kelvin {
                 TempUnit::Kelvin
@@ -296,8 +246,7 @@ impl RunPlan {
             strict: run.strict,
             json: run.json,
             verbose: run.verbose,
-            precision_given: typed.precision.is_some(),
-            auto_probe: probe,
+            precision: typed.precision,
             knobs,
         })
     }

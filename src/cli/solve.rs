@@ -1,13 +1,13 @@
 //! `cuth solve STACK`: steady state from a stack file to maps and a summary.
 
 use super::common::RunArgs;
-use super::plan::{Device, RunPlan, Typed};
+use super::plan::{RunPlan, Typed};
 use super::progress::SolveProgress;
-use super::solve_run::{open_cuda, run_on, staged_download, Opened};
+use super::solve_run::{run_on, staged_download};
 use anyhow::Context;
-use cuth::backend::cpu::CpuBackend;
 use cuth::error::InputError;
 use cuth::linalg::PrecisionMode;
+use cuth::run::DeviceProbe;
 use cuth::output::npy::NpyDtype;
 use cuth::output::{self, MapLayers, OutputOptions, Owned, Staged, SteadyView, Transaction};
 use cuth::stack::Stack;
@@ -56,7 +56,9 @@ pub struct SolveArgs {
 
 pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let mut plan = RunPlan::resolve(
+    // auto's probe (driver, NVRTC, cuInit) runs while the stack loads.
+    let probe = DeviceProbe::start(args.run.device);
+    let plan = RunPlan::resolve(
         &args.run,
         Typed {
             stack: &args.stack,
@@ -66,7 +68,6 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
             default_out: default_out(&args.stack),
             save_state: args.save_state.clone(),
             memory_planned: true,
-            open_device_later: true,
         },
     )?;
     let maps = map_layers(&plan.stack, args)?;
@@ -91,26 +92,8 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
                 .collect(),
         )
     };
-    let (mut outcome, layer_maps) = match plan.device {
-        Device::Cpu => run_on(
-            || anyhow::Ok(Opened::Backend(CpuBackend::new())),
-            &mut plan,
-            &out_opts,
-            &keep,
-        )?,
-        Device::Cuda(n) => {
-            let precond = plan.solver.precond;
-            let staged = staged_download(&plan, &keep);
-            let probe = plan.auto_probe.take();
-            let knobs = plan.knobs.cuda.clone();
-            run_on(
-                move || open_cuda(n, precond, staged, probe, &knobs),
-                &mut plan,
-                &out_opts,
-                &keep,
-            )?
-        }
-    };
+    let req = plan.open_request(staged_download(&plan, &keep));
+    let (mut outcome, layer_maps) = run_on(&req, probe, &plan, &out_opts, &keep)?;
     drop(progress);
     if plan.verbose {
         for n in cuth::backend::cuda::kernel_cache::take_notes() {

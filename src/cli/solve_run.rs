@@ -4,10 +4,8 @@
 //! `--device auto` probes CUDA on that thread too and falls back to the
 //! CPU there when it is unusable.
 
-use super::plan::{Device, RunPlan};
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend, BackendError};
-use cuth::knobs::CudaKnobs;
-use cuth::linalg::{PrecisionMode, PrecondKind};
+use super::plan::RunPlan;
+use cuth::run::{Backends, Device, DeviceProbe, OpenRequest};
 use cuth::output::npy::NpyDtype;
 use cuth::output::OutputOptions;
 use cuth::thermal::assembly_input::InputParts;
@@ -16,14 +14,7 @@ use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
 use cuth::thermal::steady::{
     rasterize_layers, solve_steady_for, KeepField, LayerMaps, PowerSums, Prepared, SteadyOutcome,
 };
-use std::thread::JoinHandle;
-
-/// What the init thread opened: the backend, or why `--device auto`
-/// solves on the CPU instead.
-pub(super) enum Opened<B> {
-    Backend(B),
-    Cpu(String),
-}
+use cuth::thermal::steady::SteadyOptions;
 
 /// Opens the backend on a thread (`device_init`: the context, the stream
 /// and, on a GPU, the kernels this solve launches, read from the kernel
@@ -41,66 +32,67 @@ pub(super) enum Opened<B> {
 /// an H200) would only delay the exit; the driver reclaims both when the
 /// process ends. Library code (sweeps, tests, benchmarks) drops its
 /// backends.
-pub(super) fn run_on<B, E>(
-    open: impl FnOnce() -> Result<Opened<B>, E> + Send,
-    plan: &mut RunPlan,
+pub(super) fn run_on(
+    req: &OpenRequest,
+    probe: DeviceProbe,
+    plan: &RunPlan,
     out: &OutputOptions,
     keep: &KeepField,
-) -> anyhow::Result<(SteadyOutcome, LayerMaps)>
-where
-    B: ThermalBackend + Send + 'static,
-    E: Send,
-    anyhow::Error: From<E>,
-{
+) -> anyhow::Result<(SteadyOutcome, LayerMaps)> {
     let mut laps = cuth::profile::Laps::new();
     let grid = cuth::grid::Grid::from_stack(&plan.stack);
     let host_free = cuth::backend::cpu::available_memory();
     let linear = !plan.stack.is_nonlinear();
     let mut t = Times::default();
-    let (opened, host) = std::thread::scope(|sc| {
-        let device = sc.spawn(open);
-        let host = host_side(plan, out, &grid, host_free, linear, &mut laps, &mut t);
-        let opened = device
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (opened, host)
+    let (opened, host) = cuth::run::open_while(req, probe, || {
+        host_side(plan, out, &grid, host_free, linear, &mut laps, &mut t)
     });
-    let prepared = host?;
+    let (prepared, dense) = host?;
     let opened = opened?;
     t.init = laps.split();
-    match opened {
-        Opened::Backend(be) => finish(be, plan, out, keep, prepared, (&grid, host_free), t),
-        Opened::Cpu(why) => {
-            if !plan.quiet {
-                eprintln!("cuth: note: {why}; solving on the CPU");
-            }
-            plan.device = Device::Cpu;
-            if !plan.precision_given {
-                plan.solver.precond_opts.precision = PrecisionMode::F64;
-            }
-            let cpu = CpuBackend::new();
-            finish(cpu, plan, out, keep, prepared, (&grid, host_free), t)
-        }
+    if let (Some(why), false) = (&opened.fallback, plan.quiet) {
+        eprintln!("cuth: note: {why}; solving on the CPU");
     }
+    let on = On {
+        device: opened.device,
+        opts: plan.solver_on(opened.device),
+        grid: &grid,
+        host_free,
+    };
+    let (mut outcome, maps) = match opened.backend {
+        Backends::Cpu(be) => finish(be, plan, out, keep, prepared, &on, t),
+        Backends::Cuda(be) => finish(*be, plan, out, keep, prepared, &on, t),
+    }?;
+    // Found once the power was rasterized, after the stack's own.
+    outcome.summary.warnings.extend(dense);
+    Ok((outcome, maps))
+}
+
+/// The device that opened, with what the solve on it uses.
+struct On<'g> {
+    device: Device,
+    opts: SteadyOptions,
+    grid: &'g cuth::grid::Grid,
+    host_free: Option<u64>,
 }
 
 /// [`run_on`] once `be` is open: the device's share of the memory plan,
 /// the solve, the phases' times.
 fn finish<B: ThermalBackend + 'static>(
     be: B,
-    plan: &mut RunPlan,
+    plan: &RunPlan,
     out: &OutputOptions,
     keep: &KeepField,
     prepared: Prepared,
-    (grid, host_free): (&cuth::grid::Grid, Option<u64>),
+    on: &On,
     mut t: Times,
 ) -> anyhow::Result<(SteadyOutcome, LayerMaps)> {
     let mut laps = cuth::profile::Laps::new();
     let linear = !plan.stack.is_nonlinear();
-    let shape = run_shape(plan, out, grid);
-    let memory = memory_plan::check(&shape, host_free, be.device_free_memory()?)?;
+    let shape = run_shape(plan, &on.opts, on.device, out, on.grid);
+    let memory = memory_plan::check(&shape, on.host_free, be.device_free_memory()?)?;
     t.plan += laps.split();
-    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, &plan.solver, keep, prepared)?;
+    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, &on.opts, keep, prepared)?;
     std::mem::forget(be);
     let tm = &mut outcome.summary.timings_s;
     let mut phases = vec![("plan", t.plan)];
@@ -129,15 +121,17 @@ struct Times {
 /// the memory plan, the power raster with its density check, and the host
 /// part of the assembly input.
 fn host_side(
-    plan: &mut RunPlan,
+    plan: &RunPlan,
     out: &OutputOptions,
     grid: &cuth::grid::Grid,
     host_free: Option<u64>,
     linear: bool,
     laps: &mut cuth::profile::Laps,
     t: &mut Times,
-) -> anyhow::Result<Prepared> {
-    memory_plan::check(&run_shape(plan, out, grid), host_free, None)?;
+) -> anyhow::Result<(Prepared, Vec<String>)> {
+    let intended = plan.device.intended();
+    let shape = run_shape(plan, &plan.solver, intended, out, grid);
+    memory_plan::check(&shape, host_free, None)?;
     t.plan = laps.split();
     let mut prepared = Prepared {
         leave_buffers_to_exit: true,
@@ -146,22 +140,22 @@ fn host_side(
     // The power is rasterized once, for the density check and the solve
     // (a nonlinear stack's solve rasterizes its own).
     if !linear {
-        super::plan::power_density(&mut plan.stack, plan.strict, plan.quiet)?;
+        let dense = super::plan::power_density(&plan.stack, plan.strict, plan.quiet)?;
         t.plan += laps.split();
-        return Ok(prepared);
+        return Ok((prepared, dense));
     }
     let power = rasterize_layers(&plan.stack, grid)?;
     t.power = laps.split();
-    super::plan::power_density_of(&mut plan.stack, grid, &power, plan.strict, plan.quiet)?;
+    let dense = super::plan::power_density_of(&plan.stack, grid, &power, plan.strict, plan.quiet)?;
     t.plan += laps.split();
     // The device assembly's input (the CPU assembles on the host).
-    if matches!(plan.device, Device::Cuda(_)) {
+    if matches!(intended, Device::Cuda(_)) {
         prepared.parts = Some(InputParts::new(&plan.stack, grid, &power));
     }
     prepared.sums = Some(PowerSums::new(grid, &power));
     prepared.power = Some(power);
     t.prepare = laps.split();
-    Ok(prepared)
+    Ok((prepared, dense))
 }
 
 /// Values of the largest download of a CUDA solve that keeps `keep`, for
@@ -183,72 +177,14 @@ pub(super) fn staged_download(plan: &RunPlan, keep: &KeepField) -> usize {
     }
 }
 
-/// The GPU backend with the kernel families of a steady solve with
-/// `precond` compiled (or read from the kernel cache) and loaded, each on
-/// its own thread, and the staging buffers of a download of `staged`
-/// values pinned (none for 0). `--device cuda:N` is checked here, on the
-/// init thread (see `plan::Typed::open_device_later`).
-pub(super) fn open_cuda(
-    ordinal: usize,
-    precond: PrecondKind,
-    staged: usize,
-    auto_probe: Option<JoinHandle<Result<(), BackendError>>>,
-    knobs: &CudaKnobs,
-) -> anyhow::Result<Opened<CudaBackend>> {
-    use cuth::backend::cuda::{BLAS1, QUAD_DIAG};
-    use cuth::profile::part;
-    use cuth::thermal::device::cuda::{ASSEMBLE, STATS};
-    // `--device auto`: the probe started with the run; a CUDA that is not
-    // usable means the CPU.
-    if let Some(probe) = auto_probe {
-        let r = part("device_init/probe", || probe.join());
-        match r.unwrap_or_else(|p| std::panic::resume_unwind(p)) {
-            Ok(()) => {}
-            Err(e) => return Ok(Opened::Cpu(e.to_string())),
-        }
-    }
-    part("device_init/probe", || super::plan::check_ordinal(ordinal))?;
-    let mut families = vec![&BLAS1, &QUAD_DIAG, &ASSEMBLE, &STATS];
-    families.extend(precond.needs().kernel_families);
-    // The images are read from the kernel cache (or compiled) while the
-    // context opens; only the modules' loading waits for it.
-    let (be, ()) = std::thread::scope(|sc| {
-        let images = sc.spawn(|| {
-            part("device_init/images", || {
-                let dir = knobs.kernel_cache.as_deref();
-                cuth::backend::cuda::device::prefetch(ordinal, &families, dir)
-            })
-        });
-        let be = part("device_init/context", || {
-            CudaBackend::open_with(ordinal, knobs)
-        });
-        (
-            be,
-            images
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-        )
-    });
-    let be = be?;
-    std::thread::scope(|sc| {
-        let be = &be;
-        let mut loads: Vec<_> = (families.into_iter())
-            .map(|f| sc.spawn(move || part("device_init/modules", || be.load(f))))
-            .collect();
-        if staged > 0 {
-            loads
-                .push(sc.spawn(move || part("device_init/staging", || be.reserve_staging(staged))));
-        }
-        loads
-            .into_iter()
-            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    })
-    .map_err(|e: BackendError| anyhow::Error::from(e))?;
-    Ok(Opened::Backend(be))
-}
-
 /// The memory plan's view of the run.
-fn run_shape<'g>(plan: &RunPlan, out: &OutputOptions, grid: &'g cuth::grid::Grid) -> RunShape<'g> {
+fn run_shape<'g>(
+    plan: &RunPlan,
+    opts: &SteadyOptions,
+    device: Device,
+    out: &OutputOptions,
+    grid: &'g cuth::grid::Grid,
+) -> RunShape<'g> {
     let stack = &plan.stack;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
     let (wx, wy): (&[f64], &[f64]) = match grid.is_uniform() {
@@ -274,13 +210,13 @@ fn run_shape<'g>(plan: &RunPlan, out: &OutputOptions, grid: &'g cuth::grid::Grid
         }),
         wx,
         wy,
-        executor: match plan.device {
+        executor: match device {
             Device::Cpu => Executor::Cpu,
             Device::Cuda(_) => Executor::Cuda,
         },
         host_assembly: plan.knobs.cuda.host_assembly,
-        precond: plan.solver.precond,
-        precision: plan.solver.precond_opts.precision,
+        precond: opts.precond,
+        precision: opts.precond_opts.precision,
         outputs: OutputShape {
             map_layers: out.maps.count(stack.layers.len()),
             block_layers: count(&|i, l| {

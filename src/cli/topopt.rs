@@ -3,9 +3,9 @@
 //! progress bar on stderr, write the outputs and the summary.
 
 use super::common::{parse_device, DeviceChoice};
-use super::plan::{self, Device, Outputs};
+use super::plan::Outputs;
 use anyhow::Context;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
+use cuth::run::{Backends, DeviceProbe, OpenRequest};
 use cuth::error::InputError as UsageError;
 use cuth::linalg::{CgParams, PrecondKind, PrecondOptions, RefineMode, Stop};
 use cuth::topopt::continuation::Schedule;
@@ -165,10 +165,14 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
             .unwrap_or_else(|| Path::new("out").join(format!("topopt_{}", problem.name))),
         None,
     )?;
-    let device = plan::resolve_device(args.device, quiet)?;
-    let result = match device {
-        Device::Cpu => run_on(&CpuBackend::new(), &problem, args),
-        Device::Cuda(n) => cuda_topopt(n, &problem, args, &knobs.cuda),
+    let req = OpenRequest::core(args.device, &knobs.cuda);
+    let opened = cuth::run::open(&req, DeviceProbe::start(args.device))?;
+    if let (Some(why), false) = (&opened.fallback, quiet) {
+        eprintln!("cuth: note: {why}; solving on the CPU");
+    }
+    let result = match &opened.backend {
+        Backends::Cpu(be) => run_on(be, &problem, args),
+        Backends::Cuda(be) => run_on(&**be, &problem, args),
     }?;
     let (outcome, report, solve_s) = result;
     let out_dir = out.dir;
@@ -208,17 +212,6 @@ pub fn run(args: &TopoptArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// `--device cuda`: the same loop on the CUDA `DesignBackend`
-/// (`src/topopt/cuda`, merged from the topogpu branch).
-fn cuda_topopt(
-    ordinal: usize,
-    problem: &Problem,
-    args: &TopoptArgs,
-    knobs: &cuth::knobs::CudaKnobs,
-) -> anyhow::Result<RunResult> {
-    run_on(&CudaBackend::new_with(ordinal, knobs)?, problem, args)
 }
 
 type RunResult = (Outcome, cuth::backend::DeviceReport, f64);

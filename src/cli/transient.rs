@@ -3,9 +3,9 @@
 //! plot, final maps (as `solve`), optional snapshots and a summary.
 
 use super::common::RunArgs;
-use super::plan::{check_host_memory, Device, RunPlan, Typed};
+use super::plan::{check_host_memory, RunPlan, Typed};
 use anyhow::Context;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
+use cuth::run::{Backends, DeviceProbe, OpenRequest};
 use cuth::error::InputError;
 use cuth::formats::trace::read_time_trace;
 use cuth::grid::Grid;
@@ -174,6 +174,7 @@ fn power_schedule(
 
 pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let steps = step_count(args)?;
+    let probe = DeviceProbe::start(args.run.device);
     let plan = RunPlan::resolve(
         &args.run,
         Typed {
@@ -184,7 +185,6 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             default_out: default_out(&args.stack),
             save_state: args.save_state.clone(),
             memory_planned: false,
-            open_device_later: false,
         },
     )?;
     let mut inputs: Vec<(&str, &Path)> = Vec::new();
@@ -208,7 +208,12 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         "steady-mean" => InitState::SteadyMean,
         file => InitState::Field(read_state(Path::new(file), &grid)?),
     };
-    let mut solver = plan.solver.clone();
+    // Inputs read, the device opens (kernel families load on first use).
+    let opened = cuth::run::open(&OpenRequest::core(plan.device, &plan.knobs.cuda), probe)?;
+    if let (Some(why), false) = (&opened.fallback, plan.quiet) {
+        eprintln!("cuth: note: {why}; solving on the CPU");
+    }
+    let mut solver = plan.solver_on(opened.device);
     solver.nonlinear.transient_iterations = args.nonlinear_iterations;
     let opts = TransientOptions {
         solver,
@@ -247,15 +252,9 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         }
         Ok(())
     };
-    let outcome = match plan.device {
-        Device::Cpu => run_on(&CpuBackend::new(), stack, &schedule, &opts, &mut observer),
-        Device::Cuda(n) => run_on(
-            &CudaBackend::new_with(n, &plan.knobs.cuda)?,
-            stack,
-            &schedule,
-            &opts,
-            &mut observer,
-        ),
+    let outcome = match &opened.backend {
+        Backends::Cpu(be) => run_on(be, stack, &schedule, &opts, &mut observer),
+        Backends::Cuda(be) => run_on(&**be, stack, &schedule, &opts, &mut observer),
     };
     bar.finish_and_clear();
     let outcome = outcome?;

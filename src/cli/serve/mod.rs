@@ -7,8 +7,8 @@
 mod protocol;
 
 use super::common::{parse_device, parse_grid, DeviceChoice};
-use super::solve_run::{open_cuda, Opened};
 use cuth::linalg::PrecondKind;
+use cuth::run::{Backends, DeviceProbe, OpenRequest};
 use cuth::simulation::Simulation;
 use cuth::stack::Stack;
 use cuth::thermal::device::ThermalBackend;
@@ -64,6 +64,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         cuth::error::InputError("--max-iter must be at least 1".into())
     );
     let knobs = super::device::knobs()?;
+    let probe = DeviceProbe::start(args.device);
     super::import::refuse_foreign(&args.stack)?;
     let stack = Stack::load(&args.stack)?;
     let stack = match args.grid {
@@ -76,28 +77,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     opts.max_iter = args.max_iter.unwrap_or(opts.max_iter);
     // The device opens as `cuth solve`'s: `auto` probes CUDA and falls back
     // to the CPU with a note.
-    let (ordinal, probe) = match args.device {
-        DeviceChoice::Cpu => return serve_cpu(stack, opts, args),
-        DeviceChoice::Cuda(n) => (n, None),
-        DeviceChoice::Auto => (0, Some(std::thread::spawn(cuth::backend::cuda::available))),
-    };
-    match open_cuda(ordinal, opts.precond, 0, probe, &knobs.cuda)? {
-        Opened::Backend(be) => serve_on(&be, &format!("cuda:{ordinal}"), stack, opts, args),
-        Opened::Cpu(why) => {
-            eprintln!("cuth: note: {why}; solving on the CPU");
-            serve_cpu(stack, opts, args)
-        }
+    let req = OpenRequest::steady(args.device, opts.precond, 0, &knobs.cuda);
+    let opened = cuth::run::open(&req, probe)?;
+    if let Some(why) = &opened.fallback {
+        eprintln!("cuth: note: {why}; solving on the CPU");
     }
-}
-
-fn serve_cpu(stack: Stack, opts: SteadyOptions, args: &ServeArgs) -> anyhow::Result<()> {
-    serve_on(
-        &cuth::backend::cpu::CpuBackend::new(),
-        "cpu",
-        stack,
-        opts,
-        args,
-    )
+    let device = opened.device.name();
+    match &opened.backend {
+        Backends::Cpu(be) => serve_on(be, &device, stack, opts, args),
+        Backends::Cuda(be) => serve_on(&**be, &device, stack, opts, args),
+    }
 }
 
 fn serve_on<B: ThermalBackend + 'static>(

@@ -14,10 +14,12 @@ mod report;
 mod table;
 
 use super::common::RunArgs;
-use super::plan::{Device, RunPlan, Typed};
+use super::plan::{RunPlan, Typed};
 use anyhow::Context;
 use cuth::backend::batch::BatchOps;
-use cuth::backend::{cpu::CpuBackend, cuda::CudaBackend};
+use cuth::backend::cpu::CpuBackend;
+use cuth::run::{Backends, Device, DeviceProbe, OpenRequest, Opened};
+use cuth::thermal::steady::SteadyOptions;
 use cuth::error::InputError;
 use cuth::output::{Owned, TempUnit, Transaction};
 use cuth::thermal::device::ThermalBackend;
@@ -78,6 +80,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         (Some(s), Some(c)) => (s, c),
         _ => return Err(InputError("sweep needs STACK and CASES, or --merge".into()).into()),
     };
+    let probe = DeviceProbe::start(args.run.device);
     let plan = RunPlan::resolve(
         &args.run,
         Typed {
@@ -88,7 +91,6 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
             default_out: default_out(stack_path),
             save_state: None,
             memory_planned: false,
-            open_device_later: false,
         },
     )?;
     let stack = &plan.stack;
@@ -117,20 +119,27 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         results.lock().unwrap().push(r);
     };
     let t_solve = Instant::now();
+    let opened = cuth::run::open(&OpenRequest::core(plan.device, &plan.knobs.cuda), probe)?;
+    if let (Some(why), false) = (&opened.fallback, plan.quiet) {
+        eprintln!("cuth: note: {why}; solving on the CPU");
+    }
+    let opts = plan.solver_on(opened.device);
     let jobs = args.jobs.unwrap_or(1).clamp(1, mine.len().max(1));
-    let batch = match (args.batch, &plan.device) {
+    let batch = match (args.batch, opened.device) {
         (Some(k), _) => k as usize,
         (None, Device::Cuda(_)) => GPU_BATCH,
         (None, Device::Cpu) => 1,
     }
     .min(mine.len().max(1));
-    let batch = if batches(batch, &plan.solver) {
+    let batch = if batches(batch, &opts) {
         batch
     } else {
         1
     };
     let workers = Workers {
         plan: &plan,
+        opened: &opened,
+        opts: &opts,
         base: &base,
         cases: &all,
         maps: args.maps,
@@ -189,6 +198,9 @@ const GPU_BATCH: usize = 32;
 /// one and where to hand its result.
 struct Workers<'a> {
     plan: &'a RunPlan,
+    opened: &'a Opened,
+    /// The solver options on the device that opened.
+    opts: &'a SteadyOptions,
     base: &'a SweepBase,
     cases: &'a [SweepCase],
     maps: bool,
@@ -203,8 +215,8 @@ impl Workers<'_> {
     /// device's description for the summary and the summed batch times.
     fn run(&self, jobs: usize) -> anyhow::Result<(String, WorkerTimes)> {
         let times = Mutex::new(WorkerTimes::default());
-        let device = match self.plan.device {
-            Device::Cpu => {
+        let device = match &self.opened.backend {
+            Backends::Cpu(_) => {
                 check_workers(&CpuBackend::new(), self.base.grid.len(), jobs, self.batch)?;
                 let threads = rayon::current_num_threads();
                 let inner = (threads / jobs).max(1);
@@ -230,10 +242,9 @@ impl Workers<'_> {
                 })?;
                 format!("cpu ({jobs} job(s) x {inner} thread(s))")
             }
-            Device::Cuda(n) => {
-                let be = CudaBackend::new_with(n, &self.plan.knobs.cuda)?;
-                *times.lock().unwrap() += self.worker(&be)?;
-                format!("cuda:{n}")
+            Backends::Cuda(be) => {
+                *times.lock().unwrap() += self.worker(&**be)?;
+                self.opened.device.name()
             }
         };
         Ok((device, times.into_inner().unwrap()))
@@ -246,7 +257,7 @@ impl Workers<'_> {
         let job = SweepJob {
             stack: &self.plan.stack,
             base: self.base,
-            opts: &self.plan.solver,
+            opts: self.opts,
             cases: self.cases,
             keep_fields: self.maps,
         };
