@@ -99,6 +99,7 @@ fn iterated_transient<B: cuth::thermal::device::ThermalBackend + 'static>(
         steps: 5,
         init: InitState::Field(init.temperature_k),
         snapshot_every: None,
+        stepping: Default::default(),
     };
     let out = kt::transient(be, stack, &PowerSchedule::constant(base), &opts);
     out.records
