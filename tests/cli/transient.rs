@@ -307,8 +307,9 @@ fn scheme_flags_are_checked_and_reported() {
         &["--scheme", "rk4"],
     );
     for tol in ["0", "-1e-3", "nan"] {
+        let flag = format!("--time-tol={tol}");
         bad(
-            &[&g[..], &["--scheme", "trbdf2", "--time-tol", tol]].concat(),
+            &[&g[..], &["--scheme", "trbdf2", &flag]].concat(),
             &["--time-tol", "positive"],
         );
     }
