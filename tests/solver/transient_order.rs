@@ -83,15 +83,16 @@ fn jacobi_eigen(mut m: Vec<Vec<f64>>) -> (Vec<f64>, Vec<Vec<f64>>) {
                 let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
                 let t = if theta == 0.0 { 1.0 } else { t };
                 let (c, s) = (1.0 / (t * t + 1.0).sqrt(), t / (t * t + 1.0).sqrt());
-                for k in 0..n {
-                    let (mkp, mkq) = (m[k][p], m[k][q]);
-                    m[k][p] = c * mkp - s * mkq;
-                    m[k][q] = s * mkp + c * mkq;
+                for row in m.iter_mut() {
+                    let (mkp, mkq) = (row[p], row[q]);
+                    row[p] = c * mkp - s * mkq;
+                    row[q] = s * mkp + c * mkq;
                 }
-                for k in 0..n {
-                    let (mpk, mqk) = (m[p][k], m[q][k]);
-                    m[p][k] = c * mpk - s * mqk;
-                    m[q][k] = s * mpk + c * mqk;
+                let (head, tail) = m.split_at_mut(q);
+                for (mp, mq) in head[p].iter_mut().zip(tail[0].iter_mut()) {
+                    let (mpk, mqk) = (*mp, *mq);
+                    *mp = c * mpk - s * mqk;
+                    *mq = s * mpk + c * mqk;
                 }
                 for row in v.iter_mut() {
                     let (vp, vq) = (row[p], row[q]);

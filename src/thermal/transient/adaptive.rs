@@ -10,7 +10,7 @@
 //! re-setup (the shift and the preconditioner), counted in the summary.
 
 use super::level::{Level, RunContext, Tally};
-use super::scheme::{Dyadic, MAX_LEVEL};
+use super::scheme::{Dyadic, Verdict, MAX_LEVEL};
 use super::TransientError;
 use crate::thermal::device::ThermalBackend;
 use serde::Serialize;
@@ -124,7 +124,7 @@ pub(super) fn interval<'c, B: ThermalBackend + 'static>(
             let err = lv.stepper.error_estimate(&mut tally.iterations)?;
             lv.times.solve_s += t.elapsed().as_secs_f64();
             match ctl.dy.control(err, ctl.tol_k) {
-                Ok(true) => {
+                Verdict::Accepted => {
                     let s = &mut ctl.stats;
                     s.steps_taken += 1;
                     s.min_dt_s = s.min_dt_s.min(h);
@@ -140,11 +140,11 @@ pub(super) fn interval<'c, B: ThermalBackend + 'static>(
                     }
                     tally.leak_w = adv.leak_w;
                 }
-                Ok(false) => {
+                Verdict::Rejected => {
                     ctl.stats.steps_rejected += 1;
                     lv.stepper.restore_level()?;
                 }
-                Err(()) => {
+                Verdict::TooSmall => {
                     return Err(TransientError::StepTooSmall {
                         time_s: ta,
                         min_dt_s: h,

@@ -103,11 +103,11 @@ impl Dyadic {
         self.pos = 0;
     }
 
-    /// After a step with error estimate `err` against `tol` (both K):
-    /// `Ok(true)` accepted (the position moves on, the level may grow by
-    /// one where the next step can start, or shrink), `Ok(false)` rejected
-    /// (a finer level), `Err(())` when the finest level fails.
-    pub fn control(&mut self, err: f64, tol: f64) -> Result<bool, ()> {
+    /// After a step with error estimate `err` against `tol` (both K): the
+    /// verdict, the position moved on where accepted (the level may then
+    /// grow by one where the next step can start, or shrink), a finer
+    /// level where rejected.
+    pub fn control(&mut self, err: f64, tol: f64) -> Verdict {
         // Local error ∝ h³: the factor that would bring it to SAFETY·tol.
         let factor = match err > 0.0 {
             true => SAFETY * (tol / err).cbrt(),
@@ -115,20 +115,30 @@ impl Dyadic {
         };
         if err.is_nan() || err > tol {
             if self.level >= MAX_LEVEL {
-                return Err(());
+                return Verdict::TooSmall;
             }
             let halvings = (-factor.log2()).ceil().clamp(1.0, MAX_SHRINK_LEVELS as f64) as u32;
             self.level = (self.level + halvings).min(MAX_LEVEL);
-            return Ok(false);
+            return Verdict::Rejected;
         }
         self.pos += Self::ticks(self.level);
-        if factor >= 2.0 && self.level > 0 && self.pos % Self::ticks(self.level - 1) == 0 {
+        if factor >= 2.0 && self.level > 0 && self.pos.is_multiple_of(Self::ticks(self.level - 1)) {
             self.level -= 1;
         } else if factor < 1.0 && self.level < MAX_LEVEL {
             self.level += 1;
         }
-        Ok(true)
+        Verdict::Accepted
     }
+}
+
+/// What [`Dyadic::control`] decided of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Accepted,
+    /// Retry from the same start with a finer level.
+    Rejected,
+    /// Rejected at the finest level: the tolerance cannot be met.
+    TooSmall,
 }
 
 #[cfg(test)]
@@ -146,7 +156,7 @@ mod tests {
     fn steps_tile_the_interval_and_grow_only_where_aligned() {
         let mut d = Dyadic::start();
         // Reject twice into level 3, then accept with a small error.
-        assert_eq!(d.control(100.0, 1.0), Ok(false));
+        assert_eq!(d.control(100.0, 1.0), Verdict::Rejected);
         assert!(d.level >= 1);
         d.level = 3;
         let mut end = 0.0;
@@ -155,7 +165,7 @@ mod tests {
             assert_eq!(a, end, "steps are contiguous");
             end = b;
             let before = d.level;
-            assert_eq!(d.control(1e-6, 1.0), Ok(true));
+            assert_eq!(d.control(1e-6, 1.0), Verdict::Accepted);
             if d.level < before {
                 // Grown: the next step starts on a multiple of its size.
                 assert_eq!(d.pos % Dyadic::ticks(d.level), 0);
@@ -163,6 +173,6 @@ mod tests {
         }
         assert_eq!(end, 1.0);
         d.level = MAX_LEVEL;
-        assert_eq!(d.control(2.0, 1.0), Err(()));
+        assert_eq!(d.control(2.0, 1.0), Verdict::TooSmall);
     }
 }
