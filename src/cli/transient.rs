@@ -1,5 +1,5 @@
 //! `cuth transient STACK --dt S (--steps N | --t-end S)`: backward-Euler
-//! simulation under constant power or a power trace, to a time series, a
+//! or TR-BDF2 (fixed or adaptive steps) simulation under constant power or a power trace, to a time series, a
 //! plot, final maps (as `solve`), optional snapshots and a summary.
 
 use super::common::RunArgs;
@@ -16,7 +16,7 @@ use cuth::stack::Stack;
 use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::transient::state::{encode_state, read_state};
 use cuth::thermal::transient::{
-    run_transient, InitState, StepView, TransientOptions, TransientOutcome,
+    run_transient, InitState, Scheme, StepView, Stepping, TransientOptions, TransientOutcome,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -71,6 +71,17 @@ pub struct TransientArgs {
     /// exit 1). 0 = semi-implicit: once, at the previous step's temperature.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub nonlinear_iterations: usize,
+    /// Time stepping: `be` (backward Euler, first order, one solve a step)
+    /// or `trbdf2` (TR-BDF2: second order, L-stable, two solves a step
+    /// with one matrix, and an error estimate for --time-tol).
+    #[arg(long, value_enum, default_value_t = Scheme::BackwardEuler)]
+    pub scheme: Scheme,
+    /// Adaptive steps (needs --scheme trbdf2): the largest local error
+    /// estimate a step may have, K. Steps halve and grow between --dt (the
+    /// first and largest) and --dt/2^30, landing on every trace row and
+    /// every multiple of --dt, where the records are written.
+    #[arg(long, value_name = "K")]
+    pub time_tol: Option<f64>,
     /// Per step, stop at ‖b − Ax‖ ≤ rtol·‖P‖ (power per cell) [default: 1e-8].
     #[arg(long)]
     pub rtol: Option<f64>,
@@ -135,6 +146,18 @@ fn step_count(args: &TransientArgs) -> anyhow::Result<usize> {
     }
     if args.snapshot_every == Some(0) {
         return Err(usage("--snapshot-every must be at least 1".into()));
+    }
+    if let Some(tol) = args.time_tol {
+        if !(tol.is_finite() && tol > 0.0) {
+            return Err(usage(format!(
+                "--time-tol must be a positive number of kelvin, got {tol:e}"
+            )));
+        }
+        if args.scheme != Scheme::TrBdf2 {
+            return Err(usage(
+                "--time-tol needs --scheme trbdf2 (backward Euler has no error estimate)".into(),
+            ));
+        }
     }
     if args.sample_interval.is_some() && args.trace.is_none() {
         return Err(usage("--sample-interval needs --trace".into()));
@@ -221,6 +244,10 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         steps,
         init,
         snapshot_every: args.snapshot_every,
+        stepping: Stepping {
+            scheme: args.scheme,
+            time_tol_k: args.time_tol,
+        },
     };
 
     let quiet = plan.quiet;
@@ -326,6 +353,13 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit, verbose: bool) {
         "{} steps of {:e} s to t = {:e} s on {} ({}), init {}",
         s.steps, s.dt_s, s.t_end_s, s.device.backend, s.device.name, s.init
     );
+    if let Some(tol) = s.time_tol_k {
+        let st = &s.stepping;
+        println!(
+            "{} adaptive to {tol:e} K: {} steps taken ({} rejected), {:e} to {:e} s, {} re-setups",
+            s.scheme, st.steps_taken, st.steps_rejected, st.min_dt_s, st.max_dt_s, st.step_setups
+        );
+    }
     if verbose {
         let params: Vec<String> = s
             .precond

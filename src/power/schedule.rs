@@ -79,6 +79,26 @@ impl PowerSchedule {
         self.trace.as_ref().map(|tr| tr.row_at(t))
     }
 
+    /// The times strictly between `t0` and `t1` (s) where a trace row
+    /// starts, in order: the boundaries an adaptive step lands on.
+    pub fn row_starts_within(&self, t0: f64, t1: f64) -> Vec<f64> {
+        let Some(tr) = &self.trace else {
+            return Vec::new();
+        };
+        let inside = |t: &f64| *t > t0 && *t < t1;
+        match &tr.times {
+            RowTimes::Interval(s) => {
+                let first = (t0 / s).floor().max(1.0) as usize;
+                (first..tr.rows.len())
+                    .map(|m| m as f64 * s)
+                    .take_while(|t| *t < t1)
+                    .filter(inside)
+                    .collect()
+            }
+            RowTimes::Listed(times) => times.iter().skip(1).copied().filter(inside).collect(),
+        }
+    }
+
     pub fn trace(&self) -> Option<&TimeTrace> {
         self.trace.as_ref()
     }

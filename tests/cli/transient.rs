@@ -298,3 +298,53 @@ fn pcg_details_only_with_verbose() {
         assert!(text.contains("energy:") && text.contains("peak"), "{text}");
     }
 }
+
+#[test]
+fn scheme_flags_are_checked_and_reported() {
+    let g = ["--grid", "8x8", "--dt", "1e-3", "--steps", "2"];
+    bad(
+        &[&g[..], &["--scheme", "rk4"]].concat(),
+        &["--scheme", "rk4"],
+    );
+    for tol in ["0", "-1e-3", "nan"] {
+        let flag = format!("--time-tol={tol}");
+        bad(
+            &[&g[..], &["--scheme", "trbdf2", &flag]].concat(),
+            &["--time-tol", "positive"],
+        );
+    }
+    bad(
+        &[&g[..], &["--time-tol", "1e-3"]].concat(),
+        &["--time-tol", "--scheme trbdf2"],
+    );
+    // An adaptive run reports its steps in summary.json.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tr");
+    let o = transient(
+        EV6,
+        &out,
+        &[
+            &g[..],
+            &[
+                "--trace",
+                "configs/hotspot/ev6_burst.csv",
+                "--scheme",
+                "trbdf2",
+                "--time-tol",
+                "1e-3",
+                "--quiet",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["scheme"], "trbdf2");
+    assert_eq!(s["time_tol_k"], 1e-3);
+    assert_eq!(s["steps"], 2);
+    let st = &s["stepping"];
+    assert!(st["steps_taken"].as_u64().unwrap() >= 2, "{st}");
+    assert!(st["max_dt_s"].as_f64().unwrap() <= 1e-3, "{st}");
+    assert!(st["steps_rejected"].is_u64() && st["step_setups"].is_u64());
+}

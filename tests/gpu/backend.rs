@@ -504,6 +504,7 @@ mod transient_gpu {
             steps,
             init: InitState::Ambient,
             snapshot_every: None,
+            stepping: Default::default(),
         };
         let mut observe = |_: &StepView| Ok(());
         let t = Instant::now();

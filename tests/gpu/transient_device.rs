@@ -22,7 +22,7 @@ use cuth::power::schedule::PowerSchedule;
 use cuth::power::trace::parse_csv_trace;
 use cuth::stack::Stack;
 use cuth::thermal::steady::SteadyOptions;
-use cuth::thermal::transient::{InitState, TransientOptions, TransientOutcome};
+use cuth::thermal::transient::{InitState, Scheme, Stepping, TransientOptions, TransientOutcome};
 use std::path::Path;
 
 fn options(s: &Stack, dt: f64, steps: usize, iterations: usize, rtol: f64) -> TransientOptions {
@@ -37,6 +37,7 @@ fn options(s: &Stack, dt: f64, steps: usize, iterations: usize, rtol: f64) -> Tr
         steps,
         init: InitState::Ambient,
         snapshot_every: None,
+        stepping: Default::default(),
     }
 }
 
@@ -236,4 +237,46 @@ fn trace_rows_apply_piecewise_constant() {
 #[ignore = "needs a CUDA GPU"]
 fn a_capped_step_reports_the_users_rtol() {
     transient::a_capped_step_reports_the_users_rtol(gpu());
+}
+
+/// Adaptive TR-BDF2 on CUDA against the CPU: the same steps (every end
+/// time and the accepted and rejected counts) and fields to 1e-9 K, on the
+/// linear trace stack (device assembly) and with a heat-capacity law and a
+/// leaking block (the nonlinear step over `NonlinearOps`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn adaptive_trbdf2_matches_cpu() {
+    let law = "{ c300 = 1.63e6, exponent = 0.5 }";
+    let leak = "leakage={ p_ref = 0.02, t_ref = 300.0, beta = 0.02 }";
+    for (name, s) in [
+        ("linear", trace_stack("1.63e6", "")),
+        ("c(T) + leakage", trace_stack(law, leak)),
+    ] {
+        let sched = trace_schedule(&s);
+        let mut opts = options(&s, 1e-3, 8, 0, 1e-12);
+        opts.stepping = Stepping {
+            scheme: Scheme::TrBdf2,
+            time_tol_k: Some(1e-3),
+        };
+        let cpu = run(&CpuBackend::new(), &s, &sched, &opts);
+        let dev = run(gpu(), &s, &sched, &opts);
+        println!("{name}: CPU {:?}", cpu.summary.stepping);
+        println!("{name}: CUDA {:?}", dev.summary.stepping);
+        assert_eq!(cpu.step_ends_s, dev.step_ends_s, "{name}");
+        let (c, d) = (&cpu.summary.stepping, &dev.summary.stepping);
+        assert_eq!(
+            (c.steps_taken, c.steps_rejected, c.step_setups),
+            (d.steps_taken, d.steps_rejected, d.step_setups),
+            "{name}"
+        );
+        assert!(
+            c.steps_taken > 8,
+            "{name}: the rows' starts force smaller steps"
+        );
+        compare(&cpu, &dev, 1e-9);
+        assert!(
+            dev.summary.energy.max_step_relative_imbalance < 1e-8,
+            "{name}"
+        );
+    }
 }

@@ -27,3 +27,4 @@ mod topopt;
 mod topopt_mg;
 mod topopt_mg_contrast;
 mod transient;
+mod transient_order;

@@ -274,6 +274,7 @@ fn transient_leakage_is_semi_implicit() {
         steps,
         init: InitState::Ambient,
         snapshot_every: None,
+        stepping: Default::default(),
     };
     let mut observe = |_: &StepView| Ok(());
     let out = run_transient(

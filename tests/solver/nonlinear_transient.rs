@@ -16,7 +16,8 @@ use cuth::stack::Stack;
 use cuth::thermal::nonlinear::NonlinearError;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
 use cuth::thermal::transient::{
-    run_transient, InitState, StepView, TransientError, TransientOptions, TransientOutcome,
+    run_transient, InitState, Scheme, StepView, Stepping, TransientError, TransientOptions,
+    TransientOutcome,
 };
 use std::path::Path;
 
@@ -110,6 +111,60 @@ fn run(
     run_anderson(s, dt, steps, iterations, init, None)
 }
 
+/// [`run`] by `stepping` (`--scheme`, `--time-tol`).
+fn run_stepping(
+    s: &Stack,
+    dt: f64,
+    steps: usize,
+    iterations: usize,
+    stepping: Stepping,
+) -> Result<TransientOutcome, TransientError> {
+    let grid = Grid::from_stack(s);
+    let base: Vec<_> = (0..s.layers.len())
+        .map(|l| layer_power(s, &grid, l).unwrap())
+        .collect();
+    let mut solver = tight(s);
+    solver.nonlinear.transient_iterations = iterations;
+    let opts = TransientOptions {
+        solver,
+        dt,
+        steps,
+        init: InitState::Ambient,
+        snapshot_every: None,
+        stepping,
+    };
+    let mut observe = |_: &StepView| Ok(());
+    let sched = PowerSchedule::constant(base);
+    run_transient(&CpuBackend::new(), s, &sched, &opts, &mut observe)
+}
+
+#[test]
+fn adaptive_trbdf2_steps_k_c_and_leakage() {
+    // Adaptive TR-BDF2, semi-implicit and iterated, against the RK4
+    // reference: both closer than backward Euler at the same --dt, with the
+    // energy account closed and steps smaller than --dt taken.
+    let s = stack(&lumped());
+    let t_ref = reference(T_END);
+    let steps = 4;
+    let dt = T_END / steps as f64;
+    let be = run(&s, dt, steps, 30, InitState::Ambient).unwrap();
+    let err_be = (series(&be)[steps] - t_ref).abs();
+    let stepping = Stepping {
+        scheme: Scheme::TrBdf2,
+        time_tol_k: Some(1e-3),
+    };
+    for iterations in [0, 30] {
+        let tr = run_stepping(&s, dt, steps, iterations, stepping).unwrap();
+        let err = (series(&tr)[steps] - t_ref).abs();
+        let st = &tr.summary.stepping;
+        println!("iterations {iterations}: error {err:e} K (BE {err_be:e}), {st:?}");
+        assert!(err < err_be / 4.0, "{err:e} vs backward Euler {err_be:e}");
+        assert!(st.steps_taken > steps && st.min_dt_s < dt);
+        assert!(tr.summary.energy.max_step_relative_imbalance < 1e-9);
+        assert_eq!(tr.summary.scheme, "trbdf2");
+    }
+}
+
 /// [`run`] with the Anderson depth of the iterated steps (`None`: default).
 fn run_anderson(
     s: &Stack,
@@ -134,6 +189,7 @@ fn run_anderson(
         steps,
         init,
         snapshot_every: None,
+        stepping: Default::default(),
     };
     let mut observe = |_: &StepView| Ok(());
     run_transient(

@@ -134,6 +134,7 @@ pub fn iterated_transient<B: cuth::thermal::device::ThermalBackend + 'static>(
         steps: 5,
         init: InitState::Field(init.temperature_k),
         snapshot_every: None,
+        stepping: Default::default(),
     };
     let out = transient(be, stack, &PowerSchedule::constant(base), &opts);
     out.records

@@ -89,6 +89,7 @@ pub fn steps_equal_a_transient_run_under_the_same_powers<B: ThermalBackend + 'st
         steps,
         init: InitState::Ambient,
         snapshot_every: None,
+        stepping: Default::default(),
     };
     let mut fields = Vec::new();
     let mut observe = |v: &StepView| {

@@ -37,6 +37,7 @@ fn options(s: &Stack, dt: f64, steps: usize, init: InitState, rtol: f64) -> Tran
         steps,
         init,
         snapshot_every: None,
+        stepping: Default::default(),
     }
 }
 

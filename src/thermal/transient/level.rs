@@ -1,5 +1,5 @@
-//! One backward-Euler step of a transient run and what it carries from
-//! the last: the system, the stepper, the nonlinear terms, the host's field
+//! One step of a transient run (the solve, then the record of the new
+//! field) and what it carries from the last: the system, the stepper, the nonlinear terms, the host's field
 //! buffers, the trace row in force and the phases' times.
 
 use super::nonlinear::StepPhysics;
@@ -80,19 +80,12 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
         })
     }
 
-    /// Step `k + 1`: the trace row it falls in, the solve, the statistics
-    /// of the new field and the observer.
-    pub(super) fn step(
+    /// Trace row `r` from now on, when it is not the one in force.
+    pub(super) fn enter_row(
         &mut self,
         cx: &RunContext<'c, B>,
-        k: usize,
-        observer: &mut Observer,
-    ) -> Result<StepRecord, TransientError> {
-        // The host's capacities and rhs serve the stored heat and the power in
-        // only where they stay C and P (a linear stack).
-        let linear = self.phys.is_none();
-        let time_s = (k + 1) as f64 * cx.opts.dt;
-        let r = cx.schedule.row_at((k as f64 + 0.5) * cx.opts.dt);
+        r: Option<usize>,
+    ) -> Result<(), TransientError> {
         if r != self.row {
             let t = Instant::now();
             self.row = r;
@@ -106,28 +99,87 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             )?;
             self.times.upload_s += t.elapsed().as_secs_f64();
         }
+        Ok(())
+    }
+
+    /// The solve of step `step` ending at `time_s` (one or more, by the
+    /// scheme and the nonlinear iteration), timed as the solve.
+    pub(super) fn advance(
+        &mut self,
+        cx: &RunContext<'c, B>,
+        step: usize,
+        time_s: f64,
+    ) -> Result<Advanced, TransientError> {
         let t = Instant::now();
-        let mut step_stored = None;
-        let (info_iterations, step_leak_w, outer) = match &mut self.phys {
+        let out = match &mut self.phys {
             Some(ph) => {
-                let o = ph.advance(cx.be, &mut self.stepper, &cx.opts.solver, k + 1, time_s)?;
+                let o = ph.advance(cx.be, &mut self.stepper, &cx.opts.solver, step, time_s)?;
                 ph.films(cx.be, self.sys.films_mut())?;
                 self.power_w = o.power_w;
-                step_stored = Some(o.stored_j);
-                (o.iterations, o.leak_w, Some(o.outer))
+                Advanced {
+                    iterations: o.iterations,
+                    leak_w: o.leak_w,
+                    outer: Some(o.outer),
+                    stored_j: Some(o.stored_j),
+                }
             }
             None => {
                 let info = self.stepper.step().map_err(|source| TransientError::Step {
-                    step: k + 1,
+                    step,
                     time_s,
                     source,
                 })?;
-                (info.iterations, None, None)
+                Advanced {
+                    iterations: info.iterations,
+                    leak_w: None,
+                    outer: None,
+                    stored_j: None,
+                }
             }
         };
         cx.be.synchronize()?;
         self.times.solve_s += t.elapsed().as_secs_f64();
+        Ok(out)
+    }
 
+    /// Step `k + 1` of a fixed Δt: the trace row it falls in, the solve,
+    /// the statistics of the new field and the observer.
+    pub(super) fn step(
+        &mut self,
+        cx: &RunContext<'c, B>,
+        k: usize,
+        observer: &mut Observer,
+    ) -> Result<StepRecord, TransientError> {
+        let time_s = (k + 1) as f64 * cx.opts.dt;
+        self.enter_row(cx, cx.schedule.row_at((k as f64 + 0.5) * cx.opts.dt))?;
+        let adv = self.advance(cx, k + 1, time_s)?;
+        let heat_out_j = self.stepper.step_heat_out_w().map(|q| q * cx.opts.dt);
+        let tally = Tally {
+            iterations: adv.iterations,
+            leak_w: adv.leak_w,
+            outer: adv.outer,
+            stored_j: adv.stored_j,
+            power_w: self.power_w,
+            heat_out_j,
+            dt: cx.opts.dt,
+        };
+        self.record(cx, k, &tally, observer)
+    }
+
+    /// The record of output step `k + 1` (time (k + 1)·Δt) after the
+    /// steps of `tally`: the field downloaded, its statistics, the
+    /// observer.
+    pub(super) fn record(
+        &mut self,
+        cx: &RunContext<'c, B>,
+        k: usize,
+        tally: &Tally,
+        observer: &mut Observer,
+    ) -> Result<StepRecord, TransientError> {
+        // The host's capacities and rhs serve the stored heat and the power in
+        // only where they stay C and P (a linear stack).
+        let linear = self.phys.is_none();
+        let time_s = (k + 1) as f64 * cx.opts.dt;
         let t = Instant::now();
         self.stepper.download_shifted(&mut self.theta)?;
         let mut fs = probe::absorb(
@@ -139,7 +191,7 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             &self.theta_old,
             &mut self.temperature_k,
         );
-        if let Some(s) = step_stored {
+        if let Some(s) = tally.stored_j {
             fs.stored_j = s;
         } else if let Some(prev) = &mut self.stored_prev {
             // Device assembly: Σ C θ' of the new level less the old one's.
@@ -147,25 +199,31 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             fs.stored_j = now - *prev;
             *prev = now;
         }
+        let mut energy = probe::step_energy(
+            self.sys.films(),
+            cx.grid,
+            tally.power_w,
+            &self.theta,
+            fs.stored_j,
+            tally.dt,
+        );
+        if let Some(q) = tally.heat_out_j {
+            // The scheme's own heat out over the steps (TR-BDF2's stages).
+            energy.heat_out_w = q / tally.dt;
+            energy.imbalance_j = tally.power_w * tally.dt - q - fs.stored_j;
+        }
         let record = StepRecord {
             step: k + 1,
             time_s,
-            iterations: info_iterations,
+            iterations: tally.iterations,
             trace_row: self.row,
-            energy: probe::step_energy(
-                self.sys.films(),
-                cx.grid,
-                self.power_w,
-                &self.theta,
-                fs.stored_j,
-                cx.opts.dt,
-            ),
+            energy,
             layer_max_k: fs.layer_max_k,
             layer_avg_k: fs.layer_avg_k,
             blocks: probe::block_stats(cx.grid, cx.probes, &self.temperature_k),
             probe_k: crate::thermal::probes::read(cx.grid, cx.points, &self.temperature_k),
-            leakage_w: step_leak_w,
-            outer_iterations: outer,
+            leakage_w: tally.leak_w,
+            outer_iterations: tally.outer,
         };
         let snap = cx
             .opts
@@ -176,7 +234,7 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             let solver = step_solver(
                 &cx.opts.solver,
                 self.stepper.precond_report(),
-                info_iterations,
+                tally.iterations,
             );
             let s = summarize(
                 ThermalProblem::new(cx.stack, cx.grid, &power),
@@ -199,4 +257,28 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
         self.times.probe_s += t.elapsed().as_secs_f64();
         Ok(record)
     }
+}
+
+/// What one solve of a step did.
+pub(super) struct Advanced {
+    pub iterations: usize,
+    pub leak_w: Option<f64>,
+    pub outer: Option<usize>,
+    /// Heat stored, J, where the step reports it (temperature-dependent).
+    pub stored_j: Option<f64>,
+}
+
+/// The steps between two records.
+pub(super) struct Tally {
+    pub iterations: usize,
+    pub leak_w: Option<f64>,
+    pub outer: Option<usize>,
+    pub stored_j: Option<f64>,
+    /// Mean power in, W.
+    pub power_w: f64,
+    /// Heat out over the steps, J, where the scheme takes it (else the
+    /// films' at the new level, times Δt).
+    pub heat_out_j: Option<f64>,
+    /// Time between the records, s.
+    pub dt: f64,
 }

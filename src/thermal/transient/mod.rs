@@ -19,16 +19,20 @@
 //! (`probe::absorb`) turns it into θ and T and takes the layer statistics
 //! and the stored heat, so the host side costs about one read of the field.
 
+mod adaptive;
 mod level;
 mod nonlinear;
 mod options;
 mod probe;
 mod report;
+pub mod scheme;
 pub mod state;
 mod stepper;
 mod system;
+mod trbdf2;
 
-pub use options::{InitState, TransientError, TransientOptions};
+pub use adaptive::StepStats;
+pub use options::{InitState, Scheme, Stepping, TransientError, TransientOptions};
 pub use probe::{ordered_sum, BlockTemps, StepEnergy, StepRecord};
 pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
 pub use stepper::{Stepper, EXTRA_VECTORS};
@@ -70,9 +74,13 @@ pub struct TransientOutcome {
     pub summary: TransientSummary,
     /// A steady-style summary of the final field (final maps' summary.json).
     pub final_summary: Summary,
+    /// End time of every accepted step of an adaptive run, s (empty for
+    /// fixed steps, which end at the records' times).
+    pub step_ends_s: Vec<f64>,
 }
 
-/// Runs `opts.steps` backward-Euler steps of `stack` under `schedule`.
+/// Runs `stack` under `schedule` for `opts.steps` records `opts.dt` apart,
+/// by the scheme of `opts.stepping` (fixed or adaptive steps).
 pub fn run_transient<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
@@ -92,9 +100,15 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         true => nonlinear::extra_vectors(stack, &opts.solver),
         false => 0,
     };
+    let scheme = opts.stepping.scheme;
+    // TR-BDF2: θⁿ, θ_γ and F(θⁿ) (θⁿ shared with the iterated step's).
+    let stage_vectors = match scheme {
+        Scheme::TrBdf2 => 2 + usize::from(!iterated),
+        Scheme::BackwardEuler => 0,
+    };
     be.check_capacity_with(
         grid.len(),
-        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_vectors,
+        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_vectors + stage_vectors,
     )?;
     be.prepare_quad_diag()?;
     let dt = opts.dt;
@@ -111,16 +125,17 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     let theta0 = system::initial_theta(be, stack, &grid, schedule, opts, &sys, first_row)?;
     // Temperature-dependent stacks: the step's properties and leakage
     // (semi-implicit or iterated, see `nonlinear`).
-    let (stepper, phys) = system::stepper(
+    let (mut stepper, phys) = system::stepper(
         be,
         stack,
         &grid,
         schedule,
         (&sys, dev),
         &theta0,
-        (dt, c),
+        (scheme.divisor(dt), c),
         &opts.solver,
     )?;
+    stepper.use_scheme(scheme, dt)?;
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
     let probes = probe::block_probes(&layer_names, &schedule.base, &grid);
     let points = crate::thermal::probes::probe_cells(stack, &grid);
@@ -161,9 +176,25 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     };
     let mut records = Vec::with_capacity(opts.steps + 1);
     records.push(lv.initial_record(&cx)?);
+    let tol = opts
+        .stepping
+        .time_tol_k
+        .filter(|_| scheme == Scheme::TrBdf2);
+    let mut control = tol.map(adaptive::Control::new);
     for k in 0..opts.steps {
-        records.push(lv.step(&cx, k, observer)?);
+        let record = match &mut control {
+            None => lv.step(&cx, k, observer)?,
+            Some(ctl) => {
+                let tally = adaptive::interval(&mut lv, &cx, k, ctl)?;
+                lv.record(&cx, k, &tally, observer)?
+            }
+        };
+        records.push(record);
     }
+    let (step_stats, step_ends_s) = match control {
+        Some(ctl) => (ctl.stats, ctl.ends_s),
+        None => (StepStats::fixed(opts.steps, dt), Vec::new()),
+    };
     let level::Level {
         sys,
         stepper,
@@ -203,7 +234,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         &records,
         &final_summary,
         schedule,
-        times,
+        (times, step_stats),
     );
     Ok(TransientOutcome {
         grid,
@@ -213,6 +244,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         block_names: probes.into_iter().map(|p| p.name).collect(),
         summary,
         final_summary,
+        step_ends_s,
     })
 }
 

@@ -6,6 +6,8 @@ use crate::linalg::SolveError;
 use crate::thermal::nonlinear::NonlinearError;
 use crate::thermal::steady::SteadyOptions;
 
+pub use super::scheme::Scheme;
+
 /// Where the run starts.
 #[derive(Clone, Debug)]
 pub enum InitState {
@@ -42,6 +44,18 @@ pub struct TransientOptions {
     /// Hand the observer a full snapshot (summary and power) every this many
     /// steps, and after the last.
     pub snapshot_every: Option<usize>,
+    /// The scheme, and whether its steps adapt.
+    pub stepping: Stepping,
+}
+
+/// How the steps advance (`--scheme`, `--time-tol`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stepping {
+    pub scheme: Scheme,
+    /// Adaptive steps (TR-BDF2): the largest local error estimate a step
+    /// may have, K. The records stay at the multiples of `dt`, which is
+    /// also the largest and the first step. `None`: every step is `dt`.
+    pub time_tol_k: Option<f64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +75,18 @@ pub enum TransientError {
         time_s: f64,
         #[source]
         source: NonlinearError,
+    },
+    /// An adaptive step would need to be smaller than the finest halving
+    /// of `--dt` to meet `--time-tol`.
+    #[error(
+        "at t = {time_s:e} s the step fell below {min_dt_s:e} s (--dt / 2^30) with an error \
+         estimate of {err_k:e} K > --time-tol {tol_k:e} K; raise --time-tol"
+    )]
+    StepTooSmall {
+        time_s: f64,
+        min_dt_s: f64,
+        err_k: f64,
+        tol_k: f64,
     },
     #[error("initial steady state")]
     Initial(#[source] SolveError),

@@ -2,7 +2,9 @@
 //! state, trace, preconditioner), totals (iterations, time per step), the
 //! energy account over the run and the final per-layer statistics.
 
+use super::adaptive::StepStats;
 use super::probe::StepRecord;
+use super::scheme::Scheme;
 use super::TransientOptions;
 use crate::backend::DeviceReport;
 use crate::linalg::PrecondReport;
@@ -20,6 +22,13 @@ pub struct TransientSummary {
     pub ambient_k: f64,
     pub device: DeviceReport,
     pub method: String,
+    /// `be` or `trbdf2` (`--scheme`).
+    pub scheme: String,
+    /// `--time-tol`, K: adaptive steps; `None`: every step is `dt_s`.
+    pub time_tol_k: Option<f64>,
+    /// The steps actually taken (several per record when adaptive).
+    pub stepping: StepStats,
+    /// Time between records; the first and largest step when adaptive.
     pub dt_s: f64,
     pub steps: usize,
     pub t_end_s: f64,
@@ -92,7 +101,7 @@ pub(super) fn build(
     records: &[StepRecord],
     final_summary: &Summary,
     schedule: &PowerSchedule,
-    t: Timings,
+    (t, stepping): (Timings, StepStats),
 ) -> TransientSummary {
     let dt = opts.dt;
     let steps = records.iter().filter(|r| r.step > 0).count();
@@ -136,7 +145,14 @@ pub(super) fn build(
         grid: final_summary.grid.clone(),
         ambient_k: stack.ambient_k,
         device,
-        method: "backward Euler, PCG warm-started per step".into(),
+        method: match opts.stepping.scheme {
+            Scheme::BackwardEuler => "backward Euler, PCG warm-started per step",
+            Scheme::TrBdf2 => "TR-BDF2 (gamma = 2 - sqrt 2), PCG warm-started per stage",
+        }
+        .into(),
+        scheme: opts.stepping.scheme.name().into(),
+        time_tol_k: opts.stepping.time_tol_k,
+        stepping,
         dt_s: dt,
         steps,
         t_end_s: steps as f64 * dt,

@@ -38,6 +38,9 @@ use crate::linalg::{
 use crate::thermal::device::ThermalBackend;
 use crate::thermal::steady::SteadyOptions;
 
+use super::scheme::Scheme;
+use super::trbdf2::TrWork;
+
 /// Smallest relative residual ‖r‖/‖b‖ asked of PCG (≈ 50 ε).
 const RTOL_FLOOR: f64 = 1e-14;
 
@@ -48,35 +51,39 @@ const RTOL_FLOOR: f64 = 1e-14;
 pub const EXTRA_VECTORS: usize = 4;
 
 pub struct Stepper<'a, B: ThermalBackend + 'static> {
-    be: &'a B,
+    pub(super) be: &'a B,
     /// PCG on A + C/Δt (the solver owns the matrix, on the device), its
     /// preconditioner and vectors built once for the run rather than per
     /// step.
-    ksp: Solver<'a, B>,
+    pub(super) ksp: Solver<'a, B>,
     /// C/Δt per cell, W/K.
-    w: B::Vector,
+    pub(super) w: B::Vector,
     /// Pⁿ⁺¹ − c·amb, W.
-    src: B::Vector,
+    pub(super) src: B::Vector,
     /// The step's right-hand side.
-    b: B::Vector,
+    pub(super) b: B::Vector,
     /// θ' = θ − c of the current time level (of the current iterate while
     /// a step is iterated).
-    x: B::Vector,
+    pub(super) x: B::Vector,
     /// θ'ⁿ while a step is iterated (allocated on first use).
-    x_old: Option<B::Vector>,
+    pub(super) x_old: Option<B::Vector>,
     /// The stop's reference is each step's ‖P‖ (see [`Stepper::step`]).
-    params: CgParams,
+    pub(super) params: CgParams,
     /// A·1 of the steady operator (coupling to ambient), for the shift.
-    amb: B::Vector,
+    pub(super) amb: B::Vector,
     /// Δt in every cell, for C/Δt (divided as the host divides), kept once
     /// a temperature-dependent C is set ([`Self::set_matrix_device`]).
-    dts: Option<B::Vector>,
+    pub(super) dts: Option<B::Vector>,
     /// The shift c, K.
     pub c: f64,
     /// ‖Pⁿ⁺¹‖₂ of the current source.
-    p_norm: f64,
-    /// Δt, s.
-    dt: f64,
+    pub(super) p_norm: f64,
+    /// h of the shift C/h: Δt for backward Euler, γΔt/2 for TR-BDF2, s.
+    pub(super) dt: f64,
+    /// The scheme of [`Self::step`].
+    pub(super) scheme: Scheme,
+    /// TR-BDF2's stage vectors (allocated by [`Self::use_scheme`]).
+    pub(super) tr: Option<TrWork<B::Vector, B::Scalars>>,
 }
 
 /// A + C/Δt (the shift on the diagonal and in `amb`, as the
@@ -123,6 +130,8 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
             c,
             p_norm: 0.0,
             dt,
+            scheme: Scheme::BackwardEuler,
+            tr: None,
         })
     }
 
@@ -167,6 +176,8 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
             c,
             p_norm: 0.0,
             dt,
+            scheme: Scheme::BackwardEuler,
+            tr: None,
         })
     }
 
@@ -267,8 +278,12 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         Ok(self.dt * self.be.nl_dot(&self.w, &self.x)?)
     }
 
-    /// Advances θ by one step.
+    /// Advances θ by one step of the stepper's scheme.
     pub fn step(&mut self) -> Result<CgInfo, SolveError> {
+        if self.scheme == Scheme::TrBdf2 {
+            self.save_level()?;
+            return self.tr_step();
+        }
         self.be.mul_add(&self.w, &self.x, &self.src, &mut self.b)?; // b = C/Δt ⊙ θ'ⁿ + (P − c·amb)
         self.solve()
     }
@@ -280,12 +295,15 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         let x_old = self.x_old.as_ref().ok_or(SolveError::Backend(
             crate::backend::BackendError::Unsupported("Stepper::resolve before save_level"),
         ))?;
+        if self.scheme == Scheme::TrBdf2 {
+            return self.tr_step();
+        }
         self.be.mul_add(&self.w, x_old, &self.src, &mut self.b)?; // b = C/Δt ⊙ θ'ⁿ + (P − c·amb)
         self.solve()
     }
 
     /// PCG on the step's system for the right-hand side in `b`.
-    fn solve(&mut self) -> Result<CgInfo, SolveError> {
+    pub(super) fn solve(&mut self) -> Result<CgInfo, SolveError> {
         // ‖r‖ ≤ rtol·‖P‖ (‖b‖ when no power flows), but never below what f64
         // can attain relative to ‖b‖ (see the module doc).
         let params = CgParams {
