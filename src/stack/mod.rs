@@ -2,6 +2,7 @@
 //! [`Stack`] (SI units, absolute paths, materials looked up) to the power and
 //! assembly stages. Every error names the file and the field at fault.
 
+pub mod cavity;
 mod cooling;
 mod grid;
 pub mod law;
@@ -16,6 +17,7 @@ mod validate;
 pub use crate::material::{Material, ABSENT};
 pub use law::{Law, MaterialLaw};
 pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
+pub use cavity::{Cavity, CavityModel};
 pub use schema::{BlockMap, BlockSpec, LeakageSpec, PowerSpec};
 use std::path::PathBuf;
 
@@ -129,6 +131,8 @@ pub struct Layer {
     pub regions: Vec<Region>,
     /// Floorplan units given a `[materials]` entry (`unit_materials`).
     pub unit_materials: Vec<UnitMaterial>,
+    /// The layer is a liquid-cooled cavity.
+    pub cavity: Option<cavity::Cavity>,
 }
 
 /// A floorplan unit's material named in the stack file.
@@ -256,12 +260,15 @@ impl Stack {
         files
     }
 
-    /// Replaces the in-plane grid (the `--grid NXxNY` override).
+    /// Replaces the in-plane grid (the `--grid NXxNY` override). A 4RM
+    /// cavity fixes the count across its channels, which `--grid` must
+    /// then repeat.
     pub fn with_grid(mut self, nx: usize, ny: usize) -> Result<Stack, StackError> {
         validate::check_grid(nx, ny, &self.source, "--grid")?;
         self.nx = nx;
         self.ny = ny;
         self.plane_edges = None;
+        cavity::channel_grid(&mut self, false)?;
         Ok(self)
     }
 
