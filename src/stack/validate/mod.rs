@@ -122,6 +122,16 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         let field = format!("layers[{i}] ({})", layers[i].name);
         super::package::check_leakage(file, &field, &layers[i])?;
     }
+    let last = layers.len() - 1;
+    for (i, l) in layers.iter().enumerate() {
+        if l.cavity.is_some() && (i == 0 || i == last) {
+            return Err(invalid(
+                file,
+                format!("layers[{i}] ({}).cavity", l.name),
+                "a cavity lies between two solid layers (its top and bottom walls); put a layer below and above it",
+            ));
+        }
+    }
     let solver = raw.solver.unwrap_or_default();
     check_solver(&solver, file)?;
     let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
