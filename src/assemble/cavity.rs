@@ -45,7 +45,10 @@ impl Coolant {
 
     /// Outlet temperature rise of each line, K above ambient.
     pub fn outlet_theta(&self, theta: &[f64]) -> Vec<f64> {
-        self.lines.iter().map(|l| theta[*l.cells.last().expect("a line has cells")]).collect()
+        self.lines
+            .iter()
+            .map(|l| theta[*l.cells.last().expect("a line has cells")])
+            .collect()
     }
 
     /// Whether a cell holds coolant.
@@ -70,13 +73,24 @@ pub enum CavityError {
 /// Adds every cavity's coolant to `sys` (assembled for the solid stack,
 /// the cavity layer painted with its wall material); `None` when the stack
 /// has no cavity, leaving `sys` untouched.
-pub fn add_cavities(stack: &Stack, grid: &Grid, sys: &mut System) -> Result<Option<Coolant>, CavityError> {
+pub fn add_cavities(
+    stack: &Stack,
+    grid: &Grid,
+    sys: &mut System,
+) -> Result<Option<Coolant>, CavityError> {
     let mut coolant = Coolant::default();
     for (l, layer) in stack.layers.iter().enumerate() {
         let Some(cav) = &layer.cavity else { continue };
         if !matches!(cav.model, CavityModel::FourResistor { .. }) {
-            let model = if matches!(cav.model, CavityModel::TwoResistor { .. }) { "2rm" } else { "pinfin" };
-            return Err(CavityError::NotSolved { layer: layer.name.clone(), model });
+            let model = if matches!(cav.model, CavityModel::TwoResistor { .. }) {
+                "2rm"
+            } else {
+                "pinfin"
+            };
+            return Err(CavityError::NotSolved {
+                layer: layer.name.clone(),
+                model,
+            });
         }
         four_resistor(stack, grid, l, cav, sys, &mut coolant);
     }
@@ -87,8 +101,17 @@ pub fn add_cavities(stack: &Stack, grid: &Grid, sys: &mut System) -> Result<Opti
 }
 
 /// The channels of the 4RM cavity of layer `l`: odd columns across the flow.
-fn four_resistor(stack: &Stack, grid: &Grid, l: usize, cav: &Cavity, sys: &mut System, out: &mut Coolant) {
-    let CavityModel::FourResistor { channels, .. } = cav.model else { return };
+fn four_resistor(
+    stack: &Stack,
+    grid: &Grid,
+    l: usize,
+    cav: &Cavity,
+    sys: &mut System,
+    out: &mut Coolant,
+) {
+    let CavityModel::FourResistor { channels, .. } = cav.model else {
+        return;
+    };
     let (nx, ny, plane) = (grid.nx, grid.ny, grid.plane());
     let z = grid.layer_z[l].start;
     let along = cav.direction.axis;
@@ -116,7 +139,12 @@ fn four_resistor(stack: &Stack, grid: &Grid, l: usize, cav: &Cavity, sys: &mut S
                 sys.rhs[i] += w * inlet_theta;
             }
         }
-        out.lines.push(CoolantLine { layer: l, cells, w, inlet_theta });
+        out.lines.push(CoolantLine {
+            layer: l,
+            cells,
+            w,
+            inlet_theta,
+        });
     }
 }
 
@@ -136,7 +164,14 @@ fn set_face(a: &mut QuadDiag, dir: usize, lo: usize, stride: usize, g: f64) {
 
 /// Replaces the conductances of coolant cell `i` by films: to the walls
 /// across the flow, none along it, and to the solid above and below.
-fn coolant_cell(grid: &Grid, a: &mut QuadDiag, i: usize, cav: &Cavity, k_wall: [f64; 3], along: usize) {
+fn coolant_cell(
+    grid: &Grid,
+    a: &mut QuadDiag,
+    i: usize,
+    cav: &Cavity,
+    k_wall: [f64; 3],
+    along: usize,
+) {
     let (nx, plane) = (grid.nx, grid.plane());
     let (j, z) = (i % plane, i / plane);
     let (x, y) = (j % nx, j / nx);

@@ -24,8 +24,19 @@ pub struct AdvectionOperator<'a, B: AdvectionOps> {
 
 impl<'a, B: AdvectionOps> AdvectionOperator<'a, B> {
     /// `a` (n rows) with the couplings `adv`.
-    pub fn new(be: &'a B, a: &'a B::Matrix, adv: &'a B::Advection, n: usize) -> Result<Self, BackendError> {
-        Ok(AdvectionOperator { be, a, adv, n, work: be.zeros(n)? })
+    pub fn new(
+        be: &'a B,
+        a: &'a B::Matrix,
+        adv: &'a B::Advection,
+        n: usize,
+    ) -> Result<Self, BackendError> {
+        Ok(AdvectionOperator {
+            be,
+            a,
+            adv,
+            n,
+            work: be.zeros(n)?,
+        })
     }
 
     /// The symmetric part, as the multigrid smooths it.

@@ -37,7 +37,12 @@ struct Work<V, S> {
     t: V,
 }
 
-fn dot<B: Backend>(be: &B, x: &B::Vector, y: &B::Vector, s: &mut B::Scalars) -> Result<f64, SolveError> {
+fn dot<B: Backend>(
+    be: &B,
+    x: &B::Vector,
+    y: &B::Vector,
+    s: &mut B::Scalars,
+) -> Result<f64, SolveError> {
     be.dot(x, y, s, 0)?;
     Ok(be.read_scalars(s)?[0])
 }
@@ -53,7 +58,10 @@ pub fn bicgstab<B: AdvectionOps>(
 ) -> Result<CgInfo, SolveError> {
     let n = a.len();
     let mut s = be.scalars(2)?;
-    let bnorm = params.stop.reference_norm.unwrap_or(dot(be, b, b, &mut s)?.sqrt());
+    let bnorm = params
+        .stop
+        .reference_norm
+        .unwrap_or(dot(be, b, b, &mut s)?.sqrt());
     let target = (params.stop.rtol * bnorm).max(params.stop.floor);
     let bnorm = if bnorm > 0.0 { bnorm } else { 1.0 };
     let rel = |r: f64| r / bnorm;
@@ -68,7 +76,14 @@ pub fn bicgstab<B: AdvectionOps>(
         t: be.zeros(n)?,
     };
     let mut info = CgInfo::default();
-    let mut run = Run { be, a, m, params, target, bnorm };
+    let mut run = Run {
+        be,
+        a,
+        m,
+        params,
+        target,
+        bnorm,
+    };
     loop {
         run.a.residual(be, b, x, &mut w.r, &mut w.s, 0)?;
         let rnorm = be.read_scalars(&w.s)?[0].sqrt();
@@ -108,14 +123,24 @@ fn cycle<B: AdvectionOps>(
     w: &mut Work<B::Vector, B::Scalars>,
     info: &mut CgInfo,
 ) -> Result<(), SolveError> {
-    let Run { be, a, m, params, target, bnorm } = run;
+    let Run {
+        be,
+        a,
+        m,
+        params,
+        target,
+        bnorm,
+    } = run;
     let (be, target, bnorm) = (*be, *target, *bnorm);
     let s = &mut w.s;
     be.copy(&w.r, &mut w.r0)?;
     let (mut rho, mut alpha, mut omega) = (1.0, 1.0, 1.0);
     be.axpby(0.0, &w.r, 0.0, &mut w.p)?;
     be.axpby(0.0, &w.r, 0.0, &mut w.v)?;
-    let breakdown = |iters: usize, what: &str| SolveError::Breakdown { iters, what: what.into() };
+    let breakdown = |iters: usize, what: &str| SolveError::Breakdown {
+        iters,
+        what: what.into(),
+    };
     loop {
         if info.iterations >= params.max_iter {
             return Err(SolveError::NoConvergence {
@@ -127,7 +152,10 @@ fn cycle<B: AdvectionOps>(
         info.iterations += 1;
         let rho_new = dot(be, &w.r0, &w.r, s)?;
         if rho_new == 0.0 || !rho_new.is_finite() {
-            return Err(breakdown(info.iterations, "r̂·r = 0 (restart from the true residual)"));
+            return Err(breakdown(
+                info.iterations,
+                "r̂·r = 0 (restart from the true residual)",
+            ));
         }
         let beta = (rho_new / rho) * (alpha / omega);
         rho = rho_new;

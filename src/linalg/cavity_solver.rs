@@ -40,10 +40,21 @@ where
     ) -> Result<Self, SolveError> {
         let mut sym = QuadDiagOperator::new(be, a, n);
         let mg = build_thermal_precond(PrecondKind::Multigrid, be, &mut sym, None, opts)?;
-        let precond = Box::new(UpwindMultigrid::new(be, mg, be.upload_advection(host_adv)?, n)?);
+        let precond = Box::new(UpwindMultigrid::new(
+            be,
+            mg,
+            be.upload_advection(host_adv)?,
+            n,
+        )?);
         let op = AdvectionOperator::new(be, a, adv, n)?;
         let method = KrylovMethod::for_operator::<B>(&op);
-        Ok(CavitySolver { be, op, precond, method, params: CgParams::default() })
+        Ok(CavitySolver {
+            be,
+            op,
+            precond,
+            method,
+            params: CgParams::default(),
+        })
     }
 
     pub fn set_params(&mut self, params: CgParams) {
@@ -61,8 +72,22 @@ where
     /// Solves A x = b from the guess in `x`.
     pub fn solve(&mut self, b: &B::Vector, x: &mut B::Vector) -> Result<CgInfo, SolveError> {
         match self.method {
-            KrylovMethod::BiCgStab => bicgstab(self.be, &mut self.op, self.precond.as_mut(), b, x, &self.params),
-            KrylovMethod::Cg => super::pcg(self.be, &mut self.op, self.precond.as_mut(), b, x, &self.params),
+            KrylovMethod::BiCgStab => bicgstab(
+                self.be,
+                &mut self.op,
+                self.precond.as_mut(),
+                b,
+                x,
+                &self.params,
+            ),
+            KrylovMethod::Cg => super::pcg(
+                self.be,
+                &mut self.op,
+                self.precond.as_mut(),
+                b,
+                x,
+                &self.params,
+            ),
         }
     }
 }

@@ -145,9 +145,11 @@ impl<'a, B: ChebyshevLevels + MultigridOps + 'static> Solver<'a, B> {
             // The Quad-Diag operator is symmetric; a non-symmetric one has
             // its own solver (`linalg::cavity_solver`).
             KrylovMethod::BiCgStab => {
-                return Err(SolveError::Backend(crate::backend::BackendError::Unsupported(
-                    "BiCGStab runs on a liquid-cooled operator (linalg::cavity_solver)",
-                )))
+                return Err(SolveError::Backend(
+                    crate::backend::BackendError::Unsupported(
+                        "BiCGStab runs on a liquid-cooled operator (linalg::cavity_solver)",
+                    ),
+                ))
             }
         }
         Ok(info)

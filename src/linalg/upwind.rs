@@ -12,8 +12,8 @@ use super::mg::MgReport;
 use super::operator::{LinearOperator, QuadDiagOperator};
 use super::precond::preconditioner::{PrecondReport, Preconditioner};
 use crate::backend::advection::AdvectionOps;
-use crate::backend::ChebyshevOps;
 use crate::backend::BackendError;
+use crate::backend::ChebyshevOps;
 use std::collections::BTreeMap;
 
 pub struct UpwindMultigrid<B: AdvectionOps> {
@@ -27,8 +27,19 @@ pub struct UpwindMultigrid<B: AdvectionOps> {
 
 impl<B: AdvectionOps> UpwindMultigrid<B> {
     /// `mg` built for the symmetric part; `adv` the coolant's couplings.
-    pub fn new(be: &B, mg: Box<dyn Preconditioner<B>>, adv: B::Advection, n: usize) -> Result<Self, BackendError> {
-        Ok(UpwindMultigrid { mg, adv, t: be.zeros(n)?, dz: be.zeros(n)?, s: be.scalars(1)? })
+    pub fn new(
+        be: &B,
+        mg: Box<dyn Preconditioner<B>>,
+        adv: B::Advection,
+        n: usize,
+    ) -> Result<Self, BackendError> {
+        Ok(UpwindMultigrid {
+            mg,
+            adv,
+            t: be.zeros(n)?,
+            dz: be.zeros(n)?,
+            s: be.scalars(1)?,
+        })
     }
 
     /// z += M_mg⁻¹ (r − A z), the multigrid of the symmetric part on the
@@ -44,7 +55,9 @@ impl<B: AdvectionOps> UpwindMultigrid<B> {
         B: ChebyshevOps,
     {
         a.residual(be, r, z, &mut self.t, &mut self.s, 0)?;
-        let m = a.quad_diag().ok_or(BackendError::Unsupported("upwind multigrid needs a Quad-Diag symmetric part"))?;
+        let m = a.quad_diag().ok_or(BackendError::Unsupported(
+            "upwind multigrid needs a Quad-Diag symmetric part",
+        ))?;
         let mut sym = QuadDiagOperator::new(be, m, a.len());
         self.mg.apply(be, &mut sym, &self.t, &mut self.dz)?;
         be.axpby(1.0, &self.dz, 1.0, z)

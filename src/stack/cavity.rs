@@ -68,7 +68,10 @@ pub struct CoolantSpec {
 
 /// One coefficient on every wetted face, or each face its own.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(untagged, expecting = "a number (W/(m^2 K)) or a table { side, top, bottom }")]
+#[serde(
+    untagged,
+    expecting = "a number (W/(m^2 K)) or a table { side, top, bottom }"
+)]
 pub enum HtcSpec {
     All(f64),
     Faces(HtcFaces),
@@ -263,7 +266,13 @@ pub(super) fn resolve(
 ) -> Result<Cavity, StackError> {
     let f = |k: &str| format!("{field}.cavity.{k}");
     let need = |v: Option<Length>, k: &str| -> Result<f64, StackError> {
-        let v = v.ok_or_else(|| invalid(file, f(k), format!("is required by model {}", model_name(spec.model))))?;
+        let v = v.ok_or_else(|| {
+            invalid(
+                file,
+                f(k),
+                format!("is required by model {}", model_name(spec.model)),
+            )
+        })?;
         positive(file, &f(k), v.0)
     };
     let refuse = |present: bool, k: &str| -> Result<(), StackError> {
@@ -276,12 +285,23 @@ pub(super) fn resolve(
         }
         Ok(())
     };
-    let across = if spec.direction.axis == 0 { extent.1 } else { extent.0 };
+    let across = if spec.direction.axis == 0 {
+        extent.1
+    } else {
+        extent.0
+    };
     let model = match spec.model {
         CavityModelName::FourResistor => {
-            let (channel_m, wall_m) = (need(spec.channel_width, "channel_width")?, need(spec.wall_width, "wall_width")?);
-            let first = spec.first_wall_width.map_or(Ok(wall_m), |l| positive(file, &f("first_wall_width"), l.0))?;
-            let last = spec.last_wall_width.map_or(Ok(wall_m), |l| positive(file, &f("last_wall_width"), l.0))?;
+            let (channel_m, wall_m) = (
+                need(spec.channel_width, "channel_width")?,
+                need(spec.wall_width, "wall_width")?,
+            );
+            let first = spec
+                .first_wall_width
+                .map_or(Ok(wall_m), |l| positive(file, &f("first_wall_width"), l.0))?;
+            let last = spec
+                .last_wall_width
+                .map_or(Ok(wall_m), |l| positive(file, &f("last_wall_width"), l.0))?;
             let pitch = channel_m + wall_m;
             let n = (across - first - last + wall_m) / pitch;
             let channels = n.round();
@@ -295,31 +315,66 @@ pub(super) fn resolve(
                     ),
                 ));
             }
-            CavityModel::FourResistor { channel_m, wall_m, first_wall_m: first, last_wall_m: last, channels: channels as usize }
+            CavityModel::FourResistor {
+                channel_m,
+                wall_m,
+                first_wall_m: first,
+                last_wall_m: last,
+                channels: channels as usize,
+            }
         }
         CavityModelName::TwoResistor => {
             refuse(spec.first_wall_width.is_some(), "first_wall_width")?;
             refuse(spec.last_wall_width.is_some(), "last_wall_width")?;
-            CavityModel::TwoResistor { channel_m: need(spec.channel_width, "channel_width")?, wall_m: need(spec.wall_width, "wall_width")? }
+            CavityModel::TwoResistor {
+                channel_m: need(spec.channel_width, "channel_width")?,
+                wall_m: need(spec.wall_width, "wall_width")?,
+            }
         }
         CavityModelName::PinFin => {
-            let (diameter_m, pitch_m) = (need(spec.pin_diameter, "pin_diameter")?, need(spec.pin_pitch, "pin_pitch")?);
+            let (diameter_m, pitch_m) = (
+                need(spec.pin_diameter, "pin_diameter")?,
+                need(spec.pin_pitch, "pin_pitch")?,
+            );
             if diameter_m >= pitch_m {
-                return Err(invalid(file, f("pin_diameter"), "must be smaller than `pin_pitch`"));
+                return Err(invalid(
+                    file,
+                    f("pin_diameter"),
+                    "must be smaller than `pin_pitch`",
+                ));
             }
-            let distribution = spec.pin_distribution.ok_or_else(|| invalid(file, f("pin_distribution"), "is required by model pinfin (\"inline\" or \"staggered\")"))?;
-            CavityModel::PinFin { diameter_m, pitch_m, distribution }
+            let distribution = spec.pin_distribution.ok_or_else(|| {
+                invalid(
+                    file,
+                    f("pin_distribution"),
+                    "is required by model pinfin (\"inline\" or \"staggered\")",
+                )
+            })?;
+            CavityModel::PinFin {
+                diameter_m,
+                pitch_m,
+                distribution,
+            }
         }
     };
     if spec.model != CavityModelName::PinFin {
-        for (present, k) in [(spec.pin_diameter.is_some(), "pin_diameter"), (spec.pin_pitch.is_some(), "pin_pitch"), (spec.pin_distribution.is_some(), "pin_distribution"), (spec.darcy_velocity.is_some(), "darcy_velocity")] {
+        for (present, k) in [
+            (spec.pin_diameter.is_some(), "pin_diameter"),
+            (spec.pin_pitch.is_some(), "pin_pitch"),
+            (spec.pin_distribution.is_some(), "pin_distribution"),
+            (spec.darcy_velocity.is_some(), "darcy_velocity"),
+        ] {
             refuse(present, k)?;
         }
     } else {
         refuse(spec.channel_width.is_some(), "channel_width")?;
         refuse(spec.wall_width.is_some(), "wall_width")?;
     }
-    let coolant_heat_capacity = positive(file, &f("coolant.heat_capacity"), spec.coolant.heat_capacity)?;
+    let coolant_heat_capacity = positive(
+        file,
+        &f("coolant.heat_capacity"),
+        spec.coolant.heat_capacity,
+    )?;
     let coolant_conductivity = match spec.coolant.conductivity {
         Some(k) => Some(positive(file, &f("coolant.conductivity"), k)?),
         None => None,
@@ -350,19 +405,42 @@ fn model_name(m: CavityModelName) -> &'static str {
 /// The volume flow of the cavity: `flow` for microchannels; for pin fins
 /// `darcy_velocity` × the cavity's cross-section (`section_m2`), the Darcy
 /// velocity being a superficial one.
-fn flow(file: &Path, f: &dyn Fn(&str) -> String, spec: &CavitySpec, section_m2: f64) -> Result<f64, StackError> {
+fn flow(
+    file: &Path,
+    f: &dyn Fn(&str) -> String,
+    spec: &CavitySpec,
+    section_m2: f64,
+) -> Result<f64, StackError> {
     match (spec.model, spec.flow, spec.darcy_velocity) {
-        (CavityModelName::PinFin, Some(_), _) => Err(invalid(file, f("flow"), "pin fins take `darcy_velocity`, as 3D-ICE")),
-        (CavityModelName::PinFin, None, Some(v)) => Ok(positive(file, &f("darcy_velocity"), v.0)? * section_m2),
-        (CavityModelName::PinFin, None, None) => Err(invalid(file, f("darcy_velocity"), "is required by model pinfin")),
+        (CavityModelName::PinFin, Some(_), _) => Err(invalid(
+            file,
+            f("flow"),
+            "pin fins take `darcy_velocity`, as 3D-ICE",
+        )),
+        (CavityModelName::PinFin, None, Some(v)) => {
+            Ok(positive(file, &f("darcy_velocity"), v.0)? * section_m2)
+        }
+        (CavityModelName::PinFin, None, None) => Err(invalid(
+            file,
+            f("darcy_velocity"),
+            "is required by model pinfin",
+        )),
         (_, Some(q), _) => positive(file, &f("flow"), q.0),
-        (_, None, _) => Err(invalid(file, f("flow"), "is required (e.g. \"48 ml/min\", through the whole cavity)")),
+        (_, None, _) => Err(invalid(
+            file,
+            f("flow"),
+            "is required (e.g. \"48 ml/min\", through the whole cavity)",
+        )),
     }
 }
 
 /// Side, top and bottom coefficients. The 2RM and pin-fin cells have no
 /// side faces: their top and bottom coefficients are the projected ones.
-fn htc(file: &Path, f: &dyn Fn(&str) -> String, spec: &CavitySpec) -> Result<(f64, f64, f64), StackError> {
+fn htc(
+    file: &Path,
+    f: &dyn Fn(&str) -> String,
+    spec: &CavitySpec,
+) -> Result<(f64, f64, f64), StackError> {
     let h = spec.h.as_ref().ok_or_else(|| {
         invalid(
             file,
@@ -392,7 +470,11 @@ fn htc(file: &Path, f: &dyn Fn(&str) -> String, spec: &CavitySpec) -> Result<(f6
                 }
                 (_, None) => 0.0,
             };
-            Ok((side, check("top", faces.top)?, check("bottom", faces.bottom)?))
+            Ok((
+                side,
+                check("top", faces.top)?,
+                check("bottom", faces.bottom)?,
+            ))
         }
     }
 }
@@ -407,7 +489,9 @@ pub(super) fn channel_grid(stack: &mut super::Stack, non_uniform: bool) -> Resul
     let mut chosen: Option<(usize, Vec<f64>)> = None;
     for (i, l) in stack.layers.iter().enumerate() {
         let Some(c) = &l.cavity else { continue };
-        let Some(edges) = c.across_edges() else { continue };
+        let Some(edges) = c.across_edges() else {
+            continue;
+        };
         let field = format!("layers[{i}] ({}).cavity", l.name);
         if non_uniform {
             return Err(invalid(
@@ -431,21 +515,35 @@ pub(super) fn channel_grid(stack: &mut super::Stack, non_uniform: bool) -> Resul
             ));
         }
         match &chosen {
-            Some((a, e)) if *a != axis || e.iter().zip(&edges).any(|(p, q)| (p - q).abs() > 1e-12) => {
-                return Err(invalid(&file, field, "every 4rm cavity of a stack must have the same channels and flow axis"));
+            Some((a, e))
+                if *a != axis || e.iter().zip(&edges).any(|(p, q)| (p - q).abs() > 1e-12) =>
+            {
+                return Err(invalid(
+                    &file,
+                    field,
+                    "every 4rm cavity of a stack must have the same channels and flow axis",
+                ));
             }
             _ => chosen = Some((axis, edges)),
         }
     }
     if let Some((axis, mut edges)) = chosen {
-        let extent = if axis == 0 { stack.width_m } else { stack.length_m };
+        let extent = if axis == 0 {
+            stack.width_m
+        } else {
+            stack.length_m
+        };
         *edges.last_mut().expect("two edges at least") = extent;
         let along = if axis == 0 {
             crate::geometry::uniform_axis(stack.length_m, stack.ny).1
         } else {
             crate::geometry::uniform_axis(stack.width_m, stack.nx).1
         };
-        stack.plane_edges = Some(if axis == 0 { (edges, along) } else { (along, edges) });
+        stack.plane_edges = Some(if axis == 0 {
+            (edges, along)
+        } else {
+            (along, edges)
+        });
     }
     Ok(())
 }

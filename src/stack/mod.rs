@@ -15,9 +15,9 @@ pub mod units;
 mod validate;
 
 pub use crate::material::{Material, ABSENT};
+pub use cavity::{Cavity, CavityModel};
 pub use law::{Law, MaterialLaw};
 pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
-pub use cavity::{Cavity, CavityModel};
 pub use schema::{BlockMap, BlockSpec, LeakageSpec, PowerSpec};
 use std::path::PathBuf;
 
@@ -270,6 +270,28 @@ impl Stack {
         self.plane_edges = None;
         cavity::channel_grid(&mut self, false)?;
         Ok(self)
+    }
+
+    /// Refuses a stack with a liquid-cooled cavity, for the drivers that do
+    /// not solve coolant yet (only `thermal::liquid` does): a clear error
+    /// rather than a cavity silently solved as solid walls.
+    pub fn refuse_cavities(&self) -> Result<(), StackError> {
+        match self
+            .layers
+            .iter()
+            .enumerate()
+            .find(|(_, l)| l.cavity.is_some())
+        {
+            Some((i, l)) => Err(StackError::Invalid {
+                file: self.source.clone(),
+                field: format!("layers[{i}] ({}).cavity", l.name),
+                message:
+                    "liquid-cooled cavities are read and checked, but this command does not solve \
+                          them yet"
+                        .into(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Whether any material law or leakage makes the problem nonlinear in T.

@@ -66,13 +66,27 @@ where
     let power = rasterize_layers(stack, &grid)?;
     let mut system = assemble(stack, &grid, &power);
     let coolant = add_cavities(stack, &grid, &mut system)
-        .map_err(|source| LiquidError::Cavity { file: stack.source.clone(), source })?
+        .map_err(|source| LiquidError::Cavity {
+            file: stack.source.clone(),
+            source,
+        })?
         .ok_or_else(|| LiquidError::NoCavity(stack.source.clone()))?;
     let n = grid.len();
     let a = be.upload_matrix(&system.a)?;
     let adv = be.upload_advection(&coolant.advection)?;
-    let mut solver = CavitySolver::new(be, &a, &adv, &coolant.advection, n, &PrecondOptions::default())?;
-    solver.set_params(CgParams { stop: Stop::relative(rtol), max_iter: 500, ..CgParams::default() });
+    let mut solver = CavitySolver::new(
+        be,
+        &a,
+        &adv,
+        &coolant.advection,
+        n,
+        &PrecondOptions::default(),
+    )?;
+    solver.set_params(CgParams {
+        stop: Stop::relative(rtol),
+        max_iter: 500,
+        ..CgParams::default()
+    });
     let b = be.upload(&system.rhs)?;
     let mut theta = be.zeros(n)?;
     let info = solver.solve(&b, &mut theta)?;
@@ -80,12 +94,32 @@ where
     let theta = be.download(&theta)?;
     let plane = grid.plane();
     let top = (n - plane)..n;
-    let sinks_w = system.g_top.iter().zip(&theta[top]).map(|(g, t)| g * t).sum::<f64>()
-        + system.g_bottom.iter().zip(&theta[..plane]).map(|(g, t)| g * t).sum::<f64>();
+    let sinks_w = system
+        .g_top
+        .iter()
+        .zip(&theta[top])
+        .map(|(g, t)| g * t)
+        .sum::<f64>()
+        + system
+            .g_bottom
+            .iter()
+            .zip(&theta[..plane])
+            .map(|(g, t)| g * t)
+            .sum::<f64>();
     let inlet_w: f64 = coolant.lines.iter().map(|l| l.w * l.inlet_theta).sum();
     let power_w = system.rhs.iter().sum::<f64>() - inlet_w;
     let coolant_w = coolant.heat_w(&theta);
-    Ok(LiquidSolution { grid, system, coolant, theta, info, method, power_w, sinks_w, coolant_w })
+    Ok(LiquidSolution {
+        grid,
+        system,
+        coolant,
+        theta,
+        info,
+        method,
+        power_w,
+        sinks_w,
+        coolant_w,
+    })
 }
 
 #[cfg(test)]

@@ -73,9 +73,17 @@ fn straight_channel_rises_linearly_with_the_wall_a_film_above() {
     for p in 0..ny {
         let fluid = s.theta[plane + 1 + 3 * p];
         let want = q * (p + 1) as f64 / w;
-        assert!((fluid - want).abs() < 1e-9, "coolant at {p}: {fluid} vs {want}");
+        assert!(
+            (fluid - want).abs() < 1e-9,
+            "coolant at {p}: {fluid} vs {want}"
+        );
         let die = s.theta[1 + 3 * p];
-        assert!((die - fluid - q * film_k_per_w).abs() < 1e-9, "die over coolant at {p}: {} vs {}", die - fluid, q * film_k_per_w);
+        assert!(
+            (die - fluid - q * film_k_per_w).abs() < 1e-9,
+            "die over coolant at {p}: {} vs {}",
+            die - fluid,
+            q * film_k_per_w
+        );
     }
     assert_eq!(s.method, "bicgstab");
 }
@@ -118,3 +126,71 @@ fn fast_flow_holds_the_coolant_at_the_inlet() {
     assert!((faster - 0.5 / w).abs() < 1e-9 * faster.max(1e-12) + 1e-12);
 }
 
+#[test]
+fn cavity_errors_name_the_field() {
+    let err = |text: &str| {
+        Stack::from_toml(text, Path::new("s.toml"))
+            .unwrap_err()
+            .to_string()
+    };
+    let base = straight_channel(4, "1 ml/min", "+y", "");
+    let e = err(&base.replace("direction = \"+y\"", "direction = \"up\""));
+    assert!(e.contains("s.toml") && e.contains("flow direction"), "{e}");
+    let e = err(&base.replace("flow = \"1 ml/min\"", "flow = \"1 furlong\""));
+    assert!(e.contains("flow rate"), "{e}");
+    let e = err(&base.replace("channel_width = \"50 um\"", "channel_width = \"40 um\""));
+    assert!(
+        e.contains("cavity.channel_width") && e.contains("channels"),
+        "{e}"
+    );
+    let e = err(&base.replace("model = \"4rm\"", "model = \"4rm\"\ncolour = 1"));
+    assert!(e.contains("colour"), "{e}");
+    let e = err(&base.replace("nx = 3", "nx = 4"));
+    assert!(e.contains("grid.nx") && e.contains("must be 3"), "{e}");
+    let e = err(&base.replace("h = { side", "hh = { side"));
+    assert!(e.contains("hh"), "{e}");
+}
+
+/// BiCGStab with the upwind multigrid against a dense solve of the same
+/// small non-symmetric system (Gaussian elimination with partial pivoting).
+#[test]
+fn bicgstab_matches_a_dense_solve() {
+    let s = solve(&straight_channel(5, "0.05 ml/min", "+y", "h_top = 5e3"));
+    let n = s.theta.len();
+    let mut m = vec![vec![0.0; n]; n];
+    for (j, col) in (0..n).map(|j| {
+        (j, {
+            let mut e = vec![0.0; n];
+            e[j] = 1.0;
+            let mut y: Vec<f64> = (0..n).map(|i| s.system.a.row_apply(&e, i)).collect();
+            s.coolant.advection.subtract_upstream(&e, &mut y);
+            y
+        })
+    }) {
+        for i in 0..n {
+            m[i][j] = col[i];
+        }
+    }
+    let mut b = s.system.rhs.clone();
+    for k in 0..n {
+        let p = (k..n)
+            .max_by(|&a, &c| m[a][k].abs().total_cmp(&m[c][k].abs()))
+            .unwrap();
+        m.swap(k, p);
+        b.swap(k, p);
+        for i in k + 1..n {
+            let f = m[i][k] / m[k][k];
+            for j in k..n {
+                m[i][j] -= f * m[k][j];
+            }
+            b[i] -= f * b[k];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for k in (0..n).rev() {
+        x[k] = (b[k] - (k + 1..n).map(|j| m[k][j] * x[j]).sum::<f64>()) / m[k][k];
+    }
+    for (a, d) in s.theta.iter().zip(&x) {
+        assert!((a - d).abs() < 1e-8 * d.abs().max(1.0), "{a} vs {d}");
+    }
+}

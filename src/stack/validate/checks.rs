@@ -37,7 +37,12 @@ pub(in crate::stack) fn range_of(field: &str) -> (f64, f64, &'static str) {
     }
 }
 
-pub(in crate::stack) fn in_range(file: &Path, field: &str, v: f64, lo: f64) -> Result<f64, StackError> {
+pub(in crate::stack) fn in_range(
+    file: &Path,
+    field: &str,
+    v: f64,
+    lo: f64,
+) -> Result<f64, StackError> {
     let (min, hi, unit) = range_of(field);
     let lo = if lo > 0.0 { lo.max(min) } else { lo };
     if v.is_finite() && v >= lo && v <= hi && (lo > 0.0 || v >= 0.0) {

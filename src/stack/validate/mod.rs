@@ -366,7 +366,15 @@ fn layer(
         ));
     }
     let cavity = match l.cavity {
-        Some(c) => Some(cavity_layer(file, &field, c, domain, thickness_m, cells, &power)?),
+        Some(c) => Some(cavity_layer(
+            file,
+            &field,
+            c,
+            domain,
+            thickness_m,
+            cells,
+            &power,
+        )?),
         None => None,
     };
     Ok(Layer {
