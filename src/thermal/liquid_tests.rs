@@ -178,12 +178,14 @@ fn bicgstab_matches_a_dense_solve() {
             .unwrap();
         m.swap(k, p);
         b.swap(k, p);
-        for i in k + 1..n {
-            let f = m[i][k] / m[k][k];
-            for j in k..n {
-                m[i][j] -= f * m[k][j];
+        let (pivot, rest) = m.split_at_mut(k + 1);
+        let pivot = &pivot[k];
+        for (i, row) in rest.iter_mut().enumerate() {
+            let f = row[k] / pivot[k];
+            for (r, p) in row[k..].iter_mut().zip(&pivot[k..]) {
+                *r -= f * p;
             }
-            b[i] -= f * b[k];
+            b[k + 1 + i] -= f * b[k];
         }
     }
     let mut x = vec![0.0; n];
