@@ -11,14 +11,14 @@ pub trait AdvectionOps: QuadDiagOps {
     type Advection: 'static;
 
     fn upload_advection(&self, a: &Advection) -> Result<Self::Advection, BackendError>;
-    /// y[cell] −= w · x[up]  (16 B per coolant cell + the x and y it touches)
+    /// `y[cell] −= w · x[up]`  (16 B per coolant cell + the x and y it touches)
     fn subtract_upstream(
         &self,
         a: &Self::Advection,
         x: &Self::Vector,
         y: &mut Self::Vector,
     ) -> Result<(), BackendError>;
-    /// z[cell] = (r[cell] + w z[up]) / d[cell], in flow order along each
+    /// `z[cell] = (r[cell] + w z[up]) / d[cell]`, in flow order along each
     /// coolant line; the other entries of z are kept.
     fn upwind_sweep(
         &self,

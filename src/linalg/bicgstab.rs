@@ -16,7 +16,7 @@
 //!
 //! The recurrence residual is confirmed on the true residual b − A x before
 //! the solve is reported converged; if it is not there, BiCGStab restarts
-//! from the true residual, at most [`MAX_REPLACEMENTS`] times.
+//! from the true residual, at most `MAX_REPLACEMENTS` (20) times.
 
 use super::operator::LinearOperator;
 use super::params::MAX_REPLACEMENTS;
