@@ -5,6 +5,7 @@
 //! cell (J/K) for transient use, and the conductances to ambient (W/K) for
 //! the energy balance.
 
+pub mod cavity;
 mod check;
 mod materials;
 

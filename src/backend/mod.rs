@@ -26,6 +26,7 @@
 //! as a ratio of two slots (α = `s[num]/s[den]`), so a CG iteration needs no
 //! host round trip. The host reads slots only when it checks convergence.
 
+pub mod advection;
 pub mod batch;
 mod chebyshev;
 pub mod cpu;

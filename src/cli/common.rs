@@ -85,6 +85,7 @@ impl RunArgs {
     pub fn load_stack(&self, path: &Path) -> anyhow::Result<Stack> {
         super::import::refuse_foreign(path)?;
         let stack = Stack::load(path)?;
+        stack.refuse_cavities()?;
         Ok(match self.grid {
             Some((nx, ny)) => stack.with_grid(nx, ny)?,
             None => stack,

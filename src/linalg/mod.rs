@@ -4,7 +4,10 @@
 //! thermal Quad-Diag matrix and topopt's matrix-free elasticity operator are
 //! both operators.
 
+pub mod advection;
 pub mod batch;
+pub mod bicgstab;
+pub mod cavity_solver;
 pub mod eigen;
 pub mod mg;
 pub mod offset;
@@ -15,6 +18,7 @@ pub mod precond;
 pub mod progress;
 pub mod refine;
 pub mod solver;
+pub mod upwind;
 
 /// The preconditioner's storage precision lives with the matrices it stores.
 pub use crate::matrix::precision;

@@ -17,6 +17,11 @@ pub trait LinearOperator<B: Backend> {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Whether A = Aᵀ: CG needs it; an operator that says no is solved by
+    /// a method for non-symmetric systems ([`super::KrylovMethod::for_operator`]).
+    fn is_symmetric(&self) -> bool {
+        true
+    }
     /// q = A p;  `s[out]` = p·q (CG's curvature, fused with the product).
     fn apply_dot(
         &mut self,

@@ -19,14 +19,17 @@ use std::borrow::Cow;
 
 use super::precond::chebyshev::ChebyshevLevels;
 
-/// The Krylov method of a [`Solver`]. A further method (a non-symmetric
-/// one, say) is a new variant and a new arm in [`Solver::solve`]; callers
-/// only name it where they build the solver.
+/// The Krylov method of a [`Solver`]. A further method is a new variant
+/// and a new arm in [`Solver::solve`]; the operator picks it
+/// ([`KrylovMethod::for_operator`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum KrylovMethod {
     /// Preconditioned conjugate gradients (SPD operators).
     #[default]
     Cg,
+    /// Right-preconditioned BiCGStab (non-symmetric operators: a stack
+    /// with liquid-cooled cavities, `linalg::bicgstab`).
+    BiCgStab,
 }
 
 impl KrylovMethod {
@@ -34,6 +37,16 @@ impl KrylovMethod {
     pub fn name(self) -> &'static str {
         match self {
             KrylovMethod::Cg => "pcg",
+            KrylovMethod::BiCgStab => "bicgstab",
+        }
+    }
+
+    /// CG where the operator is symmetric, BiCGStab where it is not.
+    pub fn for_operator<B: Backend>(op: &dyn LinearOperator<B>) -> KrylovMethod {
+        if op.is_symmetric() {
+            KrylovMethod::Cg
+        } else {
+            KrylovMethod::BiCgStab
         }
     }
 }
@@ -130,6 +143,15 @@ impl<'a, B: ChebyshevLevels + MultigridOps + 'static> Solver<'a, B> {
                 &s.params,
                 &mut info,
             )?,
+            // The Quad-Diag operator is symmetric; a non-symmetric one has
+            // its own solver (`linalg::cavity_solver`).
+            KrylovMethod::BiCgStab => {
+                return Err(SolveError::Backend(
+                    crate::backend::BackendError::Unsupported(
+                        "BiCGStab runs on a liquid-cooled operator (linalg::cavity_solver)",
+                    ),
+                ))
+            }
         }
         Ok(info)
     }

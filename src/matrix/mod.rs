@@ -4,6 +4,7 @@
 //! their own storage, and one multigrid coarsening step of it (`coarsen`),
 //! which the host and the devices' set-up build from alike.
 
+pub mod advection;
 pub mod coarsen;
 pub mod precision;
 pub mod quad_diag;

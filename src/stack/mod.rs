@@ -2,6 +2,7 @@
 //! [`Stack`] (SI units, absolute paths, materials looked up) to the power and
 //! assembly stages. Every error names the file and the field at fault.
 
+pub mod cavity;
 mod cooling;
 mod grid;
 pub mod law;
@@ -14,6 +15,7 @@ pub mod units;
 mod validate;
 
 pub use crate::material::{Material, ABSENT};
+pub use cavity::{Cavity, CavityModel};
 pub use law::{Law, MaterialLaw};
 pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
 pub use schema::{BlockMap, BlockSpec, LeakageSpec, PowerSpec};
@@ -129,6 +131,8 @@ pub struct Layer {
     pub regions: Vec<Region>,
     /// Floorplan units given a `[materials]` entry (`unit_materials`).
     pub unit_materials: Vec<UnitMaterial>,
+    /// The layer is a liquid-cooled cavity.
+    pub cavity: Option<cavity::Cavity>,
 }
 
 /// A floorplan unit's material named in the stack file.
@@ -256,13 +260,38 @@ impl Stack {
         files
     }
 
-    /// Replaces the in-plane grid (the `--grid NXxNY` override).
+    /// Replaces the in-plane grid (the `--grid NXxNY` override). A 4RM
+    /// cavity fixes the count across its channels, which `--grid` must
+    /// then repeat.
     pub fn with_grid(mut self, nx: usize, ny: usize) -> Result<Stack, StackError> {
         validate::check_grid(nx, ny, &self.source, "--grid")?;
         self.nx = nx;
         self.ny = ny;
         self.plane_edges = None;
+        cavity::channel_grid(&mut self, false)?;
         Ok(self)
+    }
+
+    /// Refuses a stack with a liquid-cooled cavity, for the drivers that do
+    /// not solve coolant yet (only `thermal::liquid` does): a clear error
+    /// rather than a cavity silently solved as solid walls.
+    pub fn refuse_cavities(&self) -> Result<(), StackError> {
+        match self
+            .layers
+            .iter()
+            .enumerate()
+            .find(|(_, l)| l.cavity.is_some())
+        {
+            Some((i, l)) => Err(StackError::Invalid {
+                file: self.source.clone(),
+                field: format!("layers[{i}] ({}).cavity", l.name),
+                message:
+                    "liquid-cooled cavities are read and checked, but this command does not solve \
+                          them yet"
+                        .into(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Whether any material law or leakage makes the problem nonlinear in T.

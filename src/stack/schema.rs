@@ -260,6 +260,9 @@ pub struct LayerSpec {
     pub origin: Option<OriginSpec>,
     #[serde(default)]
     pub regions: Vec<RegionSpec>,
+    /// A liquid-cooled cavity (`stack::cavity`): the layer's material is
+    /// then its walls' or pins', its thickness the cavity height.
+    pub cavity: Option<super::cavity::CavitySpec>,
 }
 
 /// Where a layer's power comes from. Paths are relative to the stack file.

@@ -6,6 +6,7 @@ pub mod block_stats;
 pub mod block_stats_device;
 pub mod device;
 pub mod field_stats;
+pub mod liquid;
 pub mod memory_plan;
 pub mod nonlinear;
 pub mod probes;

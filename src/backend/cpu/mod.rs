@@ -5,6 +5,7 @@
 //! chunks and then the chunk sums in order, so results do not depend on the
 //! thread count or on scheduling.
 
+mod advection;
 mod batch;
 mod kernels;
 mod mg;

@@ -22,7 +22,7 @@ pub(in crate::stack) fn invalid(
 /// Accepted range of a field, from its name: beyond it a number is a typo or
 /// a unit slip, and would make the system singular or overflow long before
 /// the solver could say which field was at fault (README: limits).
-pub(super) fn range_of(field: &str) -> (f64, f64, &'static str) {
+pub(in crate::stack) fn range_of(field: &str) -> (f64, f64, &'static str) {
     let last = field.rsplit('.').next().unwrap_or(field);
     match last {
         "k" | "kx" | "ky" | "kz" => (1e-6, 1e6, "W/(m K)"),
@@ -37,7 +37,12 @@ pub(super) fn range_of(field: &str) -> (f64, f64, &'static str) {
     }
 }
 
-pub(super) fn in_range(file: &Path, field: &str, v: f64, lo: f64) -> Result<f64, StackError> {
+pub(in crate::stack) fn in_range(
+    file: &Path,
+    field: &str,
+    v: f64,
+    lo: f64,
+) -> Result<f64, StackError> {
     let (min, hi, unit) = range_of(field);
     let lo = if lo > 0.0 { lo.max(min) } else { lo };
     if v.is_finite() && v >= lo && v <= hi && (lo > 0.0 || v >= 0.0) {
@@ -55,7 +60,7 @@ pub(super) fn in_range(file: &Path, field: &str, v: f64, lo: f64) -> Result<f64,
     ))
 }
 
-pub(super) fn positive(file: &Path, field: &str, v: f64) -> Result<f64, StackError> {
+pub(in crate::stack) fn positive(file: &Path, field: &str, v: f64) -> Result<f64, StackError> {
     in_range(file, field, v, f64::MIN_POSITIVE)
 }
 

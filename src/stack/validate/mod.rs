@@ -92,7 +92,8 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
     let length_m = positive(file, &format!("{domain_key}.length"), raw.chip.length.0)?;
     let domain = (width_m, length_m);
     let plan = grid_plan(&raw.grid, file, domain)?;
-    let boundary = boundary(&raw.boundary, file, domain)?;
+    let cooled = raw.layers.iter().any(|l| l.cavity.is_some());
+    let boundary = boundary(&raw.boundary, file, domain, cooled)?;
     let cooling_files = [
         ("boundary.h_top", &raw.boundary.h_top),
         ("boundary.h_bottom", &raw.boundary.h_bottom),
@@ -120,6 +121,16 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         layers.push(layer);
         let field = format!("layers[{i}] ({})", layers[i].name);
         super::package::check_leakage(file, &field, &layers[i])?;
+    }
+    let last = layers.len() - 1;
+    for (i, l) in layers.iter().enumerate() {
+        if l.cavity.is_some() && (i == 0 || i == last) {
+            return Err(invalid(
+                file,
+                format!("layers[{i}] ({}).cavity", l.name),
+                "a cavity lies between two solid layers (its top and bottom walls); put a layer below and above it",
+            ));
+        }
     }
     let solver = raw.solver.unwrap_or_default();
     check_solver(&solver, file)?;
@@ -149,6 +160,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         (stack.nx, stack.ny) = (ex.len() - 1, ey.len() - 1);
         stack.plane_edges = Some((ex, ey));
     }
+    super::cavity::channel_grid(&mut stack, plan.cell.is_some())?;
     stack.warnings = super::plausible::warnings(&stack, &bare_thickness);
     Ok(stack)
 }
@@ -250,6 +262,7 @@ fn boundary(
     b: &super::schema::BoundarySpec,
     file: &Path,
     domain: (f64, f64),
+    liquid_cooled: bool,
 ) -> Result<Boundary, StackError> {
     let ambient_k = positive(file, "boundary.ambient", b.ambient.0)?;
     let (h_top, h_top_map) = match &b.h_top {
@@ -263,7 +276,12 @@ fn boundary(
         }
         None => (None, None),
     };
-    if h_top == 0.0 && h_top_map.is_none() && h_bottom.is_none() && h_bottom_map.is_none() {
+    if !liquid_cooled
+        && h_top == 0.0
+        && h_top_map.is_none()
+        && h_bottom.is_none()
+        && h_bottom_map.is_none()
+    {
         return Err(invalid(
             file,
             "boundary",
@@ -347,7 +365,20 @@ fn layer(
             "`type = \"ptrace\"` needs the layer's `floorplan` to name the blocks",
         ));
     }
+    let cavity = match l.cavity {
+        Some(c) => Some(cavity_layer(
+            file,
+            &field,
+            c,
+            domain,
+            thickness_m,
+            cells,
+            &power,
+        )?),
+        None => None,
+    };
     Ok(Layer {
+        cavity,
         outline,
         fill,
         origin,
@@ -363,6 +394,35 @@ fn layer(
         leakage: layer_leakage,
         unit_materials,
     })
+}
+
+/// The layer's cavity, checked, on a layer that can hold one: one z cell
+/// (the coolant is one node across the height, as in 3D-ICE's models) and
+/// no power of its own.
+fn cavity_layer(
+    file: &Path,
+    field: &str,
+    c: super::cavity::CavitySpec,
+    domain: (f64, f64),
+    height_m: f64,
+    cells: usize,
+    power: &Option<PowerSpec>,
+) -> Result<super::Cavity, StackError> {
+    if cells != 1 {
+        return Err(invalid(
+            file,
+            format!("{field}.cells"),
+            format!("a cavity layer has one z cell (the coolant is one node across its height), got {cells}"),
+        ));
+    }
+    if power.is_some() {
+        return Err(invalid(
+            file,
+            format!("{field}.power"),
+            "a cavity layer dissipates no power; put the source on a die layer",
+        ));
+    }
+    super::cavity::resolve(file, field, c, domain, height_m)
 }
 
 /// A layer's `unit_materials`: each a known material, on a layer whose
