@@ -100,9 +100,6 @@ impl<B: AdvectionOps> LinearOperator<B> for AdvectionOperator<'_, B> {
             "Chebyshev needs a symmetric operator; a liquid-cooled stack is preconditioned by upwind multigrid",
         ))
     }
-    fn quad_diag(&self) -> Option<&B::Matrix> {
-        Some(self.a)
-    }
     fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {
         Ok(Some(be.host_matrix(self.a)?))
     }

@@ -48,14 +48,19 @@ fn dot<B: Backend>(
 }
 
 /// Solves A x = b from the guess in `x`, preconditioned on the right by `m`.
-pub fn bicgstab<B: AdvectionOps>(
+pub fn bicgstab<B, A, M>(
     be: &B,
-    a: &mut dyn LinearOperator<B>,
-    m: &mut dyn Preconditioner<B>,
+    a: &mut A,
+    m: &mut M,
     b: &B::Vector,
     x: &mut B::Vector,
     params: &CgParams,
-) -> Result<CgInfo, SolveError> {
+) -> Result<CgInfo, SolveError>
+where
+    B: AdvectionOps,
+    A: LinearOperator<B> + ?Sized,
+    M: Preconditioner<B, A> + ?Sized,
+{
     let n = a.len();
     let mut s = be.scalars(2)?;
     let bnorm = params
@@ -106,10 +111,10 @@ pub fn bicgstab<B: AdvectionOps>(
 }
 
 /// What every cycle of one solve shares.
-struct Run<'r, B: Backend> {
+struct Run<'r, B: Backend, A: ?Sized, M: ?Sized> {
     be: &'r B,
-    a: &'r mut dyn LinearOperator<B>,
-    m: &'r mut dyn Preconditioner<B>,
+    a: &'r mut A,
+    m: &'r mut M,
     params: &'r CgParams,
     /// The stop on ‖r‖₂, and ‖b‖₂ for the relative residual.
     target: f64,
@@ -117,12 +122,17 @@ struct Run<'r, B: Backend> {
 }
 
 /// BiCGStab from the residual in `w.r` until the recurrence meets the stop.
-fn cycle<B: AdvectionOps>(
-    run: &mut Run<'_, B>,
+fn cycle<B, A, M>(
+    run: &mut Run<'_, B, A, M>,
     x: &mut B::Vector,
     w: &mut Work<B::Vector, B::Scalars>,
     info: &mut CgInfo,
-) -> Result<(), SolveError> {
+) -> Result<(), SolveError>
+where
+    B: AdvectionOps,
+    A: LinearOperator<B> + ?Sized,
+    M: Preconditioner<B, A> + ?Sized,
+{
     let Run {
         be,
         a,

@@ -8,7 +8,7 @@ use super::bicgstab::bicgstab;
 use super::operator::QuadDiagOperator;
 use super::params::{CgInfo, CgParams, SolveError};
 use super::precond::chebyshev::ChebyshevLevels;
-use super::precond::{build_thermal_precond, PrecondKind, PrecondOptions, Preconditioner};
+use super::precond::{build_thermal_precond, PrecondInfo, PrecondKind, PrecondOptions};
 use super::solver::KrylovMethod;
 use super::upwind::UpwindMultigrid;
 use crate::backend::advection::AdvectionOps;
@@ -18,7 +18,7 @@ use crate::matrix::advection::Advection;
 pub struct CavitySolver<'a, B: AdvectionOps> {
     be: &'a B,
     op: AdvectionOperator<'a, B>,
-    precond: Box<dyn Preconditioner<B>>,
+    precond: Box<UpwindMultigrid<B>>,
     method: KrylovMethod,
     params: CgParams,
 }
@@ -65,7 +65,7 @@ where
         self.method
     }
 
-    pub fn precond(&self) -> &dyn Preconditioner<B> {
+    pub fn precond(&self) -> &dyn PrecondInfo {
         self.precond.as_ref()
     }
 

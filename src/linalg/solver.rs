@@ -42,7 +42,7 @@ impl KrylovMethod {
     }
 
     /// CG where the operator is symmetric, BiCGStab where it is not.
-    pub fn for_operator<B: Backend>(op: &dyn LinearOperator<B>) -> KrylovMethod {
+    pub fn for_operator<B: crate::backend::Backend>(op: &dyn LinearOperator<B>) -> KrylovMethod {
         if op.is_symmetric() {
             KrylovMethod::Cg
         } else {

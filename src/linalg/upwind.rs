@@ -8,16 +8,18 @@
 //! method, each fixes what the other cannot, and M stays one fixed linear
 //! map, which BiCGStab needs.
 
+use super::advection::AdvectionOperator;
 use super::mg::MgReport;
 use super::operator::{LinearOperator, QuadDiagOperator};
-use super::precond::preconditioner::{PrecondReport, Preconditioner};
+use super::precond::preconditioner::{PrecondInfo, PrecondReport, Preconditioner};
+use super::precond::ThermalPrecond;
 use crate::backend::advection::AdvectionOps;
 use crate::backend::BackendError;
 use crate::backend::ChebyshevOps;
 use std::collections::BTreeMap;
 
 pub struct UpwindMultigrid<B: AdvectionOps> {
-    mg: Box<dyn Preconditioner<B>>,
+    mg: Box<ThermalPrecond<B>>,
     adv: B::Advection,
     /// Residual after each stage, and the correction it gives.
     t: B::Vector,
@@ -29,7 +31,7 @@ impl<B: AdvectionOps> UpwindMultigrid<B> {
     /// `mg` built for the symmetric part; `adv` the coolant's couplings.
     pub fn new(
         be: &B,
-        mg: Box<dyn Preconditioner<B>>,
+        mg: Box<ThermalPrecond<B>>,
         adv: B::Advection,
         n: usize,
     ) -> Result<Self, BackendError> {
@@ -47,7 +49,7 @@ impl<B: AdvectionOps> UpwindMultigrid<B> {
     fn mg_correct(
         &mut self,
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut AdvectionOperator<'_, B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError>
@@ -55,20 +57,19 @@ impl<B: AdvectionOps> UpwindMultigrid<B> {
         B: ChebyshevOps,
     {
         a.residual(be, r, z, &mut self.t, &mut self.s, 0)?;
-        let m = a.quad_diag().ok_or(BackendError::Unsupported(
-            "upwind multigrid needs a Quad-Diag symmetric part",
-        ))?;
-        let mut sym = QuadDiagOperator::new(be, m, a.len());
+        let mut sym = QuadDiagOperator::new(be, a.symmetric(), a.len());
         self.mg.apply(be, &mut sym, &self.t, &mut self.dz)?;
         be.axpby(1.0, &self.dz, 1.0, z)
     }
 }
 
-impl<B: AdvectionOps + ChebyshevOps> Preconditioner<B> for UpwindMultigrid<B> {
+impl<'x, B: AdvectionOps + ChebyshevOps> Preconditioner<B, AdvectionOperator<'x, B>>
+    for UpwindMultigrid<B>
+{
     fn apply(
         &mut self,
         be: &B,
-        a: &mut dyn LinearOperator<B>,
+        a: &mut AdvectionOperator<'x, B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
@@ -83,6 +84,9 @@ impl<B: AdvectionOps + ChebyshevOps> Preconditioner<B> for UpwindMultigrid<B> {
         // z += M_mg⁻¹ (r − A z)
         self.mg_correct(be, a, r, z)
     }
+}
+
+impl<B: AdvectionOps> PrecondInfo for UpwindMultigrid<B> {
     fn report(&self) -> PrecondReport {
         let inner = self.mg.report();
         let multigrid: Option<MgReport> = inner.multigrid;
