@@ -5,16 +5,16 @@
 //! CPU there when it is unusable.
 
 use super::plan::RunPlan;
-use cuth::run::{Backends, Device, DeviceProbe, OpenRequest};
 use cuth::output::npy::NpyDtype;
 use cuth::output::OutputOptions;
+use cuth::run::{Backends, Device, DeviceProbe, OpenRequest};
 use cuth::thermal::assembly_input::InputParts;
 use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::memory_plan::{self, Executor, OutputShape, RunShape};
+use cuth::thermal::steady::SteadyOptions;
 use cuth::thermal::steady::{
     rasterize_layers, solve_steady_for, KeepField, LayerMaps, PowerSums, Prepared, SteadyOutcome,
 };
-use cuth::thermal::steady::SteadyOptions;
 
 /// Opens the backend on a thread (`device_init`: the context, the stream
 /// and, on a GPU, the kernels this solve launches, read from the kernel

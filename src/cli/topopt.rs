@@ -5,9 +5,9 @@
 use super::common::{parse_device, DeviceChoice};
 use super::plan::Outputs;
 use anyhow::Context;
-use cuth::run::{Backends, DeviceProbe, OpenRequest};
 use cuth::error::InputError as UsageError;
 use cuth::linalg::{CgParams, PrecondKind, PrecondOptions, RefineMode, Stop};
+use cuth::run::{Backends, DeviceProbe, OpenRequest};
 use cuth::topopt::continuation::Schedule;
 use cuth::topopt::mg::CoarseSolver;
 use cuth::topopt::optimize::{self, Iterate, OptimizeOptions, Outcome, SolveOptions};

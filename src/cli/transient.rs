@@ -5,13 +5,13 @@
 use super::common::RunArgs;
 use super::plan::{check_host_memory, RunPlan, Typed};
 use anyhow::Context;
-use cuth::run::{Backends, DeviceProbe, OpenRequest};
 use cuth::error::InputError;
 use cuth::formats::trace::read_time_trace;
 use cuth::grid::Grid;
 use cuth::output::{self, OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;
 use cuth::power::{layer_power, LayerPower};
+use cuth::run::{Backends, DeviceProbe, OpenRequest};
 use cuth::stack::Stack;
 use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::transient::state::{encode_state, read_state};

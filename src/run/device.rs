@@ -47,9 +47,7 @@ impl std::str::FromStr for DeviceChoice {
                 .strip_prefix("cuda:")
                 .and_then(|n| n.parse::<usize>().ok())
                 .map(DeviceChoice::Cuda)
-                .ok_or_else(|| {
-                    format!("`{s}` is not auto, cpu, cuda or cuda:N (N = GPU ordinal)")
-                }),
+                .ok_or_else(|| format!("`{s}` is not auto, cpu, cuda or cuda:N (N = GPU ordinal)")),
         }
     }
 }

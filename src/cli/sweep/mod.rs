@@ -18,11 +18,11 @@ use super::plan::{RunPlan, Typed};
 use anyhow::Context;
 use cuth::backend::batch::BatchOps;
 use cuth::backend::cpu::CpuBackend;
-use cuth::run::{Backends, Device, DeviceProbe, OpenRequest, Opened};
-use cuth::thermal::steady::SteadyOptions;
 use cuth::error::InputError;
 use cuth::output::{Owned, TempUnit, Transaction};
+use cuth::run::{Backends, Device, DeviceProbe, OpenRequest, Opened};
 use cuth::thermal::device::ThermalBackend;
+use cuth::thermal::steady::SteadyOptions;
 use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase, SweepJob};
 use cuth::thermal::sweep_batch::{batches, check_workers, run_worker_batched, WorkerTimes};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -131,11 +131,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         (None, Device::Cpu) => 1,
     }
     .min(mine.len().max(1));
-    let batch = if batches(batch, &opts) {
-        batch
-    } else {
-        1
-    };
+    let batch = if batches(batch, &opts) { batch } else { 1 };
     let workers = Workers {
         plan: &plan,
         opened: &opened,
