@@ -13,34 +13,9 @@ use super::level::{Level, RunContext, Tally};
 use super::scheme::{Dyadic, Verdict, MAX_LEVEL};
 use super::TransientError;
 use crate::thermal::device::ThermalBackend;
-use serde::Serialize;
 use std::time::Instant;
 
-/// What the steps of a run were (`summary.json`).
-#[derive(Clone, Debug, Serialize)]
-pub struct StepStats {
-    /// Steps accepted (records of a fixed-step run).
-    pub steps_taken: usize,
-    /// Adaptive steps rejected and retried smaller.
-    pub steps_rejected: usize,
-    pub min_dt_s: f64,
-    pub max_dt_s: f64,
-    /// Changes of the step matrix after the first set-up (adaptive).
-    pub step_setups: usize,
-}
-
-impl StepStats {
-    /// `steps` of `dt` each.
-    pub fn fixed(steps: usize, dt: f64) -> StepStats {
-        StepStats {
-            steps_taken: steps,
-            steps_rejected: 0,
-            min_dt_s: dt,
-            max_dt_s: dt,
-            step_setups: 0,
-        }
-    }
-}
+use super::report::StepStats;
 
 /// The adaptive run's state across records.
 pub(super) struct Control {

@@ -31,9 +31,9 @@ mod stepper;
 mod system;
 mod trbdf2;
 
-pub use adaptive::StepStats;
 pub use options::{InitState, Scheme, Stepping, TransientError, TransientOptions};
 pub use probe::{ordered_sum, BlockTemps, StepEnergy, StepRecord};
+pub use report::StepStats;
 pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
 pub use stepper::{Stepper, EXTRA_VECTORS};
 

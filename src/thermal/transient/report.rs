@@ -2,7 +2,6 @@
 //! state, trace, preconditioner), totals (iterations, time per step), the
 //! energy account over the run and the final per-layer statistics.
 
-use super::adaptive::StepStats;
 use super::probe::StepRecord;
 use super::scheme::Scheme;
 use super::TransientOptions;
@@ -201,4 +200,30 @@ fn nonlinear_report(opts: &TransientOptions, records: &[StepRecord]) -> Option<T
         outer_iterations_per_step_max: outer.iter().copied().max().unwrap_or(0),
         outer_iterations_per_step_mean: total as f64 / outer.len() as f64,
     })
+}
+
+/// What the steps of a run were (`summary.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct StepStats {
+    /// Steps accepted (records of a fixed-step run).
+    pub steps_taken: usize,
+    /// Adaptive steps rejected and retried smaller.
+    pub steps_rejected: usize,
+    pub min_dt_s: f64,
+    pub max_dt_s: f64,
+    /// Changes of the step matrix after the first set-up (adaptive).
+    pub step_setups: usize,
+}
+
+impl StepStats {
+    /// `steps` of `dt` each.
+    pub fn fixed(steps: usize, dt: f64) -> StepStats {
+        StepStats {
+            steps_taken: steps,
+            steps_rejected: 0,
+            min_dt_s: dt,
+            max_dt_s: dt,
+            step_setups: 0,
+        }
+    }
 }

@@ -39,7 +39,6 @@ use crate::thermal::device::ThermalBackend;
 use crate::thermal::steady::SteadyOptions;
 
 use super::scheme::Scheme;
-use super::trbdf2::TrWork;
 
 /// Smallest relative residual ‖r‖/‖b‖ asked of PCG (≈ 50 ε).
 const RTOL_FLOOR: f64 = 1e-14;
@@ -323,4 +322,17 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
     pub fn precond_report(&self) -> PrecondReport {
         self.ksp.precond().report()
     }
+}
+
+/// TR-BDF2's stage vectors and the last step's results.
+pub struct TrWork<V, S> {
+    /// θ'_γ; scratch between steps (the estimate's solution).
+    pub(super) x1: V,
+    /// F(θⁿ); scratch for a step-size change.
+    pub(super) f0: V,
+    pub(super) s: S,
+    /// The step Δt, s.
+    pub(super) dt: f64,
+    /// Mean heat out through the films over the last step, W.
+    pub(super) heat_out_w: f64,
 }

@@ -25,25 +25,13 @@
 
 use super::scheme::{Scheme, BDF2_A, BDF2_B, GAMMA, LTE_K};
 use super::stepper::Stepper;
+use super::stepper::TrWork;
 use crate::backend::BackendError;
 use crate::linalg::{CgInfo, CgParams, SolveError, Stop};
 use crate::thermal::device::ThermalBackend;
 
 /// Relative residual of the error estimate's solve.
 const ESTIMATE_RTOL: f64 = 1e-3;
-
-/// The stage vectors and the last step's results.
-pub struct TrWork<V, S> {
-    /// θ'_γ; scratch between steps (the estimate's solution).
-    x1: V,
-    /// F(θⁿ); scratch for a step-size change.
-    f0: V,
-    s: S,
-    /// The step Δt, s.
-    pub(super) dt: f64,
-    /// Mean heat out through the films over the last step, W.
-    pub(super) heat_out_w: f64,
-}
 
 fn missing() -> SolveError {
     SolveError::Backend(BackendError::Unsupported(
