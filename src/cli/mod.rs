@@ -37,8 +37,9 @@ enum Command {
     /// Many power maps on one stack: the stack assembled and preconditioned
     /// once, each case solved steady; sweep.csv and summary.json under --out.
     Sweep(sweep::SweepArgs),
-    /// Temperatures over time (backward Euler) under constant power or a
-    /// power trace: time series, plot, final maps and summary.json under --out.
+    /// Temperatures over time (backward Euler, or TR-BDF2 with adaptive
+    /// steps) under constant power or a power trace: time series, plot,
+    /// final maps and summary.json under --out.
     Transient(transient::TransientArgs),
     /// List compute devices: CPU threads, CUDA devices, driver and NVRTC versions, memory.
     Info,
