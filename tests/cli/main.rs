@@ -7,6 +7,7 @@ mod bad_package_input;
 mod bigrun;
 mod boundary;
 mod corpus;
+mod device;
 mod grid_slivers;
 mod hotspot_reference;
 mod import_3dice;
