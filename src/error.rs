@@ -48,7 +48,7 @@ pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
     use crate::import::ImportError;
     use crate::knobs::KnobError;
     use crate::power::PowerError;
-    use crate::run::OpenError;
+    use crate::run::{OpenError, PlanError};
     use crate::simulation::SimulationError;
     use crate::stack::StackError;
     use crate::thermal::steady::SteadyError;
@@ -74,7 +74,8 @@ pub fn kind_of(err: &(dyn Error + 'static)) -> Option<ErrorKind> {
         SteadyError,
         TransientError,
         SimulationError,
-        OpenError
+        OpenError,
+        PlanError
     );
     None
 }

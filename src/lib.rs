@@ -17,7 +17,8 @@
 //! 5. [`assemble`] and [`import`] (other simulators' inputs);
 //! 6. [`backend`], [`linalg`], [`thermal`], [`output`], [`topopt`];
 //! 7. [`simulation`], the stepping API over [`thermal`] that the command
-//!    line's `serve` drives, and [`run`] (the device a run opens);
+//!    line's `serve` drives, and [`run`] (a run's resolved plan and the device
+//!    it opens);
 //! 8. [`error`] (which errors are bad input, for the exit code) and
 //!    [`kernel_families`] (every CUDA kernel family, for checks that
 //!    compile them all).

@@ -2,9 +2,6 @@
 //! two commands spell, document and resolve them the same way.
 
 use cuth::linalg::PrecondKind;
-use cuth::stack::Stack;
-use cuth::thermal::steady::SteadyOptions;
-use std::path::Path;
 
 pub use cuth::run::DeviceChoice;
 
@@ -78,47 +75,6 @@ pub struct RunArgs {
     /// parameters (Chebyshev λ bounds, multigrid levels), stop reason, timings.
     #[arg(long, short)]
     pub verbose: bool,
-}
-
-impl RunArgs {
-    /// The stack file, with `--grid` applied.
-    pub fn load_stack(&self, path: &Path) -> anyhow::Result<Stack> {
-        super::import::refuse_foreign(path)?;
-        let stack = Stack::load(path)?;
-        stack.refuse_cavities()?;
-        Ok(match self.grid {
-            Some((nx, ny)) => stack.with_grid(nx, ny)?,
-            None => stack,
-        })
-    }
-
-    /// Solver settings: the command line over the stack's `[solver]` table
-    /// over the defaults (multigrid; `rtol` is the command's own option).
-    pub fn solver_options(&self, stack: &Stack, rtol: Option<f64>) -> SteadyOptions {
-        let mut opts = SteadyOptions::from_stack(stack, PrecondKind::Multigrid);
-        if let Some(p) = self.precond {
-            opts.precond = p;
-        }
-        if let Some(r) = rtol {
-            opts.rtol = r;
-        }
-        if let Some(m) = self.max_iter {
-            opts.max_iter = m;
-        }
-        if let Some(d) = self.degree {
-            opts.precond_opts.chebyshev_degree = d;
-        }
-        if let Some(t) = self.nonlinear_tol {
-            opts.nonlinear.tol_k = t;
-        }
-        if let Some(t) = self.t_max {
-            opts.nonlinear.t_max_k = t;
-        }
-        if let Some(m) = self.anderson {
-            opts.nonlinear.anderson = m;
-        }
-        opts
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `cuth solve STACK`: steady state from a stack file to maps and a summary.
 
 use super::common::RunArgs;
-use super::plan::{RunPlan, Typed};
+use super::plan::{Run, Typed};
 use super::progress::SolveProgress;
 use super::solve_run::{run_on, staged_download};
 use anyhow::Context;
@@ -58,7 +58,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
     // auto's probe (driver, NVRTC, cuInit) runs while the stack loads.
     let probe = DeviceProbe::start(args.run.device);
-    let plan = RunPlan::resolve(
+    let plan = Run::resolve(
         &args.run,
         Typed {
             stack: &args.stack,

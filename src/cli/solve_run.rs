@@ -4,7 +4,7 @@
 //! `--device auto` probes CUDA on that thread too and falls back to the
 //! CPU there when it is unusable.
 
-use super::plan::RunPlan;
+use super::plan::Run;
 use cuth::output::npy::NpyDtype;
 use cuth::output::OutputOptions;
 use cuth::run::{Backends, Device, DeviceProbe, OpenRequest};
@@ -35,7 +35,7 @@ use cuth::thermal::steady::{
 pub(super) fn run_on(
     req: &OpenRequest,
     probe: DeviceProbe,
-    plan: &RunPlan,
+    plan: &Run,
     out: &OutputOptions,
     keep: &KeepField,
 ) -> anyhow::Result<(SteadyOutcome, LayerMaps)> {
@@ -80,7 +80,7 @@ struct On<'g> {
 /// the solve, the phases' times.
 fn finish<B: ThermalBackend + 'static>(
     be: B,
-    plan: &RunPlan,
+    plan: &Run,
     out: &OutputOptions,
     keep: &KeepField,
     prepared: Prepared,
@@ -121,7 +121,7 @@ struct Times {
 /// the memory plan, the power raster with its density check, and the host
 /// part of the assembly input.
 fn host_side(
-    plan: &RunPlan,
+    plan: &Run,
     out: &OutputOptions,
     grid: &cuth::grid::Grid,
     host_free: Option<u64>,
@@ -164,7 +164,7 @@ fn host_side(
 /// the module loads slowed those), a plane per layer map, the whole field
 /// for `--npy`, `--vtk`, `--save-state` and for a preconditioner whose
 /// set-up reads the matrix on the host.
-pub(super) fn staged_download(plan: &RunPlan, keep: &KeepField) -> usize {
+pub(super) fn staged_download(plan: &Run, keep: &KeepField) -> usize {
     let stack = &plan.stack;
     let plane = stack.nx * stack.ny;
     let nz: usize = stack.layers.iter().map(|l| l.cells).sum();
@@ -179,7 +179,7 @@ pub(super) fn staged_download(plan: &RunPlan, keep: &KeepField) -> usize {
 
 /// The memory plan's view of the run.
 fn run_shape<'g>(
-    plan: &RunPlan,
+    plan: &Run,
     opts: &SteadyOptions,
     device: Device,
     out: &OutputOptions,

@@ -3,7 +3,7 @@
 //! plot, final maps (as `solve`), optional snapshots and a summary.
 
 use super::common::RunArgs;
-use super::plan::{check_host_memory, RunPlan, Typed};
+use super::plan::{check_host_memory, Run, Typed};
 use anyhow::Context;
 use cuth::error::InputError;
 use cuth::formats::trace::read_time_trace;
@@ -198,7 +198,7 @@ fn power_schedule(
 pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let steps = step_count(args)?;
     let probe = DeviceProbe::start(args.run.device);
-    let plan = RunPlan::resolve(
+    let plan = Run::resolve(
         &args.run,
         Typed {
             stack: &args.stack,

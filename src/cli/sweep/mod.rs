@@ -14,7 +14,7 @@ mod report;
 mod table;
 
 use super::common::RunArgs;
-use super::plan::{RunPlan, Typed};
+use super::plan::{Run, Typed};
 use anyhow::Context;
 use cuth::backend::batch::BatchOps;
 use cuth::backend::cpu::CpuBackend;
@@ -81,7 +81,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         _ => return Err(InputError("sweep needs STACK and CASES, or --merge".into()).into()),
     };
     let probe = DeviceProbe::start(args.run.device);
-    let plan = RunPlan::resolve(
+    let plan = Run::resolve(
         &args.run,
         Typed {
             stack: stack_path,
@@ -193,7 +193,7 @@ const GPU_BATCH: usize = 32;
 /// What every worker of a sweep shares: the cases, how to take the next
 /// one and where to hand its result.
 struct Workers<'a> {
-    plan: &'a RunPlan,
+    plan: &'a Run,
     opened: &'a Opened,
     /// The solver options on the device that opened.
     opts: &'a SteadyOptions,
