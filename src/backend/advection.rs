@@ -11,10 +11,12 @@ pub trait AdvectionOps: QuadDiagOps {
     type Advection: 'static;
 
     fn upload_advection(&self, a: &Advection) -> Result<Self::Advection, BackendError>;
-    /// `y[cell] −= w · x[up]`  (16 B per coolant cell + the x and y it touches)
-    fn subtract_upstream(
+    /// `y[cell] += scale · w · x[up]` on the coolant cells alone (16 B per
+    /// coolant cell + the x and y it touches)
+    fn add_upstream(
         &self,
         a: &Self::Advection,
+        scale: f64,
         x: &Self::Vector,
         y: &mut Self::Vector,
     ) -> Result<(), BackendError>;
@@ -27,7 +29,8 @@ pub trait AdvectionOps: QuadDiagOps {
         r: &Self::Vector,
         z: &mut Self::Vector,
     ) -> Result<(), BackendError>;
-    /// y = α x + β y  (24 B/row)
+    /// y = α x + β y  (24 B/row); with β = 0, y is not read (as BLAS), so
+    /// it may hold anything, a NaN included.
     fn axpby(
         &self,
         alpha: f64,

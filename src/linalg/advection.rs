@@ -18,8 +18,6 @@ pub struct AdvectionOperator<'a, B: AdvectionOps> {
     a: &'a B::Matrix,
     adv: &'a B::Advection,
     n: usize,
-    /// −L x, for the residual.
-    work: B::Vector,
 }
 
 impl<'a, B: AdvectionOps> AdvectionOperator<'a, B> {
@@ -30,13 +28,7 @@ impl<'a, B: AdvectionOps> AdvectionOperator<'a, B> {
         adv: &'a B::Advection,
         n: usize,
     ) -> Result<Self, BackendError> {
-        Ok(AdvectionOperator {
-            be,
-            a,
-            adv,
-            n,
-            work: be.zeros(n)?,
-        })
+        Ok(AdvectionOperator { be, a, adv, n })
     }
 
     /// The symmetric part, as the multigrid smooths it.
@@ -66,7 +58,7 @@ impl<B: AdvectionOps> LinearOperator<B> for AdvectionOperator<'_, B> {
     ) -> Result<(), BackendError> {
         // q = S p − L p;  s[out] = p·q
         be.spmv(self.a, p, q)?;
-        be.subtract_upstream(self.adv, p, q)?;
+        be.add_upstream(self.adv, -1.0, p, q)?;
         be.dot(p, q, s, out)
     }
     fn residual(
@@ -78,11 +70,10 @@ impl<B: AdvectionOps> LinearOperator<B> for AdvectionOperator<'_, B> {
         s: &mut B::Scalars,
         out: usize,
     ) -> Result<(), BackendError> {
-        // r = b − S x (difference form) + L x;  s[out] = r·r
+        // r = b − S x (difference form) + L x;  s[out] = r·r (the Quad-Diag
+        // residual's own r·r is overwritten: the couplings change r)
         be.residual(self.a, b, x, r, s, out)?;
-        be.axpby(0.0, x, 0.0, &mut self.work)?;
-        be.subtract_upstream(self.adv, x, &mut self.work)?;
-        be.axpby(-1.0, &self.work, 1.0, r)?;
+        be.add_upstream(self.adv, 1.0, x, r)?;
         be.dot(r, r, s, out)
     }
     fn diagonal(&self) -> &B::Vector {

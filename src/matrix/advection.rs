@@ -34,11 +34,13 @@ impl Advection {
         self.cell.is_empty()
     }
 
-    /// y −= (the upstream couplings) x, added to a Quad-Diag product.
-    pub fn subtract_upstream(&self, x: &[f64], y: &mut [f64]) {
+    /// y += `scale` · (the upstream couplings) x, on the coolant cells
+    /// only: −1 completes a Quad-Diag product into A x, +1 a Quad-Diag
+    /// residual into b − A x.
+    pub fn add_upstream(&self, scale: f64, x: &[f64], y: &mut [f64]) {
         for ((&c, &u), &w) in self.cell.iter().zip(&self.up).zip(&self.w) {
             if u != INLET {
-                y[c as usize] -= w * x[u as usize];
+                y[c as usize] += scale * w * x[u as usize];
             }
         }
     }

@@ -163,7 +163,7 @@ fn bicgstab_matches_a_dense_solve() {
             let mut e = vec![0.0; n];
             e[j] = 1.0;
             let mut y: Vec<f64> = (0..n).map(|i| s.system.a.row_apply(&e, i)).collect();
-            s.coolant.advection.subtract_upstream(&e, &mut y);
+            s.coolant.advection.add_upstream(-1.0, &e, &mut y);
             y
         })
     }) {

@@ -20,14 +20,15 @@ impl AdvectionOps for CpuBackend {
     fn upload_advection(&self, a: &Advection) -> Result<Advection, BackendError> {
         Ok(a.clone())
     }
-    fn subtract_upstream(
+    fn add_upstream(
         &self,
         a: &Advection,
+        scale: f64,
         x: &Vec<f64>,
         y: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
         same_len(x.len(), y.len())?;
-        a.subtract_upstream(x, y);
+        a.add_upstream(scale, x, y);
         Ok(())
     }
     fn upwind_sweep(
@@ -50,9 +51,12 @@ impl AdvectionOps for CpuBackend {
         y: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
         same_len(x.len(), y.len())?;
-        y.par_iter_mut()
-            .zip(x.par_iter())
-            .for_each(|(yi, xi)| *yi = alpha * xi + beta * *yi);
+        let ys = y.par_iter_mut().zip(x.par_iter());
+        if beta == 0.0 {
+            ys.for_each(|(yi, xi)| *yi = alpha * xi);
+        } else {
+            ys.for_each(|(yi, xi)| *yi = alpha * xi + beta * *yi);
+        }
         Ok(())
     }
 }
