@@ -80,3 +80,76 @@ fn auto_says_when_it_falls_back_to_the_cpu() {
         assert_eq!(summary["solver"]["precision"], "f64", "{summary}");
     }
 }
+
+/// A stack with a liquid-cooled cavity (read and checked by the stack
+/// parser) is refused by every command that does not solve coolant yet:
+/// exit 2, the cavity's field named, nothing written.
+#[test]
+fn commands_refuse_a_liquid_cooled_cavity_and_write_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stack = crate::util::cli::write(
+        tmp.path(),
+        "liquid.toml",
+        r#"
+[chip]
+width = "100 um"
+length = "1 mm"
+[grid]
+nx = 3
+ny = 8
+[boundary]
+ambient = 300
+h_top = 1e4
+[materials]
+si = { kx = 150, ky = 150, kz = 150, heat_capacity = 1.6e6 }
+[[layers]]
+name = "die"
+material = "si"
+thickness = "50 um"
+power = { type = "uniform", total = 0.5 }
+[[layers]]
+name = "cavity"
+material = "si"
+thickness = "100 um"
+[layers.cavity]
+model = "4rm"
+channel_width = "50 um"
+wall_width = "50 um"
+first_wall_width = "25 um"
+last_wall_width = "25 um"
+flow = "10 ml/min"
+direction = "+y"
+inlet = "300 K"
+coolant = { heat_capacity = 4.172638e6 }
+h = { side = 2e4, top = 2e4, bottom = 2e4 }
+[[layers]]
+name = "lid"
+material = "si"
+thickness = "50 um"
+"#,
+    );
+    let out = tmp.path().join("out");
+    let (st, o) = (s(&stack), s(&out));
+    for args in [
+        vec!["solve", st, "--device", "cpu", "--out", o],
+        vec![
+            "transient",
+            st,
+            "--device",
+            "cpu",
+            "--dt",
+            "1e-3",
+            "--steps",
+            "2",
+            "--out",
+            o,
+        ],
+        vec!["serve", st, "--device", "cpu"],
+    ] {
+        let r = cuth(&args);
+        let e = err(&r);
+        assert_eq!(r.status.code(), Some(2), "{}: {e}", args[0]);
+        assert!(e.contains("(cavity).cavity"), "{}: {e}", args[0]);
+        assert!(!out.exists(), "{} wrote {}", args[0], out.display());
+    }
+}
