@@ -60,6 +60,19 @@ blas1_xpay_f64(const double* __restrict__ z, double* __restrict__ p, long long n
     }
 }
 
+// y = alpha x + beta y, the scalars from the host (BiCGStab reads its
+// scalars back every iteration). With beta = 0, y is not read (as BLAS).
+// Bytes per row: x read, y read + written = 24 B (16 B with beta = 0).
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+blas1_axpby_f64(double alpha, const double* __restrict__ x, double beta,
+                double* __restrict__ y, long long n)
+{
+    for (long long i = CUTH_ROW0; i < n; i += CUTH_STRIDE) {
+        const double ax = alpha * __ldg(x + i);
+        y[i] = beta == 0.0 ? ax : ax + beta * y[i];
+    }
+}
+
 // z = r / d element-wise: the Jacobi preconditioner z = D^-1 r with the
 // diagonal d of any operator (Quad-Diag's d, the elastic operator's diag(K)).
 // Bytes per row: r, d read + z written = 24 B.

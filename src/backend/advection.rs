@@ -1,7 +1,6 @@
 //! What a non-symmetric (liquid-cooled) thermal operator asks of an
 //! executor beside Quad-Diag: the upstream couplings of the coolant cells
-//! (`matrix::advection`), their exact upwind sweep, and the one BLAS-1
-//! update BiCGStab needs that CG does not (y = α x + β y with host scalars).
+//! (`matrix::advection`) and their exact upwind sweep.
 
 use super::{BackendError, QuadDiagOps};
 use crate::matrix::advection::Advection;
@@ -28,14 +27,5 @@ pub trait AdvectionOps: QuadDiagOps {
         d: &Self::Vector,
         r: &Self::Vector,
         z: &mut Self::Vector,
-    ) -> Result<(), BackendError>;
-    /// y = α x + β y  (24 B/row); with β = 0, y is not read (as BLAS), so
-    /// it may hold anything, a NaN included.
-    fn axpby(
-        &self,
-        alpha: f64,
-        x: &Self::Vector,
-        beta: f64,
-        y: &mut Self::Vector,
     ) -> Result<(), BackendError>;
 }

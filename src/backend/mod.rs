@@ -217,6 +217,17 @@ pub trait Backend {
         p: &mut Self::Vector,
         s: &Self::Scalars,
     ) -> Result<(), BackendError>;
+    /// y = α x + β y with host scalars (24 B/row): the updates of Krylov
+    /// methods whose scalars are read back every iteration (BiCGStab).
+    /// With β = 0, y is not read (as BLAS), so it may hold anything, a NaN
+    /// included.
+    fn axpby(
+        &self,
+        alpha: f64,
+        x: &Self::Vector,
+        beta: f64,
+        y: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
     /// out = w ⊙ x + b (element-wise). The transient right-hand side
     /// C/Δt ⊙ θⁿ + P, formed where the vectors live (32 B/row).
     fn mul_add(

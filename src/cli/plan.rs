@@ -90,9 +90,13 @@ fn print_warnings(warnings: &[String], quiet: bool) {
 /// (which rasterizes every such layer: after the memory check). Errors
 /// with `--strict`, else printed; returned for the summary to list after
 /// the stack's own.
-pub fn power_density(stack: &Stack, strict: bool, quiet: bool) -> anyhow::Result<Vec<String>> {
-    let grid = cuth::grid::Grid::from_stack(stack);
-    let dense = cuth::power::density::density_warnings(stack, &grid)?;
+pub fn power_density(
+    stack: &Stack,
+    grid: &cuth::grid::Grid,
+    strict: bool,
+    quiet: bool,
+) -> anyhow::Result<Vec<String>> {
+    let dense = cuth::power::density::density_warnings(stack, grid)?;
     check_warnings(&dense, strict)?;
     print_warnings(&dense, quiet);
     Ok(dense)

@@ -40,12 +40,12 @@ pub(super) fn run_on(
     keep: &KeepField,
 ) -> anyhow::Result<(SteadyOutcome, LayerMaps)> {
     let mut laps = cuth::profile::Laps::new();
-    let grid = cuth::grid::Grid::from_stack(&plan.stack);
+    let grid = &plan.grid;
     let host_free = cuth::backend::cpu::available_memory();
     let linear = !plan.stack.is_nonlinear();
     let mut t = Times::default();
     let (opened, host) = cuth::run::open_while(req, probe, || {
-        host_side(plan, out, &grid, host_free, linear, &mut laps, &mut t)
+        host_side(plan, out, grid, host_free, linear, &mut laps, &mut t)
     });
     let (prepared, dense) = host?;
     let opened = opened?;
@@ -56,7 +56,7 @@ pub(super) fn run_on(
     let on = On {
         device: opened.device,
         opts: plan.solver_on(opened.device),
-        grid: &grid,
+        grid,
         host_free,
     };
     let (mut outcome, maps) = match opened.backend {
@@ -92,7 +92,8 @@ fn finish<B: ThermalBackend + 'static>(
     let shape = run_shape(plan, &on.opts, on.device, out, on.grid);
     let memory = memory_plan::check(&shape, on.host_free, be.device_free_memory()?)?;
     t.plan += laps.split();
-    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, &on.opts, keep, prepared)?;
+    let (mut outcome, maps) =
+        solve_steady_for(&be, &plan.stack, on.grid, &on.opts, keep, prepared)?;
     std::mem::forget(be);
     let tm = &mut outcome.summary.timings_s;
     let mut phases = vec![("plan", t.plan)];
@@ -140,7 +141,7 @@ fn host_side(
     // The power is rasterized once, for the density check and the solve
     // (a nonlinear stack's solve rasterizes its own).
     if !linear {
-        let dense = super::plan::power_density(&plan.stack, plan.strict, plan.quiet)?;
+        let dense = super::plan::power_density(&plan.stack, grid, plan.strict, plan.quiet)?;
         t.plan += laps.split();
         return Ok((prepared, dense));
     }

@@ -223,13 +223,13 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let per_step = 2 * stack.layers.len() as u64 + 32;
     check_host_memory(steps, per_step, "use fewer --steps or a larger --dt")?;
     // Inputs first (all exit 2 on error), before any device work.
-    let grid = Grid::from_stack(stack);
-    let schedule = power_schedule(args, stack, &grid, plan.quiet)?;
+    let grid = &plan.grid;
+    let schedule = power_schedule(args, stack, grid, plan.quiet)?;
     let init = match args.init.as_str() {
         "ambient" => InitState::Ambient,
         "steady" => InitState::Steady,
         "steady-mean" => InitState::SteadyMean,
-        file => InitState::Field(read_state(Path::new(file), &grid)?),
+        file => InitState::Field(read_state(Path::new(file), grid)?),
     };
     // Inputs read, the device opens (kernel families load on first use).
     let opened = cuth::run::open(&OpenRequest::core(plan.device, &plan.knobs.cuda), probe)?;
@@ -268,7 +268,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         if let Some((summary, power)) = &v.snapshot {
             let view = SteadyView {
                 stack,
-                grid: &grid,
+                grid,
                 temperature_k: v.temperature_k,
                 layer_maps: &[],
                 block_stats: &[],
@@ -280,8 +280,8 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         Ok(())
     };
     let outcome = match &opened.backend {
-        Backends::Cpu(be) => run_on(be, stack, &schedule, &opts, &mut observer),
-        Backends::Cuda(be) => run_on(&**be, stack, &schedule, &opts, &mut observer),
+        Backends::Cpu(be) => run_on(be, stack, grid, &schedule, &opts, &mut observer),
+        Backends::Cuda(be) => run_on(&**be, stack, grid, &schedule, &opts, &mut observer),
     };
     bar.finish_and_clear();
     let outcome = outcome?;
@@ -322,11 +322,12 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
 fn run_on<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
+    grid: &Grid,
     schedule: &PowerSchedule,
     opts: &TransientOptions,
     observer: &mut cuth::thermal::transient::Observer,
 ) -> anyhow::Result<TransientOutcome> {
-    Ok(run_transient(be, stack, schedule, opts, observer)?)
+    Ok(run_transient(be, stack, grid, schedule, opts, observer)?)
 }
 
 /// A step counter on stderr; hidden with --quiet or when stderr is not a terminal.

@@ -22,7 +22,6 @@ use super::operator::LinearOperator;
 use super::params::MAX_REPLACEMENTS;
 use super::params::{CgInfo, CgParams, SolveError};
 use super::precond::preconditioner::Preconditioner;
-use crate::backend::advection::AdvectionOps;
 use crate::backend::Backend;
 
 /// Work vectors and scalar slots of one solve.
@@ -57,7 +56,7 @@ pub fn bicgstab<B, A, M>(
     params: &CgParams,
 ) -> Result<CgInfo, SolveError>
 where
-    B: AdvectionOps,
+    B: Backend,
     A: LinearOperator<B> + ?Sized,
     M: Preconditioner<B, A> + ?Sized,
 {
@@ -129,7 +128,7 @@ fn cycle<B, A, M>(
     info: &mut CgInfo,
 ) -> Result<(), SolveError>
 where
-    B: AdvectionOps,
+    B: Backend,
     A: LinearOperator<B> + ?Sized,
     M: Preconditioner<B, A> + ?Sized,
 {

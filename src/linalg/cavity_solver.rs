@@ -4,12 +4,11 @@
 //! BiCGStab, since the coolant's advection is not symmetric).
 
 use super::advection::AdvectionOperator;
-use super::bicgstab::bicgstab;
+use super::krylov::{Krylov, KrylovMethod};
 use super::operator::QuadDiagOperator;
 use super::params::{CgInfo, CgParams, SolveError};
 use super::precond::chebyshev::ChebyshevLevels;
 use super::precond::{build_thermal_precond, PrecondInfo, PrecondKind, PrecondOptions};
-use super::solver::KrylovMethod;
 use super::upwind::UpwindMultigrid;
 use crate::backend::advection::AdvectionOps;
 use crate::backend::mg::MultigridOps;
@@ -19,8 +18,7 @@ pub struct CavitySolver<'a, B: AdvectionOps> {
     be: &'a B,
     op: AdvectionOperator<'a, B>,
     precond: Box<UpwindMultigrid<B>>,
-    method: KrylovMethod,
-    params: CgParams,
+    krylov: Krylov<B>,
 }
 
 impl<'a, B> CavitySolver<'a, B>
@@ -47,22 +45,21 @@ where
             n,
         )?);
         let op = AdvectionOperator::new(be, a, adv, n)?;
-        let method = KrylovMethod::for_operator::<B>(&op);
+        let krylov = Krylov::new(be, KrylovMethod::for_operator::<B>(&op), n)?;
         Ok(CavitySolver {
             be,
             op,
             precond,
-            method,
-            params: CgParams::default(),
+            krylov,
         })
     }
 
     pub fn set_params(&mut self, params: CgParams) {
-        self.params = params;
+        self.krylov.set_params(params);
     }
 
     pub fn method(&self) -> KrylovMethod {
-        self.method
+        self.krylov.method()
     }
 
     pub fn precond(&self) -> &dyn PrecondInfo {
@@ -71,23 +68,7 @@ where
 
     /// Solves A x = b from the guess in `x`.
     pub fn solve(&mut self, b: &B::Vector, x: &mut B::Vector) -> Result<CgInfo, SolveError> {
-        match self.method {
-            KrylovMethod::BiCgStab => bicgstab(
-                self.be,
-                &mut self.op,
-                self.precond.as_mut(),
-                b,
-                x,
-                &self.params,
-            ),
-            KrylovMethod::Cg => super::pcg(
-                self.be,
-                &mut self.op,
-                self.precond.as_mut(),
-                b,
-                x,
-                &self.params,
-            ),
-        }
+        let (be, op, m) = (self.be, &mut self.op, self.precond.as_mut());
+        self.krylov.solve(be, op, m, b, x)
     }
 }

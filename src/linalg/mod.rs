@@ -9,6 +9,7 @@ pub mod batch;
 pub mod bicgstab;
 pub mod cavity_solver;
 pub mod eigen;
+pub mod krylov;
 pub mod mg;
 pub mod offset;
 pub mod operator;
@@ -23,6 +24,7 @@ pub mod upwind;
 /// The preconditioner's storage precision lives with the matrices it stores.
 pub use crate::matrix::precision;
 pub use crate::matrix::quad_diag::{self, QuadDiag};
+pub use krylov::{Krylov, KrylovMethod};
 pub use offset::Offset;
 pub use operator::{LinearOperator, QuadDiagOperator};
 pub use pcg::{
@@ -35,4 +37,4 @@ pub use precond::{
     PrecondReport, Preconditioner, ThermalPrecond,
 };
 pub use refine::{refine, RefineMode, RefineWork};
-pub use solver::{KrylovMethod, Solver, SolverState};
+pub use solver::{Solver, SolverState};

@@ -8,8 +8,9 @@
 //!
 //! [`PrecondKind::needs`]: super::PrecondKind::needs
 
+use super::krylov::{Krylov, KrylovMethod};
 use super::operator::{LinearOperator, QuadDiagOperator};
-use super::pcg::{pcg_with, true_relative_residual, CgInfo, CgParams, PcgWork, SolveError};
+use super::pcg::{true_relative_residual, CgInfo, CgParams, SolveError};
 use super::precond::{
     build_thermal_precond, PrecondInfo, PrecondKind, PrecondOptions, ThermalPrecond,
 };
@@ -19,47 +20,13 @@ use std::borrow::Cow;
 
 use super::precond::chebyshev::ChebyshevLevels;
 
-/// The Krylov method of a [`Solver`]. A further method is a new variant
-/// and a new arm in [`Solver::solve`]; the operator picks it
-/// ([`KrylovMethod::for_operator`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum KrylovMethod {
-    /// Preconditioned conjugate gradients (SPD operators).
-    #[default]
-    Cg,
-    /// Right-preconditioned BiCGStab (non-symmetric operators: a stack
-    /// with liquid-cooled cavities, `linalg::bicgstab`).
-    BiCgStab,
-}
-
-impl KrylovMethod {
-    /// The name `summary.json` reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            KrylovMethod::Cg => "pcg",
-            KrylovMethod::BiCgStab => "bicgstab",
-        }
-    }
-
-    /// CG where the operator is symmetric, BiCGStab where it is not.
-    pub fn for_operator<B: crate::backend::Backend>(op: &dyn LinearOperator<B>) -> KrylovMethod {
-        if op.is_symmetric() {
-            KrylovMethod::Cg
-        } else {
-            KrylovMethod::BiCgStab
-        }
-    }
-}
-
 /// A [`Solver`] without its operator: what outlives a borrow of the matrix
 /// that is re-assembled in place between solves (a k(T) outer iteration).
 pub struct SolverState<B: ChebyshevLevels + MultigridOps + 'static> {
     precond: Box<ThermalPrecond<B>>,
     kind: PrecondKind,
     opts: PrecondOptions,
-    method: KrylovMethod,
-    params: CgParams,
-    work: PcgWork<B>,
+    krylov: Krylov<B>,
 }
 
 /// A Krylov solver for one thermal Quad-Diag operator.
@@ -82,7 +49,7 @@ impl<'a, B: ChebyshevLevels + MultigridOps + 'static> Solver<'a, B> {
         host: Option<&QuadDiag>,
     ) -> Result<Self, SolveError> {
         let precond = build(be, &op, kind, opts, host)?;
-        let work = PcgWork::new(be, op.len())?;
+        let krylov = Krylov::new(be, KrylovMethod::for_operator::<B>(&op), op.len())?;
         Ok(Solver {
             be,
             op,
@@ -90,9 +57,7 @@ impl<'a, B: ChebyshevLevels + MultigridOps + 'static> Solver<'a, B> {
                 precond,
                 kind,
                 opts: opts.clone(),
-                method: KrylovMethod::Cg,
-                params: CgParams::default(),
-                work,
+                krylov,
             },
         })
     }
@@ -109,51 +74,24 @@ impl<'a, B: ChebyshevLevels + MultigridOps + 'static> Solver<'a, B> {
         self.state
     }
 
-    /// Sets the Krylov method of the following solves.
-    pub fn with_method(mut self, method: KrylovMethod) -> Self {
-        self.state.method = method;
-        self
-    }
-
     pub fn method(&self) -> KrylovMethod {
-        self.state.method
+        self.state.krylov.method()
     }
 
     /// Stop, iteration cap and check interval of the following solves.
     pub fn set_params(&mut self, params: CgParams) {
-        self.state.params = params;
+        self.state.krylov.set_params(params);
     }
 
     pub fn params(&self) -> &CgParams {
-        &self.state.params
+        self.state.krylov.params()
     }
 
     /// Solves A x = b from the initial guess in `x`.
     pub fn solve(&mut self, b: &B::Vector, x: &mut B::Vector) -> Result<CgInfo, SolveError> {
         let s = &mut self.state;
-        let mut info = CgInfo::default();
-        match s.method {
-            KrylovMethod::Cg => pcg_with(
-                self.be,
-                &mut self.op,
-                s.precond.as_mut(),
-                b,
-                x,
-                &mut s.work,
-                &s.params,
-                &mut info,
-            )?,
-            // The Quad-Diag operator is symmetric; a non-symmetric one has
-            // its own solver (`linalg::cavity_solver`).
-            KrylovMethod::BiCgStab => {
-                return Err(SolveError::Backend(
-                    crate::backend::BackendError::Unsupported(
-                        "BiCGStab runs on a liquid-cooled operator (linalg::cavity_solver)",
-                    ),
-                ))
-            }
-        }
-        Ok(info)
+        s.krylov
+            .solve(self.be, &mut self.op, s.precond.as_mut(), b, x)
     }
 
     /// z = M⁻¹ r alone, with the solver's preconditioner on its operator

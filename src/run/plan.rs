@@ -9,6 +9,7 @@
 
 use super::device::{Device, DeviceChoice, OpenRequest};
 use crate::error::{Classify, ErrorKind, InputError};
+use crate::grid::Grid;
 use crate::knobs::Knobs;
 use crate::linalg::{PrecisionMode, PrecondKind};
 use crate::output::blocks::BlockMap;
@@ -147,6 +148,8 @@ pub struct RunPlan {
     /// The stack, with its plausibility warnings (and the power-density
     /// ones, unless the caller plans its memory itself).
     pub stack: Stack,
+    /// The stack's grid, built once here for every stage of the run.
+    pub grid: Grid,
     /// The solver options on the device `device` intends; the device that
     /// opens may differ ([`RunPlan::solver_on`]).
     pub solver: SteadyOptions,
@@ -205,9 +208,10 @@ impl RunPlan {
         refuse_read_files(&out, &stack)?;
         check_warnings(&stack.warnings, req.strict)?;
         let cells = stack.cells()?;
+        let grid = Grid::from_stack(&stack);
         if !req.memory_planned {
             check_host_memory(cells, HOST_VALUES_PER_CELL, "use a coarser --grid")?;
-            let dense = density_warnings(&stack, &crate::grid::Grid::from_stack(&stack))?;
+            let dense = density_warnings(&stack, &grid)?;
             check_warnings(&dense, req.strict)?;
             stack.warnings.extend(dense);
         }
@@ -220,6 +224,7 @@ impl RunPlan {
         Ok(RunPlan {
             block_map: req.block_map.or(stack.block_map).unwrap_or_default(),
             stack,
+            grid,
             solver,
             device: req.device,
             vtk: req.vtk,

@@ -28,21 +28,32 @@ pub fn solve_steady<B: ThermalBackend + 'static>(
     stack: &Stack,
     opts: &SteadyOptions,
 ) -> Result<SteadyOutcome, SteadyError> {
-    solve_steady_for(be, stack, opts, &KeepField::Whole, Prepared::default()).map(|r| r.0)
+    let grid = Grid::from_stack(stack);
+    solve_steady_for(
+        be,
+        stack,
+        &grid,
+        opts,
+        &KeepField::Whole,
+        Prepared::default(),
+    )
+    .map(|r| r.0)
 }
 
 /// [`solve_steady`] keeping `keep` of the field (with [`KeepField::Maps`]
 /// the outcome's `temperature_k` is empty and the maps come beside it),
-/// from what the caller has `prepared`.
+/// on the stack's `grid` (built once by the caller), from what the caller
+/// has `prepared`.
 pub fn solve_steady_for<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
+    grid: &Grid,
     opts: &SteadyOptions,
     keep: &KeepField,
     prepared: Prepared,
 ) -> Result<(SteadyOutcome, LayerMaps), SteadyError> {
     if stack.is_nonlinear() {
-        let o = crate::thermal::nonlinear::steady::solve(be, stack, opts)?;
+        let o = crate::thermal::nonlinear::steady::solve(be, stack, grid, opts)?;
         return Ok((o, LayerMaps::default()));
     }
     let mut timings = Vec::new();
@@ -54,7 +65,6 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
 
     let sync = crate::profile::sync_parts();
     let mut parts = crate::profile::Laps::new();
-    let grid = Grid::from_stack(stack);
     be.check_capacity(grid.len())?;
     be.prepare_quad_diag()?;
     parts.lap("power/prepare");
@@ -66,22 +76,22 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
     } = prepared;
     let (power, input_parts, sums, phase) = match power {
         Some(p) if p.len() == stack.layers.len() => (p, input_parts, sums, "prepare"),
-        _ => (rasterize_layers(stack, &grid)?, None, None, "power"),
+        _ => (rasterize_layers(stack, grid)?, None, None, "power"),
     };
     let sums = match sums {
         Some(s) if s.map_w.len() == power.len() && s.rhs_w.len() == power.len() => s,
-        _ => PowerSums::new(&grid, &power),
+        _ => PowerSums::new(grid, &power),
     };
     parts.lap("power/rasterize");
-    heat_reaches_ambient(stack, &grid, &power)?;
+    heat_reaches_ambient(stack, grid, &power)?;
     lap(phase, &mut timings);
 
     let n = grid.len();
     // On a GPU the system is built where it is used, from compact inputs
     // (device assembly); the CPU assembles on the host in parallel.
     let input = match input_parts {
-        Some(parts) => AssemblyInput::from_parts(stack, &grid, &power, parts),
-        None => AssemblyInput::new(stack, &grid, &power),
+        Some(parts) => AssemblyInput::from_parts(stack, grid, &power, parts),
+        None => AssemblyInput::new(stack, grid, &power),
     };
     parts.lap("assemble/input");
     let (a, b, offset, sys) = match be.assemble_on_device(&input)? {
@@ -99,8 +109,8 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
         }
         None => {
             drop(input);
-            let sys = assemble(stack, &grid, &power);
-            crate::assemble::check_system(&sys, &grid).map_err(SteadyError::Internal)?;
+            let sys = assemble(stack, grid, &power);
+            crate::assemble::check_system(&sys, grid).map_err(SteadyError::Internal)?;
             lap("assemble", &mut timings);
             let offset = Offset::new(&sys.a, &sys.rhs);
             let a = be.upload_matrix(&sys.a)?;
@@ -146,7 +156,7 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
     // The statistics: reduced on the device, or folded from x as it comes
     // off the device piece by piece (θ = x + c, T = θ + ambient); the whole
     // field is kept only where the caller asked for it.
-    let problem = ThermalProblem::new(stack, &grid, &power);
+    let problem = ThermalProblem::new(stack, grid, &power);
     let mut stats = field_summary(be, problem, &sys, &x, offset.c, keep)?;
     parts.lap("download/stats");
     lap("download", &mut timings);
@@ -164,13 +174,13 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
         maps: std::mem::take(&mut stats.maps),
         blocks: std::mem::take(&mut stats.blocks),
     };
-    let mut summary = summary_of(stack, &grid, &sums, &stats, be, solver, timings);
+    let mut summary = summary_of(stack, grid, &sums, &stats, be, solver, timings);
     drop(sys);
     (summary.timings_s).push(("summary".into(), t_summary.elapsed().as_secs_f64()));
     parts.lap("summary/stats");
     Ok((
         SteadyOutcome {
-            grid,
+            grid: grid.clone(),
             temperature_k,
             power,
             summary,

@@ -79,7 +79,11 @@ pub const RASTER_CACHE_BYTES: usize = 256 << 20;
 impl SweepBase {
     /// Rasterizes the stack's own power and assembles the matrix, once.
     pub fn new(stack: &Stack) -> Result<SweepBase, crate::power::PowerError> {
-        let grid = Grid::from_stack(stack);
+        SweepBase::on_grid(stack, Grid::from_stack(stack))
+    }
+
+    /// [`SweepBase::new`] on the stack's `grid`, built by the caller.
+    pub fn on_grid(stack: &Stack, grid: Grid) -> Result<SweepBase, crate::power::PowerError> {
         let power = (0..stack.layers.len())
             .map(|l| layer_power(stack, &grid, l))
             .collect::<Result<Vec<_>, _>>()?;

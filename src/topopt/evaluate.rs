@@ -17,7 +17,7 @@ use super::problem::Problem;
 use crate::backend::BackendError;
 use crate::linalg::precond::Preconditioner;
 use crate::linalg::{
-    build_precond, refine, CgInfo, CgParams, PrecondKind, PrecondOptions, RefineMode, RefineWork,
+    build_precond, CgInfo, CgParams, Krylov, KrylovMethod, PrecondKind, PrecondOptions, RefineMode,
     SolveError, Stop,
 };
 
@@ -108,13 +108,14 @@ pub struct StepScalars {
     pub solve_seconds: f64,
 }
 
-/// The device operator, the solver's work vectors, the warm-start
+/// The device operator, the Krylov method (refinement) with its work
+/// vectors, the warm-start
 /// displacement and the design fields, kept across evaluations.
 pub struct Evaluator<'a, B: DesignBackend> {
     be: &'a B,
     problem: &'a Problem,
     op: ElasticOperator<B>,
-    work: RefineWork<B>,
+    krylov: Krylov<B>,
     f: B::Vector,
     u: B::Vector,
     /// The multigrid hierarchy, allocated at the first solve and refreshed
@@ -150,7 +151,7 @@ impl<'a, B: DesignBackend> Evaluator<'a, B> {
             be,
             problem,
             op,
-            work: RefineWork::new(be, mesh.dofs())?,
+            krylov: Krylov::new(be, KrylovMethod::Refined(solve.mode), mesh.dofs())?,
             f: be.upload(&f_host)?,
             u: be.zeros(mesh.dofs())?,
             mg: None,
@@ -228,18 +229,11 @@ impl<'a, B: DesignBackend> Evaluator<'a, B> {
         if let Some(k) = m.check_interval() {
             params.check_every = k;
         }
+        self.krylov.set_params(params);
         let mut info = CgInfo::default();
-        let solved = refine(
-            be,
-            &mut self.op,
-            m,
-            &self.f,
-            &mut self.u,
-            &mut self.work,
-            &params,
-            opts.mode,
-            &mut info,
-        );
+        let solved = self
+            .krylov
+            .solve_into(be, &mut self.op, m, &self.f, &mut self.u, &mut info);
         let cg_failed = match solved {
             Ok(()) => false,
             Err(SolveError::NoConvergence { .. } | SolveError::Stagnated { .. })

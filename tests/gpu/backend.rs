@@ -508,7 +508,15 @@ mod transient_gpu {
         };
         let mut observe = |_: &StepView| Ok(());
         let t = Instant::now();
-        let o = run_transient(be, s, sched, &opts, &mut observe).unwrap();
+        let o = run_transient(
+            be,
+            s,
+            &cuth::grid::Grid::from_stack(s),
+            sched,
+            &opts,
+            &mut observe,
+        )
+        .unwrap();
         (o, t.elapsed().as_secs_f64())
     }
 

@@ -55,16 +55,16 @@ fn hierarchy_matches(name: &str, dev: &cuth::backend::cuda::CudaMatrix) -> f64 {
     let cpu = CpuBackend::new();
     let mc = Multigrid::new(&cpu, &host, &opts).unwrap();
     let mg = Multigrid::new(g, dev, &opts).unwrap();
-    let (pc, pg) = (mc.parts(), mg.parts());
+    let (pc, pg) = (mc.levels(), mg.levels());
     assert_eq!(pc.coarse.len(), pg.coarse.len(), "{name}: levels");
     let mut worst = 0.0f64;
-    if let (Some(c), Some(d)) = (pc.fine_pivots, pg.fine_pivots) {
+    if let (Some(c), Some(d)) = (&pc.fine_pivots, &pg.fine_pivots) {
         worst = worst.max(compare("fine pivots", &g.download(d).unwrap(), c));
     }
     assert_eq!(pc.fine_pivots.is_some(), pg.fine_pivots.is_some());
     for (l, (c, d)) in pc.coarse.iter().zip(&pg.coarse).enumerate() {
-        assert_eq!(c.0.is_some(), d.0.is_some(), "{name}: level {l}");
-        if let (Some(ac), Some(ad)) = (c.0, d.0) {
+        assert_eq!(c.a.is_some(), d.a.is_some(), "{name}: level {l}");
+        if let (Some(ac), Some(ad)) = (&c.a, &d.a) {
             let ad = g.host_matrix(ad).unwrap();
             assert_eq!((ac.nx, ac.ny, ac.nz), (ad.nx, ad.ny, ad.nz));
             assert_eq!((&ac.wx, &ac.wy), (&ad.wx, &ad.wy), "{name}: widths");
@@ -80,13 +80,13 @@ fn hierarchy_matches(name: &str, dev: &cuth::backend::cuda::CudaMatrix) -> f64 {
                 worst = worst.max(compare(&format!("level {} {what}", l + 1), v, h));
             }
         }
-        if let (Some(c), Some(d)) = (c.1, d.1) {
+        if let (Some(c), Some(d)) = (&c.pivots, &d.pivots) {
             let what = format!("level {} pivots", l + 1);
             worst = worst.max(compare(&what, &g.download(d).unwrap(), c));
         }
     }
-    let inv = g.download(pg.inverse).unwrap();
-    worst = worst.max(compare("coarsest inverse", &inv, pc.inverse));
+    let inv = g.download(&pg.inverse).unwrap();
+    worst = worst.max(compare("coarsest inverse", &inv, &pc.inverse));
     println!(
         "{name}: {}x{}x{}, {} levels, max rel diff {worst:.2e}",
         host.nx,

@@ -53,10 +53,25 @@ fn folded_statistics_equal_the_whole_field() {
     let stack = Stack::load(&path).unwrap().with_grid(1024, 1024).unwrap();
     let grid = Grid::from_stack(&stack);
     let opts = SteadyOptions::from_stack(&stack, PrecondKind::Multigrid);
-    let (whole, _) =
-        solve_steady_for(gpu(), &stack, &opts, &KeepField::Whole, Default::default()).unwrap();
+    let (whole, _) = solve_steady_for(
+        gpu(),
+        &stack,
+        &cuth::grid::Grid::from_stack(&stack),
+        &opts,
+        &KeepField::Whole,
+        Default::default(),
+    )
+    .unwrap();
     let keep = KeepField::Maps(vec![1]);
-    let (lean, maps) = solve_steady_for(gpu(), &stack, &opts, &keep, Default::default()).unwrap();
+    let (lean, maps) = solve_steady_for(
+        gpu(),
+        &stack,
+        &cuth::grid::Grid::from_stack(&stack),
+        &opts,
+        &keep,
+        Default::default(),
+    )
+    .unwrap();
     let t = &whole.temperature_k;
     assert_eq!(t.len(), grid.len());
     assert!(lean.temperature_k.is_empty());
@@ -393,10 +408,25 @@ fn a_solve_without_maps_reduces_blocks_on_the_device() {
     let stack = Stack::load(&path).unwrap();
     let grid = Grid::from_stack(&stack);
     let opts = SteadyOptions::from_stack(&stack, PrecondKind::Multigrid);
-    let (whole, _) =
-        solve_steady_for(gpu(), &stack, &opts, &KeepField::Whole, Default::default()).unwrap();
+    let (whole, _) = solve_steady_for(
+        gpu(),
+        &stack,
+        &cuth::grid::Grid::from_stack(&stack),
+        &opts,
+        &KeepField::Whole,
+        Default::default(),
+    )
+    .unwrap();
     let keep = KeepField::Maps(Vec::new());
-    let (lean, kept) = solve_steady_for(gpu(), &stack, &opts, &keep, Default::default()).unwrap();
+    let (lean, kept) = solve_steady_for(
+        gpu(),
+        &stack,
+        &cuth::grid::Grid::from_stack(&stack),
+        &opts,
+        &keep,
+        Default::default(),
+    )
+    .unwrap();
     assert!(kept.maps.iter().all(Option::is_none), "no map came down");
     let mut n = 0;
     for (l, p) in lean.power.iter().enumerate() {

@@ -280,6 +280,7 @@ fn transient_leakage_is_semi_implicit() {
     let out = run_transient(
         &CpuBackend::new(),
         &s,
+        &cuth::grid::Grid::from_stack(&s),
         &PowerSchedule::constant(base),
         &opts,
         &mut observe,

@@ -135,7 +135,14 @@ fn run_stepping(
     };
     let mut observe = |_: &StepView| Ok(());
     let sched = PowerSchedule::constant(base);
-    run_transient(&CpuBackend::new(), s, &sched, &opts, &mut observe)
+    run_transient(
+        &CpuBackend::new(),
+        s,
+        &cuth::grid::Grid::from_stack(s),
+        &sched,
+        &opts,
+        &mut observe,
+    )
 }
 
 #[test]
@@ -195,6 +202,7 @@ fn run_anderson(
     run_transient(
         &CpuBackend::new(),
         s,
+        &cuth::grid::Grid::from_stack(s),
         &PowerSchedule::constant(base),
         &opts,
         &mut observe,

@@ -56,7 +56,15 @@ fn options(s: &Stack, dt: f64, steps: usize, stepping: Stepping) -> TransientOpt
 
 fn run(s: &Stack, sched: &PowerSchedule, opts: &TransientOptions) -> TransientOutcome {
     let mut observe = |_: &StepView| Ok(());
-    run_transient(&CpuBackend::new(), s, sched, opts, &mut observe).expect("transient runs")
+    run_transient(
+        &CpuBackend::new(),
+        s,
+        &cuth::grid::Grid::from_stack(s),
+        sched,
+        opts,
+        &mut observe,
+    )
+    .expect("transient runs")
 }
 
 /// Eigenvalues and eigenvectors (columns) of the symmetric `m`, by cyclic

@@ -63,7 +63,15 @@ pub fn transient<B: ThermalBackend + 'static>(
     opts: &TransientOptions,
 ) -> TransientOutcome {
     let mut observe = |_: &StepView| Ok(());
-    run_transient(be, s, sched, opts, &mut observe).expect("transient runs")
+    run_transient(
+        be,
+        s,
+        &cuth::grid::Grid::from_stack(s),
+        sched,
+        opts,
+        &mut observe,
+    )
+    .expect("transient runs")
 }
 
 /// Largest |a − b|.

@@ -230,7 +230,15 @@ pub fn mg_equals_chebyshev_over_a_20_step_transient<B: ThermalBackend + 'static>
         };
         let mut observe = |_: &StepView| Ok(());
         let sched = PowerSchedule::constant(base.clone());
-        run_transient(be, &s, &sched, &opts, &mut observe).unwrap()
+        run_transient(
+            be,
+            &s,
+            &cuth::grid::Grid::from_stack(&s),
+            &sched,
+            &opts,
+            &mut observe,
+        )
+        .unwrap()
     };
     let (mg, ch) = (run(PrecondKind::Multigrid), run(PrecondKind::Chebyshev));
     let d = mg

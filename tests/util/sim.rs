@@ -96,7 +96,15 @@ pub fn steps_equal_a_transient_run_under_the_same_powers<B: ThermalBackend + 'st
         fields.push(v.temperature_k.to_vec());
         Ok(())
     };
-    let run = run_transient(be, &s, &sched, &opts, &mut observe).unwrap();
+    let run = run_transient(
+        be,
+        &s,
+        &cuth::grid::Grid::from_stack(&s),
+        &sched,
+        &opts,
+        &mut observe,
+    )
+    .unwrap();
 
     let mut sim = Simulation::open(be, s.clone(), options(&s)).unwrap();
     let mut worst: f64 = 0.0;

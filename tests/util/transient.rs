@@ -48,7 +48,15 @@ fn run<B: ThermalBackend + 'static>(
     opts: &TransientOptions,
 ) -> TransientOutcome {
     let mut observe = |_: &StepView| Ok(());
-    run_transient(be, s, schedule, opts, &mut observe).expect("transient runs")
+    run_transient(
+        be,
+        s,
+        &cuth::grid::Grid::from_stack(s),
+        schedule,
+        opts,
+        &mut observe,
+    )
+    .expect("transient runs")
 }
 
 pub fn uniform_layer_decays_as_discrete_backward_euler<B: ThermalBackend + 'static>(be: &B) {
@@ -319,7 +327,14 @@ pub fn a_capped_step_reports_the_users_rtol<B: ThermalBackend + 'static>(be: &B)
     opts.solver.max_iter = 2;
     let mut observe = |_: &StepView| Ok(());
     let sched = PowerSchedule::constant(base_power(&s));
-    let err = match run_transient(be, &s, &sched, &opts, &mut observe) {
+    let err = match run_transient(
+        be,
+        &s,
+        &cuth::grid::Grid::from_stack(&s),
+        &sched,
+        &opts,
+        &mut observe,
+    ) {
         Err(e) => e,
         Ok(_) => panic!("two iterations cannot reach rtol {rtol}"),
     };

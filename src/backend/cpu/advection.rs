@@ -4,7 +4,6 @@ use super::CpuBackend;
 use crate::backend::advection::AdvectionOps;
 use crate::backend::BackendError;
 use crate::matrix::advection::Advection;
-use rayon::prelude::*;
 
 fn same_len(a: usize, b: usize) -> Result<(), BackendError> {
     if a == b {
@@ -41,22 +40,6 @@ impl AdvectionOps for CpuBackend {
         same_len(d.len(), r.len())?;
         same_len(r.len(), z.len())?;
         a.upwind_sweep(d, r, z);
-        Ok(())
-    }
-    fn axpby(
-        &self,
-        alpha: f64,
-        x: &Vec<f64>,
-        beta: f64,
-        y: &mut Vec<f64>,
-    ) -> Result<(), BackendError> {
-        same_len(x.len(), y.len())?;
-        let ys = y.par_iter_mut().zip(x.par_iter());
-        if beta == 0.0 {
-            ys.for_each(|(yi, xi)| *yi = alpha * xi);
-        } else {
-            ys.for_each(|(yi, xi)| *yi = alpha * xi + beta * *yi);
-        }
         Ok(())
     }
 }

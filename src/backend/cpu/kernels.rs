@@ -237,6 +237,16 @@ pub fn xpay(beta: f64, z: &[f64], p: &mut [f64]) {
         });
 }
 
+/// y = α x + β y; with β = 0, y is not read.
+pub fn axpby(alpha: f64, x: &[f64], beta: f64, y: &mut [f64]) {
+    let ys = y.par_iter_mut().zip(x.par_iter());
+    if beta == 0.0 {
+        ys.for_each(|(yi, xi)| *yi = alpha * xi);
+    } else {
+        ys.for_each(|(yi, xi)| *yi = alpha * xi + beta * *yi);
+    }
+}
+
 /// out = w ⊙ x + b
 pub fn mul_add(w: &[f64], x: &[f64], b: &[f64], out: &mut [f64]) {
     out.par_chunks_mut(CHUNK)

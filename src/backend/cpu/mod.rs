@@ -136,6 +136,17 @@ impl Backend for CpuBackend {
         kernels::xpay(ratio(s, beta), z, p);
         Ok(())
     }
+    fn axpby(
+        &self,
+        alpha: f64,
+        x: &Vec<f64>,
+        beta: f64,
+        y: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(x.len(), y.len())?;
+        kernels::axpby(alpha, x, beta, y);
+        Ok(())
+    }
     fn mul_add(
         &self,
         w: &Vec<f64>,

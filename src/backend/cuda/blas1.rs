@@ -19,6 +19,7 @@ pub static BLAS1: KernelFamily = KernelFamily {
         "blas1_xpay_f64",
         "blas1_divide_f64",
         "blas1_mul_add_f64",
+        "blas1_axpby_f64",
     ],
 };
 
@@ -159,6 +160,24 @@ impl Backend for CudaBackend {
         args.arg(z).arg(p).arg(&n).arg(s).arg(&num).arg(&den);
         // SAFETY: as above.
         unsafe { self.run(NAME, &mut args, rows_config(z.len())) }
+    }
+
+    /// y = α x + β y  (24 B/row).
+    fn axpby(
+        &self,
+        alpha: f64,
+        x: &CudaSlice<f64>,
+        beta: f64,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        same_len(x.len(), y.len())?;
+        const NAME: &str = "blas1_axpby_f64";
+        let f = self.kernel(&BLAS1, NAME)?;
+        let n = x.len() as i64;
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(&alpha).arg(x).arg(&beta).arg(y).arg(&n);
+        // SAFETY: as above.
+        unsafe { self.run(NAME, &mut args, rows_config(x.len())) }
     }
 
     /// out = w ⊙ x + b  (32 B/row).

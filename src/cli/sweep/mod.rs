@@ -97,7 +97,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     let all = cases::load_cases(cases_path, stack, args.layer.as_deref())?;
     let (shard_i, shard_n) = args.shard.unwrap_or((0, 1));
     let mine: Vec<usize> = (shard_i..all.len()).step_by(shard_n).collect();
-    let base = SweepBase::new(stack)?;
+    let base = SweepBase::on_grid(stack, plan.grid.clone())?;
     let setup_s = t0.elapsed().as_secs_f64();
 
     let txn = Mutex::new(

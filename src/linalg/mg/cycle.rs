@@ -38,37 +38,68 @@
 //! iterations as relaxing every cell (BENCHMARKS.md, "Skipping unchanged
 //! cells"). The restriction and prolongation still visit every cell.
 
-use super::{MgCycle, MgOptions, MgReport};
-use crate::backend::mg::{Guess, MultigridOps, Relax};
+use super::{MgOptions, MgReport};
+use crate::backend::mg::MultigridOps;
 use crate::backend::BackendError;
 use crate::linalg::precond::{PrecondInfo, PrecondReport, Preconditioner};
 use crate::linalg::QuadDiagOperator;
 use std::collections::BTreeMap;
 
 mod build;
+mod levels;
 
-/// A level below the finest: its operator, pivots and vectors.
-struct Coarse<B: MultigridOps> {
-    /// None at the coarsest level (solved with the dense inverse).
-    a: Option<B::Matrix>,
-    pivots: Option<B::Vector>,
-    b: B::Vector,
-    x: B::Vector,
+pub use levels::{cycle, LevelKernels, LevelOp};
+
+/// A level below the finest: its operator and line pivots, None at the
+/// coarsest (solved with the dense inverse).
+pub struct Coarse<B: MultigridOps> {
+    pub a: Option<B::Matrix>,
+    pub pivots: Option<B::Vector>,
+}
+
+/// The hierarchy a cycle walks, without work vectors: the single
+/// preconditioner owns one, and the batched cycle (`linalg::batch::mg`)
+/// borrows it and keeps only its own k-vector work vectors.
+pub struct MgLevels<B: MultigridOps> {
+    pub opts: MgOptions,
+    /// None when the fine level is itself the coarsest.
+    pub fine_pivots: Option<B::Vector>,
+    /// Fine to coarse; `steps[l]` makes level l + 1.
+    pub steps: Vec<B::Transfer>,
+    /// Per level below the finest.
+    pub coarse: Vec<Coarse<B>>,
+    /// Dense inverse of the coarsest level, n × n.
+    pub inverse: B::Vector,
+    pub inverse_n: usize,
+    /// Whether the levels below the finest relax only their changed cells
+    /// (`steps[l - 1]` made level l; size-graded hierarchies:
+    /// [`super::relaxed`]).
+    pub skip_unchanged: bool,
+}
+
+/// The (b, x) work vectors of every level below the finest.
+pub type LevelWork<B> = Vec<(
+    <B as crate::backend::Backend>::Vector,
+    <B as crate::backend::Backend>::Vector,
+)>;
+
+impl<B: MultigridOps> MgLevels<B> {
+    /// One (b, x) pair of `k` vectors for every level below the finest.
+    pub fn work(&self, be: &B, k: usize) -> Result<LevelWork<B>, BackendError> {
+        self.steps
+            .iter()
+            .map(|c| {
+                let nc = c.as_ref().coarse_len();
+                Ok((be.zeros(k * nc)?, be.zeros(k * nc)?))
+            })
+            .collect()
+    }
 }
 
 pub struct Multigrid<B: MultigridOps> {
-    opts: MgOptions,
-    /// Line pivots of the fine level (None when it is the coarsest).
-    fine_pivots: Option<B::Vector>,
-    steps: Vec<B::Transfer>,
-    coarse: Vec<Coarse<B>>,
-    /// Dense inverse of the coarsest level, n × n.
-    inverse: B::Vector,
-    inverse_n: usize,
+    levels: MgLevels<B>,
+    work: LevelWork<B>,
     report: MgReport,
-    /// Whether coarse levels relax only their changed cells (size-graded
-    /// hierarchies: [`super::relaxed`]).
-    skip: bool,
 }
 
 impl<B: MultigridOps> Multigrid<B> {
@@ -76,138 +107,10 @@ impl<B: MultigridOps> Multigrid<B> {
         &self.report
     }
 
-    /// The hierarchy, for the batched cycle (`linalg::batch::mg`), which
-    /// shares it and keeps only its own k-vector work vectors.
-    pub fn parts(&self) -> MgParts<'_, B> {
-        MgParts {
-            opts: self.opts,
-            fine_pivots: self.fine_pivots.as_ref(),
-            steps: &self.steps,
-            coarse: self
-                .coarse
-                .iter()
-                .map(|c| (c.a.as_ref(), c.pivots.as_ref()))
-                .collect(),
-            inverse: &self.inverse,
-            inverse_n: self.inverse_n,
-            skip_unchanged: self.skip,
-        }
+    /// The hierarchy, for the batched cycle (`linalg::batch::mg`).
+    pub fn levels(&self) -> &MgLevels<B> {
+        &self.levels
     }
-}
-
-/// A level below the finest: its operator and pivots, None at the coarsest.
-pub type CoarseParts<'a, B> = (
-    Option<&'a <B as crate::backend::QuadDiagOps>::Matrix>,
-    Option<&'a <B as crate::backend::Backend>::Vector>,
-);
-
-/// A borrowed view of a [`Multigrid`]'s hierarchy (see [`Multigrid::parts`]).
-pub struct MgParts<'a, B: MultigridOps> {
-    pub opts: MgOptions,
-    /// None when the fine level is itself the coarsest.
-    pub fine_pivots: Option<&'a B::Vector>,
-    /// Fine to coarse; `steps[l]` makes level l + 1.
-    pub steps: &'a [B::Transfer],
-    /// Per level below the finest: its operator and pivots (None at the
-    /// coarsest, solved with `inverse`).
-    pub coarse: Vec<CoarseParts<'a, B>>,
-    pub inverse: &'a B::Vector,
-    pub inverse_n: usize,
-    /// Whether the levels below the finest relax only their changed cells
-    /// (`steps[l - 1]` made level l; [`super::relaxed`]).
-    pub skip_unchanged: bool,
-}
-
-/// The operator, pivots and coarsening of the level a cycle runs on.
-struct Here<'a, B: MultigridOps> {
-    a: &'a B::Matrix,
-    pivots: &'a B::Vector,
-    step: &'a B::Transfer,
-    /// The step that made this level, when its smoother relaxes only the
-    /// cells that step changed and their neighbours (None: every cell).
-    made_by: Option<&'a B::Transfer>,
-}
-
-/// Below the current level: the remaining coarsenings and levels, and the
-/// coarsest inverse.
-struct Below<'a, B: MultigridOps> {
-    steps: &'a [B::Transfer],
-    levels: &'a mut [Coarse<B>],
-    inverse: &'a B::Vector,
-    inverse_n: usize,
-    /// Whether the levels below relax only their changed cells.
-    skip: bool,
-}
-
-/// One cycle on the current level for A x = b, improving x in place (x is
-/// taken as 0 when `zero`).
-fn cycle<B: MultigridOps>(
-    be: &B,
-    o: &MgOptions,
-    here: Here<'_, B>,
-    below: Below<'_, B>,
-    b: &B::Vector,
-    x: &mut B::Vector,
-    zero: bool,
-) -> Result<(), BackendError> {
-    let relax = |colour, guess| Relax {
-        inv_pivots: here.pivots,
-        colour,
-        guess,
-        made_by: here.made_by,
-    };
-    for s in 0..o.sweeps {
-        let first = zero && s == 0;
-        let (g0, g1) = match first {
-            true => (Guess::Zero, Guess::ColourZero),
-            false => (Guess::Full, Guess::Full),
-        };
-        be.mg_smooth(here.a, relax(0, g0), b, x)?;
-        be.mg_smooth(here.a, relax(1, g1), b, x)?;
-    }
-    let (next, deeper) = below.levels.split_first_mut().expect("a coarser level");
-    // b_c = Pᵀ (b − A x)
-    be.mg_restrict_residual(here.a, here.step, b, x, &mut next.b)?;
-    let Coarse {
-        a: next_a,
-        pivots: next_pivots,
-        b: next_b,
-        x: next_x,
-    } = next;
-    match (next_a.as_ref(), next_pivots.as_ref()) {
-        (Some(a), Some(pivots)) => {
-            let repeats = match o.cycle {
-                MgCycle::V => 1,
-                MgCycle::W => 2,
-            };
-            for g in 0..repeats {
-                let here = Here {
-                    a,
-                    pivots,
-                    step: &below.steps[1],
-                    made_by: below.skip.then_some(&below.steps[0]),
-                };
-                let below = Below {
-                    steps: &below.steps[1..],
-                    levels: &mut *deeper,
-                    inverse: below.inverse,
-                    inverse_n: below.inverse_n,
-                    skip: below.skip,
-                };
-                cycle(be, o, here, below, next_b, next_x, g == 0)?;
-            }
-        }
-        // x_c = A_c⁻¹ b_c
-        _ => be.mg_dense_apply(below.inverse, below.inverse_n, next_b, next_x)?,
-    }
-    // x += P x_c
-    be.mg_prolong_add(here.step, next_x, x)?;
-    for _ in 0..o.sweeps {
-        for colour in [1, 0] {
-            be.mg_smooth(here.a, relax(colour, Guess::Full), b, x)?;
-        }
-    }
-    Ok(())
 }
 
 /// The fine level smooths with the system's own Quad-Diag matrix, so M
@@ -218,7 +121,7 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
         be: &B,
         a: &mut QuadDiagOperator<'_, B>,
     ) -> Result<(), BackendError> {
-        if let Some(p) = self.fine_pivots.as_mut() {
+        if let Some(p) = self.levels.fine_pivots.as_mut() {
             *p = be.mg_line_pivots(a.matrix())?;
         }
         Ok(())
@@ -231,24 +134,17 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
-        let Some(pivots) = self.fine_pivots.as_ref() else {
+        let h = &self.levels;
+        let Some(pivots) = h.fine_pivots.as_ref() else {
             // z = A⁻¹ r: the fine level is small enough to be the coarsest.
-            return be.mg_dense_apply(&self.inverse, self.inverse_n, r, z);
+            return be.mg_dense_apply(&h.inverse, h.inverse_n, r, z);
         };
-        let here = Here {
+        let fine = LevelOp {
+            l: 0,
             a: a.matrix(),
             pivots,
-            step: &self.steps[0],
-            made_by: None,
         };
-        let below = Below {
-            steps: &self.steps,
-            levels: &mut self.coarse,
-            inverse: &self.inverse,
-            inverse_n: self.inverse_n,
-            skip: self.skip,
-        };
-        cycle(be, &self.opts, here, below, r, z, true)
+        cycle(be, h, fine, &mut self.work, r, z, true)
     }
 }
 
@@ -264,7 +160,7 @@ impl<B: MultigridOps> PrecondInfo for Multigrid<B> {
         let r = &self.report;
         let params = BTreeMap::from([
             ("levels".to_string(), r.levels.len() as f64),
-            ("sweeps".to_string(), self.opts.sweeps as f64),
+            ("sweeps".to_string(), self.levels.opts.sweeps as f64),
             ("relaxed_work".to_string(), r.relaxed_work()),
             ("hierarchy_bytes".to_string(), r.hierarchy_bytes as f64),
             (

@@ -29,7 +29,7 @@ pub use crate::matrix::coarsen;
 pub use coarsen::{
     coarsen, coarsen_with, line_pivots, relaxed, relaxed_columns, AxisMap, Coarsening,
 };
-pub use cycle::{MgParts, Multigrid};
+pub use cycle::{Coarse, MgLevels, Multigrid};
 pub use hierarchy::{plan, plan_for, plan_graded, CoarsestInverse};
 
 use serde::Serialize;

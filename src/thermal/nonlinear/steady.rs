@@ -17,17 +17,17 @@ use std::time::Instant;
 pub fn solve<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
+    grid: &Grid,
     opts: &SteadyOptions,
 ) -> Result<SteadyOutcome, SteadyError> {
     let t_start = Instant::now();
     let mut timings = Vec::new();
-    let grid = Grid::from_stack(stack);
     be.check_capacity(grid.len())?;
     let power = (0..stack.layers.len())
-        .map(|l| layer_power(stack, &grid, l))
+        .map(|l| layer_power(stack, grid, l))
         .collect::<Result<Vec<_>, _>>()?;
     timings.push(("power".to_string(), t_start.elapsed().as_secs_f64()));
-    let p = picard(be, stack, &grid, &power, None, opts)?;
+    let p = picard(be, stack, grid, &power, None, opts)?;
     timings.push(("assemble".into(), p.t_assemble));
     timings.push(("solve".into(), p.t_solve));
     let precision = p.precision.filter(|p| p.mode != "f64");
@@ -55,11 +55,11 @@ pub fn solve<B: ThermalBackend + 'static>(
         g_top: &p.g_top,
         g_bottom: &p.g_bottom,
     };
-    let problem = ThermalProblem::new(stack, &grid, &power);
+    let problem = ThermalProblem::new(stack, grid, &power);
     let mut summary = summarize(problem, coupling, &p.theta, &p.t, be, solver, timings);
     summary.nonlinear = Some(p.report);
     Ok(SteadyOutcome {
-        grid,
+        grid: grid.clone(),
         temperature_k: p.t,
         power,
         summary,

@@ -79,17 +79,18 @@ pub struct TransientOutcome {
     pub step_ends_s: Vec<f64>,
 }
 
-/// Runs `stack` under `schedule` for `opts.steps` records `opts.dt` apart,
-/// by the scheme of `opts.stepping` (fixed or adaptive steps).
+/// Runs `stack` on its `grid` under `schedule` for `opts.steps` records
+/// `opts.dt` apart, by the scheme of `opts.stepping` (fixed or adaptive
+/// steps).
 pub fn run_transient<B: ThermalBackend + 'static>(
     be: &B,
     stack: &Stack,
+    grid: &Grid,
     schedule: &PowerSchedule,
     opts: &TransientOptions,
     observer: &mut Observer,
 ) -> Result<TransientOutcome, TransientError> {
     let t_setup = Instant::now();
-    let grid = Grid::from_stack(stack);
     let nonlinear = stack.is_nonlinear();
     let iterated = nonlinear && opts.solver.nonlinear.transient_iterations > 0;
     // A linear stack's steady start solves on the host's matrix; anything
@@ -120,15 +121,15 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     // Temperature-dependent stacks re-assemble where the solve runs, step
     // by step (`nonlinear`).
     let first_row = row_of_step(0);
-    let (sys, dev, c) = system::first(be, stack, &grid, schedule, first_row, on_device)?;
+    let (sys, dev, c) = system::first(be, stack, grid, schedule, first_row, on_device)?;
 
-    let theta0 = system::initial_theta(be, stack, &grid, schedule, opts, &sys, first_row)?;
+    let theta0 = system::initial_theta(be, stack, grid, schedule, opts, &sys, first_row)?;
     // Temperature-dependent stacks: the step's properties and leakage
     // (semi-implicit or iterated, see `nonlinear`).
     let (mut stepper, phys) = system::stepper(
         be,
         stack,
-        &grid,
+        grid,
         schedule,
         (&sys, dev),
         &theta0,
@@ -137,8 +138,8 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     )?;
     stepper.use_scheme(scheme, dt)?;
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
-    let probes = probe::block_probes(&layer_names, &schedule.base, &grid);
-    let points = crate::thermal::probes::probe_cells(stack, &grid);
+    let probes = probe::block_probes(&layer_names, &schedule.base, grid);
+    let points = crate::thermal::probes::probe_cells(stack, grid);
     let setup_s = t_setup.elapsed().as_secs_f64();
 
     // A linear stack assembled on the device: the stored heat from Σ C θ'
@@ -150,7 +151,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     let cx = level::RunContext {
         be,
         stack,
-        grid: &grid,
+        grid,
         schedule,
         opts,
         probes: &probes,
@@ -218,7 +219,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     // The final maps' summary: the final field's steady-style statistics
     // (its energy block compares power in with heat out at this instant).
     let final_summary = summarize(
-        ThermalProblem::new(stack, &grid, &power),
+        ThermalProblem::new(stack, grid, &power),
         sys.coupling(power_w, linear),
         &theta_old,
         &temperature_k,
@@ -237,7 +238,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         (times, step_stats),
     );
     Ok(TransientOutcome {
-        grid,
+        grid: grid.clone(),
         temperature_k,
         power,
         records,

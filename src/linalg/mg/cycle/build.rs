@@ -5,7 +5,7 @@
 
 use super::super::hierarchy::{is_graded, plan_for, CoarsestInverse};
 use super::super::{relaxed_columns, LevelReport, MgCycle, MgOptions, MgReport};
-use super::{Coarse, Multigrid};
+use super::{Coarse, MgLevels, Multigrid};
 use crate::backend::mg::MultigridOps;
 use crate::linalg::SolveError;
 
@@ -84,12 +84,7 @@ impl<B: MultigridOps> Multigrid<B> {
                     (false, false) => c.nxc * c.nyc,
                 },
             });
-            coarse.push(Coarse {
-                a,
-                pivots,
-                b: be.zeros(nc)?,
-                x: be.zeros(nc)?,
-            });
+            coarse.push(Coarse { a, pivots });
         }
         let cur = be.host_matrix(coarsest.as_ref().unwrap_or(a))?;
         let inv = CoarsestInverse::new(&cur).map_err(|e| SolveError::Breakdown {
@@ -119,15 +114,19 @@ impl<B: MultigridOps> Multigrid<B> {
             .iter()
             .map(|c| be.mg_transfer(c))
             .collect::<Result<_, _>>()?;
-        Ok(Multigrid {
+        let levels = MgLevels {
             opts,
             fine_pivots,
             steps,
             coarse,
             inverse: be.upload(&inv.values)?,
             inverse_n: inv.n,
+            skip_unchanged: skip,
+        };
+        Ok(Multigrid {
+            work: levels.work(be, 1)?,
+            levels,
             report,
-            skip,
         })
     }
 }
