@@ -39,6 +39,9 @@ pub struct OutputSpec {
     /// What `blocks.steady` reports per block (`--block-map` overrides), so
     /// an imported HotSpot model keeps its `-grid_map_mode`.
     pub block_map: Option<BlockMap>,
+    /// An imported 3D-ICE stack's output instructions, written under the
+    /// run's output folder in 3D-ICE's formats.
+    pub threedice: Option<super::peer_outputs::PeerOutputsSpec>,
 }
 
 /// The one value per block that `blocks.steady` reports, as HotSpot's

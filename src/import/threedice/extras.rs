@@ -6,7 +6,7 @@
 use super::flp;
 use super::si;
 use super::stk::{self, Stk};
-use crate::import::emit::{BlockDoc, ProbeDoc};
+use crate::import::emit::{BlockDoc, PeerFileDoc, ProbeDoc};
 use crate::import::ImportError;
 use std::path::{Path, PathBuf};
 
@@ -125,16 +125,13 @@ pub fn element_blocks(
     }
     let area: f64 = rects.iter().map(|r| r.2 * r.3).sum();
     let many = rects.len() > 1;
+    let names = part_names(name, rects.len());
     let mut out = Vec::new();
-    for (k, (rx, ry, rw, rh)) in rects.into_iter().enumerate() {
+    for ((rx, ry, rw, rh), name) in rects.into_iter().zip(names) {
         let share = if many { rw * rh / area } else { 1.0 };
         let powers: Vec<f64> = x.powers.iter().map(|p| p * share).collect();
         let block = BlockDoc {
-            name: if many {
-                format!("{name}.{}", k + 1)
-            } else {
-                name.to_string()
-            },
+            name,
             x: rx,
             y: ry,
             width: rw,
@@ -146,65 +143,160 @@ pub fn element_blocks(
     Ok(out)
 }
 
-/// The `T` instructions as probes on the source layer of the die (or on
-/// the layer) they name, µm -> m, named by their file's stem (with the
-/// element when two share one); plus notes on what cuth does not write.
-pub fn probes(
+/// The names of the blocks of an element drawn as `n` rectangles: its own
+/// name for one, `NAME.1`, `NAME.2`, ... for several.
+pub fn part_names(name: &str, n: usize) -> Vec<String> {
+    if n == 1 {
+        vec![name.to_string()]
+    } else {
+        (1..=n).map(|k| format!("{name}.{k}")).collect()
+    }
+}
+
+/// What the `output:` section becomes: probes, 3D-ICE output files for a
+/// run to write, and notes for the user.
+#[derive(Default)]
+pub struct Outputs {
+    pub probes: Vec<ProbeDoc>,
+    pub files: Vec<PeerFileDoc>,
+    pub notes: Vec<String>,
+}
+
+/// The floorplans of the dies: (stack element, its elements, path).
+pub type Plans = [(String, Vec<flp::Element>, PathBuf)];
+
+/// The output instructions: `T` as probes on the source layer of the die
+/// (or on the layer) they name, µm -> m, named by their file's stem (with
+/// the element when two share one), and every instruction cuth can write
+/// as a file for the run; `Tcoolant` and `gradient` are noted and skipped.
+/// `block_name` names a die's element as the import's blocks do.
+pub fn outputs(
     s: &Stk,
     f: &Path,
-    layer_of: impl Fn(&str) -> Option<String>,
-) -> Result<(Vec<ProbeDoc>, Vec<String>), ImportError> {
-    let mut out: Vec<ProbeDoc> = Vec::new();
-    let mut notes = Vec::new();
+    plans: &Plans,
+    block_name: &dyn Fn(&str, &str) -> String,
+) -> Result<Outputs, ImportError> {
+    let mut out = Outputs::default();
+    let unknown = |line: usize, what: &str, e: &str| ImportError::Syntax {
+        file: f.to_path_buf(),
+        line,
+        message: format!("output {what}: unknown stack element `{e}`"),
+    };
     for p in &s.probes {
-        let layer = layer_of(&p.element).ok_or_else(|| ImportError::Syntax {
-            file: f.to_path_buf(),
-            line: p.line,
-            message: format!("output T: unknown stack element `{}`", p.element),
-        })?;
+        let layer = output_layer(s, &p.element).ok_or_else(|| unknown(p.line, "T", &p.element))?;
         let stem = Path::new(&p.file)
             .file_stem()
             .map_or_else(|| p.file.clone(), |x| x.to_string_lossy().into_owned());
         let mut name = stem.clone();
-        if out.iter().any(|o| o.name == name) {
+        if out.probes.iter().any(|o| o.name == name) {
             name = format!("{stem}.{}", p.element);
         }
-        out.push(ProbeDoc {
+        let comment = format!(
+            "line {}: T ({}, {}, {}, \"{}\", {})",
+            p.line, p.element, p.x, p.y, p.file, p.when
+        );
+        out.files.push(PeerFileDoc {
+            kind: "T".into(),
+            file: p.file.clone(),
+            element: p.element.clone(),
+            probe: Some(name.clone()),
+            when: p.when.clone(),
+            comment: comment.clone(),
+            ..Default::default()
+        });
+        out.probes.push(ProbeDoc {
             name,
             x: si(f, p.line, &p.x, -6)?,
             y: si(f, p.line, &p.y, -6)?,
             layer,
-            comment: format!(
-                "line {}: T ({}, {}, {}, \"{}\", {})",
-                p.line, p.element, p.x, p.y, p.file, p.when
-            ),
+            comment,
         });
     }
-    if !out.is_empty() {
-        notes.push(format!(
-            "output T: {} probe(s) carried over; cuth reports them in probes.csv, summary.json \
-             and (transient) timeseries.csv every step, not in 3D-ICE's files ({})",
-            out.len(),
-            s.probes
-                .iter()
-                .map(|p| p.file.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    for (line, kind, text) in &s.outputs {
-        let instead = match kind.as_str() {
-            "Tmap" | "Pmap" => "cuth writes every layer's map, NN_<layer>.csv/.png",
-            "Tflp" | "Tflpel" => "cuth writes every block's min/avg/max to blocks.csv",
-            "T3d" => "cuth writes the 3D field to field.vtr with --vtk",
-            _ => "cuth has no counterpart",
+    for o in &s.outputs {
+        let comment = format!("line {}: {}", o.line, describe(o));
+        if o.kind == "Tcoolant" {
+            out.notes.push(format!(
+                "output skipped: {comment}: no coolant to report (cavities are refused; this stack has none)"
+            ));
+            continue;
+        }
+        if o.quantity.as_deref() == Some("gradient") {
+            out.notes.push(format!(
+                "output skipped: {comment}: cuth has no `gradient` statistic (maximum, minimum and average are written)"
+            ));
+            continue;
+        }
+        let mut doc = PeerFileDoc {
+            kind: o.kind.clone(),
+            file: o.file.clone(),
+            element: o.element.clone().unwrap_or_default(),
+            quantity: o.quantity.clone(),
+            when: o.when.clone(),
+            comment,
+            ..Default::default()
         };
-        notes.push(format!(
-            "output not carried over: line {line}: {text} ({instead}, under the run's --out \
-             folder, in cuth's layout)"
+        if let Some(e) = &o.element {
+            doc.layer = Some(output_layer(s, e).ok_or_else(|| unknown(o.line, &o.kind, e))?);
+        }
+        if matches!(o.kind.as_str(), "Tflp" | "Tflpel" | "Pmap") {
+            let die = o.element.as_deref().unwrap_or_default();
+            let Some((_, els, _)) = plans.iter().find(|(n, _, _)| n == die) else {
+                return Err(ImportError::Syntax {
+                    file: f.to_path_buf(),
+                    line: o.line,
+                    message: format!("output {}: `{die}` is not a die of the stack", o.kind),
+                });
+            };
+            let wanted = o.floorplan_element.as_deref();
+            for el in els.iter().filter(|el| wanted.is_none_or(|w| w == el.name)) {
+                let name = block_name(die, &el.name);
+                doc.elements
+                    .push((el.name.clone(), part_names(&name, el.rects.len())));
+            }
+            if let (Some(w), true) = (wanted, doc.elements.is_empty()) {
+                return Err(ImportError::Syntax {
+                    file: f.to_path_buf(),
+                    line: o.line,
+                    message: format!("output Tflpel: die `{die}` has no floorplan element `{w}`"),
+                });
+            }
+            if o.kind == "Pmap" {
+                doc.elements.clear();
+            }
+        }
+        if o.kind == "T3d" && o.when != "final" {
+            out.notes.push(format!(
+                "output {}: cuth writes the final field only, not one per {}",
+                doc.comment, o.when
+            ));
+        }
+        out.files.push(doc);
+    }
+    if !out.files.is_empty() {
+        let names: Vec<&str> = out.files.iter().map(|d| d.file.as_str()).collect();
+        out.notes.push(format!(
+            "output: {} instruction(s) carried over ({}); `cuth solve` and `cuth transient` write \
+             them in 3D-ICE's formats under their --out folder ({} probe(s) also in probes.csv)",
+            out.files.len(),
+            names.join(", "),
+            out.probes.len()
         ));
     }
-    Ok((out, notes))
+    Ok(out)
+}
+
+/// An instruction as a person reads it.
+fn describe(o: &stk::OutputInstr) -> String {
+    let mut args = Vec::new();
+    match (&o.element, &o.floorplan_element) {
+        (Some(e), Some(x)) => args.push(format!("{e}.{x}")),
+        (Some(e), None) => args.push(e.clone()),
+        _ => {}
+    }
+    args.push(format!("\"{}\"", o.file));
+    args.extend(o.quantity.clone());
+    args.push(o.when.clone());
+    format!("{} ({})", o.kind, args.join(", "))
 }
 
 /// The cuth layer that a 3D-ICE output element names: a die's source layer

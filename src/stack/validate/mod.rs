@@ -135,9 +135,17 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
     let solver = raw.solver.unwrap_or_default();
     check_solver(&solver, file)?;
     let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
+    let (block_map, threedice) = match raw.output {
+        Some(o) => (o.block_map, o.threedice),
+        None => (None, None),
+    };
+    let threedice = threedice
+        .map(|t| super::peer_outputs::resolve(t, file, &layers, &probes))
+        .transpose()?;
     let mut stack = Stack {
         probes,
-        block_map: raw.output.and_then(|o| o.block_map),
+        block_map,
+        threedice,
         warnings: Vec::new(),
         source: file.to_path_buf(),
         title: raw.title,
