@@ -105,6 +105,8 @@ pub struct StackDoc {
     /// Non-uniform grid: the largest cell over powered dies, metres, and the
     /// growth ratio; replaces `nx`, `ny` when given.
     pub cell: Option<(f64, f64)>,
+    /// Graded grid given line by line (x and y edges, m); replaces the others.
+    pub edges: Option<(Vec<f64>, Vec<f64>)>,
     pub grid_comment: Vec<String>,
     pub ambient: f64,
     pub h_top: f64,
@@ -247,8 +249,17 @@ impl StackDoc {
             num(self.length)
         );
         comments(o, &self.grid_comment);
-        match self.cell {
-            Some((cell, growth)) => {
+        match (&self.edges, self.cell) {
+            (Some((xe, ye)), _) => {
+                let list = |e: &[f64]| e.iter().map(|v| num(*v)).collect::<Vec<_>>().join(", ");
+                let _ = writeln!(
+                    o,
+                    "[grid]\nx_edges = [{}]    # m\ny_edges = [{}]    # m\n",
+                    list(xe),
+                    list(ye)
+                );
+            }
+            (None, Some((cell, growth))) => {
                 let _ = writeln!(
                     o,
                     "[grid]\ncell = {}    # m, largest cell over the powered dies\ngrowth = {}    # largest ratio of neighbouring cells elsewhere\n",
@@ -256,7 +267,7 @@ impl StackDoc {
                     num(growth)
                 );
             }
-            None => {
+            (None, None) => {
                 let _ = writeln!(o, "[grid]\nnx = {}\nny = {}\n", self.nx, self.ny);
             }
         }

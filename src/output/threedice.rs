@@ -382,7 +382,7 @@ impl TransientMaps {
     /// `final`: the last), the maps from its snapshots and, for `final`,
     /// the final field (`T3d` is always the final field).
     pub fn files(
-        self,
+        mut self,
         final_view: &SteadyView,
         records: &[StepRecord],
         block_names: &[String],
@@ -393,26 +393,31 @@ impl TransientMaps {
         let (stack, grid) = (final_view.stack, final_view.grid);
         let mut files = opened(outs, stack, grid);
         let n = records.len();
-        for f in &outs.files {
-            let text = files.entry(f.file.clone()).or_default();
-            if matches!(f.kind, PeerKind::T | PeerKind::Tflp | PeerKind::Tflpel) {
-                for (k, record) in records.iter().enumerate() {
-                    if due(f.when, record.time_s, outs.slot_s, k + 1 == n) {
-                        let at = RecordInstant {
-                            record,
-                            block_names,
-                            stack,
-                        };
-                        let line = series_line(f, record.time_s, &at, final_view.power);
-                        text.push_str(&line.unwrap_or_default());
+        // Record by record, so that instructions sharing a file interleave
+        // in time as 3D-ICE appends them.
+        for (k, record) in records.iter().enumerate() {
+            let at = RecordInstant {
+                record,
+                block_names,
+                stack,
+            };
+            for f in &outs.files {
+                if due(f.when, record.time_s, outs.slot_s, k + 1 == n) {
+                    if let Some(line) = series_line(f, record.time_s, &at, final_view.power) {
+                        files.entry(f.file.clone()).or_default().push_str(&line);
                     }
                 }
+            }
+        }
+        let t_end = records.last().map_or(0.0, |r| r.time_s);
+        for f in &outs.files {
+            if matches!(f.kind, PeerKind::T | PeerKind::Tflp | PeerKind::Tflpel) {
                 continue;
             }
-            if let Some(frames) = self.frames.get(&f.file) {
-                text.push_str(frames);
+            let text = files.entry(f.file.clone()).or_default();
+            if let Some(frames) = self.frames.remove(&f.file) {
+                text.push_str(&frames);
             }
-            let t_end = records.last().map_or(0.0, |r| r.time_s);
             let already = self.last_time_s == Some(t_end) && f.when != When::Final;
             if f.kind == PeerKind::T3d || (!already && due(f.when, t_end, outs.slot_s, true)) {
                 text.push_str(&map_frame(f, final_view));

@@ -97,6 +97,11 @@ pub struct GridSpec {
     /// Largest cell anywhere (default 8 × `cell`): bounds the cells' aspect
     /// ratio, which multigrid's iteration count follows.
     pub max_cell: Option<Length>,
+    /// Graded grid given line by line: the column edges (x) and row edges
+    /// (y), m, increasing from 0 to the extent (an imported 3D-ICE
+    /// non-uniform grid); replaces `nx`/`ny` and `cell`.
+    pub x_edges: Option<Vec<f64>>,
+    pub y_edges: Option<Vec<f64>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -70,43 +70,104 @@ fn count(file: &Path, line: usize, lit: &str) -> Result<f64, ImportError> {
     }
 }
 
-/// The uniform grid that resolves 3D-ICE's non-uniform one: the finest
-/// cell along x and y over the `dimensions` cell, each stack element's
-/// `discretization` (cells across the chip) and each floorplan element's
-/// (cells across the element). 3D-ICE's grid differs from layer to layer,
-/// which cuth's tensor-product grid cannot follow, so this refines
-/// everywhere to the finest. Returns (nx, ny, what set it).
-pub fn non_uniform_cells(
+/// 3D-ICE's non-uniform grid as cuth's graded one: the union of every
+/// layer's grid lines (each stack element's `discretization` across the
+/// chip, or the `dimensions` cell; on a die's source layer each floorplan
+/// element's `discretization` across the element), one tensor-product grid
+/// for all layers. Exact when every layer's own cells are the grid's cells
+/// (same count), finer than 3D-ICE's elsewhere.
+pub struct NonUniform {
+    pub xe: Vec<f64>,
+    pub ye: Vec<f64>,
+    /// What set lines, for the comment.
+    pub why: Vec<String>,
+    /// The layers (stack elements) whose cells cuth's grid does not reproduce.
+    pub inexact: Vec<String>,
+}
+
+/// `n` equal cells over `lo..hi`: their lines.
+fn split(lines: &mut Vec<f64>, lo: f64, hi: f64, n: f64) {
+    let n = n as usize;
+    lines.extend((0..=n).map(|k| crate::import::round12(lo + (hi - lo) * k as f64 / n as f64)));
+}
+
+/// Sorted lines, those within 1e-9 of the extent merged.
+fn tidy(mut v: Vec<f64>, extent: f64) -> Vec<f64> {
+    v.retain(|x| (0.0..=extent * (1.0 + 1e-12)).contains(x));
+    v.sort_by(f64::total_cmp);
+    v.dedup_by(|a, b| (*a - *b).abs() <= 1e-9 * extent);
+    v
+}
+
+pub fn non_uniform_edges(
     s: &Stk,
     f: &Path,
     (width, length): (f64, f64),
     (cx, cy): (f64, f64),
-    plans: &[(String, Vec<flp::Element>, PathBuf)],
-) -> Result<(usize, usize, Vec<String>), ImportError> {
-    let (mut fx, mut fy) = (cx, cy);
-    let mut why = Vec::new();
+    plans: &Plans,
+) -> Result<NonUniform, ImportError> {
+    let (mut xs, mut ys, mut why) = (Vec::new(), Vec::new(), Vec::new());
+    // Per stack element, its lines and its 3D-ICE cell count per layer.
+    let mut layers: Vec<(String, usize)> = Vec::new();
+    let default = (
+        (width / cx).round().max(1.0),
+        (length / cy).round().max(1.0),
+    );
     for e in &s.stack {
-        if let Some((nx, ny)) = &e.discretization {
-            fx = fx.min(width / count(f, e.line, nx)?);
-            fy = fy.min(length / count(f, e.line, ny)?);
-            why.push(format!("`{}` {nx} x {ny}", e.name));
-        }
-    }
-    for (_, els, path) in plans {
-        for el in els {
-            let Some((nx, ny)) = &el.discretization else {
-                continue;
-            };
-            let (nx, ny) = (count(path, el.line, nx)?, count(path, el.line, ny)?);
-            for r in &el.rects {
-                fx = fx.min(si(path, el.line, &r.length, -6)? / nx);
-                fy = fy.min(si(path, el.line, &r.width, -6)? / ny);
+        let (nx, ny) = match &e.discretization {
+            Some((nx, ny)) => {
+                why.push(format!("`{}` {nx} x {ny}", e.name));
+                (count(f, e.line, nx)?, count(f, e.line, ny)?)
             }
-            why.push(format!("`{}` {nx} x {ny}", el.name));
+            None => default,
+        };
+        // A die made of its source layer alone has no layer on these cells.
+        let plain = match &e.element {
+            stk::Element::Die { die, .. } => {
+                s.dies.iter().any(|d| d.name == *die && d.layers.len() > 1)
+            }
+            stk::Element::Layer(_) => true,
+        };
+        if plain {
+            split(&mut xs, 0.0, width, nx);
+            split(&mut ys, 0.0, length, ny);
+            layers.push((e.name.clone(), (nx * ny) as usize));
         }
+        let Some((_, els, path)) = plans.iter().find(|(n, _, _)| *n == e.name) else {
+            continue;
+        };
+        let mut cells = 0;
+        for el in els {
+            let (ex, ey) = match &el.discretization {
+                Some((a, b)) => {
+                    why.push(format!("`{}` {a} x {b}", el.name));
+                    (count(path, el.line, a)?, count(path, el.line, b)?)
+                }
+                None => (1.0, 1.0),
+            };
+            for r in &el.rects {
+                let len = |v: &str| si(path, el.line, v, -6);
+                let (x0, y0) = (len(&r.x)?, len(&r.y)?);
+                split(&mut xs, x0, x0 + len(&r.length)?, ex);
+                split(&mut ys, y0, y0 + len(&r.width)?, ey);
+                cells += (ex * ey) as usize;
+            }
+        }
+        layers.push((format!("{} (source layer)", e.name), cells));
     }
-    let n = |extent: f64, cell: f64| ((extent / cell) * (1.0 - 1e-9)).ceil().max(1.0) as usize;
-    Ok((n(width, fx), n(length, fy), why))
+    let (xe, ye) = (tidy(xs, width), tidy(ys, length));
+    let n = (xe.len() - 1) * (ye.len() - 1);
+    let inexact = layers
+        .into_iter()
+        .filter(|(_, c)| *c != n)
+        .map(|(name, _)| name)
+        .collect();
+    Ok(NonUniform {
+        xe,
+        ye,
+        why,
+        inexact,
+    })
 }
 
 /// The blocks of floorplan element `x`: one per rectangle, the element's

@@ -88,7 +88,8 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
                 .filter(|x| !x.powered)
                 .map(|x| x.name.as_str())
                 .collect();
-            if !unpowered.is_empty() {
+            let seen = plans.iter().any(|(_, _, q)| *q == p);
+            if !unpowered.is_empty() && !seen {
                 notes.push(format!(
                     "{}: element(s) {} have no `power values` (3D-ICE's server takes them from \
                      its client): 0 W here; give them power in the stack or a --trace",
@@ -476,9 +477,9 @@ fn grid(
             .any(|(_, els, _)| els.iter().any(|x| x.discretization.is_some()));
     if !dims.non_uniform {
         if any_disc {
-            doc.grid_comment.push(
-                "discretization: ignored, as 3D-ICE ignores it without `non-uniform true`".into(),
-            );
+            let what = "discretization: ignored, as 3D-ICE ignores it without `non-uniform true`";
+            doc.grid_comment.push(what.into());
+            notes.push(what.into());
         }
         return Ok(());
     }
@@ -486,22 +487,28 @@ fn grid(
         si(f, dims.line, &dims.cell_length, -6)?,
         si(f, dims.line, &dims.cell_width, -6)?,
     );
-    let (nx, ny, why) = extras::non_uniform_cells(s, f, (doc.width, doc.length), cell, plans)?;
-    let set_by = if why.is_empty() {
+    let g = extras::non_uniform_edges(s, f, (doc.width, doc.length), cell, plans)?;
+    let (nx, ny) = (g.xe.len() - 1, g.ye.len() - 1);
+    let set_by = if g.why.is_empty() {
         String::new()
     } else {
-        format!(" (discretization of {})", why.join(", "))
+        format!(" (discretization of {})", g.why.join(", "))
     };
     doc.grid_comment.push(format!(
-        "non-uniform true: 3D-ICE's cells differ per layer and element; cuth's grid is \
-         uniform at the finest of them, {nx} x {ny}{set_by}"
+        "non-uniform true: a graded grid of {nx} x {ny} cells, the union of every layer's \
+         and floorplan element's grid lines{set_by}"
     ));
-    notes.push(format!(
-        "non-uniform true: 3D-ICE's per-layer and per-element cells are not reproduced \
-         exactly; the grid is uniform at the finest of them, {nx} x {ny}{set_by}; choose \
-         another with --grid NXxNY"
-    ));
+    if !g.inexact.is_empty() {
+        let what = format!(
+            "non-uniform true: 3D-ICE's cells differ from layer to layer; cuth's one graded \
+             grid ({nx} x {ny}, the union of their lines) is finer than 3D-ICE's on {}",
+            g.inexact.join(", ")
+        );
+        doc.grid_comment.push(what.clone());
+        notes.push(format!("{what}; choose another grid with --grid NXxNY"));
+    }
     doc.nx = nx;
     doc.ny = ny;
+    doc.edges = Some((g.xe, g.ye));
     Ok(())
 }
