@@ -278,3 +278,99 @@ fn resolve_one(
         elements: f.elements.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::stack::Stack;
+    use std::path::Path;
+
+    const BASE: &str = r#"
+[chip]
+width = 0.002
+length = 0.001
+[grid]
+GRID
+[boundary]
+ambient = 300.0
+h_top = 1e4
+[materials.si]
+k = 130.0
+heat_capacity = 1.6e6
+[[layers]]
+name = "die"
+material = "si"
+thickness = 1e-4
+[layers.power]
+type = "blocks"
+[[layers.power.blocks]]
+name = "a.1"
+x = 0.0
+y = 0.0
+width = 0.001
+height = 0.001
+power = 1.0
+[[probes]]
+name = "p"
+x = 0.001
+y = 0.0005
+layer = "die"
+"#;
+
+    fn load(grid: &str, extra: &str) -> Result<Stack, String> {
+        let text = BASE.replace("GRID", grid) + extra;
+        Stack::from_toml(&text, Path::new("s.toml")).map_err(|e| e.to_string())
+    }
+
+    const UNIFORM: &str = "nx = 4\nny = 2";
+
+    #[test]
+    fn grid_lines_given_one_by_one() {
+        let st = load("x_edges = [0.0, 0.0005, 0.002]\ny_edges = [0.0, 0.001]", "").unwrap();
+        assert_eq!((st.nx, st.ny), (2, 1));
+        let (xe, _) = st.plane_edges.unwrap();
+        assert_eq!(xe, [0.0, 0.0005, 0.002]);
+        for (grid, needle) in [
+            (
+                "x_edges = [0.0, 0.001, 0.0005, 0.002]\ny_edges = [0.0, 0.001]",
+                "grid.x_edges",
+            ),
+            (
+                "x_edges = [0.0, 0.0019]\ny_edges = [0.0, 0.001]",
+                "grid.x_edges",
+            ),
+            ("x_edges = [0.0, 0.002]", "both `x_edges` and `y_edges`"),
+            (
+                "nx = 2\nx_edges = [0.0, 0.002]\ny_edges = [0.0, 0.001]",
+                "neither",
+            ),
+        ] {
+            let e = load(grid, "").unwrap_err();
+            assert!(e.contains(needle), "{grid}: {e}");
+        }
+    }
+
+    #[test]
+    fn instructions_name_what_exists_and_stay_in_the_output_folder() {
+        let file = |kv: &str| {
+            format!("[output.threedice]\nslot = 0.1\n[[output.threedice.files]]\nelement = \"D\"\n{kv}\n")
+        };
+        let st = load(
+            UNIFORM,
+            &file("kind = \"Tflpel\"\nfile = \"o/a.txt\"\nlayer = \"die\"\nquantity = \"maximum\"\nelements = [{ name = \"a\", blocks = [\"a.1\"] }]"),
+        )
+        .unwrap();
+        let outs = st.threedice.unwrap();
+        assert_eq!(outs.slot_s, Some(0.1));
+        assert!(outs.reads_layer(0) && !outs.needs_field());
+        for (kv, needle) in [
+            ("kind = \"T\"\nfile = \"../a.txt\"\nprobe = \"p\"", "inside the run's output folder"),
+            ("kind = \"T\"\nfile = \"summary.json\"\nprobe = \"p\"", "cuth writes itself"),
+            ("kind = \"T\"\nfile = \"a.txt\"\nprobe = \"q\"", "unknown probe `q`"),
+            ("kind = \"Tmap\"\nfile = \"a.txt\"", "needs a `layer`"),
+            ("kind = \"Tflp\"\nfile = \"a.txt\"\nlayer = \"die\"\nquantity = \"average\"\nelements = [{ name = \"b\", blocks = [\"b\"] }]", "no inline block `b`"),
+        ] {
+            let e = load(UNIFORM, &file(kv)).unwrap_err();
+            assert!(e.contains(needle), "{kv}: {e}");
+        }
+    }
+}

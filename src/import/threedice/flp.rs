@@ -2,7 +2,8 @@
 //! `NAME : position X, Y ; dimension L, W ; power values P1, P2, ... ;`, or
 //! with its outline as a list of `rectangle (X, Y, L, W) ;` (an element that
 //! is not one rectangle), with µm lengths (L along x, W along y) and one
-//! power (W) per time slot. `material` and `discretization` (3D-ICE 4.0's
+//! power (W) per time slot (optional: 3D-ICE's server takes them from its
+//! client). `material` and `discretization` (3D-ICE 4.0's
 //! non-uniform mode) are kept for the conversion to judge.
 
 use super::lexer::{Cursor, Tok};
