@@ -83,12 +83,17 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     let progress = SolveProgress::start(!plan.quiet && !plan.json);
     // The whole field stays on the host only for the outputs that write
     // it; otherwise the solve keeps the statistics and the maps.
-    let keep = if args.npy.is_some() || plan.vtk || plan.out.save_state.is_some() {
+    let peer = plan.stack.threedice.as_ref();
+    let keep = if args.npy.is_some()
+        || plan.vtk
+        || plan.out.save_state.is_some()
+        || peer.is_some_and(|p| p.needs_field())
+    {
         KeepField::Whole
     } else {
         KeepField::Maps(
             (0..plan.stack.layers.len())
-                .filter(|&l| out_opts.maps.includes(l))
+                .filter(|&l| out_opts.maps.includes(l) || peer.is_some_and(|p| p.reads_layer(l)))
                 .collect(),
         )
     };
@@ -127,6 +132,10 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     }
     let summary = output::stream_steady(&mut Staged::new(&txn, Path::new("")), &view, &out_opts)
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
+    for f in output::threedice::steady_files(&view) {
+        txn.write(Path::new(&f.name), &f.bytes)
+            .with_context(|| format!("writing results under {}", out_dir.display()))?;
+    }
     txn.commit()
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
     let outcome = SteadyOutcome { summary, ..outcome };

@@ -46,6 +46,21 @@ pub struct ProbeDoc {
     pub comment: String,
 }
 
+/// An `[[output.threedice.files]]` entry: a 3D-ICE output instruction.
+#[derive(Clone, Debug, Default)]
+pub struct PeerFileDoc {
+    pub kind: String,
+    pub file: String,
+    pub element: String,
+    pub layer: Option<String>,
+    pub probe: Option<String>,
+    pub quantity: Option<String>,
+    pub when: String,
+    /// Floorplan elements and their blocks (`Tflp`, `Tflpel`).
+    pub elements: Vec<(String, Vec<String>)>,
+    pub comment: String,
+}
+
 #[derive(Clone, Debug)]
 pub enum PowerDoc {
     /// HotSpot trace for the layer's floorplan; `file` as written in the TOML.
@@ -90,6 +105,8 @@ pub struct StackDoc {
     /// Non-uniform grid: the largest cell over powered dies, metres, and the
     /// growth ratio; replaces `nx`, `ny` when given.
     pub cell: Option<(f64, f64)>,
+    /// Graded grid given line by line (x and y edges, m); replaces the others.
+    pub edges: Option<(Vec<f64>, Vec<f64>)>,
     pub grid_comment: Vec<String>,
     pub ambient: f64,
     pub h_top: f64,
@@ -101,6 +118,9 @@ pub struct StackDoc {
     pub materials: Vec<MaterialDoc>,
     pub layers: Vec<LayerDoc>,
     pub probes: Vec<ProbeDoc>,
+    /// `[output.threedice]`: 3D-ICE's time slot (s) and output instructions.
+    pub peer_slot: Option<f64>,
+    pub peer_files: Vec<PeerFileDoc>,
     /// Comment lines at the end (settings with no counterpart, hints).
     pub footer: Vec<String>,
 }
@@ -162,11 +182,60 @@ impl StackDoc {
                 string(&p.layer)
             );
         }
+        self.render_peer_files(&mut o);
         if !self.footer.is_empty() {
             o.push('\n');
             comments(&mut o, &self.footer);
         }
         o
+    }
+
+    /// `[output.threedice]` and its files, when any.
+    fn render_peer_files(&self, o: &mut String) {
+        if self.peer_files.is_empty() {
+            return;
+        }
+        o.push_str("\n# 3D-ICE's output instructions: a run writes these files under its output folder.\n[output.threedice]\n");
+        if let Some(slot) = self.peer_slot {
+            let _ = writeln!(
+                o,
+                "slot = {}    # s: `slot` files are written at its multiples",
+                num(slot)
+            );
+        }
+        for f in &self.peer_files {
+            let _ = writeln!(
+                o,
+                "\n# {}\n[[output.threedice.files]]\nkind = {}\nfile = {}\nelement = {}\nwhen = {}",
+                f.comment,
+                string(&f.kind),
+                string(&f.file),
+                string(&f.element),
+                string(&f.when)
+            );
+            for (k, v) in [
+                ("layer", &f.layer),
+                ("probe", &f.probe),
+                ("quantity", &f.quantity),
+            ] {
+                if let Some(v) = v {
+                    let _ = writeln!(o, "{k} = {}", string(v));
+                }
+            }
+            if !f.elements.is_empty() {
+                o.push_str("elements = [\n");
+                for (name, blocks) in &f.elements {
+                    let blocks: Vec<String> = blocks.iter().map(|b| string(b)).collect();
+                    let _ = writeln!(
+                        o,
+                        "    {{ name = {}, blocks = [{}] }},",
+                        string(name),
+                        blocks.join(", ")
+                    );
+                }
+                o.push_str("]\n");
+            }
+        }
     }
 
     /// The domain's tables: chip or package, grid, boundary and output.
@@ -180,8 +249,17 @@ impl StackDoc {
             num(self.length)
         );
         comments(o, &self.grid_comment);
-        match self.cell {
-            Some((cell, growth)) => {
+        match (&self.edges, self.cell) {
+            (Some((xe, ye)), _) => {
+                let list = |e: &[f64]| e.iter().map(|v| num(*v)).collect::<Vec<_>>().join(", ");
+                let _ = writeln!(
+                    o,
+                    "[grid]\nx_edges = [{}]    # m\ny_edges = [{}]    # m\n",
+                    list(xe),
+                    list(ye)
+                );
+            }
+            (None, Some((cell, growth))) => {
                 let _ = writeln!(
                     o,
                     "[grid]\ncell = {}    # m, largest cell over the powered dies\ngrowth = {}    # largest ratio of neighbouring cells elsewhere\n",
@@ -189,7 +267,7 @@ impl StackDoc {
                     num(growth)
                 );
             }
-            None => {
+            (None, None) => {
                 let _ = writeln!(o, "[grid]\nnx = {}\nny = {}\n", self.nx, self.ny);
             }
         }

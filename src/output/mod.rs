@@ -19,7 +19,8 @@
 //! (the streamed files of a steady result);
 //! for transient runs `timeseries`, `plot` (line plot) and `transient`
 //! (snapshots staged during the run, committed at the end); `vtk` (the one
-//! VTK writer: `.vtr`, `.vti`, `.pvd`); `transaction`
+//! VTK writer: `.vtr`, `.vti`, `.pvd`); `threedice` (an imported 3D-ICE
+//! stack's own output files); `transaction`
 //! (the one output transaction every command writes through: private
 //! staging, lock, renames, stale files) and `signals` (its cleanup on
 //! SIGINT/SIGTERM/SIGHUP).
@@ -162,6 +163,7 @@ pub mod png;
 pub mod raster;
 pub mod signals;
 mod table;
+pub mod threedice;
 pub mod ticks;
 pub mod timeseries;
 pub mod transaction;

@@ -19,6 +19,8 @@ pub struct TransientWriter {
     txn: Transaction,
     /// (time, `snapshots/step_NNNNN/field.vtr`) of each VTK snapshot.
     vtk_snapshots: Vec<(f64, String)>,
+    /// An imported 3D-ICE stack's map frames, gathered at the snapshots.
+    peer: super::threedice::TransientMaps,
 }
 
 fn io(path: &Path, source: std::io::Error) -> OutputError {
@@ -34,6 +36,7 @@ impl TransientWriter {
         Ok(TransientWriter {
             txn: Transaction::begin(out, Owned::Thermal)?,
             vtk_snapshots: Vec::new(),
+            peer: Default::default(),
         })
     }
 
@@ -52,6 +55,7 @@ impl TransientWriter {
         view: &SteadyView,
         opts: &OutputOptions,
     ) -> Result<(), OutputError> {
+        self.peer.snapshot(view, time_s);
         let dir = Path::new("snapshots").join(format!("step_{step:05}"));
         if opts.vtk {
             let file = format!("snapshots/step_{step:05}/field.vtr");
@@ -62,9 +66,10 @@ impl TransientWriter {
     }
 
     /// Writes the final maps (unless `final_maps` is false), the time series,
-    /// the plot and the summary and moves everything into place.
+    /// the plot, the summary and an imported 3D-ICE stack's own files, and
+    /// moves everything into place.
     pub fn commit(
-        self,
+        mut self,
         final_view: &SteadyView,
         records: &[StepRecord],
         block_names: &[String],
@@ -115,7 +120,9 @@ impl TransientWriter {
             .collect();
         let timeseries = timeseries_csv(records, &layers, block_names, &probes, unit)
             .map_err(|e| io(&self.txn.out().join("timeseries.csv"), e))?;
-        let mut files = vec![
+        let peer = std::mem::take(&mut self.peer);
+        let mut files = peer.files(final_view, records, block_names);
+        files.extend([
             Rendered {
                 name: "timeseries.csv".into(),
                 bytes: timeseries.into_bytes(),
@@ -128,7 +135,7 @@ impl TransientWriter {
                 name: "summary.json".into(),
                 bytes: (json + "\n").into_bytes(),
             },
-        ];
+        ]);
         // ParaView's time collection: the snapshots, else the final field.
         let mut series = self.vtk_snapshots.clone();
         if series.is_empty() && final_maps {

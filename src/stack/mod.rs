@@ -7,6 +7,7 @@ mod cooling;
 mod grid;
 pub mod law;
 mod package;
+pub mod peer_outputs;
 mod plausible;
 mod probes;
 pub mod schema;
@@ -57,6 +58,8 @@ pub struct Stack {
     pub probes: Vec<Probe>,
     /// `[output] block_map`: the stack's choice for `blocks.steady`.
     pub block_map: Option<BlockMap>,
+    /// `[output.threedice]`: 3D-ICE output files a run writes.
+    pub threedice: Option<peer_outputs::PeerOutputs>,
     /// Plausibility warnings (`stack::plausible`): valid but likely slips.
     pub warnings: Vec<String>,
 }

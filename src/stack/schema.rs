@@ -39,6 +39,9 @@ pub struct OutputSpec {
     /// What `blocks.steady` reports per block (`--block-map` overrides), so
     /// an imported HotSpot model keeps its `-grid_map_mode`.
     pub block_map: Option<BlockMap>,
+    /// An imported 3D-ICE stack's output instructions, written under the
+    /// run's output folder in 3D-ICE's formats.
+    pub threedice: Option<super::peer_outputs::PeerOutputsSpec>,
 }
 
 /// The one value per block that `blocks.steady` reports, as HotSpot's
@@ -94,6 +97,11 @@ pub struct GridSpec {
     /// Largest cell anywhere (default 8 × `cell`): bounds the cells' aspect
     /// ratio, which multigrid's iteration count follows.
     pub max_cell: Option<Length>,
+    /// Graded grid given line by line: the column edges (x) and row edges
+    /// (y), m, increasing from 0 to the extent (an imported 3D-ICE
+    /// non-uniform grid); replaces `nx`/`ny` and `cell`.
+    pub x_edges: Option<Vec<f64>>,
+    pub y_edges: Option<Vec<f64>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -5,6 +5,7 @@
 
 use crate::util::cli::*;
 use std::path::Path;
+use std::process::Command;
 use std::process::Output;
 
 fn import_3dice(stk: &str, out: &Path) -> Output {
@@ -122,6 +123,44 @@ fn threedice_uniform_die_matches_series_resistances() {
     assert_eq!(st.layers.first().unwrap().name, "LID");
     assert_eq!(st.layers.last().unwrap().name, "DIE_0");
     assert_eq!((st.h_top, st.h_bottom), (1e4, None));
+}
+
+/// The outermost layer on a side without a sink: cuth couples it to its
+/// neighbour through half its height, 3D-ICE (`first_layer` of its thermal
+/// grid) through all of it. The README gives the difference as
+/// `P dz / (2 kz A)`: here the powered 2 um source is the bottom layer, so
+/// cuth's source is that much cooler than 3D-ICE's, and no more.
+#[test]
+fn threedice_outermost_layer_differs_by_the_stated_half_cell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/3dice");
+    std::fs::copy(data.join("uniform.flp"), d.join("uniform.flp")).unwrap();
+    let text = std::fs::read_to_string(data.join("uniform.stk")).unwrap();
+    let text = text.replace("   layer  100 SILICON ;\n", "");
+    assert!(!text.contains("layer  100"), "the bottom layer is removed");
+    let stk = write(d, "o.stk", &text);
+    let out = d.join("o.toml");
+    let o = Command::new(crate::util::cli::cuth_path())
+        .args(["import", "3dice", s(&stk), "--out", s(&out)])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    ok(&o);
+    let (_, t) = solve_state(&out, d, "o");
+    let a = 4e-3 * 2e-3;
+    let (k_si, k_beol, p) = (130.0, 2.25, 2.5);
+    let half_source = 1e-6 / k_si / a;
+    let r_cuth = 1.0 / (1e4 * a) + half_source + (10e-6 / k_beol + 300e-6 / k_si) / a;
+    let cuth_k = 318.15 + p * r_cuth;
+    for v in &t[..32] {
+        // 3D-ICE's would be p * half_source (0.0024 K) hotter.
+        assert!((v - cuth_k).abs() < 1e-6, "{v} vs {cuth_k}");
+    }
+    // The README's figure for 3D-ICE's solid tests: 50 W through a 2 um
+    // source over 10 x 10 mm, 1e-6 / (130 * 1e-4) K/W.
+    let solid: f64 = 50.0 * 1e-6 / (130.0 * 1e-4);
+    assert!((solid - 0.004).abs() < 2e-4, "{solid}");
 }
 
 #[test]

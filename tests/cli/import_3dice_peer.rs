@@ -236,30 +236,33 @@ fn floorplans_open_from_the_working_directory_first_then_beside_the_stk() {
 fn discretization_material_and_non_uniform_examples_import() {
     let tmp = tempfile::tempdir().unwrap();
     let bin = peer().join("bin");
-    // `non-uniform true` with 10 x 10 cells per 5000 um element: a 20 x 20
-    // grid, not the 2 x 2 of the 5000 um default cell; per-element
-    // `material` lines that name the source's material are accepted.
+    // `non-uniform true` with 10 x 10 cells per 5000 um element: a graded
+    // grid of 20 x 20 (every element's lines), not the 2 x 2 of the 5000 um
+    // default cell; exact, so no note; per-element `material` lines that
+    // name the source's material are accepted.
     let out = tmp.path().join("m.toml");
     let o = import_in(&bin, "example_steady_material.stk", &out);
     ok(&o);
-    assert!(err(&o).contains("--grid NXxNY"), "{}", err(&o));
-    assert!(
-        err(&o).contains("output not carried over: line 29: T3d"),
-        "{}",
-        err(&o)
-    );
+    assert!(!err(&o).contains("--grid"), "{}", err(&o));
+    assert!(err(&o).contains("output: 3 instruction(s)"), "{}", err(&o));
     let st = cuth::stack::Stack::load(&out).unwrap();
     assert_eq!((st.nx, st.ny), (20, 20));
+    let (xe, _) = st.plane_edges.as_ref().expect("a graded grid");
+    assert!(
+        xe.windows(2).all(|w| (w[1] - w[0] - 5e-4).abs() < 1e-12),
+        "{xe:?}"
+    );
     assert_eq!(st.probes.len(), 1);
     assert_eq!((st.probes[0].x_m, st.probes[0].y_m), (5e-3, 3e-3));
     // `discretization N M` on a stack layer and a die, and per-element
-    // discretization: the finest cell is the default 1000 um one here.
+    // discretization: every layer's lines, a note naming `--grid` where a
+    // layer's cells are not the grid's.
     let out = tmp.path().join("n.toml");
     let o = import_in(&bin, "example_transient_nonuniform.stk", &out);
     ok(&o);
     let e = err(&o);
     assert!(
-        e.contains("--grid NXxNY") && e.contains("`CONN_TO_PCB` 2 x 2"),
+        e.contains("--grid NXxNY") && e.contains("CONN_TO_PCB"),
         "{e}"
     );
     assert!(
@@ -267,7 +270,21 @@ fn discretization_material_and_non_uniform_examples_import() {
         "{e}"
     );
     let st = cuth::stack::Stack::load(&out).unwrap();
-    assert_eq!((st.nx, st.ny), (10, 10));
+    let (xe, ye) = st.plane_edges.as_ref().expect("a graded grid");
+    // The 1000 um default cell, TOP_DIE's 4 x 5, Hotspot1's 2 x 3 over
+    // x 5000-10000 um and Hotspot2's 3 x 4 over y 5000-10000 um.
+    let want: [(&Vec<f64>, &[f64]); 2] = [
+        (xe, &[1e-3, 2.5e-3, 7.5e-3]),
+        (ye, &[2e-3, 6.25e-3, 8.75e-3]),
+    ];
+    for (edges, lines) in want {
+        for v in lines {
+            assert!(
+                edges.iter().any(|e| (e - v).abs() < 1e-12),
+                "{v} in {edges:?}"
+            );
+        }
+    }
     // Without `non-uniform true`, discretization is ignored, as by 3D-ICE.
     let text = std::fs::read_to_string(bin.join("example_transient_nonuniform.stk")).unwrap();
     let d = tmp.path();
@@ -282,6 +299,7 @@ fn discretization_material_and_non_uniform_examples_import() {
     let o = import_in(d, s(&p), &out);
     ok(&o);
     assert!(!err(&o).contains("--grid"), "{}", err(&o));
+    assert!(err(&o).contains("discretization: ignored"), "{}", err(&o));
     let st = cuth::stack::Stack::load(&out).unwrap();
     assert_eq!((st.nx, st.ny), (10, 10));
 }

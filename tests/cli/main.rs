@@ -11,6 +11,7 @@ mod device;
 mod grid_slivers;
 mod hotspot_reference;
 mod import_3dice;
+mod import_3dice_outputs;
 mod import_3dice_peer;
 mod import_hotspot;
 mod import_hotspot_flags;

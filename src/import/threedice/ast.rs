@@ -77,6 +77,24 @@ pub struct ProbeOut {
     pub line: usize,
 }
 
+/// An output instruction other than `T`:
+/// `KIND ( [ELEMENT[.FLOORPLAN_ELEMENT] ,] "FILE" [, QUANTITY] [, WHEN] ) ;`.
+#[derive(Clone, Debug)]
+pub struct OutputInstr {
+    /// `Tflp`, `Tflpel`, `Tmap`, `Pmap`, `Tcoolant` or `T3d`.
+    pub kind: String,
+    /// The stack element (none for `T3d`).
+    pub element: Option<String>,
+    /// `Tflpel`'s floorplan element.
+    pub floorplan_element: Option<String>,
+    pub file: String,
+    /// `maximum`, `minimum`, `average` or `gradient`.
+    pub quantity: Option<String>,
+    /// `final`, `slot` or `step`.
+    pub when: String,
+    pub line: usize,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Stk {
     pub materials: Vec<StkMaterial>,
@@ -93,10 +111,9 @@ pub struct Stk {
     pub initial_temperature: Option<(String, usize)>,
     /// The `T` output instructions.
     pub probes: Vec<ProbeOut>,
-    /// The other output instructions, as written (maps and block tables
-    /// whose 3D-ICE files cuth does not write).
-    /// (line, instruction, text as written).
-    pub outputs: Vec<(usize, String, String)>,
+    /// The other output instructions (`Tflp`, `Tflpel`, `Tmap`, `Pmap`,
+    /// `Tcoolant`, `T3d`).
+    pub outputs: Vec<OutputInstr>,
     /// Statements carried as comments only (solver extras).
     pub ignored: Vec<String>,
 }

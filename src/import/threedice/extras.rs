@@ -1,12 +1,13 @@
 //! Parts of the 3D-ICE conversion beyond the layer stack: where a floorplan
-//! is opened from, the in-plane grid of 3D-ICE's non-uniform mode, the
-//! blocks of an element (one per rectangle, power shared by area), and the
-//! `output:` section (`T` probes; what else is not carried over).
+//! is opened from, the in-plane grid of 3D-ICE's non-uniform mode (a
+//! graded grid of every layer's lines), the blocks of an element (one per
+//! rectangle, power shared by area), and the `output:` section (probes and
+//! the `[output.threedice]` files a run writes).
 
 use super::flp;
 use super::si;
 use super::stk::{self, Stk};
-use crate::import::emit::{BlockDoc, ProbeDoc};
+use crate::import::emit::{BlockDoc, PeerFileDoc, ProbeDoc};
 use crate::import::ImportError;
 use std::path::{Path, PathBuf};
 
@@ -70,43 +71,104 @@ fn count(file: &Path, line: usize, lit: &str) -> Result<f64, ImportError> {
     }
 }
 
-/// The uniform grid that resolves 3D-ICE's non-uniform one: the finest
-/// cell along x and y over the `dimensions` cell, each stack element's
-/// `discretization` (cells across the chip) and each floorplan element's
-/// (cells across the element). 3D-ICE's grid differs from layer to layer,
-/// which cuth's tensor-product grid cannot follow, so this refines
-/// everywhere to the finest. Returns (nx, ny, what set it).
-pub fn non_uniform_cells(
+/// 3D-ICE's non-uniform grid as cuth's graded one: the union of every
+/// layer's grid lines (each stack element's `discretization` across the
+/// chip, or the `dimensions` cell; on a die's source layer each floorplan
+/// element's `discretization` across the element), one tensor-product grid
+/// for all layers. Exact when every layer's own cells are the grid's cells
+/// (same count), finer than 3D-ICE's elsewhere.
+pub struct NonUniform {
+    pub xe: Vec<f64>,
+    pub ye: Vec<f64>,
+    /// What set lines, for the comment.
+    pub why: Vec<String>,
+    /// The layers (stack elements) whose cells cuth's grid does not reproduce.
+    pub inexact: Vec<String>,
+}
+
+/// `n` equal cells over `lo..hi`: their lines.
+fn split(lines: &mut Vec<f64>, lo: f64, hi: f64, n: f64) {
+    let n = n as usize;
+    lines.extend((0..=n).map(|k| crate::import::round12(lo + (hi - lo) * k as f64 / n as f64)));
+}
+
+/// Sorted lines, those within 1e-9 of the extent merged.
+fn tidy(mut v: Vec<f64>, extent: f64) -> Vec<f64> {
+    v.retain(|x| (0.0..=extent * (1.0 + 1e-12)).contains(x));
+    v.sort_by(f64::total_cmp);
+    v.dedup_by(|a, b| (*a - *b).abs() <= 1e-9 * extent);
+    v
+}
+
+pub fn non_uniform_edges(
     s: &Stk,
     f: &Path,
     (width, length): (f64, f64),
     (cx, cy): (f64, f64),
-    plans: &[(String, Vec<flp::Element>, PathBuf)],
-) -> Result<(usize, usize, Vec<String>), ImportError> {
-    let (mut fx, mut fy) = (cx, cy);
-    let mut why = Vec::new();
+    plans: &Plans,
+) -> Result<NonUniform, ImportError> {
+    let (mut xs, mut ys, mut why) = (Vec::new(), Vec::new(), Vec::new());
+    // Per stack element, its lines and its 3D-ICE cell count per layer.
+    let mut layers: Vec<(String, usize)> = Vec::new();
+    let default = (
+        (width / cx).round().max(1.0),
+        (length / cy).round().max(1.0),
+    );
     for e in &s.stack {
-        if let Some((nx, ny)) = &e.discretization {
-            fx = fx.min(width / count(f, e.line, nx)?);
-            fy = fy.min(length / count(f, e.line, ny)?);
-            why.push(format!("`{}` {nx} x {ny}", e.name));
-        }
-    }
-    for (_, els, path) in plans {
-        for el in els {
-            let Some((nx, ny)) = &el.discretization else {
-                continue;
-            };
-            let (nx, ny) = (count(path, el.line, nx)?, count(path, el.line, ny)?);
-            for r in &el.rects {
-                fx = fx.min(si(path, el.line, &r.length, -6)? / nx);
-                fy = fy.min(si(path, el.line, &r.width, -6)? / ny);
+        let (nx, ny) = match &e.discretization {
+            Some((nx, ny)) => {
+                why.push(format!("`{}` {nx} x {ny}", e.name));
+                (count(f, e.line, nx)?, count(f, e.line, ny)?)
             }
-            why.push(format!("`{}` {nx} x {ny}", el.name));
+            None => default,
+        };
+        // A die made of its source layer alone has no layer on these cells.
+        let plain = match &e.element {
+            stk::Element::Die { die, .. } => {
+                s.dies.iter().any(|d| d.name == *die && d.layers.len() > 1)
+            }
+            stk::Element::Layer(_) => true,
+        };
+        if plain {
+            split(&mut xs, 0.0, width, nx);
+            split(&mut ys, 0.0, length, ny);
+            layers.push((e.name.clone(), (nx * ny) as usize));
         }
+        let Some((_, els, path)) = plans.iter().find(|(n, _, _)| *n == e.name) else {
+            continue;
+        };
+        let mut cells = 0;
+        for el in els {
+            let (ex, ey) = match &el.discretization {
+                Some((a, b)) => {
+                    why.push(format!("`{}` {a} x {b}", el.name));
+                    (count(path, el.line, a)?, count(path, el.line, b)?)
+                }
+                None => (1.0, 1.0),
+            };
+            for r in &el.rects {
+                let len = |v: &str| si(path, el.line, v, -6);
+                let (x0, y0) = (len(&r.x)?, len(&r.y)?);
+                split(&mut xs, x0, x0 + len(&r.length)?, ex);
+                split(&mut ys, y0, y0 + len(&r.width)?, ey);
+                cells += (ex * ey) as usize;
+            }
+        }
+        layers.push((format!("{} (source layer)", e.name), cells));
     }
-    let n = |extent: f64, cell: f64| ((extent / cell) * (1.0 - 1e-9)).ceil().max(1.0) as usize;
-    Ok((n(width, fx), n(length, fy), why))
+    let (xe, ye) = (tidy(xs, width), tidy(ys, length));
+    let n = (xe.len() - 1) * (ye.len() - 1);
+    let inexact = layers
+        .into_iter()
+        .filter(|(_, c)| *c != n)
+        .map(|(name, _)| name)
+        .collect();
+    Ok(NonUniform {
+        xe,
+        ye,
+        why,
+        inexact,
+    })
 }
 
 /// The blocks of floorplan element `x`: one per rectangle, the element's
@@ -125,16 +187,13 @@ pub fn element_blocks(
     }
     let area: f64 = rects.iter().map(|r| r.2 * r.3).sum();
     let many = rects.len() > 1;
+    let names = part_names(name, rects.len());
     let mut out = Vec::new();
-    for (k, (rx, ry, rw, rh)) in rects.into_iter().enumerate() {
+    for ((rx, ry, rw, rh), name) in rects.into_iter().zip(names) {
         let share = if many { rw * rh / area } else { 1.0 };
         let powers: Vec<f64> = x.powers.iter().map(|p| p * share).collect();
         let block = BlockDoc {
-            name: if many {
-                format!("{name}.{}", k + 1)
-            } else {
-                name.to_string()
-            },
+            name,
             x: rx,
             y: ry,
             width: rw,
@@ -146,65 +205,160 @@ pub fn element_blocks(
     Ok(out)
 }
 
-/// The `T` instructions as probes on the source layer of the die (or on
-/// the layer) they name, µm -> m, named by their file's stem (with the
-/// element when two share one); plus notes on what cuth does not write.
-pub fn probes(
+/// The names of the blocks of an element drawn as `n` rectangles: its own
+/// name for one, `NAME.1`, `NAME.2`, ... for several.
+pub fn part_names(name: &str, n: usize) -> Vec<String> {
+    if n == 1 {
+        vec![name.to_string()]
+    } else {
+        (1..=n).map(|k| format!("{name}.{k}")).collect()
+    }
+}
+
+/// What the `output:` section becomes: probes, 3D-ICE output files for a
+/// run to write, and notes for the user.
+#[derive(Default)]
+pub struct Outputs {
+    pub probes: Vec<ProbeDoc>,
+    pub files: Vec<PeerFileDoc>,
+    pub notes: Vec<String>,
+}
+
+/// The floorplans of the dies: (stack element, its elements, path).
+pub type Plans = [(String, Vec<flp::Element>, PathBuf)];
+
+/// The output instructions: `T` as probes on the source layer of the die
+/// (or on the layer) they name, µm -> m, named by their file's stem (with
+/// the element when two share one), and every instruction cuth can write
+/// as a file for the run; `Tcoolant` and `gradient` are noted and skipped.
+/// `block_name` names a die's element as the import's blocks do.
+pub fn outputs(
     s: &Stk,
     f: &Path,
-    layer_of: impl Fn(&str) -> Option<String>,
-) -> Result<(Vec<ProbeDoc>, Vec<String>), ImportError> {
-    let mut out: Vec<ProbeDoc> = Vec::new();
-    let mut notes = Vec::new();
+    plans: &Plans,
+    block_name: &dyn Fn(&str, &str) -> String,
+) -> Result<Outputs, ImportError> {
+    let mut out = Outputs::default();
+    let unknown = |line: usize, what: &str, e: &str| ImportError::Syntax {
+        file: f.to_path_buf(),
+        line,
+        message: format!("output {what}: unknown stack element `{e}`"),
+    };
     for p in &s.probes {
-        let layer = layer_of(&p.element).ok_or_else(|| ImportError::Syntax {
-            file: f.to_path_buf(),
-            line: p.line,
-            message: format!("output T: unknown stack element `{}`", p.element),
-        })?;
+        let layer = output_layer(s, &p.element).ok_or_else(|| unknown(p.line, "T", &p.element))?;
         let stem = Path::new(&p.file)
             .file_stem()
             .map_or_else(|| p.file.clone(), |x| x.to_string_lossy().into_owned());
         let mut name = stem.clone();
-        if out.iter().any(|o| o.name == name) {
+        if out.probes.iter().any(|o| o.name == name) {
             name = format!("{stem}.{}", p.element);
         }
-        out.push(ProbeDoc {
+        let comment = format!(
+            "line {}: T ({}, {}, {}, \"{}\", {})",
+            p.line, p.element, p.x, p.y, p.file, p.when
+        );
+        out.files.push(PeerFileDoc {
+            kind: "T".into(),
+            file: p.file.clone(),
+            element: p.element.clone(),
+            probe: Some(name.clone()),
+            when: p.when.clone(),
+            comment: comment.clone(),
+            ..Default::default()
+        });
+        out.probes.push(ProbeDoc {
             name,
             x: si(f, p.line, &p.x, -6)?,
             y: si(f, p.line, &p.y, -6)?,
             layer,
-            comment: format!(
-                "line {}: T ({}, {}, {}, \"{}\", {})",
-                p.line, p.element, p.x, p.y, p.file, p.when
-            ),
+            comment,
         });
     }
-    if !out.is_empty() {
-        notes.push(format!(
-            "output T: {} probe(s) carried over; cuth reports them in probes.csv, summary.json \
-             and (transient) timeseries.csv every step, not in 3D-ICE's files ({})",
-            out.len(),
-            s.probes
-                .iter()
-                .map(|p| p.file.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    for (line, kind, text) in &s.outputs {
-        let instead = match kind.as_str() {
-            "Tmap" | "Pmap" => "cuth writes every layer's map, NN_<layer>.csv/.png",
-            "Tflp" | "Tflpel" => "cuth writes every block's min/avg/max to blocks.csv",
-            "T3d" => "cuth writes the 3D field to field.vtr with --vtk",
-            _ => "cuth has no counterpart",
+    for o in &s.outputs {
+        let comment = format!("line {}: {}", o.line, describe(o));
+        if o.kind == "Tcoolant" {
+            out.notes.push(format!(
+                "output skipped: {comment}: no coolant to report (cavities are refused; this stack has none)"
+            ));
+            continue;
+        }
+        if o.quantity.as_deref() == Some("gradient") {
+            out.notes.push(format!(
+                "output skipped: {comment}: cuth has no `gradient` statistic (maximum, minimum and average are written)"
+            ));
+            continue;
+        }
+        let mut doc = PeerFileDoc {
+            kind: o.kind.clone(),
+            file: o.file.clone(),
+            element: o.element.clone().unwrap_or_default(),
+            quantity: o.quantity.clone(),
+            when: o.when.clone(),
+            comment,
+            ..Default::default()
         };
-        notes.push(format!(
-            "output not carried over: line {line}: {text} ({instead}, under the run's --out \
-             folder, in cuth's layout)"
+        if let Some(e) = &o.element {
+            doc.layer = Some(output_layer(s, e).ok_or_else(|| unknown(o.line, &o.kind, e))?);
+        }
+        if matches!(o.kind.as_str(), "Tflp" | "Tflpel" | "Pmap") {
+            let die = o.element.as_deref().unwrap_or_default();
+            let Some((_, els, _)) = plans.iter().find(|(n, _, _)| n == die) else {
+                return Err(ImportError::Syntax {
+                    file: f.to_path_buf(),
+                    line: o.line,
+                    message: format!("output {}: `{die}` is not a die of the stack", o.kind),
+                });
+            };
+            let wanted = o.floorplan_element.as_deref();
+            for el in els.iter().filter(|el| wanted.is_none_or(|w| w == el.name)) {
+                let name = block_name(die, &el.name);
+                doc.elements
+                    .push((el.name.clone(), part_names(&name, el.rects.len())));
+            }
+            if let (Some(w), true) = (wanted, doc.elements.is_empty()) {
+                return Err(ImportError::Syntax {
+                    file: f.to_path_buf(),
+                    line: o.line,
+                    message: format!("output Tflpel: die `{die}` has no floorplan element `{w}`"),
+                });
+            }
+            if o.kind == "Pmap" {
+                doc.elements.clear();
+            }
+        }
+        if o.kind == "T3d" && o.when != "final" {
+            out.notes.push(format!(
+                "output {}: cuth writes the final field only, not one per {}",
+                doc.comment, o.when
+            ));
+        }
+        out.files.push(doc);
+    }
+    if !out.files.is_empty() {
+        let names: Vec<&str> = out.files.iter().map(|d| d.file.as_str()).collect();
+        out.notes.push(format!(
+            "output: {} instruction(s) carried over ({}); `cuth solve` and `cuth transient` write \
+             them in 3D-ICE's formats under their --out folder ({} probe(s) also in probes.csv)",
+            out.files.len(),
+            names.join(", "),
+            out.probes.len()
         ));
     }
-    Ok((out, notes))
+    Ok(out)
+}
+
+/// An instruction as a person reads it.
+fn describe(o: &stk::OutputInstr) -> String {
+    let mut args = Vec::new();
+    match (&o.element, &o.floorplan_element) {
+        (Some(e), Some(x)) => args.push(format!("{e}.{x}")),
+        (Some(e), None) => args.push(e.clone()),
+        _ => {}
+    }
+    args.push(format!("\"{}\"", o.file));
+    args.extend(o.quantity.clone());
+    args.push(o.when.clone());
+    format!("{} ({})", o.kind, args.join(", "))
 }
 
 /// The cuth layer that a 3D-ICE output element names: a die's source layer

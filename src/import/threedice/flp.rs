@@ -2,7 +2,8 @@
 //! `NAME : position X, Y ; dimension L, W ; power values P1, P2, ... ;`, or
 //! with its outline as a list of `rectangle (X, Y, L, W) ;` (an element that
 //! is not one rectangle), with µm lengths (L along x, W along y) and one
-//! power (W) per time slot. `material` and `discretization` (3D-ICE 4.0's
+//! power (W) per time slot (optional: 3D-ICE's server takes them from its
+//! client). `material` and `discretization` (3D-ICE 4.0's
 //! non-uniform mode) are kept for the conversion to judge.
 
 use super::lexer::{Cursor, Tok};
@@ -26,8 +27,11 @@ pub struct Element {
     /// The element's outline: one rectangle (`position` + `dimension`) or
     /// several (`rectangle` lines).
     pub rects: Vec<Rect>,
-    /// W per slot.
+    /// W per slot; one 0 W slot when the element has no `power values`
+    /// (3D-ICE's server takes the power from its client).
     pub powers: Vec<f64>,
+    /// Whether the element gave `power values`.
+    pub powered: bool,
     /// Cells along x and y in 3D-ICE's non-uniform mode, as written.
     pub discretization: Option<(String, String)>,
     /// The element's material (non-uniform mode), and its line.
@@ -68,6 +72,7 @@ fn element(c: &mut Cursor, name: String, line: usize) -> Result<Element, ImportE
         line,
         rects: Vec::new(),
         powers: Vec::new(),
+        powered: true,
         discretization: None,
         material: None,
     };
@@ -146,7 +151,8 @@ fn element(c: &mut Cursor, name: String, line: usize) -> Result<Element, ImportE
             ),
         });
     }
-    el.powers = powers.ok_or_else(|| missing("power values"))?;
+    el.powered = powers.is_some();
+    el.powers = powers.unwrap_or_else(|| vec![0.0]);
     Ok(el)
 }
 
@@ -217,6 +223,9 @@ mod tests {
 
     #[test]
     fn faults() {
+        let e =
+            parse_floorplan("A : position 0, 0 ; dimension 1, 1 ;", Path::new("f.flp")).unwrap();
+        assert_eq!((e[0].powers.as_slice(), e[0].powered), (&[0.0][..], false));
         let e = parse_floorplan("A : position 0, 0 ; power values 1 ;", Path::new("f.flp"))
             .unwrap_err();
         assert!(

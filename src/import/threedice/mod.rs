@@ -82,11 +82,22 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
         if let stk::Element::Die { floorplan, .. } = &e.element {
             let (p, found) = extras::floorplan_path(f, e.line, floorplan)?;
             notes.extend(found);
-            plans.push((
-                e.name.clone(),
-                flp::parse_floorplan(&read_text(&p)?, &p)?,
-                p,
-            ));
+            let els = flp::parse_floorplan(&read_text(&p)?, &p)?;
+            let unpowered: Vec<&str> = els
+                .iter()
+                .filter(|x| !x.powered)
+                .map(|x| x.name.as_str())
+                .collect();
+            let seen = plans.iter().any(|(_, _, q)| *q == p);
+            if !unpowered.is_empty() && !seen {
+                notes.push(format!(
+                    "{}: element(s) {} have no `power values` (3D-ICE's server takes them from \
+                     its client): 0 W here; give them power in the stack or a --trace",
+                    p.display(),
+                    unpowered.join(", ")
+                ));
+            }
+            plans.push((e.name.clone(), els, p));
         }
     }
     grid(&s, f, &mut doc, &plans, &mut notes)?;
@@ -102,9 +113,20 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
         layers_top_down.reverse();
     }
     doc.layers = layers_top_down;
-    let (probes, out_notes) = extras::probes(&s, f, |e| extras::output_layer(&s, e))?;
-    doc.probes = probes;
-    notes.extend(out_notes);
+    let block_name = |die: &str, el: &str| {
+        if clash {
+            format!("{die}.{el}")
+        } else {
+            el.to_string()
+        }
+    };
+    let outs = extras::outputs(&s, f, &plans, &block_name)?;
+    doc.probes = outs.probes;
+    doc.peer_files = outs.files;
+    notes.extend(outs.notes);
+    if let Some((_, slot)) = &s.transient {
+        doc.peer_slot = Some(si(f, 0, slot, 0)?);
+    }
     if clash {
         doc.header.push(
             "Floorplan element names repeat across dies: blocks are named DIE_ELEMENT.NAME.".into(),
@@ -116,6 +138,10 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
         mut footer,
         next,
     } = power_over_time(&s, f, out, &trace, doc.ambient, &mut notes)?;
+    let next = match (next, snapshot_every(&s, f, &doc)?) {
+        (Some(n), Some(k)) => Some(format!("{n} --snapshot-every {k}")),
+        (n, _) => n,
+    };
     for i in &s.ignored {
         footer.push(format!("not carried over: {i}"));
     }
@@ -384,6 +410,28 @@ fn power_over_time(
     })
 }
 
+/// `--snapshot-every` for a transient whose `Tmap` or `Pmap` is written
+/// per `step` (1) or per `slot` (the steps in a slot): cuth writes those
+/// map frames at its snapshots.
+fn snapshot_every(s: &stk::Stk, f: &Path, doc: &StackDoc) -> Result<Option<usize>, ImportError> {
+    let Some((step, slot)) = &s.transient else {
+        return Ok(None);
+    };
+    let maps = |when: &str| {
+        doc.peer_files
+            .iter()
+            .any(|d| matches!(d.kind.as_str(), "Tmap" | "Pmap") && d.when == when)
+    };
+    if maps("step") {
+        return Ok(Some(1));
+    }
+    if !maps("slot") {
+        return Ok(None);
+    }
+    let k = si(f, 0, slot, 0)? / si(f, 0, step, 0)?;
+    Ok(Some((k.round() as usize).max(1)))
+}
+
 /// What [`power_over_time`] adds to the import.
 struct OverTime {
     /// The trace file, if any.
@@ -429,9 +477,9 @@ fn grid(
             .any(|(_, els, _)| els.iter().any(|x| x.discretization.is_some()));
     if !dims.non_uniform {
         if any_disc {
-            doc.grid_comment.push(
-                "discretization: ignored, as 3D-ICE ignores it without `non-uniform true`".into(),
-            );
+            let what = "discretization: ignored, as 3D-ICE ignores it without `non-uniform true`";
+            doc.grid_comment.push(what.into());
+            notes.push(what.into());
         }
         return Ok(());
     }
@@ -439,22 +487,28 @@ fn grid(
         si(f, dims.line, &dims.cell_length, -6)?,
         si(f, dims.line, &dims.cell_width, -6)?,
     );
-    let (nx, ny, why) = extras::non_uniform_cells(s, f, (doc.width, doc.length), cell, plans)?;
-    let set_by = if why.is_empty() {
+    let g = extras::non_uniform_edges(s, f, (doc.width, doc.length), cell, plans)?;
+    let (nx, ny) = (g.xe.len() - 1, g.ye.len() - 1);
+    let set_by = if g.why.is_empty() {
         String::new()
     } else {
-        format!(" (discretization of {})", why.join(", "))
+        format!(" (discretization of {})", g.why.join(", "))
     };
     doc.grid_comment.push(format!(
-        "non-uniform true: 3D-ICE's cells differ per layer and element; cuth's grid is \
-         uniform at the finest of them, {nx} x {ny}{set_by}"
+        "non-uniform true: a graded grid of {nx} x {ny} cells, the union of every layer's \
+         and floorplan element's grid lines{set_by}"
     ));
-    notes.push(format!(
-        "non-uniform true: 3D-ICE's per-layer and per-element cells are not reproduced \
-         exactly; the grid is uniform at the finest of them, {nx} x {ny}{set_by}; choose \
-         another with --grid NXxNY"
-    ));
+    if !g.inexact.is_empty() {
+        let what = format!(
+            "non-uniform true: 3D-ICE's cells differ from layer to layer; cuth's one graded \
+             grid ({nx} x {ny}, the union of their lines) is finer than 3D-ICE's on {}",
+            g.inexact.join(", ")
+        );
+        doc.grid_comment.push(what.clone());
+        notes.push(format!("{what}; choose another grid with --grid NXxNY"));
+    }
     doc.nx = nx;
     doc.ny = ny;
+    doc.edges = Some((g.xe, g.ye));
     Ok(())
 }

@@ -368,45 +368,115 @@ fn solver(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
 }
 
 /// `output:` and its instructions, each `NAME ( ... ) ;`: `T` is kept as a
-/// probe, the others as written.
+/// probe, the others as [`OutputInstr`]s.
 fn output(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
     c.keywords("output")?;
     c.punct(':')?;
     while c.peek_word(0).is_some() && c.peek_at(1) == Some(&Tok::Punct('(')) {
         let line = c.line();
-        if c.peek_word(0) != Some("T") {
-            let words = c.skip_statement()?;
-            stk.outputs.push((line, words[0].clone(), words.join(" ")));
-            continue;
-        }
-        c.keywords("T")?;
+        let (kind, _) = c.ident("an output instruction")?;
         c.punct('(')?;
-        let (element, _) = c.ident("a stack element name")?;
-        c.punct(',')?;
-        let x = c.number("the probe's x")?;
-        c.punct(',')?;
-        let y = c.number("the probe's y")?;
-        c.punct(',')?;
-        let file = c.string("the output file")?;
-        let when = if c.eat_punct(',') {
-            let (w, _) = c.ident("final, slot or step")?;
-            if !matches!(w.as_str(), "final" | "slot" | "step") {
-                return Err(c.error(format!("expected final, slot or step, found `{w}`")));
+        match kind.as_str() {
+            "T" => probe_output(c, stk, line)?,
+            "Tflp" | "Tflpel" | "Tmap" | "Pmap" | "Tcoolant" | "T3d" => {
+                let instr = map_output(c, kind, line)?;
+                stk.outputs.push(instr);
             }
-            w
-        } else {
-            "final".into()
-        };
+            _ => {
+                return Err(ImportError::Syntax {
+                    file: c.file.clone(),
+                    line,
+                    message: format!(
+                        "unknown output instruction `{kind}` (expected T, Tflp, Tflpel, Tmap, \
+                         Pmap, Tcoolant or T3d)"
+                    ),
+                })
+            }
+        }
         c.punct(')')?;
         c.punct(';')?;
-        stk.probes.push(ProbeOut {
-            element,
-            x,
-            y,
-            file,
-            when,
-            line,
-        });
     }
     Ok(())
+}
+
+/// `, final|slot|step` if it comes next (`final` when not written).
+fn when(c: &mut Cursor) -> Result<String, ImportError> {
+    if !c.eat_punct(',') {
+        return Ok("final".into());
+    }
+    let (w, _) = c.ident("final, slot or step")?;
+    if !matches!(w.as_str(), "final" | "slot" | "step") {
+        return Err(c.error(format!("expected final, slot or step, found `{w}`")));
+    }
+    Ok(w)
+}
+
+/// The inside of `T ( ELEMENT, X, Y, "FILE" [, WHEN] )`.
+fn probe_output(c: &mut Cursor, stk: &mut Stk, line: usize) -> Result<(), ImportError> {
+    let (element, _) = c.ident("a stack element name")?;
+    c.punct(',')?;
+    let x = c.number("the probe's x")?;
+    c.punct(',')?;
+    let y = c.number("the probe's y")?;
+    c.punct(',')?;
+    let file = output_file(c)?;
+    let when = when(c)?;
+    stk.probes.push(ProbeOut {
+        element,
+        x,
+        y,
+        file,
+        when,
+        line,
+    });
+    Ok(())
+}
+
+/// An output file: a quoted path, or unquoted words joined by `.` (the
+/// user guide writes `T3d( output3.vtk, final )`).
+fn output_file(c: &mut Cursor) -> Result<String, ImportError> {
+    if matches!(c.peek(), Some(Tok::Str(_))) {
+        return c.string("the output file");
+    }
+    let mut name = c.ident("the output file (a \"quoted\" path)")?.0;
+    while c.peek_at(0) == Some(&Tok::Punct('.')) && c.peek_word(1).is_some() {
+        c.punct('.')?;
+        name.push('.');
+        name.push_str(&c.ident("the file name")?.0);
+    }
+    Ok(name)
+}
+
+/// The inside of `Tflp`, `Tflpel`, `Tmap`, `Pmap`, `Tcoolant` and `T3d`.
+fn map_output(c: &mut Cursor, kind: String, line: usize) -> Result<OutputInstr, ImportError> {
+    let (mut element, mut floorplan_element) = (None, None);
+    if kind != "T3d" {
+        element = Some(c.ident("a stack element name")?.0);
+        if kind == "Tflpel" {
+            c.punct('.')?;
+            floorplan_element = Some(c.ident("a floorplan element name")?.0);
+        }
+        c.punct(',')?;
+    }
+    let file = output_file(c)?;
+    let mut quantity = None;
+    if matches!(kind.as_str(), "Tflp" | "Tflpel" | "Tcoolant") {
+        c.punct(',')?;
+        let (q, _) = c.ident("maximum, minimum, average or gradient")?;
+        if !matches!(q.as_str(), "maximum" | "minimum" | "average" | "gradient") {
+            return Err(c.error(format!(
+                "expected maximum, minimum, average or gradient, found `{q}`"
+            )));
+        }
+        quantity = Some(q);
+    }
+    Ok(OutputInstr {
+        kind,
+        element,
+        floorplan_element,
+        file,
+        quantity,
+        when: when(c)?,
+        line,
+    })
 }

@@ -135,9 +135,17 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
     let solver = raw.solver.unwrap_or_default();
     check_solver(&solver, file)?;
     let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
+    let (block_map, threedice) = match raw.output {
+        Some(o) => (o.block_map, o.threedice),
+        None => (None, None),
+    };
+    let threedice = threedice
+        .map(|t| super::peer_outputs::resolve(t, file, &layers, &probes))
+        .transpose()?;
     let mut stack = Stack {
         probes,
-        block_map: raw.output.and_then(|o| o.block_map),
+        block_map,
+        threedice,
         warnings: Vec::new(),
         source: file.to_path_buf(),
         title: raw.title,
@@ -155,6 +163,9 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         layers,
         solver,
     };
+    if let Some(e) = plan.edges {
+        stack.plane_edges = Some(e);
+    }
     if let Some(cell) = plan.cell {
         let (ex, ey) = super::package::plane_edges(&stack, cell, plan.growth, plan.max_cell)?;
         (stack.nx, stack.ny) = (ex.len() - 1, ey.len() - 1);
@@ -169,6 +180,8 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
 /// grid's `cell`, `growth` and `max_cell` (its lines are made later, from
 /// the stack's outlines).
 struct GridPlan {
+    /// Column and row edges given line by line (`x_edges`, `y_edges`).
+    edges: Option<(Vec<f64>, Vec<f64>)>,
     nx: usize,
     ny: usize,
     cell: Option<f64>,
@@ -181,7 +194,25 @@ fn grid_plan(
     file: &Path,
     (width_m, length_m): (f64, f64),
 ) -> Result<GridPlan, StackError> {
+    let edges = match (&g.x_edges, &g.y_edges) {
+        (None, None) => None,
+        (Some(x), Some(y)) if g.nx.is_none() && g.ny.is_none() && g.cell.is_none() => Some((
+            edges(file, "grid.x_edges", x, width_m)?,
+            edges(file, "grid.y_edges", y, length_m)?,
+        )),
+        _ => {
+            return Err(invalid(
+                file,
+                "grid",
+                "give both `x_edges` and `y_edges`, and neither `nx`/`ny` nor `cell` with them",
+            ))
+        }
+    };
     let (nx, ny, cell) = match (g.nx, g.ny, g.cell) {
+        _ if edges.is_some() => {
+            let (x, y) = edges.as_ref().expect("matched");
+            (x.len() - 1, y.len() - 1, None)
+        }
         (Some(nx), Some(ny), None) => (nx, ny, None),
         (None, None, Some(c)) => (1, 1, Some(positive(file, "grid.cell", c.0)?)),
         _ => {
@@ -238,12 +269,37 @@ fn grid_plan(
         ));
     }
     Ok(GridPlan {
+        edges,
         nx,
         ny,
         cell,
         growth,
         max_cell,
     })
+}
+
+/// Grid lines given one by one: strictly increasing from 0 to `extent`
+/// (the ends to 1e-9 of it, then set exactly).
+fn edges(file: &Path, field: &str, e: &[f64], extent: f64) -> Result<Vec<f64>, StackError> {
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * extent;
+    let ok = e.len() >= 2
+        && e.iter().all(|v| v.is_finite())
+        && e.windows(2).all(|w| w[1] > w[0])
+        && close(e[0], 0.0)
+        && close(e[e.len() - 1], extent);
+    if !ok {
+        return Err(invalid(
+            file,
+            field,
+            format!(
+                "must increase strictly from 0 to the extent, {extent} m, with at least 2 lines"
+            ),
+        ));
+    }
+    let mut out = e.to_vec();
+    out[0] = 0.0;
+    *out.last_mut().expect("2 or more") = extent;
+    Ok(out)
 }
 
 /// The `[boundary]` table, checked.
