@@ -8,7 +8,7 @@ use anyhow::Context;
 use cuth::error::InputError;
 use cuth::formats::trace::read_time_trace;
 use cuth::grid::Grid;
-use cuth::output::{self, OutputOptions, SteadyView, TempUnit, TransientWriter};
+use cuth::output::{self, hotspot, OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;
 use cuth::power::{layer_power, LayerPower};
 use cuth::run::{Backends, DeviceProbe, OpenRequest};
@@ -259,12 +259,18 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         vtk: plan.vtk,
         maps: Default::default(),
         npy: None,
+        hotspot: super::solve::hotspot_outputs(stack, args.run.hotspot_outputs),
     };
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;
+    let mut hs_trace = hotspot_trace(&writer, &out_opts, stack, &grid, &schedule)?;
     let bar = progress(steps, quiet);
     let mut observer = |v: &StepView| -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         bar.inc(1);
+        if let Some(h) = hs_trace.as_mut() {
+            let last = v.record.step == steps;
+            h.step(&grid, v.record.time_s, v.temperature_k, last)?;
+        }
         if let Some((summary, power)) = &v.snapshot {
             let view = SteadyView {
                 stack,
@@ -285,6 +291,10 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     };
     bar.finish_and_clear();
     let outcome = outcome?;
+    if let Some(h) = hs_trace {
+        h.finish()
+            .with_context(|| format!("writing {}", out_dir.join(hotspot::TTRACE).display()))?;
+    }
 
     let view = SteadyView {
         stack,
@@ -317,6 +327,30 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         println!("results: {}", out_dir.display());
     }
     Ok(())
+}
+
+/// HotSpot's transient traces, when HotSpot outputs are on and power follows a trace.
+fn hotspot_trace(
+    writer: &TransientWriter,
+    opts: &OutputOptions,
+    stack: &Stack,
+    grid: &Grid,
+    schedule: &PowerSchedule,
+) -> anyhow::Result<Option<hotspot::HotspotTrace<std::fs::File>>> {
+    let (Some(spec), Some(trace)) = (opts.hotspot, schedule.trace()) else {
+        return Ok(None);
+    };
+    let layout = hotspot::HotspotLayout::new(stack, grid, &schedule.base, spec);
+    let files = (
+        writer.create(hotspot::TTRACE)?,
+        writer.create(hotspot::GRID_TTRACE)?,
+    );
+    Ok(Some(hotspot::HotspotTrace::new(
+        layout,
+        trace,
+        opts.block_map,
+        files,
+    )?))
 }
 
 fn run_on<B: ThermalBackend + 'static>(

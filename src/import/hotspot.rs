@@ -127,6 +127,12 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         .map_or("block".to_string(), |s| s.value.clone());
     let map_mode = grid_map_mode(&cfg)?;
     doc.block_map = Some(map_mode.clone());
+    let lcf = inp.lcf.is_some() || cfg.text("grid_layer_file").is_some();
+    doc.hotspot = Some((
+        cfg.count("grid_rows", d::GRID)?,
+        cfg.count("grid_cols", d::GRID)?,
+        if lcf { "lcf" } else { "default" },
+    ));
     let init = cfg.num("init_temp", d::INIT_TEMP)?;
     footer.push(String::new());
     footer.push(format!("-model_type {model}: cuth is a grid model (as -model_type grid); the block model lumps each unit."));
@@ -172,7 +178,11 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         toml,
         extra: Vec::new(),
         notes,
-        next: None,
+        next: Some(format!(
+            "cuth solve {}    # blocks.steady: each block's {map_mode} (-grid_map_mode {map_mode}); \
+             HotSpot's files too ([output] hotspot)",
+            inp.out.display()
+        )),
     })
 }
 

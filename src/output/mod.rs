@@ -67,6 +67,9 @@ pub struct OutputOptions {
     pub maps: MapLayers,
     /// Also write the 3D field as `field.npy` (`--npy`).
     pub npy: Option<npy::NpyDtype>,
+    /// HotSpot's own files too (`--hotspot-outputs`, `[output] hotspot`),
+    /// on this grid over the chip.
+    pub hotspot: Option<crate::stack::HotspotOutputs>,
 }
 
 /// Which layers get maps.
@@ -154,6 +157,7 @@ pub mod blocks;
 mod colormap;
 pub mod csv;
 pub mod fonts;
+pub mod hotspot;
 pub mod json;
 mod layout;
 pub mod npy;

@@ -184,6 +184,7 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
         &OutputOptions {
             unit,
             block_map: Default::default(),
+            hotspot: None,
             vtk: false,
             maps: Default::default(),
             npy: None,
@@ -378,6 +379,7 @@ fn inconsistent_view_is_an_error_not_a_panic() {
         &OutputOptions {
             unit: TempUnit::Kelvin,
             block_map: Default::default(),
+            hotspot: None,
             vtk: false,
             maps: Default::default(),
             npy: None,
