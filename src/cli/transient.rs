@@ -45,13 +45,10 @@ pub struct TransientArgs {
     pub sample_interval: Option<f64>,
     /// Initial state: `ambient`, `steady` (for the first step's power),
     /// `steady-mean` (for the trace's mean power, as HotSpot's flow starts)
-    /// or a file written by --save-state.
-    #[arg(
-        long,
-        default_value = "ambient",
-        value_name = "ambient|steady|steady-mean|FILE"
-    )]
-    pub init: String,
+    /// or a file written by --save-state [default: ambient; with a trace,
+    /// stderr says so and names steady-mean, HotSpot's start].
+    #[arg(long, value_name = "ambient|steady|steady-mean|FILE")]
+    pub init: Option<String>,
     /// Write the final 3D field to FILE (see README: state files).
     #[arg(long, value_name = "FILE")]
     pub save_state: Option<PathBuf>,
@@ -214,8 +211,9 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     if let Some(t) = &args.trace {
         inputs.push(("--trace", t));
     }
-    if !matches!(args.init.as_str(), "ambient" | "steady") {
-        inputs.push(("--init", Path::new(&args.init)));
+    let init_arg = args.init.as_deref().unwrap_or("ambient");
+    if !matches!(init_arg, "ambient" | "steady" | "steady-mean") {
+        inputs.push(("--init", Path::new(init_arg)));
     }
     plan.out.refuse_inputs(&inputs)?;
     let stack = &plan.stack;
@@ -225,7 +223,13 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     // Inputs first (all exit 2 on error), before any device work.
     let grid = Grid::from_stack(stack);
     let schedule = power_schedule(args, stack, &grid, plan.quiet)?;
-    let init = match args.init.as_str() {
+    if args.init.is_none() && args.trace.is_some() && !plan.quiet {
+        eprintln!(
+            "cuth: note: starting from ambient (the default); --init steady-mean starts from the \
+             steady state of the trace's mean power, as HotSpot's run.sh does"
+        );
+    }
+    let init = match init_arg {
         "ambient" => InitState::Ambient,
         "steady" => InitState::Steady,
         "steady-mean" => InitState::SteadyMean,

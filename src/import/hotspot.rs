@@ -60,6 +60,12 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
 
     let mats = Materials::new(&cfg, inp.materials.clone())?;
     let mut notes = Vec::new();
+    if let Some(p) = mats.missing() {
+        notes.push(format!(
+            "materials file {} not found: nothing in this model names a material, so it is not needed",
+            p.display()
+        ));
+    }
     let (mut layers, source) = chip_layers(
         inp.lcf.as_deref(),
         inp.flp.as_deref(),
@@ -154,18 +160,23 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         footer.push(format!("-init_temp {init} K: cuth transients start at ambient or --init steady/FILE, not a uniform {init} K."));
     }
     if let (Some(p), Some(rows)) = (&ptrace, trace.as_ref().map(|t| t.rows.len())) {
+        let t_end = super::round12(rows as f64 * intvl);
         let hint = format!(
-            "cuth transient {} --trace {} --sample-interval {:?} --dt {:?} --t-end {:?} --init steady-mean",
+            "cuth transient {} --trace {} --sample-interval {:?} --scheme trbdf2 --dt {:?} --time-tol 0.01 --t-end {:?} --init steady-mean",
             inp.out.display(),
             p.display(),
             intvl,
-            super::round12(intvl / 10.0),
-            super::round12(rows as f64 * intvl)
+            intvl,
+            t_end
         );
         footer.push(String::new());
         footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it."));
-        footer.push("A step of a tenth of it: backward Euler at the interval itself under-resolves the swing; the start".into());
-        footer.push("is the steady state of the trace's mean power, as HotSpot's run.sh starts its transient:".into());
+        footer.push("Backward Euler at the interval itself under-resolves the swing (HotSpot's example 2: 8.8 K of".into());
+        footer.push("10.15 K; a tenth of it: 10.06 K); TR-BDF2 with adaptive steps of at most the interval and a".into());
+        footer.push("0.01 K local error resolves it (10.16 K), with a record at every row. The start is the steady".into());
+        footer.push(
+            "state of the trace's mean power, as HotSpot's run.sh starts its transient:".into(),
+        );
         footer.push(format!("  {hint}"));
         notes.push(format!(
             "transient: pass the sampling interval yourself: {hint}"
@@ -196,6 +207,15 @@ fn check_settings(cfg: &HsConfig, cf: &Path) -> Result<(Vec<String>, Vec<String>
     )];
     let mut names: Vec<_> = cfg.settings.keys().cloned().collect();
     names.sort_by_key(|n| cfg.line(n));
+    // Checked before unknown settings: a microchannel config has many.
+    if cfg.num("use_microchannels", 0.0)? != 0.0 {
+        return Err(unsupported(
+            cf,
+            cfg.line("use_microchannels"),
+            "HotSpot 7's microchannel cooling (-use_microchannels 1)",
+            "cuth has no fluid cells: liquid-cooled stacks cannot be imported",
+        ));
+    }
     for n in &names {
         if let Some(why) = keys::no_effect(n) {
             footer.push(format!("  -{n} {} ({why})", cfg.settings[n].value));
