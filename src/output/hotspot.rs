@@ -63,7 +63,7 @@ struct LayerNames {
 }
 
 /// The spreader and sink layers (the stack's top two, named `spreader` and
-/// `sink` as the import names them) and the outlines whose overhangs make
+/// `sink` as the import names them, or `heat_spreader` and `heat_sink`) and the outlines whose overhangs make
 /// HotSpot's peripheral nodes.
 struct Package {
     spreader: usize,
@@ -100,7 +100,10 @@ impl HotspotLayout {
             .and_then(|l| l.outline)
             .unwrap_or(domain);
         let n = stack.layers.len();
-        let named = |i: usize, name: &str| stack.layers[i].name.eq_ignore_ascii_case(name);
+        let named = |i: usize, name: &str| {
+            let l = stack.layers[i].name.to_ascii_lowercase();
+            l == name || l == format!("heat_{name}")
+        };
         let package =
             (n >= 3 && named(n - 2, "spreader") && named(n - 1, "sink")).then(|| Package {
                 spreader: n - 2,
