@@ -388,8 +388,13 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit, verbose: bool) {
     let s = &o.summary;
     let t = |k: f64| format!("{:.2} {}", unit.convert_k(k), unit.symbol());
     println!(
-        "{} steps of {:e} s to t = {:e} s on {} ({}), init {}",
-        s.steps, s.dt_s, s.t_end_s, s.device.backend, s.device.name, s.init
+        "{} steps of {} s to t = {} s on {} ({}), init {}",
+        s.steps,
+        output::human(s.dt_s, 6),
+        output::human(s.t_end_s, 6),
+        s.device.backend,
+        s.device.name,
+        s.init
     );
     if let Some(tol) = s.time_tol_k {
         let st = &s.stepping;
@@ -427,10 +432,10 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit, verbose: bool) {
         );
     }
     println!(
-        "energy: in {:.4e} J, out {:.4e} J, stored {:.4e} J, worst step imbalance {:.1e}",
-        s.energy.energy_in_j,
-        s.energy.heat_out_j,
-        s.energy.stored_j,
+        "energy: in {} J, out {} J, stored {} J, worst step imbalance {:.1e}",
+        output::human(s.energy.energy_in_j, 5),
+        output::human(s.energy.heat_out_j, 5),
+        output::human(s.energy.stored_j, 5),
         s.energy.max_step_relative_imbalance
     );
     if let Some(nl) = &s.nonlinear {
@@ -439,7 +444,11 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit, verbose: bool) {
             nl.mode, nl.outer_iterations_per_step_mean, nl.outer_iterations_per_step_max
         );
     }
-    println!("peak {} at t = {:e} s", t(s.peak_t_k), s.peak_time_s);
+    println!(
+        "peak {} at t = {} s",
+        t(s.peak_t_k),
+        output::human(s.peak_time_s, 6)
+    );
     let mut rows = vec![vec!["layer (final)".into(), "max".into(), "avg".into()]];
     for l in &s.layers {
         let name = output::cut(&l.name, output::MAX_COL);

@@ -174,7 +174,7 @@ pub mod vtk;
 pub(crate) mod write;
 
 pub use fonts::DrawError;
-pub use layout::{columns, cut, num as param_num, MAX_COL};
+pub use layout::{columns, cut, human, num as param_num, MAX_COL};
 pub use table::{format_table, print_table};
 pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;

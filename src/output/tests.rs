@@ -118,6 +118,7 @@ pub(super) fn summary() -> Summary {
             cells: 36,
             dx_m: 1e-3,
             dy_m: 1e-3,
+            graded: false,
         },
         ambient_k: 300.0,
         device: DeviceReport {

@@ -394,3 +394,54 @@ fn run_sh_command_lines_of_examples_1_to_4_import() {
     );
     assert!(!o.exists());
 }
+
+#[test]
+fn numbers_for_people_and_a_graded_grid_say_their_precision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stack = tmp.path().join("ex2.toml");
+    ok(&import_example2(&stack));
+    // The import's non-uniform grid: the printed cell is the smallest.
+    let out = tmp.path().join("s");
+    let o = cuth(&["solve", s(&stack), "--no-maps", "--out", s(&out)]);
+    ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("cells, smallest cell "), "{text}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(j["grid"]["graded"], serde_json::Value::Bool(true));
+
+    // Times summed from steps of 0.01 s and energies print as people write them.
+    let trace = format!("{EX2}/gcc.ptrace");
+    let o = cuth(&[
+        "transient",
+        s(&stack),
+        "--trace",
+        &trace,
+        "--sample-interval",
+        "0.01",
+        "--dt",
+        "0.01",
+        "--steps",
+        "3",
+        "--no-maps",
+        "--device",
+        "cpu",
+        "--init",
+        "steady-mean",
+        "--out",
+        s(&tmp.path().join("t")),
+    ]);
+    ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let peak = text.lines().find(|l| l.starts_with("peak")).unwrap();
+    let t = peak.split("at t = ").nth(1).unwrap().trim_end_matches(" s");
+    assert!(t.len() <= 6 && !t.contains('e'), "{peak}");
+    assert!(text.contains("3 steps of 0.01 s to t = 0.03 s"), "{text}");
+    let energy = text.lines().find(|l| l.starts_with("energy:")).unwrap();
+    let joules = energy
+        .split(" J")
+        .next()
+        .unwrap()
+        .trim_start_matches("energy: in ");
+    assert!(!joules.contains('e') && joules.len() <= 7, "{energy}");
+}
