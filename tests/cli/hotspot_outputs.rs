@@ -246,7 +246,7 @@ fn imported_transient_writes_hotspots_traces() {
     // .grid.ttrace: per row `t = <row start>` and the four layers' grids.
     let gt = std::fs::read_to_string(out.join("hotspot.grid.ttrace")).unwrap();
     let mut lines = gt.lines();
-    for k in 0..3 {
+    for (k, row) in rows.iter().enumerate() {
         assert_eq!(
             lines.next(),
             Some(format!("t = {:.6}", k as f64 * 0.01).as_str())
@@ -256,7 +256,7 @@ fn imported_transient_writes_hotspots_traces() {
         let (lo, hi) = grid[0]
             .iter()
             .fold((f64::MAX, f64::MIN), |a, v| (a.0.min(*v), a.1.max(*v)));
-        let top = rows[k].iter().cloned().fold(f64::MIN, f64::max);
+        let top = row.iter().cloned().fold(f64::MIN, f64::max);
         assert!(top >= lo && top <= hi + 0.01, "{top} outside {lo}..{hi}");
     }
     assert_eq!(lines.next(), None);
