@@ -207,15 +207,8 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             memory_planned: false,
         },
     )?;
-    let mut inputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(t) = &args.trace {
-        inputs.push(("--trace", t));
-    }
     let init_arg = args.init.as_deref().unwrap_or("ambient");
-    if !matches!(init_arg, "ambient" | "steady" | "steady-mean") {
-        inputs.push(("--init", Path::new(init_arg)));
-    }
-    plan.out.refuse_inputs(&inputs)?;
+    refuse_inputs(args, init_arg, &plan)?;
     let stack = &plan.stack;
     // One record per step: per-layer max and mean, per-block max, ~200 bytes.
     let per_step = 2 * stack.layers.len() as u64 + 32;
@@ -223,18 +216,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     // Inputs first (all exit 2 on error), before any device work.
     let grid = Grid::from_stack(stack);
     let schedule = power_schedule(args, stack, &grid, plan.quiet)?;
-    if args.init.is_none() && args.trace.is_some() && !plan.quiet {
-        eprintln!(
-            "cuth: note: starting from ambient (the default); --init steady-mean starts from the \
-             steady state of the trace's mean power, as HotSpot's run.sh does"
-        );
-    }
-    let init = match init_arg {
-        "ambient" => InitState::Ambient,
-        "steady" => InitState::Steady,
-        "steady-mean" => InitState::SteadyMean,
-        file => InitState::Field(read_state(Path::new(file), &grid)?),
-    };
+    let init = init_state(args, init_arg, &grid, plan.quiet)?;
     // Inputs read, the device opens (kernel families load on first use).
     let opened = cuth::run::open(&OpenRequest::core(plan.device, &plan.knobs.cuda), probe)?;
     if let (Some(why), false) = (&opened.fallback, plan.quiet) {
@@ -257,14 +239,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let quiet = plan.quiet;
     let out_dir = &plan.out.dir;
     let unit = plan.unit;
-    let out_opts = OutputOptions {
-        unit,
-        block_map: plan.block_map,
-        vtk: plan.vtk,
-        maps: Default::default(),
-        npy: None,
-        hotspot: super::solve::hotspot_outputs(stack, args.run.hotspot_outputs),
-    };
+    let out_opts = output_options(&plan, args.run.hotspot_outputs);
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;
     let mut hs_trace = hotspot_trace(&writer, &out_opts, stack, &grid, &schedule)?;
@@ -272,8 +247,12 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let mut observer = |v: &StepView| -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         bar.inc(1);
         if let Some(h) = hs_trace.as_mut() {
-            let last = v.record.step == steps;
-            h.step(&grid, v.record.time_s, v.temperature_k, last)?;
+            h.step(
+                &grid,
+                v.record.time_s,
+                v.temperature_k,
+                v.record.step == steps,
+            )?;
         }
         if let Some((summary, power)) = &v.snapshot {
             let view = SteadyView {
@@ -295,11 +274,11 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     };
     bar.finish_and_clear();
     let outcome = outcome?;
-    if let Some(h) = hs_trace {
-        h.finish()
-            .with_context(|| format!("writing {}", out_dir.join(hotspot::TTRACE).display()))?;
-    }
-
+    let hs_file = out_dir.join(hotspot::TTRACE);
+    hs_trace
+        .map(|h| h.finish())
+        .transpose()
+        .with_context(|| format!("writing {}", hs_file.display()))?;
     let view = SteadyView {
         stack,
         grid: &outcome.grid,
@@ -331,6 +310,55 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         println!("results: {}", out_dir.display());
     }
     Ok(())
+}
+
+/// What the run writes: the plan's unit, block map and VTK, HotSpot's files
+/// when asked for or set by the stack.
+fn output_options(plan: &Run, hotspot: bool) -> OutputOptions {
+    OutputOptions {
+        unit: plan.unit,
+        block_map: plan.block_map,
+        vtk: plan.vtk,
+        maps: Default::default(),
+        npy: None,
+        hotspot: super::solve::hotspot_outputs(&plan.stack, hotspot),
+    }
+}
+
+/// The run's input files (trace, initial state) must not lie where its
+/// outputs go.
+fn refuse_inputs(args: &TransientArgs, init_arg: &str, plan: &Run) -> anyhow::Result<()> {
+    let mut inputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(t) = &args.trace {
+        inputs.push(("--trace", t));
+    }
+    if !matches!(init_arg, "ambient" | "steady" | "steady-mean") {
+        inputs.push(("--init", Path::new(init_arg)));
+    }
+    plan.out.refuse_inputs(&inputs)?;
+    Ok(())
+}
+
+/// The initial state `init_arg` names; with a trace and no `--init`, says
+/// on stderr which start applies and names HotSpot's.
+fn init_state(
+    args: &TransientArgs,
+    init_arg: &str,
+    grid: &Grid,
+    quiet: bool,
+) -> anyhow::Result<InitState> {
+    if args.init.is_none() && args.trace.is_some() && !quiet {
+        eprintln!(
+            "cuth: note: starting from ambient (the default); --init steady-mean starts from the \
+             steady state of the trace's mean power, as HotSpot's run.sh does"
+        );
+    }
+    Ok(match init_arg {
+        "ambient" => InitState::Ambient,
+        "steady" => InitState::Steady,
+        "steady-mean" => InitState::SteadyMean,
+        file => InitState::Field(read_state(Path::new(file), grid)?),
+    })
 }
 
 /// HotSpot's transient traces, when HotSpot outputs are on and power follows a trace.

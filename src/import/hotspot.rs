@@ -128,9 +128,6 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     add_layers(&mut doc, &layers, pkg.die, &rel, trace_file.as_deref());
 
     let intvl = cfg.num("sampling_intvl", d::SAMPLING_INTVL)?;
-    let model = cfg
-        .text("model_type")
-        .map_or("block".to_string(), |s| s.value.clone());
     let map_mode = grid_map_mode(&cfg)?;
     doc.block_map = Some(map_mode.clone());
     let lcf = inp.lcf.is_some() || cfg.text("grid_layer_file").is_some();
@@ -139,45 +136,9 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         cfg.count("grid_cols", d::GRID)?,
         if lcf { "lcf" } else { "default" },
     ));
-    let init = cfg.num("init_temp", d::INIT_TEMP)?;
-    footer.push(String::new());
-    footer.push(format!("-model_type {model}: cuth is a grid model (as -model_type grid); the block model lumps each unit."));
-    footer.push(format!("-grid_map_mode {map_mode}: [output] block_map above (blocks.steady as HotSpot's); blocks.csv has min/avg/max."));
-    notes.push(format!("blocks.steady reports each block's {map_mode} temperature, as -grid_map_mode {map_mode} ([output] block_map; --block-map overrides it)"));
-    if let Some(s) = cfg.text("detailed_3D") {
-        footer.push(format!("-detailed_3D {}: cuth always applies floorplan units' own materials (by area fraction).", s.value));
-        if s.value == "on" {
-            notes.push(DETAILED_3D_NOTE.into());
-        }
-    }
-    notes.push(format!(
-        "-c_convec {} J/K dropped: cuth has no lumped sink capacitance, so transients differ from HotSpot's",
-        cfg.num("c_convec", d::C_CONVEC)?
-    ));
-    if let Some(s) = cfg.text("init_file") {
-        footer.push(format!("-init_file {}: HotSpot's temperature file is not a cuth state; use --init steady or a --save-state file.", s.value));
-    } else if init != doc.ambient {
-        footer.push(format!("-init_temp {init} K: cuth transients start at ambient or --init steady/FILE, not a uniform {init} K."));
-    }
-    if let (Some(p), Some(rows)) = (&ptrace, trace.as_ref().map(|t| t.rows.len())) {
-        let t_end = super::round12(rows as f64 * intvl);
-        let hint = format!(
-            "cuth transient {} --trace {} --sample-interval {:?} --scheme trbdf2 --dt {:?} --time-tol 0.01 --t-end {:?} --init steady-mean",
-            inp.out.display(),
-            p.display(),
-            intvl,
-            intvl,
-            t_end
-        );
-        footer.push(String::new());
-        footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it."));
-        footer.push("Backward Euler at the interval itself under-resolves the swing (HotSpot's example 2: 8.8 K of".into());
-        footer.push("10.15 K; a tenth of it: 10.06 K); TR-BDF2 with adaptive steps of at most the interval and a".into());
-        footer.push("0.01 K local error resolves it (10.16 K), with a record at every row. The start is the steady".into());
-        footer.push(
-            "state of the trace's mean power, as HotSpot's run.sh starts its transient:".into(),
-        );
-        footer.push(format!("  {hint}"));
+    model_notes(&cfg, &map_mode, doc.ambient, &mut footer, &mut notes)?;
+    if let (Some(p), Some(t)) = (&ptrace, &trace) {
+        let hint = transient_hint(&inp.out, p, intvl, t.rows.len(), &mut footer);
         notes.push(format!(
             "transient: pass the sampling interval yourself: {hint}"
         ));
@@ -195,6 +156,68 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
             inp.out.display()
         )),
     })
+}
+
+/// What becomes of the model type, map mode, detailed-3D mode, `-c_convec`
+/// and HotSpot's initial temperatures: the footer's lines and stderr notes.
+fn model_notes(
+    cfg: &HsConfig,
+    map_mode: &str,
+    ambient: f64,
+    footer: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    let model = cfg
+        .text("model_type")
+        .map_or("block".to_string(), |s| s.value.clone());
+    let init = cfg.num("init_temp", d::INIT_TEMP)?;
+    footer.push(String::new());
+    footer.push(format!("-model_type {model}: cuth is a grid model (as -model_type grid); the block model lumps each unit."));
+    footer.push(format!("-grid_map_mode {map_mode}: [output] block_map above (blocks.steady as HotSpot's); blocks.csv has min/avg/max."));
+    notes.push(format!("blocks.steady reports each block's {map_mode} temperature, as -grid_map_mode {map_mode} ([output] block_map; --block-map overrides it)"));
+    if let Some(s) = cfg.text("detailed_3D") {
+        footer.push(format!("-detailed_3D {}: cuth always applies floorplan units' own materials (by area fraction).", s.value));
+        if s.value == "on" {
+            notes.push(DETAILED_3D_NOTE.into());
+        }
+    }
+    notes.push(format!(
+        "-c_convec {} J/K dropped: cuth has no lumped sink capacitance, so transients differ from HotSpot's",
+        cfg.num("c_convec", d::C_CONVEC)?
+    ));
+    if let Some(s) = cfg.text("init_file") {
+        footer.push(format!("-init_file {}: HotSpot's temperature file is not a cuth state; use --init steady or a --save-state file.", s.value));
+    } else if init != ambient {
+        footer.push(format!("-init_temp {init} K: cuth transients start at ambient or --init steady/FILE, not a uniform {init} K."));
+    }
+    Ok(())
+}
+
+/// The suggested transient command for a trace of `rows` rows `intvl`
+/// apart, and why, added to `footer`.
+fn transient_hint(
+    out: &Path,
+    ptrace: &Path,
+    intvl: f64,
+    rows: usize,
+    footer: &mut Vec<String>,
+) -> String {
+    let t_end = super::round12(rows as f64 * intvl);
+    let hint = format!(
+        "cuth transient {} --trace {} --sample-interval {intvl:?} --scheme trbdf2 --dt {intvl:?} \
+         --time-tol 0.01 --t-end {t_end:?} --init steady-mean",
+        out.display(),
+        ptrace.display(),
+    );
+    footer.push(String::new());
+    footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it."));
+    footer.push("Backward Euler at the interval itself under-resolves the swing (HotSpot's example 2: 8.8 K of".into());
+    footer.push("10.15 K; a tenth of it: 10.06 K); TR-BDF2 with adaptive steps of at most the interval and a".into());
+    footer.push("0.01 K local error resolves it (10.16 K), with a record at every row. The start is the steady".into());
+    footer
+        .push("state of the trace's mean power, as HotSpot's run.sh starts its transient:".into());
+    footer.push(format!("  {hint}"));
+    hint
 }
 
 /// The configuration's settings checked before anything is built: the
