@@ -48,12 +48,14 @@ pub(super) struct Materials<'a> {
 impl<'a> Materials<'a> {
     pub(super) fn new(cfg: &'a HsConfig, file: Option<PathBuf>) -> Result<Self, ImportError> {
         let cf = &cfg.file;
-        let (list, missing) =
-            match file.or_else(|| cfg.text("materials_file").map(|s| beside(cf, &s.value))) {
-                Some(p) if !p.exists() => (None, Some(p)),
-                Some(p) => (Some((parse_materials(&read_text(&p)?, &p)?, p)), None),
-                None => (None, None),
-            };
+        // `--materials` must exist; HotSpot's `-materials_file` may not.
+        let named = cfg.text("materials_file").map(|s| beside(cf, &s.value));
+        let (list, missing) = match (file, named) {
+            (Some(p), _) => (Some((parse_materials(&read_text(&p)?, &p)?, p)), None),
+            (None, Some(p)) if !p.exists() => (None, Some(p)),
+            (None, Some(p)) => (Some((parse_materials(&read_text(&p)?, &p)?, p)), None),
+            (None, None) => (None, None),
+        };
         Ok(Materials { cfg, list, missing })
     }
 
