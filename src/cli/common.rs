@@ -57,6 +57,13 @@ pub struct RunArgs {
     /// [default: the stack's `[output] block_map`, else max].
     #[arg(long, value_enum)]
     pub block_map: Option<cuth::output::blocks::BlockMap>,
+    /// Also write HotSpot's own files, in its layouts and in kelvin:
+    /// blocks.steady with HotSpot's names and package nodes,
+    /// hotspot.grid.steady, and for a transient hotspot.ttrace and
+    /// hotspot.grid.ttrace [default: on when the stack has `[output] hotspot`,
+    /// as `cuth import hotspot` writes it].
+    #[arg(long)]
+    pub hotspot_outputs: bool,
     /// Also write the 3D field (temperature, power density, conductivity) as
     /// a VTK rectilinear grid, field.vtr (transient: per snapshot + field.pvd).
     #[arg(long)]

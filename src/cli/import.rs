@@ -157,7 +157,14 @@ fn take_hotspot_flags(
             "grid_layer_file" if inp.lcf.is_some() => return Err(twice("--lcf")),
             "grid_layer_file" => inp.lcf = file(),
             "materials_file" if inp.materials.is_some() => return Err(twice("--materials")),
-            "materials_file" => inp.materials = file(),
+            // As the config's setting: a file run.sh names but its folder
+            // lacks is a note when no material needs it. HotSpot opens it
+            // from the working directory.
+            "materials_file" => {
+                let path = std::env::current_dir().unwrap_or_default().join(value);
+                let path = path.to_string_lossy().into_owned();
+                inp.flags.push((name.to_string(), path));
+            }
             _ if import::hotspot::is_setting(name) => {
                 inp.flags.push((name.to_string(), value.clone()));
             }

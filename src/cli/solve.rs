@@ -78,6 +78,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         vtk: plan.vtk,
         maps,
         npy: args.npy,
+        hotspot: hotspot_outputs(&plan.stack, args.run.hotspot_outputs),
     };
     // On a terminal, a solve longer than a second shows PCG's progress.
     let progress = SolveProgress::start(!plan.quiet && !plan.json);
@@ -91,9 +92,14 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     {
         KeepField::Whole
     } else {
+        // HotSpot's files sample every layer.
         KeepField::Maps(
             (0..plan.stack.layers.len())
-                .filter(|&l| out_opts.maps.includes(l) || peer.is_some_and(|p| p.reads_layer(l)))
+                .filter(|&l| {
+                    out_opts.maps.includes(l)
+                        || out_opts.hotspot.is_some()
+                        || peer.is_some_and(|p| p.reads_layer(l))
+                })
                 .collect(),
         )
     };
@@ -176,4 +182,14 @@ fn map_layers(stack: &Stack, args: &SolveArgs) -> Result<MapLayers, InputError> 
 fn default_out(stack: &Path) -> PathBuf {
     let stem = stack.file_stem().map(|s| s.to_string_lossy().into_owned());
     Path::new("out").join(stem.unwrap_or_else(|| "cuth".into()))
+}
+
+/// HotSpot's outputs when asked for (`--hotspot-outputs`) or set by the
+/// stack (`[output] hotspot`), on the stack's HotSpot grid or HotSpot's
+/// default 64 × 64.
+pub fn hotspot_outputs(
+    stack: &cuth::stack::Stack,
+    flag: bool,
+) -> Option<cuth::stack::HotspotOutputs> {
+    (flag || stack.hotspot.is_some()).then(|| stack.hotspot.unwrap_or_default())
 }

@@ -8,7 +8,7 @@ use anyhow::Context;
 use cuth::error::InputError;
 use cuth::formats::trace::read_time_trace;
 use cuth::grid::Grid;
-use cuth::output::{self, OutputOptions, SteadyView, TempUnit, TransientWriter};
+use cuth::output::{self, hotspot, OutputOptions, SteadyView, TempUnit, TransientWriter};
 use cuth::power::schedule::PowerSchedule;
 use cuth::power::{layer_power, LayerPower};
 use cuth::run::{Backends, DeviceProbe, OpenRequest};
@@ -45,13 +45,10 @@ pub struct TransientArgs {
     pub sample_interval: Option<f64>,
     /// Initial state: `ambient`, `steady` (for the first step's power),
     /// `steady-mean` (for the trace's mean power, as HotSpot's flow starts)
-    /// or a file written by --save-state.
-    #[arg(
-        long,
-        default_value = "ambient",
-        value_name = "ambient|steady|steady-mean|FILE"
-    )]
-    pub init: String,
+    /// or a file written by --save-state [default: ambient; with a trace,
+    /// stderr says so and names steady-mean, HotSpot's start].
+    #[arg(long, value_name = "ambient|steady|steady-mean|FILE")]
+    pub init: Option<String>,
     /// Write the final 3D field to FILE (see README: state files).
     #[arg(long, value_name = "FILE")]
     pub save_state: Option<PathBuf>,
@@ -210,14 +207,8 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             memory_planned: false,
         },
     )?;
-    let mut inputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(t) = &args.trace {
-        inputs.push(("--trace", t));
-    }
-    if !matches!(args.init.as_str(), "ambient" | "steady") {
-        inputs.push(("--init", Path::new(&args.init)));
-    }
-    plan.out.refuse_inputs(&inputs)?;
+    let init_arg = args.init.as_deref().unwrap_or("ambient");
+    refuse_inputs(args, init_arg, &plan)?;
     let stack = &plan.stack;
     // One record per step: per-layer max and mean, per-block max, ~200 bytes.
     let per_step = 2 * stack.layers.len() as u64 + 32;
@@ -225,12 +216,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     // Inputs first (all exit 2 on error), before any device work.
     let grid = &plan.grid;
     let schedule = power_schedule(args, stack, grid, plan.quiet)?;
-    let init = match args.init.as_str() {
-        "ambient" => InitState::Ambient,
-        "steady" => InitState::Steady,
-        "steady-mean" => InitState::SteadyMean,
-        file => InitState::Field(read_state(Path::new(file), grid)?),
-    };
+    let init = init_state(args, init_arg, grid, plan.quiet)?;
     // Inputs read, the device opens (kernel families load on first use).
     let opened = cuth::run::open(&OpenRequest::core(plan.device, &plan.knobs.cuda), probe)?;
     if let (Some(why), false) = (&opened.fallback, plan.quiet) {
@@ -253,18 +239,21 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let quiet = plan.quiet;
     let out_dir = &plan.out.dir;
     let unit = plan.unit;
-    let out_opts = OutputOptions {
-        unit,
-        block_map: plan.block_map,
-        vtk: plan.vtk,
-        maps: Default::default(),
-        npy: None,
-    };
+    let out_opts = output_options(&plan, args.run.hotspot_outputs);
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;
+    let mut hs_trace = hotspot_trace(&writer, &out_opts, stack, grid, &schedule)?;
     let bar = progress(steps, quiet);
     let mut observer = |v: &StepView| -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         bar.inc(1);
+        if let Some(h) = hs_trace.as_mut() {
+            h.step(
+                grid,
+                v.record.time_s,
+                v.temperature_k,
+                v.record.step == steps,
+            )?;
+        }
         if let Some((summary, power)) = &v.snapshot {
             let view = SteadyView {
                 stack,
@@ -285,7 +274,11 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     };
     bar.finish_and_clear();
     let outcome = outcome?;
-
+    let hs_file = out_dir.join(hotspot::TTRACE);
+    hs_trace
+        .map(|h| h.finish())
+        .transpose()
+        .with_context(|| format!("writing {}", hs_file.display()))?;
     let view = SteadyView {
         stack,
         grid: &outcome.grid,
@@ -317,6 +310,79 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         println!("results: {}", out_dir.display());
     }
     Ok(())
+}
+
+/// What the run writes: the plan's unit, block map and VTK, HotSpot's files
+/// when asked for or set by the stack.
+fn output_options(plan: &Run, hotspot: bool) -> OutputOptions {
+    OutputOptions {
+        unit: plan.unit,
+        block_map: plan.block_map,
+        vtk: plan.vtk,
+        maps: Default::default(),
+        npy: None,
+        hotspot: super::solve::hotspot_outputs(&plan.stack, hotspot),
+    }
+}
+
+/// The run's input files (trace, initial state) must not lie where its
+/// outputs go.
+fn refuse_inputs(args: &TransientArgs, init_arg: &str, plan: &Run) -> anyhow::Result<()> {
+    let mut inputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(t) = &args.trace {
+        inputs.push(("--trace", t));
+    }
+    if !matches!(init_arg, "ambient" | "steady" | "steady-mean") {
+        inputs.push(("--init", Path::new(init_arg)));
+    }
+    plan.out.refuse_inputs(&inputs)?;
+    Ok(())
+}
+
+/// The initial state `init_arg` names; with a trace and no `--init`, says
+/// on stderr which start applies and names HotSpot's.
+fn init_state(
+    args: &TransientArgs,
+    init_arg: &str,
+    grid: &Grid,
+    quiet: bool,
+) -> anyhow::Result<InitState> {
+    if args.init.is_none() && args.trace.is_some() && !quiet {
+        eprintln!(
+            "cuth: note: starting from ambient (the default); --init steady-mean starts from the \
+             steady state of the trace's mean power, as HotSpot's run.sh does"
+        );
+    }
+    Ok(match init_arg {
+        "ambient" => InitState::Ambient,
+        "steady" => InitState::Steady,
+        "steady-mean" => InitState::SteadyMean,
+        file => InitState::Field(read_state(Path::new(file), grid)?),
+    })
+}
+
+/// HotSpot's transient traces, when HotSpot outputs are on and power follows a trace.
+fn hotspot_trace(
+    writer: &TransientWriter,
+    opts: &OutputOptions,
+    stack: &Stack,
+    grid: &Grid,
+    schedule: &PowerSchedule,
+) -> anyhow::Result<Option<hotspot::HotspotTrace<std::fs::File>>> {
+    let (Some(spec), Some(trace)) = (opts.hotspot, schedule.trace()) else {
+        return Ok(None);
+    };
+    let layout = hotspot::HotspotLayout::new(stack, grid, &schedule.base, spec);
+    let files = (
+        writer.create(hotspot::TTRACE)?,
+        writer.create(hotspot::GRID_TTRACE)?,
+    );
+    Ok(Some(hotspot::HotspotTrace::new(
+        layout,
+        trace,
+        opts.block_map,
+        files,
+    )?))
 }
 
 fn run_on<B: ThermalBackend + 'static>(
@@ -351,8 +417,13 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit, verbose: bool) {
     let s = &o.summary;
     let t = |k: f64| format!("{:.2} {}", unit.convert_k(k), unit.symbol());
     println!(
-        "{} steps of {:e} s to t = {:e} s on {} ({}), init {}",
-        s.steps, s.dt_s, s.t_end_s, s.device.backend, s.device.name, s.init
+        "{} steps of {} s to t = {} s on {} ({}), init {}",
+        s.steps,
+        output::human(s.dt_s, 6),
+        output::human(s.t_end_s, 6),
+        s.device.backend,
+        s.device.name,
+        s.init
     );
     if let Some(tol) = s.time_tol_k {
         let st = &s.stepping;
@@ -390,10 +461,10 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit, verbose: bool) {
         );
     }
     println!(
-        "energy: in {:.4e} J, out {:.4e} J, stored {:.4e} J, worst step imbalance {:.1e}",
-        s.energy.energy_in_j,
-        s.energy.heat_out_j,
-        s.energy.stored_j,
+        "energy: in {} J, out {} J, stored {} J, worst step imbalance {:.1e}",
+        output::human(s.energy.energy_in_j, 5),
+        output::human(s.energy.heat_out_j, 5),
+        output::human(s.energy.stored_j, 5),
         s.energy.max_step_relative_imbalance
     );
     if let Some(nl) = &s.nonlinear {
@@ -402,7 +473,11 @@ fn print_summary(o: &TransientOutcome, unit: TempUnit, verbose: bool) {
             nl.mode, nl.outer_iterations_per_step_mean, nl.outer_iterations_per_step_max
         );
     }
-    println!("peak {} at t = {:e} s", t(s.peak_t_k), s.peak_time_s);
+    println!(
+        "peak {} at t = {} s",
+        t(s.peak_t_k),
+        output::human(s.peak_time_s, 6)
+    );
     let mut rows = vec![vec!["layer (final)".into(), "max".into(), "avg".into()]];
     for l in &s.layers {
         let name = output::cut(&l.name, output::MAX_COL);

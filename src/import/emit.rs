@@ -115,6 +115,9 @@ pub struct StackDoc {
     /// `[output] block_map`: what `blocks.steady` reports (HotSpot's
     /// `-grid_map_mode`).
     pub block_map: Option<String>,
+    /// `[output] hotspot`: HotSpot's grid (rows, cols) and layer naming
+    /// (`"lcf"` or `"default"`), so runs write HotSpot's files.
+    pub hotspot: Option<(usize, usize, &'static str)>,
     pub materials: Vec<MaterialDoc>,
     pub layers: Vec<LayerDoc>,
     pub probes: Vec<ProbeDoc>,
@@ -285,12 +288,25 @@ impl StackDoc {
             }
             None => o.push_str("# no h_bottom: adiabatic bottom\n\n"),
         }
+        if self.block_map.is_some() || self.hotspot.is_some() {
+            o.push_str("[output]\n");
+        }
         if let Some(mode) = &self.block_map {
             let _ = writeln!(
                 o,
-                "[output]\nblock_map = {}    # blocks.steady per block; --block-map overrides\n",
+                "block_map = {}    # blocks.steady per block; --block-map overrides",
                 string(mode)
             );
+        }
+        if let Some((rows, cols, layers)) = self.hotspot {
+            let _ = writeln!(
+                o,
+                "hotspot = {{ rows = {rows}, cols = {cols}, layers = {} }}    # HotSpot's files too",
+                string(layers)
+            );
+        }
+        if self.block_map.is_some() || self.hotspot.is_some() {
+            o.push('\n');
         }
     }
 }

@@ -60,6 +60,12 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
 
     let mats = Materials::new(&cfg, inp.materials.clone())?;
     let mut notes = Vec::new();
+    if let Some(p) = mats.missing() {
+        notes.push(format!(
+            "materials file {} not found: nothing in this model names a material, so it is not needed",
+            p.display()
+        ));
+    }
     let (mut layers, source) = chip_layers(
         inp.lcf.as_deref(),
         inp.flp.as_deref(),
@@ -122,11 +128,48 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     add_layers(&mut doc, &layers, pkg.die, &rel, trace_file.as_deref());
 
     let intvl = cfg.num("sampling_intvl", d::SAMPLING_INTVL)?;
+    let map_mode = grid_map_mode(&cfg)?;
+    doc.block_map = Some(map_mode.clone());
+    let lcf = inp.lcf.is_some() || cfg.text("grid_layer_file").is_some();
+    doc.hotspot = Some((
+        cfg.count("grid_rows", d::GRID)?,
+        cfg.count("grid_cols", d::GRID)?,
+        if lcf { "lcf" } else { "default" },
+    ));
+    model_notes(&cfg, &map_mode, doc.ambient, &mut footer, &mut notes)?;
+    if let (Some(p), Some(t)) = (&ptrace, &trace) {
+        let hint = transient_hint(&inp.out, p, intvl, t.rows.len(), &mut footer);
+        notes.push(format!(
+            "transient: pass the sampling interval yourself: {hint}"
+        ));
+    }
+    doc.footer = footer;
+    let toml = doc.render();
+    super::check_loads(&toml, &inp.out)?;
+    Ok(Imported {
+        toml,
+        extra: Vec::new(),
+        notes,
+        next: Some(format!(
+            "cuth solve {}    # blocks.steady: each block's {map_mode} (-grid_map_mode {map_mode}); \
+             HotSpot's files too ([output] hotspot)",
+            inp.out.display()
+        )),
+    })
+}
+
+/// What becomes of the model type, map mode, detailed-3D mode, `-c_convec`
+/// and HotSpot's initial temperatures: the footer's lines and stderr notes.
+fn model_notes(
+    cfg: &HsConfig,
+    map_mode: &str,
+    ambient: f64,
+    footer: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Result<(), ImportError> {
     let model = cfg
         .text("model_type")
         .map_or("block".to_string(), |s| s.value.clone());
-    let map_mode = grid_map_mode(&cfg)?;
-    doc.block_map = Some(map_mode.clone());
     let init = cfg.num("init_temp", d::INIT_TEMP)?;
     footer.push(String::new());
     footer.push(format!("-model_type {model}: cuth is a grid model (as -model_type grid); the block model lumps each unit."));
@@ -144,36 +187,37 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
     ));
     if let Some(s) = cfg.text("init_file") {
         footer.push(format!("-init_file {}: HotSpot's temperature file is not a cuth state; use --init steady or a --save-state file.", s.value));
-    } else if init != doc.ambient {
+    } else if init != ambient {
         footer.push(format!("-init_temp {init} K: cuth transients start at ambient or --init steady/FILE, not a uniform {init} K."));
     }
-    if let (Some(p), Some(rows)) = (&ptrace, trace.as_ref().map(|t| t.rows.len())) {
-        let hint = format!(
-            "cuth transient {} --trace {} --sample-interval {:?} --dt {:?} --t-end {:?} --init steady-mean",
-            inp.out.display(),
-            p.display(),
-            intvl,
-            super::round12(intvl / 10.0),
-            super::round12(rows as f64 * intvl)
-        );
-        footer.push(String::new());
-        footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it."));
-        footer.push("A step of a tenth of it: backward Euler at the interval itself under-resolves the swing; the start".into());
-        footer.push("is the steady state of the trace's mean power, as HotSpot's run.sh starts its transient:".into());
-        footer.push(format!("  {hint}"));
-        notes.push(format!(
-            "transient: pass the sampling interval yourself: {hint}"
-        ));
-    }
-    doc.footer = footer;
-    let toml = doc.render();
-    super::check_loads(&toml, &inp.out)?;
-    Ok(Imported {
-        toml,
-        extra: Vec::new(),
-        notes,
-        next: None,
-    })
+    Ok(())
+}
+
+/// The suggested transient command for a trace of `rows` rows `intvl`
+/// apart, and why, added to `footer`.
+fn transient_hint(
+    out: &Path,
+    ptrace: &Path,
+    intvl: f64,
+    rows: usize,
+    footer: &mut Vec<String>,
+) -> String {
+    let t_end = super::round12(rows as f64 * intvl);
+    let hint = format!(
+        "cuth transient {} --trace {} --sample-interval {intvl:?} --scheme trbdf2 --dt {intvl:?} \
+         --time-tol 0.01 --t-end {t_end:?} --init steady-mean",
+        out.display(),
+        ptrace.display(),
+    );
+    footer.push(String::new());
+    footer.push(format!("Transient: the trace's sampling interval is -sampling_intvl {intvl:?} s; the stack has no key for it."));
+    footer.push("Backward Euler at the interval itself under-resolves the swing (HotSpot's example 2: 8.8 K of".into());
+    footer.push("10.15 K; a tenth of it: 10.06 K); TR-BDF2 with adaptive steps of at most the interval and a".into());
+    footer.push("0.01 K local error resolves it (10.16 K), with a record at every row. The start is the steady".into());
+    footer
+        .push("state of the trace's mean power, as HotSpot's run.sh starts its transient:".into());
+    footer.push(format!("  {hint}"));
+    hint
 }
 
 /// The configuration's settings checked before anything is built: the
@@ -186,6 +230,15 @@ fn check_settings(cfg: &HsConfig, cf: &Path) -> Result<(Vec<String>, Vec<String>
     )];
     let mut names: Vec<_> = cfg.settings.keys().cloned().collect();
     names.sort_by_key(|n| cfg.line(n));
+    // Checked before unknown settings: a microchannel config has many.
+    if cfg.num("use_microchannels", 0.0)? != 0.0 {
+        return Err(unsupported(
+            cf,
+            cfg.line("use_microchannels"),
+            "HotSpot 7's microchannel cooling (-use_microchannels 1)",
+            "cuth has no fluid cells: liquid-cooled stacks cannot be imported",
+        ));
+    }
     for n in &names {
         if let Some(why) = keys::no_effect(n) {
             footer.push(format!("  -{n} {} ({why})", cfg.settings[n].value));

@@ -37,6 +37,7 @@ pub const USED: &[&str] = &[
     "leakage_used",
     "package_model_used",
     "use_microfluidic_cooling",
+    "use_microchannels",
     "grid_layer_file",
     "materials_file",
     "detailed_3D",

@@ -39,16 +39,29 @@ pub(super) fn unsupported(file: &Path, line: usize, what: &str, why: &str) -> Im
 pub(super) struct Materials<'a> {
     cfg: &'a HsConfig,
     list: Option<(HashMap<String, HsMaterial>, PathBuf)>,
+    /// A materials file named but absent: HotSpot's example 1 and 3
+    /// `run.sh` name one their folders lack, and neither names a material,
+    /// so only a lookup makes its absence an error.
+    missing: Option<PathBuf>,
 }
 
 impl<'a> Materials<'a> {
     pub(super) fn new(cfg: &'a HsConfig, file: Option<PathBuf>) -> Result<Self, ImportError> {
         let cf = &cfg.file;
-        let list = match file.or_else(|| cfg.text("materials_file").map(|s| beside(cf, &s.value))) {
-            Some(p) => Some((parse_materials(&read_text(&p)?, &p)?, p)),
-            None => None,
+        // `--materials` must exist; HotSpot's `-materials_file` may not.
+        let named = cfg.text("materials_file").map(|s| beside(cf, &s.value));
+        let (list, missing) = match (file, named) {
+            (Some(p), _) => (Some((parse_materials(&read_text(&p)?, &p)?, p)), None),
+            (None, Some(p)) if !p.exists() => (None, Some(p)),
+            (None, Some(p)) => (Some((parse_materials(&read_text(&p)?, &p)?, p)), None),
+            (None, None) => (None, None),
         };
-        Ok(Materials { cfg, list })
+        Ok(Materials { cfg, list, missing })
+    }
+
+    /// The materials file named but absent, if so.
+    pub(super) fn missing(&self) -> Option<&Path> {
+        self.missing.as_deref()
     }
 
     /// k, c of a named material, for setting `what` at `line` of `file`.
@@ -60,6 +73,15 @@ impl<'a> Materials<'a> {
         what: &str,
     ) -> Result<(f64, f64), ImportError> {
         let Some((m, mfile)) = &self.list else {
+            if let Some(p) = &self.missing {
+                return Err(ImportError::Invalid {
+                    file: file.to_path_buf(),
+                    message: format!(
+                        "line {line}: {what} names material `{name}`, but the materials file {} does not exist",
+                        p.display()
+                    ),
+                });
+            }
             return Err(ImportError::Invalid { file: file.to_path_buf(), message: format!(
                 "line {line}: {what} names material `{name}`: pass the materials file with --materials") });
         };

@@ -20,6 +20,32 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A number for people: `sig` significant digits, so a sum of steps reads
+/// `0.208`, not `2.0800000000000002e-1`; plain for moderate magnitudes,
+/// scientific otherwise (`3.333e-7`), trailing zeros dropped.
+pub fn human(v: f64, sig: usize) -> String {
+    let sig = sig.max(1);
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let e = v.abs().log10().floor() as i32;
+    if (-3..6).contains(&e) {
+        let decimals = (sig as i32 - 1 - e).max(0) as usize;
+        trim(format!("{v:.decimals$}"))
+    } else {
+        let s = format!("{:.*e}", sig - 1, v);
+        let (m, exp) = s.split_once('e').expect("scientific");
+        format!("{}e{exp}", trim(m.to_string()))
+    }
+}
+
 /// A coordinate without float noise: at most 6 significant decimals,
 /// trailing zeros dropped (`0.015`, not `0.015000000000000001`).
 pub(crate) fn short(v: f64) -> String {
@@ -91,5 +117,20 @@ mod tests {
         assert_eq!(short(1.5000000000000001e-2), "0.015");
         assert_eq!(short(-0.0), "0");
         assert_eq!(short(2.0), "2");
+    }
+}
+
+#[cfg(test)]
+mod human_tests {
+    use super::human;
+
+    #[test]
+    fn numbers_for_people_keep_their_precision_only() {
+        assert_eq!(human(0.20800000000000002, 6), "0.208");
+        assert_eq!(human(14.0, 5), "14");
+        assert_eq!(human(14.03456, 5), "14.035");
+        assert_eq!(human(3.333e-7, 6), "3.333e-7");
+        assert_eq!(human(2.5e7, 5), "2.5e7");
+        assert_eq!(human(0.0, 5), "0");
     }
 }

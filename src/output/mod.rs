@@ -68,6 +68,9 @@ pub struct OutputOptions {
     pub maps: MapLayers,
     /// Also write the 3D field as `field.npy` (`--npy`).
     pub npy: Option<npy::NpyDtype>,
+    /// HotSpot's own files too (`--hotspot-outputs`, `[output] hotspot`),
+    /// on this grid over the chip.
+    pub hotspot: Option<crate::stack::HotspotOutputs>,
 }
 
 /// Which layers get maps.
@@ -155,6 +158,7 @@ pub mod blocks;
 mod colormap;
 pub mod csv;
 pub mod fonts;
+pub mod hotspot;
 pub mod json;
 mod layout;
 pub mod npy;
@@ -172,7 +176,7 @@ pub mod vtk;
 pub(crate) mod write;
 
 pub use fonts::DrawError;
-pub use layout::{columns, cut, num as param_num, MAX_COL};
+pub use layout::{columns, cut, human, num as param_num, MAX_COL};
 pub use table::{format_table, print_table};
 pub use transaction::{Owned, Transaction};
 pub use transient::TransientWriter;

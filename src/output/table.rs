@@ -58,12 +58,13 @@ fn put_run(o: &mut String, s: &Summary, verbose: bool) {
     let g = &s.grid;
     put!(
         o,
-        "{:<10} {} x {} x {} = {} cells, cell {} x {} mm",
+        "{:<10} {} x {} x {} = {} cells, {} {} x {} mm",
         "grid",
         g.nx,
         g.ny,
         g.nz,
         g.cells,
+        if g.graded { "smallest cell" } else { "cell" },
         short(g.dx_m * 1e3),
         short(g.dy_m * 1e3)
     );

@@ -118,6 +118,7 @@ pub(super) fn summary() -> Summary {
             cells: 36,
             dx_m: 1e-3,
             dy_m: 1e-3,
+            graded: false,
         },
         ambient_k: 300.0,
         device: DeviceReport {
@@ -184,6 +185,7 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
         &OutputOptions {
             unit,
             block_map: Default::default(),
+            hotspot: None,
             vtk: false,
             maps: Default::default(),
             npy: None,
@@ -378,6 +380,7 @@ fn inconsistent_view_is_an_error_not_a_panic() {
         &OutputOptions {
             unit: TempUnit::Kelvin,
             block_map: Default::default(),
+            hotspot: None,
             vtk: false,
             maps: Default::default(),
             npy: None,

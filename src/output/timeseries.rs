@@ -14,7 +14,8 @@ use std::io;
 /// (solves of the step: 1 semi-implicit, up to `--nonlinear-iterations`;
 /// `iterations` is the sum of the step's PCG iterations over its solves),
 /// then `<layer>_max_<u>,<layer>_avg_<u>` per layer,
-/// `<layer>.<block>_min_<u>,_avg_<u>,_max_<u>` per block and
+/// `<layer>.<block>_min_<u>,_avg_<u>,_max_<u>` per block (the block's own
+/// name when it already names its die and is unique) and
 /// `probe.<name>_<u>` per probe (`<u>` = `c` or `k`). Times are printed
 /// without float noise (`0.015`, not `1.5000000000000001e-2`).
 pub fn timeseries_csv(
@@ -48,7 +49,7 @@ pub fn timeseries_csv(
         header.push(format!("{l}_max_{u}"));
         header.push(format!("{l}_avg_{u}"));
     }
-    for b in blocks {
+    for b in column_stems(blocks) {
         for s in ["min", "avg", "max"] {
             header.push(format!("{b}_{s}_{u}"));
         }
@@ -127,5 +128,48 @@ mod tests {
         assert_eq!(time(3.333e-6 * 3.0), "0.000009999");
         // Below the plain form's resolution the value is kept in full.
         assert_eq!(time(1e-13), "1e-13");
+    }
+}
+
+/// Column stems of `<layer>.<block>` names: a block already named after its
+/// die (`TOP_DIE.Hotspot1` on layer `TOP_DIE_source`, as a 3D-ICE import
+/// names them) keeps its own name rather than repeating the die, where that
+/// name is unique among the columns.
+fn column_stems(blocks: &[String]) -> Vec<String> {
+    let short = |b: &String| -> Option<String> {
+        let (layer, block) = b.split_once('.')?;
+        let (die, _) = block.split_once('.')?;
+        layer.starts_with(die).then(|| block.to_string())
+    };
+    let candidates: Vec<Option<String>> = blocks.iter().map(short).collect();
+    blocks
+        .iter()
+        .zip(&candidates)
+        .map(|(b, c)| match c {
+            Some(c)
+                if candidates.iter().filter(|o| o.as_ref() == Some(c)).count() == 1
+                    && !blocks.contains(c) =>
+            {
+                c.clone()
+            }
+            _ => b.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod stem_tests {
+    use super::column_stems;
+
+    #[test]
+    fn a_die_named_twice_is_named_once_when_unique() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            column_stems(&v(&["TOP_DIE_source.TOP_DIE.Hotspot1", "die.alu"])),
+            v(&["TOP_DIE.Hotspot1", "die.alu"])
+        );
+        // Two layers of one die with the same unit: both keep their layer.
+        let same = v(&["D_a.D.u", "D_b.D.u"]);
+        assert_eq!(column_stems(&same), same);
     }
 }

@@ -46,6 +46,12 @@ impl TransientWriter {
         self.txn.stage_external(dest, bytes)
     }
 
+    /// A file of the run's own (`name` under `out`), staged now and written
+    /// as the run goes.
+    pub fn create(&self, name: &str) -> Result<std::fs::File, OutputError> {
+        self.txn.create(Path::new(name))
+    }
+
     /// The maps of step `step` (at `time_s`) under `snapshots/step_NNNNN/`
     /// (staged).
     pub fn snapshot(

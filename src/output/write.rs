@@ -8,6 +8,7 @@
 //! outputs does not grow with the number of layers or the size of a file.
 
 use super::blocks::{blocks_csv, blocks_steady, layer_block_stats};
+use super::hotspot::{self, HotspotLayout, LayerSample};
 use super::png::{self, HeatMap};
 use super::transaction::{Owned, Transaction};
 use super::{csv, json, OutputError, OutputOptions, SteadyView};
@@ -172,6 +173,8 @@ struct LayerMaps {
     shown: Vec<f64>,
     png: Option<Vec<u8>>,
     stats: Vec<super::blocks::BlockStats>,
+    /// HotSpot's view of the layer, with HotSpot outputs.
+    hotspot: Option<LayerSample>,
 }
 
 /// Streams the steady outputs into `sink`, in this order: per layer with
@@ -205,6 +208,9 @@ pub fn stream_steady(
         view,
         opts,
         dir,
+        hotspot: opts
+            .hotspot
+            .map(|spec| HotspotLayout::new(stack, grid, view.power, spec)),
         digits: stack
             .layers
             .len()
@@ -214,8 +220,18 @@ pub fn stream_steady(
             .max(2),
     };
     layers.check_field()?;
-    let stats = layers.stream(sink)?;
-    stream_tables(sink, view, opts, dir, &stats)?;
+    let (stats, samples) = layers.stream(sink)?;
+    // HotSpot's layout replaces cuth's blocks.steady.
+    let hs_steady = layers
+        .hotspot
+        .as_ref()
+        .map(|hs| hs.steady_text(&samples, opts.block_map));
+    stream_tables(sink, view, opts, dir, &stats, hs_steady.as_deref())?;
+    if let Some(hs) = &layers.hotspot {
+        let mut text = String::new();
+        hs.grid_text(&samples, &mut text);
+        sink.file(hotspot::GRID_STEADY, &mut |w| w.write_all(text.as_bytes()))?;
+    }
     let summary = timed_summary(view, t0);
     let text = json::summary_json(&summary).map_err(|source| OutputError::Io {
         path: dir.join("summary.json"),
@@ -233,6 +249,8 @@ struct LayerOutputs<'a> {
     dir: &'a Path,
     /// Width of the layer number in file names.
     digits: usize,
+    /// With HotSpot outputs, how the layers appear in them.
+    hotspot: Option<HotspotLayout>,
 }
 
 impl LayerOutputs<'_> {
@@ -249,7 +267,9 @@ impl LayerOutputs<'_> {
     /// Whether layer `l`'s map is needed: for maps, or for block statistics.
     fn needs_map(&self, l: usize) -> bool {
         let has_blocks = self.view.power.get(l).is_some_and(|p| !p.blocks.is_empty());
-        self.opts.maps.includes(l) || (has_blocks && self.reduced(l).is_none())
+        self.opts.maps.includes(l)
+            || (has_blocks && self.reduced(l).is_none())
+            || self.hotspot.is_some()
     }
 
     /// Without the whole field, every needed map must have been made and no
@@ -278,8 +298,11 @@ impl LayerOutputs<'_> {
 
     /// Renders the needed layers in batches that fit the map budget and
     /// streams their PNG and CSV; returns every layer's block statistics,
-    /// bottom up.
-    fn stream(&self, sink: &mut dyn Sink) -> Result<Vec<super::blocks::BlockStats>, OutputError> {
+    /// bottom up, and with HotSpot outputs each layer's HotSpot view.
+    fn stream(
+        &self,
+        sink: &mut dyn Sink,
+    ) -> Result<(Vec<super::blocks::BlockStats>, Vec<LayerSample>), OutputError> {
         let (grid, n_layers) = (self.view.grid, self.view.stack.layers.len());
         let needed: Vec<usize> = (0..n_layers).filter(|&l| self.needs_map(l)).collect();
         let per_batch = (MAP_BUDGET_BYTES / (16 * grid.plane()).max(1))
@@ -287,6 +310,7 @@ impl LayerOutputs<'_> {
         let mut stats: Vec<Vec<super::blocks::BlockStats>> = (0..n_layers)
             .map(|l| self.reduced(l).cloned().unwrap_or_default())
             .collect();
+        let mut samples = vec![LayerSample::default(); n_layers];
         for batch in needed.chunks(per_batch) {
             // Layers are rendered in parallel (a PNG takes milliseconds even for
             // a tiny grid: a stack of 10 000 layers spent most of its time here).
@@ -306,9 +330,12 @@ impl LayerOutputs<'_> {
                 if self.reduced(m.l).is_none() {
                     stats[m.l] = m.stats;
                 }
+                if let Some(h) = m.hotspot {
+                    samples[m.l] = h;
+                }
             }
         }
-        Ok(stats.concat())
+        Ok((stats.concat(), samples))
     }
 
     /// Layer `l`'s map (absent cells NaN), its block statistics unless a
@@ -333,12 +360,14 @@ impl LayerOutputs<'_> {
             (Some(power), None) => layer_block_stats(&layer.name, &map_k, &power.blocks, grid),
             _ => Vec::new(),
         };
+        let hotspot = self.hotspot.as_ref().map(|h| h.sample(l, &map_k, grid));
         if !self.opts.maps.includes(l) {
             return Ok(LayerMaps {
                 l,
                 shown: Vec::new(),
                 png: None,
                 stats,
+                hotspot,
             });
         }
         let shown: Vec<f64> = map_k.iter().map(|&t| unit.convert_k(t)).collect();
@@ -364,18 +393,21 @@ impl LayerOutputs<'_> {
             shown,
             png: Some(png),
             stats,
+            hotspot,
         })
     }
 }
 
-/// blocks.csv and blocks.steady (when some layer names blocks), probes.csv,
-/// field.vtr and field.npy, as asked for.
+/// blocks.csv and blocks.steady (when some layer names blocks; HotSpot's
+/// layout `hotspot_steady` instead when given), probes.csv, field.vtr and
+/// field.npy, as asked for.
 fn stream_tables(
     sink: &mut dyn Sink,
     view: &SteadyView,
     opts: &OutputOptions,
     dir: &Path,
     stats: &[super::blocks::BlockStats],
+    hotspot_steady: Option<&str>,
 ) -> Result<(), OutputError> {
     let (grid, unit) = (view.grid, opts.unit);
     // A stack without named blocks (raster or uniform power, no floorplan)
@@ -386,7 +418,12 @@ fn stream_tables(
             source,
         })?;
         sink.file("blocks.csv", &mut |w| w.write_all(blocks.as_bytes()))?;
-        let steady = blocks_steady(stats, opts.block_map);
+        if hotspot_steady.is_none() {
+            let steady = blocks_steady(stats, opts.block_map);
+            sink.file("blocks.steady", &mut |w| w.write_all(steady.as_bytes()))?;
+        }
+    }
+    if let Some(steady) = hotspot_steady {
         sink.file("blocks.steady", &mut |w| w.write_all(steady.as_bytes()))?;
     }
     if !view.summary.probes.is_empty() {

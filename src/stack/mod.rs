@@ -19,7 +19,7 @@ pub use crate::material::{Material, ABSENT};
 pub use cavity::{Cavity, CavityModel};
 pub use law::{Law, MaterialLaw};
 pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
-pub use schema::{BlockMap, BlockSpec, LeakageSpec, PowerSpec};
+pub use schema::{BlockMap, BlockSpec, HotspotLayers, HotspotOutputs, LeakageSpec, PowerSpec};
 use std::path::PathBuf;
 
 /// A fully checked stack, SI units throughout.
@@ -60,6 +60,8 @@ pub struct Stack {
     pub block_map: Option<BlockMap>,
     /// `[output.threedice]`: 3D-ICE output files a run writes.
     pub threedice: Option<peer_outputs::PeerOutputs>,
+    /// `[output] hotspot`: HotSpot-format outputs on every run.
+    pub hotspot: Option<HotspotOutputs>,
     /// Plausibility warnings (`stack::plausible`): valid but likely slips.
     pub warnings: Vec<String>,
 }

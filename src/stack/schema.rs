@@ -42,6 +42,52 @@ pub struct OutputSpec {
     /// An imported 3D-ICE stack's output instructions, written under the
     /// run's output folder in 3D-ICE's formats.
     pub threedice: Option<super::peer_outputs::PeerOutputsSpec>,
+    /// HotSpot-format outputs on every run (`--hotspot-outputs` asks for
+    /// them once): set by `cuth import hotspot` so that a HotSpot user's
+    /// scripts find the files they read.
+    pub hotspot: Option<HotspotOutputs>,
+}
+
+/// `[output] hotspot = { rows = R, cols = C, layers = "lcf" | "default" }`:
+/// HotSpot's grid over the chip (`-grid_rows`, `-grid_cols`) on which
+/// `hotspot.grid.steady` is sampled, and how HotSpot names the layers in
+/// `blocks.steady` (`layer_N_` prefixes with an `.lcf`; without one the
+/// chip's units bare, then `iface_`, `hsp_`, `hsink_`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HotspotOutputs {
+    #[serde(default = "hotspot_grid")]
+    pub rows: usize,
+    #[serde(default = "hotspot_grid")]
+    pub cols: usize,
+    #[serde(default)]
+    pub layers: HotspotLayers,
+}
+
+/// HotSpot's default grid, 64 × 64.
+fn hotspot_grid() -> usize {
+    64
+}
+
+impl Default for HotspotOutputs {
+    fn default() -> Self {
+        HotspotOutputs {
+            rows: hotspot_grid(),
+            cols: hotspot_grid(),
+            layers: HotspotLayers::Lcf,
+        }
+    }
+}
+
+/// How HotSpot names layers in its `.steady` file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HotspotLayers {
+    /// A layer configuration file: `layer_N_<unit>`.
+    #[default]
+    Lcf,
+    /// HotSpot's default chip and interface layers: `<unit>`, `iface_<unit>`.
+    Default,
 }
 
 /// The one value per block that `blocks.steady` reports, as HotSpot's

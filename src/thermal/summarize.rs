@@ -158,6 +158,9 @@ pub(crate) fn summary_of<B: Backend>(
             cells: grid.len(),
             dx_m: grid.dx.iter().copied().fold(f64::INFINITY, f64::min),
             dy_m: grid.dy.iter().copied().fold(f64::INFINITY, f64::min),
+            graded: [&grid.dx, &grid.dy]
+                .iter()
+                .any(|w| w.iter().any(|&d| (d - w[0]).abs() > 1e-9 * w[0])),
         },
         ambient_k: stack.ambient_k,
         device: be.report(),

@@ -61,8 +61,13 @@ pub struct GridSummary {
     pub ny: usize,
     pub nz: usize,
     pub cells: usize,
+    /// The smallest column and row widths, m: on a graded grid the other
+    /// cells are larger.
     pub dx_m: f64,
     pub dy_m: f64,
+    /// Whether cell widths vary (a graded grid), so `dx_m`, `dy_m` are the
+    /// smallest cell's.
+    pub graded: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -9,6 +9,7 @@ mod boundary;
 mod corpus;
 mod device;
 mod grid_slivers;
+mod hotspot_outputs;
 mod hotspot_reference;
 mod import_3dice;
 mod import_3dice_outputs;

@@ -135,6 +135,19 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
     let solver = raw.solver.unwrap_or_default();
     check_solver(&solver, file)?;
     let probes = super::probes::resolve(&raw.probes, file, width_m, length_m, &layers)?;
+    if let Some(h) = raw.output.as_ref().and_then(|o| o.hotspot) {
+        if h.rows == 0 || h.cols == 0 {
+            return Err(invalid(
+                file,
+                "output.hotspot",
+                format!(
+                    "rows and cols must be at least 1, got {} x {}",
+                    h.rows, h.cols
+                ),
+            ));
+        }
+    }
+    let hotspot_out = raw.output.as_ref().and_then(|o| o.hotspot);
     let (block_map, threedice) = match raw.output {
         Some(o) => (o.block_map, o.threedice),
         None => (None, None),
@@ -146,6 +159,7 @@ pub(super) fn resolve(raw: StackFile, file: &Path, domain_key: &str) -> Result<S
         probes,
         block_map,
         threedice,
+        hotspot: hotspot_out,
         warnings: Vec::new(),
         source: file.to_path_buf(),
         title: raw.title,
