@@ -157,8 +157,8 @@ fn quad_diag_kernels_match_cpu() {
     }
 }
 
-/// dot, cg_update (α from slots, and α = 0 when the denominator is 0), xpay
-/// and jacobi (divide by A's diagonal) on backend `be`.
+/// dot, cg_update (α from slots, and α = 0 when the denominator is 0), xpay,
+/// axpby and jacobi (divide by A's diagonal) on backend `be`.
 fn blas1_ops<V, B: QuadDiagOps<Vector = V, Scalars = V>>(be: &B, c: &Case) -> Vec<Vec<f64>> {
     let n = c.a.len();
     let a = be.upload_matrix(&c.a).unwrap();
@@ -188,7 +188,12 @@ fn blas1_ops<V, B: QuadDiagOps<Vector = V, Scalars = V>>(be: &B, c: &Case) -> Ve
     be.xpay(Ratio { num: 1, den: 2 }, &q, &mut pp, &s).unwrap();
     let mut z = be.upload(&vec![NAN; n]).unwrap();
     be.jacobi(&a, &p, &mut z).unwrap();
-    let mut out: Vec<Vec<f64>> = [&x, &r, &x2, &r2, &pp, &z]
+    // y = α x + β y, and with β = 0 over a NaN-poisoned y (not read).
+    let mut y = be.upload(&c.v[1]).unwrap();
+    be.axpby(0.75, &p, -1.25, &mut y).unwrap();
+    let mut y0 = be.upload(&vec![NAN; n]).unwrap();
+    be.axpby(-0.5, &p, 0.0, &mut y0).unwrap();
+    let mut out: Vec<Vec<f64>> = [&x, &r, &x2, &r2, &pp, &z, &y, &y0]
         .map(|v| be.download(v).unwrap())
         .to_vec();
     out.push(be.read_scalars(&s).unwrap());
@@ -201,7 +206,7 @@ fn blas1_kernels_match_cpu() {
     for c in cases(2) {
         let g = blas1_ops(gpu(), &c);
         let h = blas1_ops(&CpuBackend::new(), &c);
-        let (gs, hs) = (&g[6], &h[6]);
+        let (gs, hs) = (&g[8], &h[8]);
         let scale = abs_dot(&c.v[0], &c.v[1]);
         scalar_err("blas1_dot_f64", c.dims, gs[0], hs[0], scale, 1e-13);
         check(
@@ -219,6 +224,11 @@ fn blas1_kernels_match_cpu() {
         scalar_err("cg_update(den=0)", c.dims, gs[5], hs[5], hs[5], 1e-13);
         check("blas1_xpay_f64", c.dims, &[("p", &g[4], &h[4], 1e-15)]);
         check("blas1_divide_f64", c.dims, &[("z", &g[5], &h[5], 1e-15)]);
+        check(
+            "blas1_axpby_f64",
+            c.dims,
+            &[("y", &g[6], &h[6], 1e-15), ("y(β=0)", &g[7], &h[7], 1e-15)],
+        );
     }
 }
 
