@@ -56,7 +56,7 @@ fn folded_statistics_equal_the_whole_field() {
     let (whole, _) = solve_steady_for(
         gpu(),
         &stack,
-        &cuth::grid::Grid::from_stack(&stack),
+        &grid,
         &opts,
         &KeepField::Whole,
         Default::default(),
@@ -66,7 +66,7 @@ fn folded_statistics_equal_the_whole_field() {
     let (lean, maps) = solve_steady_for(
         gpu(),
         &stack,
-        &cuth::grid::Grid::from_stack(&stack),
+        &grid,
         &opts,
         &keep,
         Default::default(),
@@ -411,7 +411,7 @@ fn a_solve_without_maps_reduces_blocks_on_the_device() {
     let (whole, _) = solve_steady_for(
         gpu(),
         &stack,
-        &cuth::grid::Grid::from_stack(&stack),
+        &grid,
         &opts,
         &KeepField::Whole,
         Default::default(),
@@ -421,7 +421,7 @@ fn a_solve_without_maps_reduces_blocks_on_the_device() {
     let (lean, kept) = solve_steady_for(
         gpu(),
         &stack,
-        &cuth::grid::Grid::from_stack(&stack),
+        &grid,
         &opts,
         &keep,
         Default::default(),
