@@ -255,6 +255,44 @@ impl Cavity {
     }
 }
 
+/// 4RM: the walls and channels must tile the width across the flow, the
+/// first and last walls defaulting to the others' width.
+fn four_resistor(
+    file: &Path,
+    f: &dyn Fn(&str) -> String,
+    spec: &CavitySpec,
+    across: f64,
+    (channel_m, wall_m): (f64, f64),
+) -> Result<CavityModel, StackError> {
+    let first = spec
+        .first_wall_width
+        .map_or(Ok(wall_m), |l| positive(file, &f("first_wall_width"), l.0))?;
+    let last = spec
+        .last_wall_width
+        .map_or(Ok(wall_m), |l| positive(file, &f("last_wall_width"), l.0))?;
+    let pitch = channel_m + wall_m;
+    let n = (across - first - last + wall_m) / pitch;
+    let channels = n.round();
+    if channels < 1.0 || (n - channels).abs() > 1e-6 {
+        return Err(invalid(
+            file,
+            f("channel_width"),
+            format!(
+                "first wall + channels × (channel + wall) − wall + last wall must fill the \
+                 {across} m across the flow; these widths give {n:.4} channels"
+            ),
+        ));
+    }
+    let model = CavityModel::FourResistor {
+        channel_m,
+        wall_m,
+        first_wall_m: first,
+        last_wall_m: last,
+        channels: channels as usize,
+    };
+    Ok(model)
+}
+
 /// Checks `spec` for the layer `field` of height `height_m`, in a domain
 /// `extent` (x, y) m.
 pub(super) fn resolve(
@@ -296,32 +334,7 @@ pub(super) fn resolve(
                 need(spec.channel_width, "channel_width")?,
                 need(spec.wall_width, "wall_width")?,
             );
-            let first = spec
-                .first_wall_width
-                .map_or(Ok(wall_m), |l| positive(file, &f("first_wall_width"), l.0))?;
-            let last = spec
-                .last_wall_width
-                .map_or(Ok(wall_m), |l| positive(file, &f("last_wall_width"), l.0))?;
-            let pitch = channel_m + wall_m;
-            let n = (across - first - last + wall_m) / pitch;
-            let channels = n.round();
-            if channels < 1.0 || (n - channels).abs() > 1e-6 {
-                return Err(invalid(
-                    file,
-                    f("channel_width"),
-                    format!(
-                        "first wall + channels × (channel + wall) − wall + last wall must fill the \
-                         {across} m across the flow; these widths give {n:.4} channels"
-                    ),
-                ));
-            }
-            CavityModel::FourResistor {
-                channel_m,
-                wall_m,
-                first_wall_m: first,
-                last_wall_m: last,
-                channels: channels as usize,
-            }
+            four_resistor(file, &f, &spec, across, (channel_m, wall_m))?
         }
         CavityModelName::TwoResistor => {
             refuse(spec.first_wall_width.is_some(), "first_wall_width")?;

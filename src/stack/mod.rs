@@ -8,6 +8,7 @@ mod grid;
 pub mod law;
 mod package;
 pub mod peer_outputs;
+pub mod peer_spec;
 mod plausible;
 mod probes;
 pub mod schema;

@@ -41,7 +41,7 @@ pub struct OutputSpec {
     pub block_map: Option<BlockMap>,
     /// An imported 3D-ICE stack's output instructions, written under the
     /// run's output folder in 3D-ICE's formats.
-    pub threedice: Option<super::peer_outputs::PeerOutputsSpec>,
+    pub threedice: Option<super::peer_spec::PeerOutputsSpec>,
     /// HotSpot-format outputs on every run (`--hotspot-outputs` asks for
     /// them once): set by `cuth import hotspot` so that a HotSpot user's
     /// scripts find the files they read.

@@ -63,15 +63,8 @@ fn folded_statistics_equal_the_whole_field() {
     )
     .unwrap();
     let keep = KeepField::Maps(vec![1]);
-    let (lean, maps) = solve_steady_for(
-        gpu(),
-        &stack,
-        &grid,
-        &opts,
-        &keep,
-        Default::default(),
-    )
-    .unwrap();
+    let (lean, maps) =
+        solve_steady_for(gpu(), &stack, &grid, &opts, &keep, Default::default()).unwrap();
     let t = &whole.temperature_k;
     assert_eq!(t.len(), grid.len());
     assert!(lean.temperature_k.is_empty());
@@ -418,15 +411,8 @@ fn a_solve_without_maps_reduces_blocks_on_the_device() {
     )
     .unwrap();
     let keep = KeepField::Maps(Vec::new());
-    let (lean, kept) = solve_steady_for(
-        gpu(),
-        &stack,
-        &grid,
-        &opts,
-        &keep,
-        Default::default(),
-    )
-    .unwrap();
+    let (lean, kept) =
+        solve_steady_for(gpu(), &stack, &grid, &opts, &keep, Default::default()).unwrap();
     assert!(kept.maps.iter().all(Option::is_none), "no map came down");
     let mut n = 0;
     for (l, p) in lean.power.iter().enumerate() {

@@ -26,6 +26,39 @@ fn si(file: &Path, line: usize, lit: &str, shift: i32) -> Result<f64, ImportErro
     })
 }
 
+/// Every die's floorplan, read where 3D-ICE opens it (`extras::floorplan_path`):
+/// (die name, elements, path), with a note for elements without power.
+fn die_floorplans(
+    s: &stk::Stk,
+    f: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(String, Vec<flp::Element>, std::path::PathBuf)>, ImportError> {
+    let mut plans = Vec::new();
+    for e in &s.stack {
+        if let stk::Element::Die { floorplan, .. } = &e.element {
+            let (p, found) = extras::floorplan_path(f, e.line, floorplan)?;
+            notes.extend(found);
+            let els = flp::parse_floorplan(&read_text(&p)?, &p)?;
+            let unpowered: Vec<&str> = els
+                .iter()
+                .filter(|x| !x.powered)
+                .map(|x| x.name.as_str())
+                .collect();
+            let seen = plans.iter().any(|(_, _, q)| *q == p);
+            if !unpowered.is_empty() && !seen {
+                notes.push(format!(
+                    "{}: element(s) {} have no `power values` (3D-ICE's server takes them from \
+                     its client): 0 W here; give them power in the stack or a --trace",
+                    p.display(),
+                    unpowered.join(", ")
+                ));
+            }
+            plans.push((e.name.clone(), els, p));
+        }
+    }
+    Ok(plans)
+}
+
 /// Imports `stk`; `out` is where the TOML will be written (the trace goes beside it).
 pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     let f = stk_path;
@@ -76,30 +109,7 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     let flip = boundary(&s, f, &mut doc)?;
 
     materials(&s, f, &mut doc)?;
-    // Floorplans of the dies, and whether element names clash across dies.
-    let mut plans = Vec::new();
-    for e in &s.stack {
-        if let stk::Element::Die { floorplan, .. } = &e.element {
-            let (p, found) = extras::floorplan_path(f, e.line, floorplan)?;
-            notes.extend(found);
-            let els = flp::parse_floorplan(&read_text(&p)?, &p)?;
-            let unpowered: Vec<&str> = els
-                .iter()
-                .filter(|x| !x.powered)
-                .map(|x| x.name.as_str())
-                .collect();
-            let seen = plans.iter().any(|(_, _, q)| *q == p);
-            if !unpowered.is_empty() && !seen {
-                notes.push(format!(
-                    "{}: element(s) {} have no `power values` (3D-ICE's server takes them from \
-                     its client): 0 W here; give them power in the stack or a --trace",
-                    p.display(),
-                    unpowered.join(", ")
-                ));
-            }
-            plans.push((e.name.clone(), els, p));
-        }
-    }
+    let plans = die_floorplans(&s, f, &mut notes)?;
     grid(&s, f, &mut doc, &plans, &mut notes)?;
     let mut all: Vec<&str> = plans
         .iter()

@@ -79,6 +79,65 @@ pub struct TransientOutcome {
     pub step_ends_s: Vec<f64>,
 }
 
+/// Whether the device holds the run's vectors: the stepper's, the iterated
+/// step's, a temperature-dependent stack's and TR-BDF2's stages.
+fn check_capacity<B: ThermalBackend + 'static>(
+    be: &B,
+    stack: &Stack,
+    grid: &Grid,
+    opts: &TransientOptions,
+) -> Result<(), TransientError> {
+    let nonlinear = stack.is_nonlinear();
+    let iterated = nonlinear && opts.solver.nonlinear.transient_iterations > 0;
+    let nl_vectors = match nonlinear {
+        true => nonlinear::extra_vectors(stack, &opts.solver),
+        false => 0,
+    };
+    // TR-BDF2: θⁿ, θ_γ and F(θⁿ) (θⁿ shared with the iterated step's).
+    let stage_vectors = match opts.stepping.scheme {
+        Scheme::TrBdf2 => 2 + usize::from(!iterated),
+        Scheme::BackwardEuler => 0,
+    };
+    be.check_capacity_with(
+        grid.len(),
+        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_vectors + stage_vectors,
+    )?;
+    Ok(())
+}
+
+/// The run's records, the initial one first, by fixed steps or adaptive
+/// intervals; with the step statistics and, when adaptive, every step's end.
+fn run_steps<'c, B: ThermalBackend + 'static>(
+    lv: &mut level::Level<'c, B>,
+    cx: &level::RunContext<'c, B>,
+    observer: &mut Observer,
+) -> Result<(Vec<StepRecord>, StepStats, Vec<f64>), TransientError> {
+    let opts = cx.opts;
+    let mut records = Vec::with_capacity(opts.steps + 1);
+    records.push(lv.initial_record(cx)?);
+    let scheme = opts.stepping.scheme;
+    let tol = opts
+        .stepping
+        .time_tol_k
+        .filter(|_| scheme == Scheme::TrBdf2);
+    let mut control = tol.map(adaptive::Control::new);
+    for k in 0..opts.steps {
+        let record = match &mut control {
+            None => lv.step(cx, k, observer)?,
+            Some(ctl) => {
+                let tally = adaptive::interval(lv, cx, k, ctl)?;
+                lv.record(cx, k, &tally, observer)?
+            }
+        };
+        records.push(record);
+    }
+    let (step_stats, step_ends_s) = match control {
+        Some(ctl) => (ctl.stats, ctl.ends_s),
+        None => (StepStats::fixed(opts.steps, opts.dt), Vec::new()),
+    };
+    Ok((records, step_stats, step_ends_s))
+}
+
 /// Runs `stack` on its `grid` under `schedule` for `opts.steps` records
 /// `opts.dt` apart, by the scheme of `opts.stepping` (fixed or adaptive
 /// steps).
@@ -92,25 +151,12 @@ pub fn run_transient<B: ThermalBackend + 'static>(
 ) -> Result<TransientOutcome, TransientError> {
     let t_setup = Instant::now();
     let nonlinear = stack.is_nonlinear();
-    let iterated = nonlinear && opts.solver.nonlinear.transient_iterations > 0;
     // A linear stack's steady start solves on the host's matrix; anything
     // else is assembled on the device where the backend can.
     let steady_start = matches!(opts.init, InitState::Steady | InitState::SteadyMean);
     let on_device = nonlinear || !steady_start;
-    let nl_vectors = match nonlinear {
-        true => nonlinear::extra_vectors(stack, &opts.solver),
-        false => 0,
-    };
     let scheme = opts.stepping.scheme;
-    // TR-BDF2: θⁿ, θ_γ and F(θⁿ) (θⁿ shared with the iterated step's).
-    let stage_vectors = match scheme {
-        Scheme::TrBdf2 => 2 + usize::from(!iterated),
-        Scheme::BackwardEuler => 0,
-    };
-    be.check_capacity_with(
-        grid.len(),
-        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_vectors + stage_vectors,
-    )?;
+    check_capacity(be, stack, grid, opts)?;
     be.prepare_quad_diag()?;
     let dt = opts.dt;
     let row_of_step = |k: usize| schedule.row_at((k as f64 + 0.5) * dt);
@@ -175,27 +221,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
             probe_s: 0.0,
         },
     };
-    let mut records = Vec::with_capacity(opts.steps + 1);
-    records.push(lv.initial_record(&cx)?);
-    let tol = opts
-        .stepping
-        .time_tol_k
-        .filter(|_| scheme == Scheme::TrBdf2);
-    let mut control = tol.map(adaptive::Control::new);
-    for k in 0..opts.steps {
-        let record = match &mut control {
-            None => lv.step(&cx, k, observer)?,
-            Some(ctl) => {
-                let tally = adaptive::interval(&mut lv, &cx, k, ctl)?;
-                lv.record(&cx, k, &tally, observer)?
-            }
-        };
-        records.push(record);
-    }
-    let (step_stats, step_ends_s) = match control {
-        Some(ctl) => (ctl.stats, ctl.ends_s),
-        None => (StepStats::fixed(opts.steps, dt), Vec::new()),
-    };
+    let (records, step_stats, step_ends_s) = run_steps(&mut lv, &cx, observer)?;
     let level::Level {
         sys,
         stepper,
