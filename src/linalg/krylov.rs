@@ -75,27 +75,6 @@ impl<B: Backend> Krylov<B> {
         })
     }
 
-    /// The method of the following solves; its work vectors are allocated
-    /// when it needs others than the current method's.
-    pub fn set_method(
-        &mut self,
-        be: &B,
-        method: KrylovMethod,
-        n: usize,
-    ) -> Result<(), BackendError> {
-        let same = matches!(
-            (&self.work, method),
-            (Work::Pcg(_), KrylovMethod::Cg)
-                | (Work::Refine(_), KrylovMethod::Refined(_))
-                | (Work::PerSolve, KrylovMethod::BiCgStab)
-        );
-        if !same {
-            self.work = work_for(be, method, n)?;
-        }
-        self.method = method;
-        Ok(())
-    }
-
     pub fn method(&self) -> KrylovMethod {
         self.method
     }
@@ -152,7 +131,7 @@ impl<B: Backend> Krylov<B> {
                 *info = bicgstab(be, a, m, b, x, p)?;
                 Ok(())
             }
-            _ => unreachable!("set_method keeps the work of the method"),
+            _ => unreachable!("`new` allocates the work of its method"),
         }
     }
 }

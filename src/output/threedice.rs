@@ -140,12 +140,7 @@ fn vtk(grid: &Grid, temperature_k: &[f64]) -> String {
         grid.ny + 1,
         grid.nz + 1
     );
-    let z: Vec<f64> = std::iter::once(0.0)
-        .chain(grid.dz.iter().scan(0.0, |s, d| {
-            *s += d;
-            Some(*s)
-        }))
-        .collect();
+    let z = crate::geometry::edges_of(&grid.dz);
     for (name, e) in [("X", &grid.xe), ("Y", &grid.ye), ("Z", &z)] {
         let _ = writeln!(s, "{name}_COORDINATES {} double", e.len());
         for v in e.iter() {

@@ -124,12 +124,7 @@ pub fn vtk_xml(geom: &Geometry, arrays: &[CellArray]) -> Vec<u8> {
 pub fn thermal_vtr(view: &SteadyView, unit: TempUnit) -> Vec<u8> {
     let g = view.grid;
     let (x, y) = (g.xe.clone(), g.ye.clone());
-    let z: Vec<f64> = std::iter::once(0.0)
-        .chain(g.dz.iter().scan(0.0, |s, d| {
-            *s += d;
-            Some(*s)
-        }))
-        .collect();
+    let z = crate::geometry::edges_of(&g.dz);
     let plane = g.plane();
     let mut temperature: Vec<f64> = view
         .temperature_k
