@@ -1,4 +1,4 @@
-//! Drivers: steady state and transient (backward Euler) from a resolved stack to a
+//! Drivers: steady state and transient (backward Euler or TR-BDF2) from a resolved stack to a
 //! temperature field and a [`summary::Summary`].
 
 pub mod assembly_input;
