@@ -1,19 +1,36 @@
-//! The coolant of liquid-cooled cavities in the assembled system (4RM,
-//! 3D-ICE's four-resistor model): each channel is a column of coolant cells
+//! The coolant of liquid-cooled cavities in the assembled system. 4RM
+//! (3D-ICE's four-resistor model): each channel is a column of coolant cells
 //! along the flow (the stack's grid puts cell edges on the channel walls,
 //! `stack::cavity`). A coolant cell couples to the walls beside it and the
 //! solid above and below through the wall's half-cell in series with the
-//! film 1/(h A); it does not conduct along the flow, it carries heat
-//! downstream (upwind: it receives ṁ·c θ_up and gives away ṁ·c θ, the
-//! latter on the Quad-Diag diagonal, the former in `matrix::advection`);
-//! the first cell of a line receives the inlet's ṁ·c θ_in on the right-hand
-//! side. Summed over all rows: P = heat to ambient + Σ ṁ·c (θ_out − θ_in).
+//! film 1/(h A); it does not conduct along the flow. These are 3D-ICE's
+//! conductances (its liquid cell's h·A joined to the neighbour's k·A/(d/2)
+//! in series), and the coolant's capacity is its c·V. The porous models
+//! (2RM channels, pin fins) are in [`porous`].
+//!
+//! Along the flow the coolant is upwind: it receives ṁ·c θ_up and gives
+//! away ṁ·c θ, the latter on the Quad-Diag diagonal, the former in
+//! `matrix::advection`; the first cell of a line receives the inlet's
+//! ṁ·c θ_in on the right-hand side. Summed over all rows: P = heat to
+//! ambient + Σ ṁ·c (θ_out − θ_in). 3D-ICE (and both papers) difference the
+//! advection centrally instead: a face between two coolant cells carries
+//! their mean, C = ṁ·c/2 joins each cell to the next with +C and to the
+//! previous with −C, and the first and last cells have C on the diagonal
+//! (inlet face at T_in, outlet face at the last cell's temperature). The
+//! outflow, and so the energy balance, is the same; locally the upwind
+//! coolant (and the solid near it) reads about half a cell's coolant rise
+//! above 3D-ICE's. The central matrix is not an M-matrix (positive
+//! downstream entries), and the upwind chain is what the preconditioner's
+//! sweep inverts exactly, so cuth keeps upwind.
 
 use super::System;
 use crate::grid::Grid;
 use crate::matrix::advection::{Advection, INLET};
 use crate::matrix::QuadDiag;
 use crate::stack::{Cavity, CavityModel, Stack};
+
+#[path = "porous.rs"]
+pub mod porous;
 
 /// One channel's coolant cells, in flow order.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,8 +81,6 @@ impl Coolant {
 /// Why a cavity cannot be assembled.
 #[derive(Debug, thiserror::Error)]
 pub enum CavityError {
-    #[error("layer `{layer}`: the {model} cavity model is read and checked but not solved yet; use model \"4rm\"")]
-    NotSolved { layer: String, model: &'static str },
     #[error("{0} coolant cells: more than u32 indices hold")]
     TooLarge(usize),
 }
@@ -81,18 +96,12 @@ pub fn add_cavities(
     let mut coolant = Coolant::default();
     for (l, layer) in stack.layers.iter().enumerate() {
         let Some(cav) = &layer.cavity else { continue };
-        if !matches!(cav.model, CavityModel::FourResistor { .. }) {
-            let model = if matches!(cav.model, CavityModel::TwoResistor { .. }) {
-                "2rm"
-            } else {
-                "pinfin"
-            };
-            return Err(CavityError::NotSolved {
-                layer: layer.name.clone(),
-                model,
-            });
+        match cav.model {
+            CavityModel::FourResistor { .. } => {
+                four_resistor(stack, grid, l, cav, sys, &mut coolant)
+            }
+            _ => porous::porous(stack, grid, l, cav, sys, &mut coolant),
         }
-        four_resistor(stack, grid, l, cav, sys, &mut coolant);
     }
     if grid.len() > u32::MAX as usize {
         return Err(CavityError::TooLarge(grid.len()));

@@ -11,6 +11,9 @@ use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use std::path::Path;
 
+#[path = "cavity_htc.rs"]
+pub mod htc;
+
 /// `[layers.cavity]` as written.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,7 +39,8 @@ pub struct CavitySpec {
     /// `+x`, `-x`, `+y` or `-y`.
     pub direction: FlowDirection,
     pub coolant: CoolantSpec,
-    /// Wall-to-coolant heat-transfer coefficients, W/(m²·K).
+    /// Wall-to-coolant heat-transfer coefficients, W/(m²·K); without it,
+    /// 3D-ICE's correlation for the model (`htc`).
     pub h: Option<HtcSpec>,
 }
 
@@ -62,7 +66,8 @@ pub enum PinDistribution {
 pub struct CoolantSpec {
     /// Volumetric heat capacity, J/(m³·K).
     pub heat_capacity: f64,
-    /// W/(m·K); only a correlation would use it.
+    /// W/(m·K); required by the microchannel correlation, that is only
+    /// by a `4rm` or `2rm` cavity without `h`.
     pub conductivity: Option<f64>,
 }
 
@@ -229,6 +234,26 @@ impl Cavity {
         self.flow_m3_s * self.coolant_heat_capacity
     }
 
+    /// Fraction of the cavity's volume that holds coolant, for the porous
+    /// models (3D-ICE's porosity): channel over pitch for 2RM channels,
+    /// 1 − π d²/(4 p²) for pin fins (one pin per pitch², inline or
+    /// staggered alike); `None` for 4RM.
+    pub fn porosity(&self) -> Option<f64> {
+        match self.model {
+            CavityModel::FourResistor { .. } => None,
+            CavityModel::TwoResistor { channel_m, wall_m } => {
+                Some(channel_m / (channel_m + wall_m))
+            }
+            CavityModel::PinFin {
+                diameter_m,
+                pitch_m,
+                ..
+            } => Some(
+                1.0 - std::f64::consts::PI * diameter_m * diameter_m / (4.0 * pitch_m * pitch_m),
+            ),
+        }
+    }
+
     /// Edges across the flow that put every 4RM channel and wall in whole
     /// cells (from 0 to the extent); `None` for the porous models.
     pub fn across_edges(&self) -> Option<Vec<f64>> {
@@ -393,7 +418,17 @@ pub(super) fn resolve(
         None => None,
     };
     let flow_m3_s = flow(file, &f, &spec, across * height_m)?;
-    let (h_side, h_top, h_bottom) = htc(file, &f, &spec)?;
+    let (h_side, h_top, h_bottom) = match &spec.h {
+        Some(h) => htc(file, &f, &spec, h)?,
+        None => correlated_htc(
+            file,
+            &f,
+            &model,
+            coolant_conductivity,
+            height_m,
+            flow_m3_s / (across * height_m),
+        )?,
+    };
     Ok(Cavity {
         model,
         coolant_heat_capacity,
@@ -447,21 +482,15 @@ fn flow(
     }
 }
 
-/// Side, top and bottom coefficients. The 2RM and pin-fin cells have no
-/// side faces: their top and bottom coefficients are the projected ones.
+/// Side, top and bottom coefficients as given. The 2RM and pin-fin cells
+/// have no side faces: their top and bottom coefficients are the projected
+/// ones (3D-ICE's `top`, `bottom`).
 fn htc(
     file: &Path,
     f: &dyn Fn(&str) -> String,
     spec: &CavitySpec,
+    h: &HtcSpec,
 ) -> Result<(f64, f64, f64), StackError> {
-    let h = spec.h.as_ref().ok_or_else(|| {
-        invalid(
-            file,
-            f("h"),
-            "is required: give the wall heat-transfer coefficients in W/(m^2 K), one number or \
-             { side, top, bottom } (3D-ICE's correlations are not built in yet)",
-        )
-    })?;
     let check = |k: &str, v: f64| positive(file, &f(&format!("h.{k}")), v);
     match h {
         HtcSpec::All(v) => {
@@ -490,6 +519,43 @@ fn htc(
             ))
         }
     }
+}
+
+/// Side, top and bottom coefficients from 3D-ICE's correlation for the
+/// model (`htc`): microchannels need the coolant's conductivity, pin fins
+/// the Darcy velocity (`darcy_m_s`, the flow over the cross-section).
+fn correlated_htc(
+    file: &Path,
+    f: &dyn Fn(&str) -> String,
+    model: &CavityModel,
+    conductivity: Option<f64>,
+    height_m: f64,
+    darcy_m_s: f64,
+) -> Result<(f64, f64, f64), StackError> {
+    let k = || {
+        conductivity.ok_or_else(|| {
+            invalid(
+                file,
+                f("coolant.conductivity"),
+                "is required when `h` is not given: the microchannel correlation \
+                 (h = k Nu / d_h) needs the coolant's conductivity in W/(m K)",
+            )
+        })
+    };
+    Ok(match *model {
+        CavityModel::FourResistor { channel_m, .. } => {
+            let h = htc::channel_h(k()?, channel_m, height_m);
+            (h, h, h)
+        }
+        CavityModel::TwoResistor { channel_m, wall_m } => {
+            let h = htc::porous_channel_h(k()?, channel_m, height_m, channel_m + wall_m);
+            (0.0, h, h)
+        }
+        CavityModel::PinFin { distribution, .. } => {
+            let h = htc::pin_fin_h(darcy_m_s, distribution == PinDistribution::Staggered);
+            (0.0, h, h)
+        }
+    })
 }
 
 /// Puts the grid lines across the flow on the channel and wall edges of the
