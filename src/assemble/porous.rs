@@ -206,3 +206,7 @@ fn along_wall(grid: &Grid, sys: &mut System, pair: (usize, usize), along: usize,
         set_face(&mut sys.a, along, solid, hi - lo, old + g / 2.0);
     }
 }
+
+#[cfg(test)]
+#[path = "porous_tests.rs"]
+mod tests;
