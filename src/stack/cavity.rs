@@ -626,3 +626,7 @@ pub(super) fn channel_grid(stack: &mut super::Stack, non_uniform: bool) -> Resul
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "cavity_tests.rs"]
+mod tests;
