@@ -51,7 +51,45 @@ pub struct Die {
 #[derive(Clone, Debug)]
 pub enum Element {
     Layer(LayerSpec),
-    Die { die: String, floorplan: String },
+    Die {
+        die: String,
+        floorplan: String,
+    },
+    /// A cavity, as the `.stk`'s `microchannel` or `pinfin` section says.
+    Channel,
+}
+
+/// Which cavity the `microchannel` or `pinfin` section declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CavityKind {
+    FourRm,
+    TwoRm,
+    PinFin,
+}
+
+/// The `microchannel 4rm`, `microchannel 2rm` or `pinfin` section, numbers
+/// as written: lengths µm, flow rate ml/min (per cavity), Darcy velocity
+/// µm/s, coefficients W/(µm²·K), heat capacity J/(µm³·K), temperature K.
+#[derive(Clone, Debug)]
+pub struct CavitySection {
+    pub kind: CavityKind,
+    pub line: usize,
+    pub height: Option<String>,
+    pub channel_length: Option<String>,
+    pub wall_length: Option<String>,
+    pub first_wall_length: Option<String>,
+    pub last_wall_length: Option<String>,
+    pub pin_diameter: Option<String>,
+    pub pin_pitch: Option<String>,
+    pub pin_distribution: Option<String>,
+    /// The wall (or pin) material.
+    pub material: Option<String>,
+    pub flow_rate: Option<String>,
+    pub darcy_velocity: Option<String>,
+    /// `(face, value)`: one `("", h)`, or side, top and bottom as written.
+    pub htc: Vec<(String, String)>,
+    pub heat_capacity: Option<String>,
+    pub inlet: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -105,6 +143,7 @@ pub struct Stk {
     pub dies: Vec<Die>,
     /// Top to bottom, as written.
     pub stack: Vec<StackElement>,
+    pub cavity: Option<CavitySection>,
     /// (step, slot) in seconds for a transient solver.
     pub transient: Option<(String, String)>,
     /// K, and its line.

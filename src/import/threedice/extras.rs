@@ -127,7 +127,7 @@ pub fn non_uniform_edges(
             stk::Element::Die { die, .. } => {
                 s.dies.iter().any(|d| d.name == *die && d.layers.len() > 1)
             }
-            stk::Element::Layer(_) => true,
+            stk::Element::Layer(_) | stk::Element::Channel => true,
         };
         if plain {
             split(&mut xs, 0.0, width, nx);
@@ -367,6 +367,6 @@ pub fn output_layer(s: &Stk, element: &str) -> Option<String> {
     let e = s.stack.iter().find(|e| e.name == element)?;
     Some(match e.element {
         stk::Element::Die { .. } => format!("{}_source", e.name),
-        stk::Element::Layer(_) => e.name.clone(),
+        stk::Element::Layer(_) | stk::Element::Channel => e.name.clone(),
     })
 }

@@ -8,6 +8,7 @@
 //! length" is along x (cuth's `width`), its "width" along y (cuth's `length`).
 
 mod ast;
+mod cavity;
 mod extras;
 mod flp;
 mod lexer;
@@ -107,10 +108,21 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     }
 
     let flip = boundary(&s, f, &mut doc)?;
+    let cav = match &s.cavity {
+        Some(c) => Some(cavity::convert(c, f, width)?),
+        None => None,
+    };
 
     materials(&s, f, &mut doc)?;
     let plans = die_floorplans(&s, f, &mut notes)?;
     grid(&s, f, &mut doc, &plans, &mut notes)?;
+    if let Some(cols) = cav.as_ref().and_then(|c| c.columns) {
+        doc.grid_comment.push(format!(
+            "4rm: {cols} columns across the flow, one per channel and wall (3D-ICE's cell length \
+             gives way to the channel geometry, as in 3D-ICE)"
+        ));
+        doc.nx = cols;
+    }
     let mut all: Vec<&str> = plans
         .iter()
         .flat_map(|(_, els, _)| els.iter().map(|e| e.name.as_str()))
@@ -119,6 +131,35 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     let clash = all.windows(2).any(|w| w[0] == w[1]);
     let mut trace: Vec<(String, Vec<f64>)> = Vec::new();
     let mut layers_top_down = stack_layers(&s, f, &plans, clash, &mut trace, &mut notes)?;
+    let mut tables = Vec::new();
+    for e in s
+        .stack
+        .iter()
+        .filter(|e| matches!(e.element, stk::Element::Channel))
+    {
+        let c = cav
+            .as_ref()
+            .expect("the parser refuses a channel without a cavity");
+        let at = layers_top_down
+            .iter()
+            .position(|l| l.name == e.name)
+            .expect("one layer per element");
+        layers_top_down[at] = LayerDoc {
+            name: e.name.clone(),
+            material: c.material.clone(),
+            thickness: c.height_m,
+            cells: 1,
+            floorplan: None,
+            power: None,
+            outline: None,
+            fill: None,
+            comment: [format!("channel `{}` (line {})", e.name, e.line)]
+                .into_iter()
+                .chain(c.comment.iter().cloned())
+                .collect(),
+        };
+        tables.push((e.name.clone(), c.table.clone()));
+    }
     if !flip {
         layers_top_down.reverse();
     }
@@ -156,7 +197,7 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
         footer.push(format!("not carried over: {i}"));
     }
     doc.footer = footer;
-    let toml = doc.render();
+    let toml = cavity::splice(&doc.render(), &tables);
     super::check_loads(&toml, out)?;
     Ok(Imported {
         toml,
@@ -177,8 +218,23 @@ fn boundary(s: &stk::Stk, f: &Path, doc: &mut StackDoc) -> Result<bool, ImportEr
     } else {
         (s.top_sink.as_ref(), s.bottom_sink.as_ref())
     };
-    let top = top.ok_or_else(|| ImportError::Invalid { file: f.to_path_buf(),
-        message: "no heat sink: declare a `top heat sink` (cuth needs a heat transfer coefficient on top)".into() })?;
+    let cooled = s
+        .stack
+        .iter()
+        .any(|e| matches!(e.element, stk::Element::Channel));
+    let Some(top) = top else {
+        let inlet = s.cavity.as_ref().and_then(|c| c.inlet.as_ref());
+        if let (true, Some(t)) = (cooled, inlet) {
+            doc.ambient = si(f, 0, t, 0)?;
+            doc.h_top = 0.0;
+            doc.boundary_comment.push(format!(
+                "no heat sink: the coolant alone removes the heat; ambient = the coolant's inlet, {t} K"
+            ));
+            return Ok(false);
+        }
+        return Err(ImportError::Invalid { file: f.to_path_buf(),
+            message: "no heat sink: declare a `top heat sink` (cuth needs a heat transfer coefficient on top)".into() });
+    };
     doc.ambient = si(f, top.line, &top.temperature, 0)?;
     doc.h_top = si(f, top.line, &top.htc, 12)?;
     doc.boundary_comment.push(format!(
@@ -285,6 +341,17 @@ fn stack_layers(
                     )],
                 });
             }
+            stk::Element::Channel => layers_top_down.push(LayerDoc {
+                name: e.name.clone(),
+                material: String::new(),
+                thickness: 0.0,
+                cells: 1,
+                floorplan: None,
+                power: None,
+                outline: None,
+                fill: None,
+                comment: Vec::new(),
+            }),
             stk::Element::Die { die, floorplan } => {
                 let d = s
                     .dies
@@ -522,3 +589,6 @@ fn grid(
     doc.edges = Some((g.xe, g.ye));
     Ok(())
 }
+
+#[cfg(test)]
+mod liquid_tests;

@@ -3,8 +3,10 @@
 //! `top`/`bottom`/`conventional heat sink`, `dimensions`, top-level `layer`
 //! definitions, `die` definitions (layers listed top to bottom around one
 //! `source`), `stack` (elements top to bottom), `solver` and `output`.
-//! Sections may come in any order. Microchannels, pin fins, pluggable heat
-//! sinks, `channel` elements and `layout` files are [`ImportError::Unsupported`].
+//! Sections may come in any order (a `channel` element after its cavity
+//! section, as 3D-ICE's grammar has it). Microchannels and pin fins are
+//! read by `cavity`; pluggable heat sinks and `layout` files are
+//! [`ImportError::Unsupported`].
 //! Numbers stay as written (3D-ICE units: µm, W/(µm·K), J/(µm³·K), W/(µm²·K)).
 
 use super::lexer::{Cursor, Tok};
@@ -30,20 +32,7 @@ pub fn parse_stk(text: &str, file: &Path) -> Result<Stk, ImportError> {
         match word.as_deref() {
             Some("material") => material(&mut c, &mut stk)?,
             Some("top" | "bottom" | "conventional") => sink(&mut c, &mut stk)?,
-            Some("microchannel") => {
-                return Err(unsupported(
-                    &c,
-                    "a microchannel cavity (`microchannel`)",
-                    "cuth has no fluid cells or coolant flow",
-                ))
-            }
-            Some("pinfin") => {
-                return Err(unsupported(
-                    &c,
-                    "a pin-fin cavity (`pinfin`)",
-                    "cuth has no fluid cells or coolant flow",
-                ))
-            }
+            Some("microchannel" | "pinfin") => super::cavity::parse_cavity(&mut c, &mut stk)?,
             Some("dimensions") => dimensions(&mut c, &mut stk)?,
             Some("layer") => layer_def(&mut c, &mut stk)?,
             Some("die") => die(&mut c, &mut stk)?,
@@ -52,8 +41,8 @@ pub fn parse_stk(text: &str, file: &Path) -> Result<Stk, ImportError> {
             Some("output") => output(&mut c, &mut stk)?,
             _ => {
                 return Err(c.error(format!(
-                    "expected a section (material, top heat sink, dimensions, layer, die, stack, \
-                     solver, output), found {}",
+                    "expected a section (material, top heat sink, microchannel, pinfin, \
+                     dimensions, layer, die, stack, solver, output), found {}",
                     c.found()
                 )))
             }
@@ -296,11 +285,14 @@ fn stack(c: &mut Cursor, stk: &mut Stk) -> Result<(), ImportError> {
                 (name, Element::Die { die, floorplan })
             }
             Some("channel") => {
-                return Err(unsupported(
-                    c,
-                    "a microchannel stack element (`channel`)",
-                    "cuth has no fluid cells or coolant flow",
-                ))
+                c.keywords("channel")?;
+                let (name, _) = c.ident("a stack element name")?;
+                if stk.cavity.is_none() {
+                    return Err(c.error(format!(
+                        "channel `{name}`: the stack declares no `microchannel` or `pinfin` section"
+                    )));
+                }
+                (name, Element::Channel)
             }
             _ => break,
         };
