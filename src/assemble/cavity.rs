@@ -68,6 +68,25 @@ impl Coolant {
             .collect()
     }
 
+    /// Each cavity's outlets, by layer: per line its outlet temperature
+    /// (K, from the rise `theta` over `ambient_k`) and its ṁ·c (W/K), what
+    /// 3D-ICE's `Tcoolant` reports on.
+    pub fn outlets(
+        &self,
+        ambient_k: f64,
+        theta: &[f64],
+    ) -> std::collections::BTreeMap<usize, Vec<(f64, f64)>> {
+        let mut by_layer = std::collections::BTreeMap::new();
+        for l in &self.lines {
+            let out = theta[*l.cells.last().expect("a line has cells")];
+            by_layer
+                .entry(l.layer)
+                .or_insert_with(Vec::new)
+                .push((ambient_k + out, l.w));
+        }
+        by_layer
+    }
+
     /// Whether a cell holds coolant.
     pub fn mask(&self, n: usize) -> Vec<bool> {
         let mut m = vec![false; n];

@@ -5,8 +5,9 @@
 //! element in its order), a matrix per instant (`Tmap`, `Pmap`: one line per
 //! row of cells along y, one value per column, a blank line after each
 //! instant, with `xaxis.txt` and `yaxis.txt` giving the cell centres in µm)
-//! and a legacy VTK field (`T3d`). Temperatures in K, times in s, as 3D-ICE
-//! writes them. A floorplan element drawn as several rectangles is several
+//! and a legacy VTK field (`T3d`), and a cavity's outlet temperature
+//! (`Tcoolant`, from the coolant the run hands to [`tcoolant_files`]).
+//! Temperatures in K, times in s, as 3D-ICE writes them. A floorplan element drawn as several rectangles is several
 //! blocks in cuth: its minimum, maximum and area-weighted mean are taken
 //! over their union here.
 
@@ -104,6 +105,15 @@ fn header(f: &PeerFile, stack: &Stack, grid: &Grid) -> String {
             );
         }
         PeerKind::T3d => {}
+        PeerKind::Tcoolant => {
+            let _ = writeln!(
+                h,
+                "{PREFIX}{} temperatures for the outlet of the channel {}",
+                quantity_word(f.quantity),
+                f.element
+            );
+            let _ = writeln!(h, "{PREFIX}Time(s) \t Temperature(K)");
+        }
     }
     h
 }
@@ -233,7 +243,7 @@ fn map_frame(f: &PeerFile, view: &SteadyView) -> String {
 /// a map is written.
 fn opened(outs: &PeerOutputs, stack: &Stack, grid: &Grid) -> BTreeMap<PathBuf, String> {
     let mut files = BTreeMap::new();
-    for f in &outs.files {
+    for f in outs.files.iter().filter(|f| f.kind != PeerKind::Tcoolant) {
         files
             .entry(f.file.clone())
             .or_insert_with(|| header(f, stack, grid));
@@ -422,6 +432,67 @@ impl TransientMaps {
     }
 }
 
+/// One instant of the coolant: the time, s, and per cavity layer (stack
+/// index) each coolant line's outlet as (temperature K, ṁ·c W/K), as
+/// `assemble::cavity::Coolant::outlets` gives them.
+pub type CoolantInstant = (f64, BTreeMap<usize, Vec<(f64, f64)>>);
+
+/// `q` over a cavity's outlets: the hottest or coldest line, or the
+/// mixed-cup mean (weighted by ṁ·c; 3D-ICE's plain mean over its channel
+/// columns is the same when every line carries the same flow, as in a 4RM
+/// cavity or a uniform grid).
+pub fn outlet_value(q: Quantity, outlets: &[(f64, f64)]) -> f64 {
+    match q {
+        Quantity::Maximum => outlets
+            .iter()
+            .map(|o| o.0)
+            .fold(f64::NEG_INFINITY, f64::max),
+        Quantity::Minimum => outlets.iter().map(|o| o.0).fold(f64::INFINITY, f64::min),
+        Quantity::Average => {
+            let w: f64 = outlets.iter().map(|o| o.1).sum();
+            outlets.iter().map(|o| o.0 * o.1).sum::<f64>() / w
+        }
+    }
+}
+
+/// The `Tcoolant` files of the stack's `[output.threedice]`, in 3D-ICE's
+/// layout (header, then `time \t temperature` per instant due: `final`
+/// at the last instant, `slot` on the slot multiples, `step` at each; a
+/// steady run passes one instant at time 0).
+pub fn tcoolant_files(stack: &Stack, instants: &[CoolantInstant]) -> Vec<Rendered> {
+    let Some(outs) = &stack.threedice else {
+        return Vec::new();
+    };
+    let mut files: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for f in outs.files.iter().filter(|f| f.kind == PeerKind::Tcoolant) {
+        let l = f.layer.expect("checked at load");
+        let text = files.entry(f.file.clone()).or_insert_with(|| {
+            let mut h = String::new();
+            let _ = writeln!(
+                h,
+                "{PREFIX}{} temperatures for the outlet of the channel {}",
+                quantity_word(f.quantity),
+                f.element
+            );
+            let _ = writeln!(h, "{PREFIX}Time(s) \t Temperature(K)");
+            h
+        });
+        for (k, (t, cavities)) in instants.iter().enumerate() {
+            let last = k + 1 == instants.len();
+            let Some(outlets) = cavities.get(&l).filter(|o| !o.is_empty()) else {
+                continue;
+            };
+            // A steady run is one instant at time 0, its `final` one.
+            let steady = *t <= 0.0 && instants.len() == 1 && f.when == When::Final;
+            if steady || due(f.when, *t, outs.slot_s, last) {
+                let v = outlet_value(f.quantity, outlets);
+                let _ = writeln!(text, "{t:5.3} \t {v:7.3}");
+            }
+        }
+    }
+    rendered(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,6 +504,15 @@ mod tests {
         assert_eq!(union_value(Quantity::Minimum, &parts), 300.0);
         assert_eq!(union_value(Quantity::Maximum, &parts), 335.0);
         assert!((union_value(Quantity::Average, &parts) - 315.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn outlet_statistics_mix_by_heat_flow() {
+        // Lines at 310 K (3 W/K) and 330 K (1 W/K): the mixed cup is 315 K.
+        let o = [(310.0, 3.0), (330.0, 1.0)];
+        assert_eq!(outlet_value(Quantity::Maximum, &o), 330.0);
+        assert_eq!(outlet_value(Quantity::Minimum, &o), 310.0);
+        assert!((outlet_value(Quantity::Average, &o) - 315.0).abs() < 1e-12);
     }
 
     #[test]

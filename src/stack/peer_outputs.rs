@@ -1,5 +1,5 @@
 //! `[output.threedice]`: the output instructions of an imported 3D-ICE
-//! stack (`T`, `Tflp`, `Tflpel`, `Tmap`, `Pmap`, `T3d`), kept so that a run
+//! stack (`T`, `Tflp`, `Tflpel`, `Tmap`, `Pmap`, `T3d`, `Tcoolant`), kept so that a run
 //! writes the files a 3D-ICE user's scripts read, under the run's output
 //! folder, with 3D-ICE's names. Checked here like any other field: every
 //! layer, probe and block named must exist, and a file must stay inside
@@ -159,6 +159,11 @@ fn resolve_one(
         PeerKind::T => need(probe.is_some(), "probe", "a `probe`")?,
         PeerKind::T3d => {}
         _ => need(layer.is_some(), "layer", "a `layer`")?,
+    }
+    if f.kind == PeerKind::Tcoolant {
+        need(f.quantity.is_some(), "quantity", "a `quantity`")?;
+        let l = &layers[layer.expect("checked above")];
+        need(l.cavity.is_some(), "layer", "a cavity layer")?;
     }
     if matches!(f.kind, PeerKind::Tflp | PeerKind::Tflpel) {
         need(f.quantity.is_some(), "quantity", "a `quantity`")?;

@@ -60,6 +60,8 @@ pub enum PeerKind {
     Pmap,
     /// The whole field, legacy VTK.
     T3d,
+    /// A cavity's outlet temperature over time (its `layer`).
+    Tcoolant,
 }
 
 /// What `Tflp` and `Tflpel` report over an element.

@@ -170,7 +170,7 @@ fn threedice_unsupported_and_malformed_inputs() {
     fails_with(
         &import_3dice("tests/data/3dice/microchannel.stk", &out),
         2,
-        &["microchannel.stk:9:", "microchannel"],
+        &["microchannel.stk:9:", "do not fill the chip length"],
     );
     assert!(!out.exists());
     let d = tmp.path();
@@ -184,7 +184,7 @@ fn threedice_unsupported_and_malformed_inputs() {
     )
     .unwrap();
     let cases = [
-        ("chan.stk", base.replace("layer   LID      300 SILICON ;", "channel CAV ;"), "microchannel stack element"),
+        ("chan.stk", base.replace("layer   LID      300 SILICON ;", "channel CAV ;"), "no `microchannel` or `pinfin` section"),
         ("typo.stk", base.replace("thermal conductivity     1.30e-4", "thermal conductance 1.30e-4"), "typo.stk:4: expected `thermal conductivity`"),
         ("unk.stk", base.replace("300 SILICON", "300 COPPER"), "unknown material `COPPER`"),
         ("nosink.stk",

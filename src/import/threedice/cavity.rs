@@ -185,7 +185,10 @@ pub fn convert(s: &CavitySection, f: &Path, chip_length_m: f64) -> Result<Cavity
                     return Err(ImportError::Syntax {
                         file: f.to_path_buf(),
                         line: s.line,
-                        message: "the channels and walls do not fill the chip length".into(),
+                        message: format!(
+                            "the channels and walls do not fill the chip length: first wall + \
+                             last wall + channel + n × (channel + wall) gives n = {ratio}"
+                        ),
                     });
                 }
                 columns = Some(2 * ratio.round() as usize + 3);

@@ -230,7 +230,8 @@ pub type Plans = [(String, Vec<flp::Element>, PathBuf)];
 /// The output instructions: `T` as probes on the source layer of the die
 /// (or on the layer) they name, µm -> m, named by their file's stem (with
 /// the element when two share one), and every instruction cuth can write
-/// as a file for the run; `Tcoolant` and `gradient` are noted and skipped.
+/// as a file for the run (`Tcoolant` on the channel's cavity layer);
+/// `gradient` is noted and skipped.
 /// `block_name` names a die's element as the import's blocks do.
 pub fn outputs(
     s: &Stk,
@@ -276,12 +277,6 @@ pub fn outputs(
     }
     for o in &s.outputs {
         let comment = format!("line {}: {}", o.line, describe(o));
-        if o.kind == "Tcoolant" {
-            out.notes.push(format!(
-                "output skipped: {comment}: no coolant to report (cavities are refused; this stack has none)"
-            ));
-            continue;
-        }
         if o.quantity.as_deref() == Some("gradient") {
             out.notes.push(format!(
                 "output skipped: {comment}: cuth has no `gradient` statistic (maximum, minimum and average are written)"

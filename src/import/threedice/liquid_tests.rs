@@ -5,6 +5,7 @@
 
 use super::import;
 use crate::backend::cpu::CpuBackend;
+use crate::output::threedice::tcoolant_files;
 use crate::stack::cavity::{htc, PinDistribution};
 use crate::stack::{CavityModel, Stack};
 use crate::thermal::liquid::{solve_liquid, LiquidSolution};
@@ -121,4 +122,30 @@ fn threedice_example_with_two_4rm_cavities_and_a_sink() {
         "{sinks} {fluid}"
     );
     assert!(toml.contains("[output.threedice]"));
+    // Tcoolant (TOP_CHANNEL, "output5.txt", maximum, final): the hottest
+    // outlet of the top cavity, in 3D-ICE's layout.
+    assert!(toml.contains("kind = \"Tcoolant\""), "{toml}");
+    let top = stack
+        .layers
+        .iter()
+        .position(|l| l.name == "TOP_CHANNEL")
+        .unwrap();
+    let hottest = s
+        .coolant
+        .lines
+        .iter()
+        .filter(|l| l.layer == top)
+        .map(|l| stack.ambient_k + s.theta[*l.cells.last().unwrap()])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let outlets = s.coolant.outlets(stack.ambient_k, &s.theta);
+    let files = tcoolant_files(&stack, &[(0.0, outlets)]);
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].name, "output5.txt");
+    let text = String::from_utf8(files[0].bytes.clone()).unwrap();
+    let want = format!(
+        "% Maximum temperatures for the outlet of the channel TOP_CHANNEL\n\
+         % Time(s) \t Temperature(K)\n0.000 \t {hottest:7.3}\n"
+    );
+    assert_eq!(text, want);
+    assert!(hottest > 300.5, "{hottest}");
 }
