@@ -418,16 +418,10 @@ pub(super) fn resolve(
         None => None,
     };
     let flow_m3_s = flow(file, &f, &spec, across * height_m)?;
+    let darcy = flow_m3_s / (across * height_m);
     let (h_side, h_top, h_bottom) = match &spec.h {
         Some(h) => htc(file, &f, &spec, h)?,
-        None => correlated_htc(
-            file,
-            &f,
-            &model,
-            coolant_conductivity,
-            height_m,
-            flow_m3_s / (across * height_m),
-        )?,
+        None => correlated_htc(file, &f, &model, coolant_conductivity, (height_m, darcy))?,
     };
     Ok(Cavity {
         model,
@@ -523,14 +517,14 @@ fn htc(
 
 /// Side, top and bottom coefficients from 3D-ICE's correlation for the
 /// model (`htc`): microchannels need the coolant's conductivity, pin fins
-/// the Darcy velocity (`darcy_m_s`, the flow over the cross-section).
+/// the Darcy velocity (`darcy_m_s`, the flow over the cross-section);
+/// `height_m` is the cavity's.
 fn correlated_htc(
     file: &Path,
     f: &dyn Fn(&str) -> String,
     model: &CavityModel,
     conductivity: Option<f64>,
-    height_m: f64,
-    darcy_m_s: f64,
+    (height_m, darcy_m_s): (f64, f64),
 ) -> Result<(f64, f64, f64), StackError> {
     let k = || {
         conductivity.ok_or_else(|| {

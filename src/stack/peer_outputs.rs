@@ -295,6 +295,8 @@ layer = "die"
             ("kind = \"T\"\nfile = \"summary.json\"\nprobe = \"p\"", "cuth writes itself"),
             ("kind = \"T\"\nfile = \"a.txt\"\nprobe = \"q\"", "unknown probe `q`"),
             ("kind = \"Tmap\"\nfile = \"a.txt\"", "needs a `layer`"),
+            ("kind = \"Tcoolant\"\nfile = \"c.txt\"\nlayer = \"die\"\nquantity = \"maximum\"", "needs a cavity layer"),
+            ("kind = \"Tcoolant\"\nfile = \"c.txt\"\nlayer = \"die\"", "needs a `quantity`"),
             ("kind = \"Tflp\"\nfile = \"a.txt\"\nlayer = \"die\"\nquantity = \"average\"\nelements = [{ name = \"b\", blocks = [\"b\"] }]", "no inline block `b`"),
         ] {
             let e = load(UNIFORM, &file(kv)).unwrap_err();

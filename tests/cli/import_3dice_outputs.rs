@@ -131,7 +131,7 @@ fn floorplan_outputs_take_each_element_over_the_union_of_its_rectangles() {
     let o = cuth_in(d, &["import", "3dice", s(&p), "--out", s(&out)]);
     ok(&o);
     assert!(
-        err(&o).contains("coolant.txt") && err(&o).contains("no coolant"),
+        err(&o).contains("coolant.txt") && err(&o).contains("not a channel"),
         "{}",
         err(&o)
     );

@@ -277,6 +277,17 @@ pub fn outputs(
     }
     for o in &s.outputs {
         let comment = format!("line {}: {}", o.line, describe(o));
+        let channel = |e: &str| {
+            s.stack
+                .iter()
+                .any(|x| x.name == e && matches!(x.element, stk::Element::Channel))
+        };
+        if o.kind == "Tcoolant" && !o.element.as_deref().is_some_and(channel) {
+            out.notes.push(format!(
+                "output skipped: {comment}: not a channel of the stack (3D-ICE reports the outlets of channels)"
+            ));
+            continue;
+        }
         if o.quantity.as_deref() == Some("gradient") {
             out.notes.push(format!(
                 "output skipped: {comment}: cuth has no `gradient` statistic (maximum, minimum and average are written)"
