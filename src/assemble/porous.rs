@@ -97,8 +97,8 @@ pub(super) fn porous(
         CavityModel::TwoResistor { .. } => wall.k[along] * (1.0 - eps),
         _ => 0.0,
     };
-    for col in 0..n_across {
-        let w = cav.heat_flow_w_k() * widths[col] / total;
+    for (col, width) in widths.iter().enumerate().take(n_across) {
+        let w = cav.heat_flow_w_k() * width / total;
         let cells: Vec<usize> = (0..n_along)
             .map(|p| if cav.direction.positive { p } else { n_along - 1 - p })
             .map(|p| if along == 0 { p + nx * col } else { col + nx * p } + z * plane)

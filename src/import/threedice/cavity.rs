@@ -4,10 +4,11 @@
 //! a cuth layer of the wall material with a `[layers.cavity]` table. The
 //! coolant flows along 3D-ICE's rows (its "width", cuth's y), from y = 0.
 
+use super::ast::Element;
 use super::ast::{CavityKind, CavitySection, Stk};
 use super::lexer::{Cursor, Tok};
 use super::si;
-use crate::import::emit::{num, string};
+use crate::import::emit::{num, string, LayerDoc, StackDoc};
 use crate::import::ImportError;
 use std::path::Path;
 
@@ -267,4 +268,46 @@ pub fn splice(toml: &str, tables: &[(String, String)]) -> String {
         out.insert_str(end, table);
     }
     out
+}
+
+/// A 4RM cavity sets the columns across the flow: one per channel and
+/// wall, 3D-ICE's 2·n + 3.
+pub fn four_rm_columns(doc: &mut StackDoc, cols: usize) {
+    doc.grid_comment.push(format!(
+        "4rm: {cols} columns across the flow, one per channel and wall (3D-ICE's cell length \
+         gives way to the channel geometry, as in 3D-ICE)"
+    ));
+    doc.nx = cols;
+}
+
+/// Each `channel` element's layer (top down, one per element, in
+/// `layers`) made the cavity's: its wall material and height; returns the
+/// `[layers.cavity]` table of each, by layer name, for [`splice`].
+pub fn channel_layers(s: &Stk, c: &CavityToml, layers: &mut [LayerDoc]) -> Vec<(String, String)> {
+    let mut tables = Vec::new();
+    for e in s
+        .stack
+        .iter()
+        .filter(|e| matches!(e.element, Element::Channel))
+    {
+        let Some(layer) = layers.iter_mut().find(|l| l.name == e.name) else {
+            continue;
+        };
+        *layer = LayerDoc {
+            name: e.name.clone(),
+            material: c.material.clone(),
+            thickness: c.height_m,
+            cells: 1,
+            floorplan: None,
+            power: None,
+            outline: None,
+            fill: None,
+            comment: [format!("channel `{}` (line {})", e.name, e.line)]
+                .into_iter()
+                .chain(c.comment.iter().cloned())
+                .collect(),
+        };
+        tables.push((e.name.clone(), c.table.clone()));
+    }
+    tables
 }

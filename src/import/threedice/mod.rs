@@ -117,11 +117,7 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     let plans = die_floorplans(&s, f, &mut notes)?;
     grid(&s, f, &mut doc, &plans, &mut notes)?;
     if let Some(cols) = cav.as_ref().and_then(|c| c.columns) {
-        doc.grid_comment.push(format!(
-            "4rm: {cols} columns across the flow, one per channel and wall (3D-ICE's cell length \
-             gives way to the channel geometry, as in 3D-ICE)"
-        ));
-        doc.nx = cols;
+        cavity::four_rm_columns(&mut doc, cols);
     }
     let mut all: Vec<&str> = plans
         .iter()
@@ -131,35 +127,10 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     let clash = all.windows(2).any(|w| w[0] == w[1]);
     let mut trace: Vec<(String, Vec<f64>)> = Vec::new();
     let mut layers_top_down = stack_layers(&s, f, &plans, clash, &mut trace, &mut notes)?;
-    let mut tables = Vec::new();
-    for e in s
-        .stack
-        .iter()
-        .filter(|e| matches!(e.element, stk::Element::Channel))
-    {
-        let c = cav
-            .as_ref()
-            .expect("the parser refuses a channel without a cavity");
-        let at = layers_top_down
-            .iter()
-            .position(|l| l.name == e.name)
-            .expect("one layer per element");
-        layers_top_down[at] = LayerDoc {
-            name: e.name.clone(),
-            material: c.material.clone(),
-            thickness: c.height_m,
-            cells: 1,
-            floorplan: None,
-            power: None,
-            outline: None,
-            fill: None,
-            comment: [format!("channel `{}` (line {})", e.name, e.line)]
-                .into_iter()
-                .chain(c.comment.iter().cloned())
-                .collect(),
-        };
-        tables.push((e.name.clone(), c.table.clone()));
-    }
+    let tables = match &cav {
+        Some(c) => cavity::channel_layers(&s, c, &mut layers_top_down),
+        None => Vec::new(),
+    };
     if !flip {
         layers_top_down.reverse();
     }
