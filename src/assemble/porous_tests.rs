@@ -269,6 +269,38 @@ fn reversing_a_porous_flow_mirrors_the_field() {
     }
 }
 
+#[test]
+fn a_flow_along_x_mirrors_too_and_balances() {
+    let (nx, ny) = (5, 2);
+    let plus = TWO_RM.replace("\"+y\"", "\"+x\"");
+    let minus = TWO_RM.replace("\"+y\"", "\"-x\"");
+    let a = solve(&stack_text(
+        (nx, ny),
+        (1000.0, 400.0),
+        &plus,
+        "h_top = 5e3",
+        0.01,
+    ));
+    let b = solve(&stack_text(
+        (nx, ny),
+        (1000.0, 400.0),
+        &minus,
+        "h_top = 5e3",
+        0.01,
+    ));
+    assert!(a.balance_error() < 1e-10 && b.balance_error() < 1e-10);
+    assert_eq!(a.coolant.lines.len(), ny);
+    for z in 0..3 {
+        for y in 0..ny {
+            for x in 0..nx {
+                let i = x + nx * (y + ny * z);
+                let m = nx - 1 - x + nx * (y + ny * z);
+                assert!((a.theta[i] - b.theta[m]).abs() < 1e-9 * a.theta[i].abs().max(1.0));
+            }
+        }
+    }
+}
+
 /// The 2RM on one column across the flow against the 4RM resolving every
 /// channel and wall of the same cavity (channel = wall = pitch/2, half
 /// walls at the sides, films h on every 4RM face and h·(w + H)/p projected
