@@ -58,12 +58,33 @@ where
         self.krylov.set_params(params);
     }
 
+    pub fn params(&self) -> &CgParams {
+        self.krylov.params()
+    }
+
     pub fn method(&self) -> KrylovMethod {
         self.krylov.method()
     }
 
     pub fn precond(&self) -> &dyn PrecondInfo {
         self.precond.as_ref()
+    }
+
+    /// ‖b − A x‖₂ / ‖b‖₂ in f64, divided by `scale` (see
+    /// [`super::pcg::true_relative_residual`]).
+    pub fn true_relative_residual(
+        &mut self,
+        b: &B::Vector,
+        x: &B::Vector,
+        scale: f64,
+    ) -> Result<f64, SolveError> {
+        Ok(super::pcg::true_relative_residual(
+            self.be,
+            &mut self.op,
+            b,
+            x,
+            scale,
+        )?)
     }
 
     /// Solves A x = b from the guess in `x`.

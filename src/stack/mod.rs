@@ -300,6 +300,11 @@ impl Stack {
         }
     }
 
+    /// Whether some layer is a liquid-cooled cavity.
+    pub fn has_cavities(&self) -> bool {
+        self.layers.iter().any(|l| l.cavity.is_some())
+    }
+
     /// Whether any material law or leakage makes the problem nonlinear in T.
     pub fn is_nonlinear(&self) -> bool {
         self.layers.iter().any(|l| l.has_law() || l.has_leakage())
