@@ -1,21 +1,20 @@
 //! The steady state of a stack with liquid-cooled cavities: the solid
 //! stack assembled as any other, the coolant added (`assemble::cavity`),
-//! and the non-symmetric system solved by the operator's own Krylov method
-//! (`linalg::cavity_solver`). The energy balance splits the power into the
+//! and the non-symmetric system solved by the thermal solver object, whose
+//! operator then carries the coolant's couplings (BiCGStab over upwind
+//! multigrid, `linalg::upwind`). The energy balance splits the power into the
 //! heat through the sinks and the coolant's enthalpy rise ṁ·c (T_out − T_in).
 //! [`solve_liquid`] is the library's one-shot form; the run's pipeline
 //! (`thermal::liquid_steady`) shares the assembly and the solve.
 
 use crate::assemble::cavity::{add_cavities, CavityError, Coolant};
 use crate::assemble::{assemble, System};
-use crate::backend::advection::AdvectionOps;
 use crate::backend::mg::MultigridOps;
 use crate::grid::Grid;
-use crate::linalg::advection::AdvectionOperator;
-use crate::linalg::cavity_solver::CavitySolver;
 use crate::linalg::pcg::true_relative_residual;
 use crate::linalg::precond::chebyshev::ChebyshevLevels;
 use crate::linalg::{CgInfo, CgParams, Offset, PrecondOptions, SolveError, Stop};
+use crate::linalg::{PrecondKind, QuadDiagOperator, Solver};
 use crate::power::{LayerPower, PowerError};
 use crate::stack::Stack;
 use crate::thermal::steady::rasterize_layers;
@@ -160,17 +159,18 @@ pub fn solve_system<B>(
     be: &B,
     system: &System,
     coolant: &Coolant,
-    precond: &PrecondOptions,
+    (kind, precond): (PrecondKind, &PrecondOptions),
     params: impl FnOnce(&B, &dyn crate::linalg::PrecondInfo, f64) -> CgParams,
 ) -> Result<LiquidSolve<B::Vector>, LiquidError>
 where
-    B: AdvectionOps + ChebyshevLevels + MultigridOps + 'static,
+    B: ChebyshevLevels + MultigridOps + 'static,
 {
     let n = system.rhs.len();
     let mut offset = liquid_offset(system, coolant);
     let a = be.upload_matrix(&system.a)?;
     let adv = be.upload_advection(&coolant.advection)?;
-    let mut solver = CavitySolver::new(be, &a, &adv, &coolant.advection, n, precond)?;
+    let op = QuadDiagOperator::new(be, &a, n).with_advection(&adv);
+    let mut solver = Solver::new(be, op, kind, precond, Some(&system.a))?;
     solver.set_params(params(be, solver.precond(), offset.b_norm));
     let b = be.upload(&offset.rhs)?;
     let mut x = be.zeros(n)?;
@@ -179,7 +179,7 @@ where
     // of A; where the correction lifts ‖r‖ past the stop, the solve goes on
     // from the corrected x (a few iterations), and corrects again.
     let cpu = crate::backend::cpu::CpuBackend::new();
-    let mut op = AdvectionOperator::new(&cpu, &system.a, &coolant.advection, n)?;
+    let mut op = QuadDiagOperator::new(&cpu, &system.a, n).with_advection(&coolant.advection);
     let rtol = solver.params().stop.rtol;
     let mut x_host = be.download(&x)?;
     let mut round = 0;
@@ -216,7 +216,7 @@ where
 /// Solves the steady state of `stack` on `be` to `rtol` (true residual).
 pub fn solve_liquid<B>(be: &B, stack: &Stack, rtol: f64) -> Result<LiquidSolution, LiquidError>
 where
-    B: AdvectionOps<Vector = Vec<f64>> + ChebyshevLevels + MultigridOps + 'static,
+    B: ChebyshevLevels + MultigridOps<Vector = Vec<f64>> + 'static,
 {
     let grid = Grid::from_stack(stack);
     let power = rasterize_layers(stack, &grid)?;
@@ -225,7 +225,7 @@ where
         be,
         &system,
         &coolant,
-        &PrecondOptions::default(),
+        (PrecondKind::Multigrid, &PrecondOptions::default()),
         |_, _, b| CgParams {
             stop: Stop::against(rtol, b),
             max_iter: 500,

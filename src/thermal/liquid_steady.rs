@@ -67,7 +67,8 @@ pub(crate) fn solve_steady_liquid<B: ThermalBackend + 'static>(
     let (system, coolant) = assemble_liquid(stack, grid, &power)?;
     crate::assemble::check_system(&system, grid).map_err(SteadyError::Internal)?;
     lap("assemble", &mut timings);
-    let solved = solve_system(be, &system, &coolant, &opts.precond_opts, |be, m, b| {
+    let precond = (opts.precond, &opts.precond_opts);
+    let solved = solve_system(be, &system, &coolant, precond, |be, m, b| {
         opts.cg_params(be, m, Stop::against(opts.rtol, b))
     })?;
     lap("solve", &mut timings);

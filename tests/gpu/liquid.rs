@@ -4,9 +4,8 @@
 //! must agree to 1e-9 K with the same energy balance.
 
 use crate::util::{gpu, Rng};
-use cuth::backend::advection::AdvectionOps;
 use cuth::backend::cpu::CpuBackend;
-use cuth::backend::Backend;
+use cuth::backend::{Backend, QuadDiagOps};
 use cuth::matrix::advection::{Advection, INLET};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};

@@ -1,11 +1,12 @@
-//! The CUDA executor's [`AdvectionOps`] (`kernels/advection.cu`): the
-//! coolant's upstream couplings as three device arrays plus the start of
+//! The CUDA executor's coolant couplings ([`QuadDiagOps`]' advection
+//! methods, `kernels/advection.cu`): three device arrays plus the start of
 //! each coolant line, so that the upwind sweep runs one thread per line.
+//!
+//! [`QuadDiagOps`]: crate::backend::QuadDiagOps
 
 use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config};
 use super::{same_len, CudaBackend};
-use crate::backend::advection::AdvectionOps;
 use crate::backend::{Backend, BackendError};
 use crate::matrix::advection::{Advection, INLET};
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -44,10 +45,11 @@ fn line_starts(a: &Advection) -> Option<Vec<u32>> {
     Some(starts)
 }
 
-impl AdvectionOps for CudaBackend {
-    type Advection = CudaAdvection;
-
-    fn upload_advection(&self, a: &Advection) -> Result<CudaAdvection, BackendError> {
+impl CudaBackend {
+    pub(super) fn upload_advection_impl(
+        &self,
+        a: &Advection,
+    ) -> Result<CudaAdvection, BackendError> {
         self.load(&ADVECTION)?;
         let starts = line_starts(a).ok_or(BackendError::Unsupported(
             "coolant entries whose upstream cell is not the previous entry of their line",
@@ -74,7 +76,7 @@ impl AdvectionOps for CudaBackend {
         })
     }
 
-    fn add_upstream(
+    pub(super) fn add_upstream_impl(
         &self,
         a: &CudaAdvection,
         scale: f64,
@@ -97,7 +99,7 @@ impl AdvectionOps for CudaBackend {
         unsafe { self.run(NAME, &mut args, rows_config(a.entries)) }
     }
 
-    fn upwind_sweep(
+    pub(super) fn upwind_sweep_impl(
         &self,
         a: &CudaAdvection,
         d: &CudaSlice<f64>,

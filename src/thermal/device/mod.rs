@@ -15,7 +15,6 @@ pub mod cpu;
 pub mod cuda;
 pub mod nonlinear;
 
-use crate::backend::advection::AdvectionOps;
 use crate::backend::{Backend, BackendError, ChebyshevBackend, QuadDiagOps};
 use crate::thermal::assembly_input::AssemblyInput;
 use crate::thermal::field_stats::device::{StatsPartials, StatsRequest};
@@ -79,9 +78,9 @@ pub trait ThermalOps: QuadDiagOps {
 
 /// The capabilities the thermal drivers need: the executor's solver set and
 /// the thermal work on the same device.
-pub trait ThermalBackend: ChebyshevBackend + nonlinear::NonlinearOps + AdvectionOps {}
+pub trait ThermalBackend: ChebyshevBackend + nonlinear::NonlinearOps {}
 
-impl<B: ChebyshevBackend + nonlinear::NonlinearOps + AdvectionOps> ThermalBackend for B {}
+impl<B: ChebyshevBackend + nonlinear::NonlinearOps> ThermalBackend for B {}
 
 /// What [`ThermalOps::assemble_on_device`] returns.
 pub struct DeviceAssembly<M, V> {
