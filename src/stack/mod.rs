@@ -292,8 +292,8 @@ impl Stack {
                 file: self.source.clone(),
                 field: format!("layers[{i}] ({}).cavity", l.name),
                 message:
-                    "liquid-cooled cavities are read and checked, but this command does not solve \
-                          them yet"
+                    "liquid-cooled cavities are solved by `cuth solve` and `cuth transient`, not \
+                          by this command yet"
                         .into(),
             }),
             None => Ok(()),

@@ -61,12 +61,12 @@ impl LiquidSolution {
 }
 
 /// The system of a liquid-cooled stack: the solid stack's, with its
-/// cavities' coolant added.
+/// cavities' coolant added ([`System::coolant`]).
 pub fn assemble_liquid(
     stack: &Stack,
     grid: &Grid,
     power: &[LayerPower],
-) -> Result<(System, Coolant), LiquidError> {
+) -> Result<System, LiquidError> {
     let mut system = assemble(stack, grid, power);
     let coolant = add_cavities(stack, grid, &mut system)
         .map_err(|source| LiquidError::Cavity {
@@ -74,13 +74,16 @@ pub fn assemble_liquid(
             source,
         })?
         .ok_or_else(|| LiquidError::NoCavity(stack.source.clone()))?;
-    Ok((system, coolant))
+    system.coolant = Some(coolant);
+    Ok(system)
 }
 
 /// The power dissipated in the stack, W: the right-hand side less the
 /// enthalpy the coolant brings in at its inlets.
-pub fn power_in_w(system: &System, coolant: &Coolant) -> f64 {
-    let inlet_w: f64 = coolant.lines.iter().map(|l| l.w * l.inlet_theta).sum();
+pub fn power_in_w(system: &System) -> f64 {
+    let inlet_w: f64 = (system.coolant.iter().flat_map(|c| &c.lines))
+        .map(|l| l.w * l.inlet_theta)
+        .sum();
     system.rhs.iter().sum::<f64>() - inlet_w
 }
 
@@ -94,20 +97,6 @@ pub fn sinks_w(grid: &Grid, system: &System, theta: &[f64]) -> f64 {
         .map(|(g, t)| g * t)
         .sum();
     top + bottom
-}
-
-/// The constant reference of `linalg::offset` for S − L: its row sums are
-/// the films to ambient plus each inlet cell's ṁ·c (the other coolant
-/// cells' outflow on the diagonal cancels the inflow from upstream).
-pub fn liquid_offset(system: &System, coolant: &Coolant) -> Offset {
-    let mut row_sums = system.a.amb.clone();
-    let adv = &coolant.advection;
-    for ((&c, &u), &w) in adv.cell.iter().zip(&adv.up).zip(&adv.w) {
-        if u != crate::matrix::advection::INLET {
-            row_sums[c as usize] -= w;
-        }
-    }
-    Offset::with_row_sums(&row_sums, &system.rhs)
 }
 
 /// A solved liquid system on a device: x (θ = x + c), the solve's report.
@@ -134,16 +123,9 @@ pub struct LiquidSolve<V> {
 /// vector (a one-dimensional deflation: δ = Σ r / Σ A·1) removes that sum
 /// and changes ‖r‖ by far less than rtol. The solid stack gets the same
 /// from its offset (`linalg::offset`), whose constant is this δ at x = 0.
-pub fn balance_correction(system: &System, coolant: &Coolant, b: &[f64], x: &[f64]) -> f64 {
-    // Σ r = Σ b − (Aᵀ1)·x; Aᵀ1 is S's row sums (amb, S symmetric) less
-    // each upstream cell's coupling w.
-    let mut col = system.a.amb.clone();
-    let adv = &coolant.advection;
-    for (&u, &w) in adv.up.iter().zip(&adv.w) {
-        if u != crate::matrix::advection::INLET {
-            col[u as usize] -= w;
-        }
-    }
+pub fn balance_correction(system: &System, b: &[f64], x: &[f64]) -> f64 {
+    // Σ r = Σ b − (Aᵀ1)·x.
+    let col = system.column_sums();
     let sum_r = b.iter().sum::<f64>() - col.iter().zip(x).map(|(c, x)| c * x).sum::<f64>();
     let row_sums: f64 = col.iter().sum();
     if row_sums > 0.0 {
@@ -153,12 +135,11 @@ pub fn balance_correction(system: &System, coolant: &Coolant, b: &[f64], x: &[f6
     }
 }
 
-/// Solves `system` with its `coolant` on `be`, stopping as `params` says
+/// Solves `system` (with its coolant) on `be`, stopping as `params` says
 /// (its stop is taken relative to the user's ‖b‖).
 pub fn solve_system<B>(
     be: &B,
     system: &System,
-    coolant: &Coolant,
     (kind, precond): (PrecondKind, &PrecondOptions),
     params: impl FnOnce(&B, &dyn crate::linalg::PrecondInfo, f64) -> CgParams,
 ) -> Result<LiquidSolve<B::Vector>, LiquidError>
@@ -166,7 +147,10 @@ where
     B: ChebyshevLevels + MultigridOps + 'static,
 {
     let n = system.rhs.len();
-    let mut offset = liquid_offset(system, coolant);
+    let coolant = system.coolant.as_ref().ok_or(LiquidError::Backend(
+        crate::backend::BackendError::Unsupported("a liquid solve of a system without coolant"),
+    ))?;
+    let mut offset = Offset::with_row_sums(&system.row_sums(), &system.rhs);
     let a = be.upload_matrix(&system.a)?;
     let adv = be.upload_advection(&coolant.advection)?;
     let op = QuadDiagOperator::new(be, &a, n).with_advection(&adv);
@@ -184,7 +168,7 @@ where
     let mut x_host = be.download(&x)?;
     let mut round = 0;
     let (true_rel, delta) = loop {
-        let delta = balance_correction(system, coolant, &offset.rhs, &x_host);
+        let delta = balance_correction(system, &offset.rhs, &x_host);
         x_host.iter_mut().for_each(|v| *v += delta);
         let true_rel =
             true_relative_residual(&cpu, &mut op, &offset.rhs, &x_host, offset.rtol_scale)?;
@@ -220,11 +204,10 @@ where
 {
     let grid = Grid::from_stack(stack);
     let power = rasterize_layers(stack, &grid)?;
-    let (system, coolant) = assemble_liquid(stack, &grid, &power)?;
+    let system = assemble_liquid(stack, &grid, &power)?;
     let solved = solve_system(
         be,
         &system,
-        &coolant,
         (PrecondKind::Multigrid, &PrecondOptions::default()),
         |_, _, b| CgParams {
             stop: Stop::against(rtol, b),
@@ -235,7 +218,8 @@ where
     let mut theta = solved.x_host;
     solved.offset.restore(&mut theta);
     let sinks_w = sinks_w(&grid, &system, &theta);
-    let power_w = power_in_w(&system, &coolant);
+    let power_w = power_in_w(&system);
+    let coolant = system.coolant.clone().unwrap_or_default();
     let coolant_w = coolant.heat_w(&theta);
     Ok(LiquidSolution {
         grid,

@@ -9,7 +9,7 @@ use super::liquid::{assemble_liquid, power_in_w, solve_system, LiquidError};
 use super::steady_device::{field_summary, Assembled};
 use super::steady_options::{KeepField, LayerMaps, SteadyError, SteadyOptions, SteadyOutcome};
 use super::summarize::{summary_of, PowerSums, ThermalProblem};
-use super::summary::{CoolantReport, SolverReport};
+use super::summary::{CoolantReport, SolverReport, Summary};
 use crate::assemble::cavity::Coolant;
 use crate::grid::Grid;
 use crate::linalg::Stop;
@@ -64,11 +64,11 @@ pub(crate) fn solve_steady_liquid<B: ThermalBackend + 'static>(
             stack.source.display()
         )));
     }
-    let (system, coolant) = assemble_liquid(stack, grid, &power)?;
+    let system = assemble_liquid(stack, grid, &power)?;
     crate::assemble::check_system(&system, grid).map_err(SteadyError::Internal)?;
     lap("assemble", &mut timings);
     let precond = (opts.precond, &opts.precond_opts);
-    let solved = solve_system(be, &system, &coolant, precond, |be, m, b| {
+    let solved = solve_system(be, &system, precond, |be, m, b| {
         opts.cg_params(be, m, Stop::against(opts.rtol, b))
     })?;
     lap("solve", &mut timings);
@@ -87,7 +87,8 @@ pub(crate) fn solve_steady_liquid<B: ThermalBackend + 'static>(
     };
     let mut theta = solved.x_host;
     solved.offset.restore(&mut theta);
-    let power_w = power_in_w(&system, &coolant);
+    let power_w = power_in_w(&system);
+    let coolant = system.coolant.clone().unwrap_or_default();
     let sums = PowerSums::new(grid, &power);
     let problem = ThermalProblem::new(stack, grid, &power);
     let c = solved.offset.c;
@@ -100,17 +101,8 @@ pub(crate) fn solve_steady_liquid<B: ThermalBackend + 'static>(
         blocks: std::mem::take(&mut stats.blocks),
     };
     let mut summary = summary_of(stack, grid, &sums, &stats, be, solver, timings);
-    summary.coolant = coolant_reports(stack, &coolant, &theta);
-    let coolant_w = coolant.heat_w(&theta);
-    let e = &mut summary.energy;
-    e.power_in_w = power_w;
-    e.heat_out_coolant_w = Some(coolant_w);
-    let out = e.heat_out_top_w + e.heat_out_bottom_w + coolant_w;
-    e.relative_error = if power_w > 0.0 {
-        (out - power_w).abs() / power_w
-    } else {
-        0.0
-    };
+    summary.energy.power_in_w = power_w;
+    add_coolant(&mut summary, stack, &coolant, &theta);
     let field = coolant_field(stack, grid, &coolant, &theta);
     Ok((
         SteadyOutcome {
@@ -122,6 +114,21 @@ pub(crate) fn solve_steady_liquid<B: ThermalBackend + 'static>(
         },
         layer_maps,
     ))
+}
+
+/// The coolant's reports and its share of the energy balance in `summary`
+/// (whose power in excludes the inlets' enthalpy), θ K above ambient.
+pub fn add_coolant(summary: &mut Summary, stack: &Stack, coolant: &Coolant, theta: &[f64]) {
+    summary.coolant = coolant_reports(stack, coolant, theta);
+    let coolant_w = coolant.heat_w(theta);
+    let e = &mut summary.energy;
+    e.heat_out_coolant_w = Some(coolant_w);
+    let out = e.heat_out_top_w + e.heat_out_bottom_w + coolant_w;
+    e.relative_error = if e.power_in_w > 0.0 {
+        (out - e.power_in_w).abs() / e.power_in_w
+    } else {
+        0.0
+    };
 }
 
 /// Per cavity layer what its coolant carries and how warm it leaves.

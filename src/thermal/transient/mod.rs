@@ -151,10 +151,18 @@ pub fn run_transient<B: ThermalBackend + 'static>(
 ) -> Result<TransientOutcome, TransientError> {
     let t_setup = Instant::now();
     let nonlinear = stack.is_nonlinear();
+    if nonlinear && stack.has_cavities() {
+        return Err(TransientError::Cavity(format!(
+            "{}: a liquid-cooled stack with temperature-dependent materials or leakage is not \
+             solved yet; give its materials constant conductivities",
+            stack.source.display()
+        )));
+    }
     // A linear stack's steady start solves on the host's matrix; anything
-    // else is assembled on the device where the backend can.
+    // else is assembled on the device where the backend can, except the
+    // coolant of a liquid-cooled stack (host assembly).
     let steady_start = matches!(opts.init, InitState::Steady | InitState::SteadyMean);
-    let on_device = nonlinear || !steady_start;
+    let on_device = (nonlinear || !steady_start) && !stack.has_cavities();
     let scheme = opts.stepping.scheme;
     check_capacity(be, stack, grid, opts)?;
     be.prepare_quad_diag()?;
@@ -244,7 +252,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     );
     // The final maps' summary: the final field's steady-style statistics
     // (its energy block compares power in with heat out at this instant).
-    let final_summary = summarize(
+    let mut final_summary = summarize(
         ThermalProblem::new(stack, grid, &power),
         sys.coupling(power_w, linear),
         &theta_old,
@@ -253,6 +261,9 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         final_solver,
         vec![],
     );
+    if let Some(coolant) = sys.coolant() {
+        crate::thermal::liquid_steady::add_coolant(&mut final_summary, stack, coolant, &theta_old);
+    }
     let summary = report::build(
         stack,
         be.report(),
