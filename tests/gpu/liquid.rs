@@ -3,7 +3,7 @@
 //! of a 4RM two-die stack (BiCGStab over upwind multigrid), whose fields
 //! must agree to 1e-9 K with the same energy balance.
 
-use crate::util::{gpu, Rng};
+use crate::util::{gpu, liquid, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::{Backend, QuadDiagOps};
 use cuth::matrix::advection::{Advection, INLET};
@@ -73,57 +73,14 @@ fn advection_kernels_match_cpu() {
     }
 }
 
-/// Two silicon dies (6 W and 1.2 W uniform) around a 4RM cavity of
-/// `channels` channels, water at 48 ml/min, no other cooling.
-pub fn two_dies_4rm(channels: usize, ny: usize) -> String {
-    let width_um = 100 * channels;
-    format!(
-        r#"
-[chip]
-width = "{width_um} um"
-length = "10 mm"
-[grid]
-nx = {nx}
-ny = {ny}
-[boundary]
-ambient = 300
-[materials]
-si = {{ k = 130, heat_capacity = 1.628e6 }}
-[[layers]]
-name = "logic"
-material = "si"
-thickness = "50 um"
-power = {{ type = "uniform", total = 6.0 }}
-[[layers]]
-name = "channels"
-material = "si"
-thickness = "100 um"
-[layers.cavity]
-model = "4rm"
-channel_width = "50 um"
-wall_width = "50 um"
-first_wall_width = "25 um"
-last_wall_width = "25 um"
-flow = "48 ml/min"
-direction = "+y"
-inlet = "300 K"
-coolant = {{ heat_capacity = 4.172638e6 }}
-h = {{ side = 27132, top = 47132, bottom = 57132 }}
-[[layers]]
-name = "memory"
-material = "si"
-thickness = "50 um"
-power = {{ type = "uniform", total = 1.2 }}
-"#,
-        nx = 2 * channels + 1
-    )
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn liquid_steady_matches_cpu() {
-    let stack =
-        Stack::from_toml(&two_dies_4rm(100, 256), std::path::Path::new("4rm.toml")).unwrap();
+    let stack = Stack::from_toml(
+        &liquid::two_dies_4rm(100, 256),
+        std::path::Path::new("4rm.toml"),
+    )
+    .unwrap();
     let opts = SteadyOptions {
         rtol: 1e-10,
         ..SteadyOptions::from_stack(&stack, cuth::linalg::PrecondKind::Multigrid)
@@ -147,4 +104,39 @@ fn liquid_steady_matches_cpu() {
     assert!(g.summary.energy.relative_error < 1e-10);
     let (gi, ci) = (g.summary.solver.iterations, c.summary.solver.iterations);
     assert!(gi.abs_diff(ci) <= 1, "iterations gpu {gi} cpu {ci}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn liquid_transient_settles_and_balances() {
+    liquid::transient_settles_and_balances(gpu());
+}
+
+/// Adaptive TR-BDF2 on a liquid-cooled stack: the GPU takes the CPU's steps
+/// and ends on its field.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn liquid_adaptive_trbdf2_matches_cpu() {
+    use cuth::thermal::transient::{Scheme, Stepping};
+    let stack = Stack::from_toml(
+        &liquid::two_dies_4rm(50, 128),
+        std::path::Path::new("4rm.toml"),
+    )
+    .unwrap();
+    let mut opts = liquid::options(&stack, 0.01, 5, 1e-10);
+    opts.stepping = Stepping {
+        scheme: Scheme::TrBdf2,
+        time_tol_k: Some(0.01),
+    };
+    let g = liquid::run(gpu(), &stack, &opts);
+    let c = liquid::run(&CpuBackend::new(), &stack, &opts);
+    let max_dt = (g.temperature_k.iter().zip(&c.temperature_k))
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    println!(
+        "liquid TR-BDF2 101x128x3: steps gpu {} cpu {}, max |dT| {max_dt:.2e} K",
+        g.step_ends_s.len(),
+        c.step_ends_s.len()
+    );
+    assert_eq!(g.step_ends_s.len(), c.step_ends_s.len());
+    assert!(max_dt < 1e-9, "{max_dt:e}");
 }

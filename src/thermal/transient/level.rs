@@ -239,7 +239,7 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             let power = cx.schedule.layer_power_at(self.row);
             let solver = step_solver(
                 &cx.opts.solver,
-                self.stepper.precond_report(),
+                (self.stepper.method(), self.stepper.precond_report()),
                 tally.iterations,
             );
             let s = summarize(

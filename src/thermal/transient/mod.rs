@@ -245,9 +245,10 @@ pub fn run_transient<B: ThermalBackend + 'static>(
 
     let power = schedule.layer_power_at(row);
     let precond = stepper.precond_report();
+    let method = stepper.method();
     let final_solver = step_solver(
         &opts.solver,
-        precond.clone(),
+        (method, precond.clone()),
         records.last().map_or(0, |r| r.iterations),
     );
     // The final maps' summary: the final field's steady-style statistics
@@ -268,7 +269,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         stack,
         be.report(),
         opts,
-        precond,
+        (method, precond),
         &records,
         &final_summary,
         schedule,
@@ -289,11 +290,11 @@ pub fn run_transient<B: ThermalBackend + 'static>(
 /// The solver part of a snapshot's summary: the last step's solve.
 fn step_solver(
     opts: &SteadyOptions,
-    precond: crate::linalg::PrecondReport,
+    (method, precond): (crate::linalg::KrylovMethod, crate::linalg::PrecondReport),
     iterations: usize,
 ) -> SolverReport {
     SolverReport {
-        method: "pcg (backward Euler step)".into(),
+        method: format!("{} (one step)", method.name()),
         precision: "f64".into(),
         precond,
         rtol: opts.rtol,

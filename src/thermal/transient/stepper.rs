@@ -353,6 +353,11 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         Ok(self.be.download_into(&self.x, out)?)
     }
 
+    /// The Krylov method of the steps (BiCGStab where coolant advects).
+    pub fn method(&self) -> crate::linalg::KrylovMethod {
+        self.ksp.method()
+    }
+
     pub fn precond_report(&self) -> PrecondReport {
         self.ksp.precond().report()
     }
