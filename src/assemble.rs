@@ -34,6 +34,9 @@ pub struct System {
     pub g_top: Vec<f64>,
     /// Same for the bottom face (zeros when adiabatic).
     pub g_bottom: Vec<f64>,
+    /// The coolant of a liquid-cooled stack's cavities (`cavity`), added
+    /// to the assembled solid system; `None` without cavities.
+    pub coolant: Option<cavity::Coolant>,
 }
 
 /// Two half-cells in series: 1 / (d1/(2 k1) + d2/(2 k2)), per unit face area.
@@ -92,7 +95,47 @@ impl System {
             capacity: Vec::new(),
             g_top: Vec::new(),
             g_bottom: Vec::new(),
+            coolant: None,
         }
+    }
+
+    /// The right-hand side's share that is not power: each coolant line's
+    /// ṁ·c θ_in on its first cell (zeros without cavities).
+    pub fn inlet_source(&self) -> Vec<f64> {
+        let mut v = vec![0.0; self.rhs.len()];
+        for l in self.coolant.iter().flat_map(|c| &c.lines) {
+            v[l.cells[0]] += l.w * l.inlet_theta;
+        }
+        v
+    }
+
+    /// A·1: the films to ambient plus each coolant inlet cell's ṁ·c (a
+    /// coolant cell's outflow cancels its inflow elsewhere); `a.amb`
+    /// without cavities.
+    pub fn row_sums(&self) -> Vec<f64> {
+        let mut v = self.a.amb.clone();
+        for adv in self.coolant.iter().map(|c| &c.advection) {
+            for ((&c, &u), &w) in adv.cell.iter().zip(&adv.up).zip(&adv.w) {
+                if u != crate::matrix::advection::INLET {
+                    v[c as usize] -= w;
+                }
+            }
+        }
+        v
+    }
+
+    /// Aᵀ1: the films plus each coolant outlet cell's ṁ·c, so that Σ (Aθ)
+    /// = Aᵀ1·θ is the heat out through the films and the outlets.
+    pub fn column_sums(&self) -> Vec<f64> {
+        let mut v = self.a.amb.clone();
+        for adv in self.coolant.iter().map(|c| &c.advection) {
+            for (&u, &w) in adv.up.iter().zip(&adv.w) {
+                if u != crate::matrix::advection::INLET {
+                    v[u as usize] -= w;
+                }
+            }
+        }
+        v
     }
 }
 

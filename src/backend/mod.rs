@@ -26,7 +26,6 @@
 //! as a ratio of two slots (α = `s[num]/s[den]`), so a CG iteration needs no
 //! host round trip. The host reads slots only when it checks convergence.
 
-pub mod advection;
 pub mod batch;
 mod chebyshev;
 pub mod cpu;
@@ -35,6 +34,7 @@ pub mod memory_limit;
 pub mod mg;
 pub mod reduce;
 
+use crate::matrix::advection::Advection;
 use crate::matrix::QuadDiag;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -260,6 +260,11 @@ pub trait QuadDiagOps: Backend {
         Ok(())
     }
 
+    /// The upstream couplings of a liquid-cooled stack's coolant cells
+    /// (`matrix::advection`) on this device: the non-symmetric part a
+    /// thermal operator may carry beside its Quad-Diag.
+    type Advection: 'static;
+
     /// Copies `a` to the device. Checks lengths only: whether the solve fits
     /// is the planning's question ([`Backend::check_capacity`]).
     fn upload_matrix(&self, a: &QuadDiag) -> Result<Self::Matrix, BackendError>;
@@ -270,6 +275,26 @@ pub trait QuadDiagOps: Backend {
     fn host_matrix<'m>(&self, a: &'m Self::Matrix) -> Result<Cow<'m, QuadDiag>, BackendError>;
     /// The diagonal D of `a`, as a vector of this device.
     fn diagonal<'m>(&self, a: &'m Self::Matrix) -> &'m Self::Vector;
+
+    fn upload_advection(&self, a: &Advection) -> Result<Self::Advection, BackendError>;
+    /// `y[cell] += scale · w · x[up]` on the coolant cells alone (16 B per
+    /// coolant cell + the x and y it touches).
+    fn add_upstream(
+        &self,
+        a: &Self::Advection,
+        scale: f64,
+        x: &Self::Vector,
+        y: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+    /// `z[cell] = (r[cell] + w z[up]) / d[cell]`, in flow order along each
+    /// coolant line; the other entries of z are kept.
+    fn upwind_sweep(
+        &self,
+        a: &Self::Advection,
+        d: &Self::Vector,
+        r: &Self::Vector,
+        z: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
 
     /// y = A x
     fn spmv(

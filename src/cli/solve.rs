@@ -125,6 +125,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         block_stats: &layer_maps.blocks,
         power: &outcome.power,
         summary: &outcome.summary,
+        coolant_cells: outcome.coolant.as_ref().map_or(&[][..], |c| &c.cells),
     };
     // One transaction: the maps and the state file land together or not at
     // all; files are streamed into its staging layer by layer.
@@ -138,6 +139,12 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     }
     let summary = output::stream_steady(&mut Staged::new(&txn, Path::new("")), &view, &out_opts)
         .with_context(|| format!("writing results under {}", out_dir.display()))?;
+    if let Some(field) = &outcome.coolant {
+        for f in output::coolant::coolant_files(stack, &outcome.grid, field, unit)? {
+            txn.write(Path::new(&f.name), &f.bytes)
+                .with_context(|| format!("writing results under {}", out_dir.display()))?;
+        }
+    }
     for f in output::threedice::steady_files(&view) {
         txn.write(Path::new(&f.name), &f.bytes)
             .with_context(|| format!("writing results under {}", out_dir.display()))?;

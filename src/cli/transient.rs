@@ -263,6 +263,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
                 block_stats: &[],
                 power,
                 summary,
+                coolant_cells: &[],
             };
             writer.snapshot(v.record.step, v.record.time_s, &view, &out_opts)?;
         }
@@ -287,6 +288,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
         block_stats: &[],
         power: &outcome.power,
         summary: &outcome.final_summary,
+        coolant_cells: &[],
     };
     if let Some(path) = &plan.out.save_state {
         writer

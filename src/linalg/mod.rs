@@ -4,10 +4,8 @@
 //! thermal Quad-Diag matrix and topopt's matrix-free elasticity operator are
 //! both operators.
 
-pub mod advection;
 pub mod batch;
 pub mod bicgstab;
-pub mod cavity_solver;
 pub mod eigen;
 pub mod krylov;
 pub mod mg;

@@ -31,13 +31,19 @@ pub struct Offset {
 
 impl Offset {
     pub fn new(a: &QuadDiag, b: &[f64]) -> Offset {
-        let amb: f64 = a.amb.iter().sum();
+        Offset::with_row_sums(&a.amb, b)
+    }
+
+    /// The offset of an operator whose row sums A·1 are `row_sums` (a
+    /// Quad-Diag's are its `amb`; a liquid-cooled operator's differ).
+    pub fn with_row_sums(row_sums: &[f64], b: &[f64]) -> Offset {
+        let amb: f64 = row_sums.iter().sum();
         let c = if amb > 0.0 {
             b.iter().sum::<f64>() / amb
         } else {
             0.0
         };
-        let rhs: Vec<f64> = b.iter().zip(&a.amb).map(|(bi, ei)| bi - c * ei).collect();
+        let rhs: Vec<f64> = b.iter().zip(row_sums).map(|(bi, ei)| bi - c * ei).collect();
         let norm = |v: &[f64]| v.iter().map(|t| t * t).sum::<f64>().sqrt();
         let (nb, ns) = (norm(b), norm(&rhs));
         let rtol_scale = if ns > 0.0 { nb / ns } else { 1.0 };

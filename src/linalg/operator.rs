@@ -71,13 +71,23 @@ pub trait LinearOperator<B: Backend> {
     }
 }
 
-/// A Quad-Diag matrix on backend `B` as a [`LinearOperator`]: a borrow
-/// where the caller keeps the matrix, or the matrix itself where the
-/// operator outlives the code that built it (a transient run's solver, whose
-/// matrix is swapped when the properties change).
+/// The thermal operator on backend `B`: a Quad-Diag matrix, and for a
+/// liquid-cooled stack the upstream couplings of its coolant cells
+/// (`matrix::advection`: A = S − L, S the Quad-Diag whose diagonal holds
+/// each coolant cell's outflow, L the couplings), as a [`LinearOperator`].
+/// Each is a borrow where the caller keeps it, or owned where the operator
+/// outlives the code that built it (a transient run's solver, whose matrix
+/// is swapped when the properties change). With couplings the operator is
+/// not symmetric, so its solver runs BiCGStab
+/// ([`super::KrylovMethod::for_operator`]); the preconditioners that read a
+/// Quad-Diag see the symmetric part S ([`Self::symmetric_part`]).
+///
+/// Traffic of one product with couplings: the Quad-Diag SpMV's 48 B/row,
+/// plus 16 B per coolant cell and the x and y entries they touch.
 pub struct QuadDiagOperator<'a, B: QuadDiagOps> {
     be: &'a B,
     a: Held<'a, B::Matrix>,
+    adv: Option<Held<'a, B::Advection>>,
     n: usize,
 }
 
@@ -86,12 +96,22 @@ enum Held<'a, M> {
     Owned(M),
 }
 
+impl<M> Held<'_, M> {
+    fn get(&self) -> &M {
+        match self {
+            Held::Borrowed(a) => a,
+            Held::Owned(a) => a,
+        }
+    }
+}
+
 impl<'a, B: QuadDiagOps> QuadDiagOperator<'a, B> {
     /// `a` has `n` rows.
     pub fn new(be: &'a B, a: &'a B::Matrix, n: usize) -> Self {
         QuadDiagOperator {
             be,
             a: Held::Borrowed(a),
+            adv: None,
             n,
         }
     }
@@ -101,15 +121,40 @@ impl<'a, B: QuadDiagOps> QuadDiagOperator<'a, B> {
         QuadDiagOperator {
             be,
             a: Held::Owned(a),
+            adv: None,
             n,
         }
     }
 
-    pub fn matrix(&self) -> &B::Matrix {
-        match &self.a {
-            Held::Borrowed(a) => a,
-            Held::Owned(a) => a,
+    /// With the coolant's couplings `adv` (borrowed).
+    pub fn with_advection(self, adv: &'a B::Advection) -> Self {
+        QuadDiagOperator {
+            adv: Some(Held::Borrowed(adv)),
+            ..self
         }
+    }
+
+    /// With the coolant's couplings `adv`, owned.
+    pub fn owning_advection(self, adv: B::Advection) -> Self {
+        QuadDiagOperator {
+            adv: Some(Held::Owned(adv)),
+            ..self
+        }
+    }
+
+    pub fn matrix(&self) -> &B::Matrix {
+        self.a.get()
+    }
+
+    /// The coolant's couplings, where the stack has cavities.
+    pub fn advection(&self) -> Option<&B::Advection> {
+        self.adv.as_ref().map(Held::get)
+    }
+
+    /// S alone, borrowed: the operator a multigrid or a Chebyshev
+    /// preconditioner of a liquid-cooled stack is built for and applied with.
+    pub fn symmetric_part(&self) -> QuadDiagOperator<'_, B> {
+        QuadDiagOperator::new(self.be, self.matrix(), self.n)
     }
 
     /// The matrix to modify in place or swap, when the operator owns it
@@ -126,6 +171,9 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
     fn len(&self) -> usize {
         self.n
     }
+    fn is_symmetric(&self) -> bool {
+        self.adv.is_none()
+    }
     fn apply_dot(
         &mut self,
         be: &B,
@@ -134,7 +182,15 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         s: &mut B::Scalars,
         out: usize,
     ) -> Result<(), BackendError> {
-        be.spmv_dot(self.matrix(), p, q, s, out)
+        match self.advection() {
+            None => be.spmv_dot(self.matrix(), p, q, s, out),
+            Some(adv) => {
+                // q = S p − L p;  s[out] = p·q
+                be.spmv(self.matrix(), p, q)?;
+                be.add_upstream(adv, -1.0, p, q)?;
+                be.dot(p, q, s, out)
+            }
+        }
     }
     fn residual(
         &mut self,
@@ -145,7 +201,13 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         s: &mut B::Scalars,
         out: usize,
     ) -> Result<(), BackendError> {
-        be.residual(self.matrix(), b, x, r, s, out)
+        be.residual(self.matrix(), b, x, r, s, out)?;
+        if let Some(adv) = self.advection() {
+            // r += L x, and r·r again: the couplings change r.
+            be.add_upstream(adv, 1.0, x, r)?;
+            be.dot(r, r, s, out)?;
+        }
+        Ok(())
     }
     fn diagonal(&self) -> &B::Vector {
         self.be.diagonal(self.matrix())
@@ -158,6 +220,12 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         w: &mut ChebWork<B::Vector>,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
+        if self.adv.is_some() {
+            return Err(BackendError::Unsupported(
+                "a Chebyshev step needs a symmetric operator; a liquid-cooled stack's is applied \
+                 with its symmetric part",
+            ));
+        }
         be.cheb_step(self.matrix(), alpha, beta, w, z) // one kernel: A read once
     }
     fn host_quad_diag(&self, be: &B) -> Result<Option<Cow<'_, QuadDiag>>, BackendError> {

@@ -14,8 +14,10 @@ use super::pcg::{true_relative_residual, CgInfo, CgParams, SolveError};
 use super::precond::{
     build_thermal_precond, PrecondInfo, PrecondKind, PrecondOptions, ThermalPrecond,
 };
+use super::upwind::UpwindMultigrid;
 use super::QuadDiag;
 use crate::backend::mg::MultigridOps;
+use crate::backend::BackendError;
 use std::borrow::Cow;
 
 use super::precond::chebyshev::ChebyshevLevels;
@@ -161,15 +163,33 @@ fn build<B: ChebyshevLevels + MultigridOps + 'static>(
     opts: &PrecondOptions,
     host: Option<&QuadDiag>,
 ) -> Result<Box<ThermalPrecond<B>>, SolveError> {
-    // A borrowed view: the host copy may borrow the matrix too (the CPU's).
+    // A borrowed view of the symmetric part: the host copy may borrow the
+    // matrix too (the CPU's).
     let a = op.matrix();
-    let mut view = QuadDiagOperator::new(be, a, op.len());
+    let mut view = op.symmetric_part();
     let host = match host {
         Some(h) => Some(Cow::Borrowed(h)),
         None if kind.needs().host_matrix => Some(be.host_matrix(a)?),
         None => None,
     };
-    build_thermal_precond(kind, be, &mut view, host.as_deref(), opts)
+    if op.advection().is_none() {
+        return build_thermal_precond(kind, be, &mut view, host.as_deref(), opts);
+    }
+    // A liquid-cooled stack: the symmetric part's multigrid with the
+    // coolant's downstream sweep; Jacobi and none need no symmetry.
+    match kind {
+        PrecondKind::Multigrid => {
+            let mg = build_thermal_precond(kind, be, &mut view, host.as_deref(), opts)?;
+            Ok(Box::new(UpwindMultigrid::new(be, mg, op.len())?))
+        }
+        PrecondKind::Jacobi | PrecondKind::None => {
+            build_thermal_precond(kind, be, &mut view, host.as_deref(), opts)
+        }
+        PrecondKind::Chebyshev => Err(SolveError::Backend(BackendError::Unsupported(
+            "the Chebyshev preconditioner needs a symmetric operator; a liquid-cooled stack is \
+             preconditioned by multigrid (--precond mg)",
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -8,40 +8,36 @@
 //! method, each fixes what the other cannot, and M stays one fixed linear
 //! map, which BiCGStab needs.
 
-use super::advection::AdvectionOperator;
 use super::mg::MgReport;
 use super::operator::{LinearOperator, QuadDiagOperator};
 use super::precond::preconditioner::{PrecondInfo, PrecondReport, Preconditioner};
 use super::precond::ThermalPrecond;
-use crate::backend::advection::AdvectionOps;
-use crate::backend::BackendError;
-use crate::backend::ChebyshevOps;
+use crate::backend::{BackendError, ChebyshevOps, QuadDiagOps};
 use std::collections::BTreeMap;
 
-pub struct UpwindMultigrid<B: AdvectionOps> {
+pub struct UpwindMultigrid<B: QuadDiagOps> {
     mg: Box<ThermalPrecond<B>>,
-    adv: B::Advection,
     /// Residual after each stage, and the correction it gives.
     t: B::Vector,
     dz: B::Vector,
     s: B::Scalars,
 }
 
-impl<B: AdvectionOps> UpwindMultigrid<B> {
-    /// `mg` built for the symmetric part; `adv` the coolant's couplings.
-    pub fn new(
-        be: &B,
-        mg: Box<ThermalPrecond<B>>,
-        adv: B::Advection,
-        n: usize,
-    ) -> Result<Self, BackendError> {
+impl<B: QuadDiagOps> UpwindMultigrid<B> {
+    /// `mg` built for the symmetric part of an operator of `n` rows.
+    pub fn new(be: &B, mg: Box<ThermalPrecond<B>>, n: usize) -> Result<Self, BackendError> {
         Ok(UpwindMultigrid {
             mg,
-            adv,
             t: be.zeros(n)?,
             dz: be.zeros(n)?,
             s: be.scalars(1)?,
         })
+    }
+
+    /// The multigrid it wraps (its matrix-dependent state follows the
+    /// operator's changes).
+    pub fn multigrid_mut(&mut self) -> &mut ThermalPrecond<B> {
+        self.mg.as_mut()
     }
 
     /// z += M_mg⁻¹ (r − A z), the multigrid of the symmetric part on the
@@ -49,7 +45,7 @@ impl<B: AdvectionOps> UpwindMultigrid<B> {
     fn mg_correct(
         &mut self,
         be: &B,
-        a: &mut AdvectionOperator<'_, B>,
+        a: &mut QuadDiagOperator<'_, B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError>
@@ -57,36 +53,52 @@ impl<B: AdvectionOps> UpwindMultigrid<B> {
         B: ChebyshevOps,
     {
         a.residual(be, r, z, &mut self.t, &mut self.s, 0)?;
-        let mut sym = QuadDiagOperator::new(be, a.symmetric(), a.len());
+        let mut sym = a.symmetric_part();
         self.mg.apply(be, &mut sym, &self.t, &mut self.dz)?;
         be.axpby(1.0, &self.dz, 1.0, z)
     }
 }
 
-impl<'x, B: AdvectionOps + ChebyshevOps> Preconditioner<B, AdvectionOperator<'x, B>>
+impl<'x, B: QuadDiagOps + ChebyshevOps> Preconditioner<B, QuadDiagOperator<'x, B>>
     for UpwindMultigrid<B>
 {
     fn apply(
         &mut self,
         be: &B,
-        a: &mut AdvectionOperator<'x, B>,
+        a: &mut QuadDiagOperator<'x, B>,
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
+        if a.advection().is_none() {
+            // No coolant: the multigrid alone.
+            let mut sym = a.symmetric_part();
+            return self.mg.apply(be, &mut sym, r, z);
+        }
         // z = M_mg⁻¹ r
         be.axpby(0.0, r, 0.0, z)?;
         self.mg_correct(be, a, r, z)?;
         // z += (D_f − L_f)⁻¹ (r − A z) on the coolant cells
         a.residual(be, r, z, &mut self.t, &mut self.s, 0)?;
         be.axpby(0.0, r, 0.0, &mut self.dz)?;
-        be.upwind_sweep(&self.adv, a.diagonal(), &self.t, &mut self.dz)?;
+        if let Some(adv) = a.advection() {
+            be.upwind_sweep(adv, a.diagonal(), &self.t, &mut self.dz)?;
+        }
         be.axpby(1.0, &self.dz, 1.0, z)?;
         // z += M_mg⁻¹ (r − A z)
         self.mg_correct(be, a, r, z)
     }
+
+    fn operator_changed(
+        &mut self,
+        be: &B,
+        a: &mut QuadDiagOperator<'x, B>,
+    ) -> Result<(), BackendError> {
+        let mut sym = a.symmetric_part();
+        self.mg.operator_changed(be, &mut sym)
+    }
 }
 
-impl<B: AdvectionOps> PrecondInfo for UpwindMultigrid<B> {
+impl<B: QuadDiagOps> PrecondInfo for UpwindMultigrid<B> {
     fn report(&self) -> PrecondReport {
         let inner = self.mg.report();
         let multigrid: Option<MgReport> = inner.multigrid;

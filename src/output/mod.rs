@@ -55,6 +55,9 @@ pub struct SteadyView<'a> {
     /// One per layer.
     pub power: &'a [LayerPower],
     pub summary: &'a Summary,
+    /// The cells that hold coolant (liquid-cooled cavities; else empty):
+    /// `field.vtr` marks them.
+    pub coolant_cells: &'a [u32],
 }
 
 #[derive(Clone, Debug)]
@@ -156,6 +159,7 @@ impl TempUnit {
 
 pub mod blocks;
 mod colormap;
+pub mod coolant;
 pub mod csv;
 pub mod fonts;
 pub mod hotspot;

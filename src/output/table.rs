@@ -142,17 +142,36 @@ fn put_energy(o: &mut String, s: &Summary, unit: TempUnit) {
     let sym = unit.symbol();
     let t = |k: f64| unit.convert_k(k);
     let e = &s.energy;
+    let coolant = e.heat_out_coolant_w.unwrap_or(0.0);
+    let coolant_part = match e.heat_out_coolant_w {
+        Some(w) => format!(", coolant {w:.6}"),
+        None => String::new(),
+    };
     put!(
         o,
-        "{:<10} power in {:.6} W, heat out {:.6} W (top {:.6}, bottom {:.6}), balance {:.1e}",
+        "{:<10} power in {:.6} W, heat out {:.6} W (top {:.6}, bottom {:.6}{coolant_part}), balance {:.1e}",
         "energy",
         e.power_in_w,
-        e.heat_out_top_w + e.heat_out_bottom_w,
+        e.heat_out_top_w + e.heat_out_bottom_w + coolant,
         e.heat_out_top_w,
         e.heat_out_bottom_w,
         e.relative_error
     );
     put!(o, "{:<10} {:.2} {sym}", "ambient", t(s.ambient_k));
+    for c in &s.coolant {
+        put!(
+            o,
+            "{:<10} {} ({}, {:.4} ml/min): {:.6} W, inlet {:.2} {sym}, outlet mean {:.2} {sym}, max {:.2} {sym}",
+            "coolant",
+            c.layer,
+            c.model,
+            c.flow_m3_s * 6e7,
+            c.heat_w,
+            t(c.inlet_k),
+            t(c.outlet_mean_k),
+            t(c.outlet_max_k)
+        );
+    }
     put!(o);
 }
 

@@ -147,6 +147,7 @@ pub(super) fn summary() -> Summary {
             power_in_w: 2.0,
             heat_out_top_w: 2.0,
             heat_out_bottom_w: 0.0,
+            heat_out_coolant_w: None,
             relative_error: 1e-10,
         },
         layers: vec![layer("die", 332.5), layer("logic beol/1", 350.0)],
@@ -157,6 +158,7 @@ pub(super) fn summary() -> Summary {
         timings_detail_s: Vec::new(),
         wall_s: None,
         started: None,
+        coolant: Vec::new(),
         nonlinear: None,
         memory: None,
         host_peak_rss_bytes: None,
@@ -178,6 +180,7 @@ fn write(dir: &Path, unit: TempUnit) -> Result<Vec<std::path::PathBuf>, OutputEr
         block_stats: &[],
         power: &power,
         summary: &summary,
+        coolant_cells: &[],
     };
     write_steady(
         dir,
@@ -371,6 +374,7 @@ fn inconsistent_view_is_an_error_not_a_panic() {
         block_stats: &[],
         power: &[],
         summary: &summary,
+        coolant_cells: &[],
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");

@@ -149,29 +149,45 @@ pub fn thermal_vtr(view: &SteadyView, unit: TempUnit) -> Vec<u8> {
         .collect();
     let k = crate::assemble::cell_conductivity(view.stack, g, view.power);
     let name = format!("temperature_{}", unit.suffix().to_uppercase());
+    let mut coolant = Vec::new();
+    if !view.coolant_cells.is_empty() {
+        coolant = vec![0.0; g.len()];
+        for &c in view.coolant_cells {
+            coolant[c as usize] = 1.0;
+        }
+    }
+    let mut arrays = vec![
+        CellArray {
+            name: &name,
+            components: 1,
+            values: &temperature,
+        },
+        CellArray {
+            name: "power_density",
+            components: 1,
+            values: &power_density,
+        },
+        CellArray {
+            name: "conductivity",
+            components: 3,
+            values: &k,
+        },
+    ];
+    // 1 in the coolant cells of liquid-cooled cavities, 0 elsewhere.
+    if !coolant.is_empty() {
+        arrays.push(CellArray {
+            name: "coolant",
+            components: 1,
+            values: &coolant,
+        });
+    }
     vtk_xml(
         &Geometry::Rectilinear {
             x: &x,
             y: &y,
             z: &z,
         },
-        &[
-            CellArray {
-                name: &name,
-                components: 1,
-                values: &temperature,
-            },
-            CellArray {
-                name: "power_density",
-                components: 1,
-                values: &power_density,
-            },
-            CellArray {
-                name: "conductivity",
-                components: 3,
-                values: &k,
-            },
-        ],
+        &arrays,
     )
 }
 

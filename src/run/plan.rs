@@ -199,8 +199,6 @@ impl RunPlan {
             return Err(InputError(msg).into());
         }
         let stack = Stack::load(req.stack)?;
-        // Until the drivers solve coolant, not a cavity solved as solid walls.
-        stack.refuse_cavities()?;
         let mut stack = match req.grid {
             Some((nx, ny)) => stack.with_grid(nx, ny)?,
             None => stack,

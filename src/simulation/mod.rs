@@ -227,8 +227,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
             // its first row's), see `Stepper`.
             let c = Offset::new(&self.sys.a, &self.sys.rhs).c;
             let (be, sys) = (self.be, &self.sys);
-            let mut stepper =
-                Stepper::new(be, &sys.a, &sys.capacity, dt, c, &self.theta, &self.opts)?;
+            let mut stepper = Stepper::new(be, sys, dt, c, &self.theta, &self.opts)?;
             stepper.set_power(&sys.rhs)?;
             self.stepping = Some(Stepping {
                 dt,

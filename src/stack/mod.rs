@@ -292,12 +292,17 @@ impl Stack {
                 file: self.source.clone(),
                 field: format!("layers[{i}] ({}).cavity", l.name),
                 message:
-                    "liquid-cooled cavities are read and checked, but this command does not solve \
-                          them yet"
+                    "liquid-cooled cavities are solved by `cuth solve` and `cuth transient`, not \
+                          by this command yet"
                         .into(),
             }),
             None => Ok(()),
         }
+    }
+
+    /// Whether some layer is a liquid-cooled cavity.
+    pub fn has_cavities(&self) -> bool {
+        self.layers.iter().any(|l| l.cavity.is_some())
     }
 
     /// Whether any material law or leakage makes the problem nonlinear in T.

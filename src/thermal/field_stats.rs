@@ -326,6 +326,7 @@ impl<'a> FieldStats<'a> {
                 power_in_w,
                 heat_out_top_w: top,
                 heat_out_bottom_w: bottom,
+                heat_out_coolant_w: None,
                 relative_error: if power_in_w > 0.0 {
                     (out - power_in_w).abs() / power_in_w
                 } else {

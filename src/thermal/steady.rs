@@ -52,7 +52,7 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
     keep: &KeepField,
     prepared: Prepared,
 ) -> Result<(SteadyOutcome, LayerMaps), SteadyError> {
-    if stack.is_nonlinear() {
+    if stack.is_nonlinear() && !stack.has_cavities() {
         let o = crate::thermal::nonlinear::steady::solve(be, stack, grid, opts)?;
         return Ok((o, LayerMaps::default()));
     }
@@ -83,6 +83,12 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
         _ => PowerSums::new(grid, &power),
     };
     parts.lap("power/rasterize");
+    if stack.has_cavities() {
+        lap(phase, &mut timings);
+        return super::liquid_steady::solve_steady_liquid(
+            be, stack, grid, opts, keep, power, timings,
+        );
+    }
     heat_reaches_ambient(stack, grid, &power)?;
     lap(phase, &mut timings);
 
@@ -184,6 +190,7 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
             temperature_k,
             power,
             summary,
+            coolant: None,
         },
         layer_maps,
     ))

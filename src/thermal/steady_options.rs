@@ -68,6 +68,8 @@ pub struct SteadyOutcome {
     pub temperature_k: Vec<f64>,
     pub power: Vec<LayerPower>,
     pub summary: Summary,
+    /// The coolant of a liquid-cooled stack; `None` without cavities.
+    pub coolant: Option<super::liquid_steady::CoolantField>,
 }
 
 /// What of the solved field the caller keeps on the host.
@@ -124,6 +126,9 @@ pub enum SteadyError {
     Backend(#[from] BackendError),
     #[error(transparent)]
     Nonlinear(#[from] NonlinearError),
+    /// A liquid-cooled cavity the solve cannot take.
+    #[error("{0}")]
+    Cavity(String),
     /// Assembly produced an invalid matrix: a bug, never a user's input.
     #[error("internal error: the assembled matrix is invalid: {0}")]
     Internal(String),

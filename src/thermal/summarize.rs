@@ -45,6 +45,7 @@ pub fn energy_balance_of(grid: &Grid, c: Coupling, theta: &[f64]) -> EnergyBalan
         power_in_w,
         heat_out_top_w,
         heat_out_bottom_w,
+        heat_out_coolant_w: None,
         relative_error: if power_in_w > 0.0 {
             (out - power_in_w).abs() / power_in_w
         } else {
@@ -174,6 +175,7 @@ pub(crate) fn summary_of<B: Backend>(
         timings_detail_s: Vec::new(),
         wall_s: None,
         started: None,
+        coolant: Vec::new(),
         nonlinear: None,
         memory: None,
         host_peak_rss_bytes: None,

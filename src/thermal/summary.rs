@@ -42,6 +42,9 @@ pub struct Summary {
     /// When the run started (not written; `wall_s` is derived from it).
     #[serde(skip)]
     pub started: Option<std::time::Instant>,
+    /// The coolant of each liquid-cooled cavity; absent without cavities.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coolant: Vec<CoolantReport>,
     /// The outer iteration of a temperature-dependent solve.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nonlinear: Option<crate::thermal::nonlinear::NonlinearReport>,
@@ -104,6 +107,10 @@ pub struct EnergyBalance {
     pub power_in_w: f64,
     pub heat_out_top_w: f64,
     pub heat_out_bottom_w: f64,
+    /// Heat the coolant of the cavities carries away, Σ ṁ·c (T_out − T_in);
+    /// absent without cavities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heat_out_coolant_w: Option<f64>,
     /// |out − in| / in (0 when no power).
     pub relative_error: f64,
 }
@@ -120,6 +127,25 @@ pub struct LayerSummary {
     pub t_avg_k: f64,
     pub t_max_k: f64,
     pub hottest: CellRef,
+}
+
+/// One cavity's coolant: what it carries away and how warm it leaves.
+#[derive(Clone, Debug, Serialize)]
+pub struct CoolantReport {
+    pub layer: String,
+    /// `4rm`, `2rm` or `pinfin`.
+    pub model: String,
+    /// Volume flow through the cavity, m³/s.
+    pub flow_m3_s: f64,
+    pub inlet_k: f64,
+    /// The outlet's mixed (flow-weighted) temperature.
+    pub outlet_mean_k: f64,
+    pub outlet_max_k: f64,
+    /// ṁ·c (T_out − T_in) of the cavity, W.
+    pub heat_w: f64,
+    /// Per channel across the flow, its outlet temperature (4RM only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub channel_outlets_k: Vec<f64>,
 }
 
 /// A cell by index and by the coordinates of its centre.

@@ -84,6 +84,15 @@ impl SweepBase {
 
     /// [`SweepBase::new`] on the stack's `grid`, built by the caller.
     pub fn on_grid(stack: &Stack, grid: Grid) -> Result<SweepBase, crate::power::PowerError> {
+        if let Some((i, l)) = (stack.layers.iter().enumerate()).find(|(_, l)| l.cavity.is_some()) {
+            return Err(crate::power::PowerError::Invalid {
+                file: stack.source.clone(),
+                field: format!("layers[{i}] ({}).cavity", l.name),
+                message: "a sweep does not solve liquid-cooled cavities yet; use `cuth solve` per \
+                          case"
+                    .into(),
+            });
+        }
         let power = (0..stack.layers.len())
             .map(|l| layer_power(stack, &grid, l))
             .collect::<Result<Vec<_>, _>>()?;

@@ -81,9 +81,9 @@ fn auto_says_when_it_falls_back_to_the_cpu() {
     }
 }
 
-/// A stack with a liquid-cooled cavity (read and checked by the stack
-/// parser) is refused by every command that does not solve coolant yet:
-/// exit 2, the cavity's field named, nothing written.
+/// A stack with a liquid-cooled cavity is refused by the commands that do
+/// not solve coolant yet (a sweep, a stepping session): exit 2, the
+/// cavity's field named, nothing written.
 #[test]
 fn commands_refuse_a_liquid_cooled_cavity_and_write_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -128,22 +128,15 @@ material = "si"
 thickness = "50 um"
 "#,
     );
+    let cases = crate::util::cli::write(
+        tmp.path(),
+        "cases.toml",
+        "[[case]]\nname = \"a\"\npower.die = { type = \"uniform\", total = 0.25 }\n",
+    );
     let out = tmp.path().join("out");
     let (st, o) = (s(&stack), s(&out));
     for args in [
-        vec!["solve", st, "--device", "cpu", "--out", o],
-        vec![
-            "transient",
-            st,
-            "--device",
-            "cpu",
-            "--dt",
-            "1e-3",
-            "--steps",
-            "2",
-            "--out",
-            o,
-        ],
+        vec!["sweep", st, s(&cases), "--device", "cpu", "--out", o],
         vec!["serve", st, "--device", "cpu"],
     ] {
         let r = cuth(&args);

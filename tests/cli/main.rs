@@ -17,6 +17,7 @@ mod import_3dice_peer;
 mod import_hotspot;
 mod import_hotspot_flags;
 mod knobs;
+mod liquid;
 mod messages;
 mod no_surprises;
 mod out_folder;

@@ -9,6 +9,7 @@ mod assemble;
 mod backend;
 mod kernel_cache;
 mod kt_device;
+mod liquid;
 mod mg;
 mod mg_setup;
 mod mixed;

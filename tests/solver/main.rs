@@ -10,6 +10,7 @@ mod kernel_cache;
 mod kernels_nvrtc;
 mod leakage_placed;
 mod linear_system;
+mod liquid;
 mod mg_graded;
 mod mg_skip;
 mod mixed;

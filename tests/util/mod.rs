@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod kt;
+pub mod liquid;
 pub mod mg;
 pub mod mixed;
 pub mod sim;

@@ -1,45 +1,31 @@
-//! The CPU's [`AdvectionOps`]: the reference loops of `matrix::advection`.
+//! The CPU's coolant couplings ([`QuadDiagOps`]' advection methods): the
+//! reference loops of `matrix::advection`.
+//!
+//! [`QuadDiagOps`]: crate::backend::QuadDiagOps
 
-use super::CpuBackend;
-use crate::backend::advection::AdvectionOps;
+use super::same_len;
 use crate::backend::BackendError;
 use crate::matrix::advection::Advection;
 
-fn same_len(a: usize, b: usize) -> Result<(), BackendError> {
-    if a == b {
-        Ok(())
-    } else {
-        Err(BackendError::Length(a, b))
-    }
+pub(super) fn add_upstream(
+    a: &Advection,
+    scale: f64,
+    x: &[f64],
+    y: &mut [f64],
+) -> Result<(), BackendError> {
+    same_len(x.len(), y.len())?;
+    a.add_upstream(scale, x, y);
+    Ok(())
 }
 
-impl AdvectionOps for CpuBackend {
-    type Advection = Advection;
-
-    fn upload_advection(&self, a: &Advection) -> Result<Advection, BackendError> {
-        Ok(a.clone())
-    }
-    fn add_upstream(
-        &self,
-        a: &Advection,
-        scale: f64,
-        x: &Vec<f64>,
-        y: &mut Vec<f64>,
-    ) -> Result<(), BackendError> {
-        same_len(x.len(), y.len())?;
-        a.add_upstream(scale, x, y);
-        Ok(())
-    }
-    fn upwind_sweep(
-        &self,
-        a: &Advection,
-        d: &Vec<f64>,
-        r: &Vec<f64>,
-        z: &mut Vec<f64>,
-    ) -> Result<(), BackendError> {
-        same_len(d.len(), r.len())?;
-        same_len(r.len(), z.len())?;
-        a.upwind_sweep(d, r, z);
-        Ok(())
-    }
+pub(super) fn upwind_sweep(
+    a: &Advection,
+    d: &[f64],
+    r: &[f64],
+    z: &mut [f64],
+) -> Result<(), BackendError> {
+    same_len(d.len(), r.len())?;
+    same_len(r.len(), z.len())?;
+    a.upwind_sweep(d, r, z);
+    Ok(())
 }

@@ -4,12 +4,36 @@
 
 use super::{same_len, CpuBackend, CHUNK};
 use crate::backend::{BackendError, ChebWork, ChebyshevOps, QuadDiagOps};
+use crate::matrix::advection::Advection;
 use crate::matrix::QuadDiag;
 use rayon::prelude::*;
 use std::borrow::Cow;
 
 impl QuadDiagOps for CpuBackend {
     type Matrix = QuadDiag;
+    type Advection = Advection;
+
+    fn upload_advection(&self, a: &Advection) -> Result<Advection, BackendError> {
+        Ok(a.clone())
+    }
+    fn add_upstream(
+        &self,
+        a: &Advection,
+        scale: f64,
+        x: &Vec<f64>,
+        y: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        super::advection::add_upstream(a, scale, x, y)
+    }
+    fn upwind_sweep(
+        &self,
+        a: &Advection,
+        d: &Vec<f64>,
+        r: &Vec<f64>,
+        z: &mut Vec<f64>,
+    ) -> Result<(), BackendError> {
+        super::advection::upwind_sweep(a, d, r, z)
+    }
 
     fn upload_matrix(&self, a: &QuadDiag) -> Result<QuadDiag, BackendError> {
         Ok(a.clone())

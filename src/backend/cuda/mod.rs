@@ -25,6 +25,7 @@
 //! (events, graphs, copy bandwidth for the benchmark), `transfer` (large
 //! downloads through pinned staging buffers).
 
+mod advection;
 pub mod arch;
 mod batch;
 mod batch_launch;
@@ -43,6 +44,7 @@ pub mod timing;
 mod transfer;
 
 pub use crate::knobs::QdSchedule;
+pub use advection::{CudaAdvection, ADVECTION};
 pub use batch::{CudaBatchScratch, BATCH};
 pub use blas1::BLAS1;
 pub use chebyshev::CHEBYSHEV;
@@ -68,9 +70,9 @@ use std::sync::Arc;
 /// the file that launches it; an application's families are its own (see
 /// [`crate::kernel_families`], the inventory of every family the binary
 /// embeds).
-pub fn families() -> [&'static KernelFamily; 7] {
+pub fn families() -> [&'static KernelFamily; 8] {
     [
-        &BATCH, &BLAS1, &CHEBYSHEV, &MULTIGRID, &MG_SETUP, &MIXED, &QUAD_DIAG,
+        &ADVECTION, &BATCH, &BLAS1, &CHEBYSHEV, &MULTIGRID, &MG_SETUP, &MIXED, &QUAD_DIAG,
     ]
 }
 

@@ -8,6 +8,7 @@ use super::kernels::KernelFamily;
 use super::launch::{rows_config, slot};
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::{BackendError, ChebWork, QuadDiagOps};
+use crate::matrix::advection::Advection;
 use crate::matrix::QuadDiag;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::borrow::Cow;
@@ -26,6 +27,29 @@ pub static QUAD_DIAG: KernelFamily = KernelFamily {
 
 impl QuadDiagOps for CudaBackend {
     type Matrix = CudaMatrix;
+    type Advection = super::CudaAdvection;
+
+    fn upload_advection(&self, a: &Advection) -> Result<Self::Advection, BackendError> {
+        self.upload_advection_impl(a)
+    }
+    fn add_upstream(
+        &self,
+        a: &Self::Advection,
+        scale: f64,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.add_upstream_impl(a, scale, x, y)
+    }
+    fn upwind_sweep(
+        &self,
+        a: &Self::Advection,
+        d: &CudaSlice<f64>,
+        r: &CudaSlice<f64>,
+        z: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.upwind_sweep_impl(a, d, r, z)
+    }
 
     fn prepare_quad_diag(&self) -> Result<(), BackendError> {
         self.load(&QUAD_DIAG)

@@ -63,5 +63,6 @@ pub fn solve<B: ThermalBackend + 'static>(
         temperature_k: p.t,
         power,
         summary,
+        coolant: None,
     })
 }

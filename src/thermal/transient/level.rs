@@ -207,6 +207,12 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             fs.stored_j,
             tally.dt,
         );
+        if let Some(coolant) = self.sys.coolant() {
+            // The coolant's enthalpy rise at θⁿ⁺¹, as the films' heat out.
+            let q = coolant.heat_w(&self.theta);
+            energy.heat_out_w += q;
+            energy.imbalance_j -= q * tally.dt;
+        }
         if let Some(q) = tally.heat_out_j {
             // The scheme's own heat out over the steps (TR-BDF2's stages).
             energy.heat_out_w = q / tally.dt;
@@ -233,7 +239,7 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             let power = cx.schedule.layer_power_at(self.row);
             let solver = step_solver(
                 &cx.opts.solver,
-                self.stepper.precond_report(),
+                (self.stepper.method(), self.stepper.precond_report()),
                 tally.iterations,
             );
             let s = summarize(

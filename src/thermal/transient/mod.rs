@@ -151,10 +151,18 @@ pub fn run_transient<B: ThermalBackend + 'static>(
 ) -> Result<TransientOutcome, TransientError> {
     let t_setup = Instant::now();
     let nonlinear = stack.is_nonlinear();
+    if nonlinear && stack.has_cavities() {
+        return Err(TransientError::Cavity(format!(
+            "{}: a liquid-cooled stack with temperature-dependent materials or leakage is not \
+             solved yet; give its materials constant conductivities",
+            stack.source.display()
+        )));
+    }
     // A linear stack's steady start solves on the host's matrix; anything
-    // else is assembled on the device where the backend can.
+    // else is assembled on the device where the backend can, except the
+    // coolant of a liquid-cooled stack (host assembly).
     let steady_start = matches!(opts.init, InitState::Steady | InitState::SteadyMean);
-    let on_device = nonlinear || !steady_start;
+    let on_device = (nonlinear || !steady_start) && !stack.has_cavities();
     let scheme = opts.stepping.scheme;
     check_capacity(be, stack, grid, opts)?;
     be.prepare_quad_diag()?;
@@ -237,14 +245,15 @@ pub fn run_transient<B: ThermalBackend + 'static>(
 
     let power = schedule.layer_power_at(row);
     let precond = stepper.precond_report();
+    let method = stepper.method();
     let final_solver = step_solver(
         &opts.solver,
-        precond.clone(),
+        (method, precond.clone()),
         records.last().map_or(0, |r| r.iterations),
     );
     // The final maps' summary: the final field's steady-style statistics
     // (its energy block compares power in with heat out at this instant).
-    let final_summary = summarize(
+    let mut final_summary = summarize(
         ThermalProblem::new(stack, grid, &power),
         sys.coupling(power_w, linear),
         &theta_old,
@@ -253,11 +262,14 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         final_solver,
         vec![],
     );
+    if let Some(coolant) = sys.coolant() {
+        crate::thermal::liquid_steady::add_coolant(&mut final_summary, stack, coolant, &theta_old);
+    }
     let summary = report::build(
         stack,
         be.report(),
         opts,
-        precond,
+        (method, precond),
         &records,
         &final_summary,
         schedule,
@@ -278,11 +290,11 @@ pub fn run_transient<B: ThermalBackend + 'static>(
 /// The solver part of a snapshot's summary: the last step's solve.
 fn step_solver(
     opts: &SteadyOptions,
-    precond: crate::linalg::PrecondReport,
+    (method, precond): (crate::linalg::KrylovMethod, crate::linalg::PrecondReport),
     iterations: usize,
 ) -> SolverReport {
     SolverReport {
-        method: "pcg (backward Euler step)".into(),
+        method: format!("{} (one step)", method.name()),
         precision: "f64".into(),
         precond,
         rtol: opts.rtol,

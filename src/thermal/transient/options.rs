@@ -90,6 +90,9 @@ pub enum TransientError {
     },
     #[error("initial steady state")]
     Initial(#[source] SolveError),
+    /// A liquid-cooled cavity the transient cannot take.
+    #[error("{0}")]
+    Cavity(String),
     #[error(transparent)]
     Solve(#[from] SolveError),
     #[error(transparent)]

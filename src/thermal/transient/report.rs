@@ -96,7 +96,7 @@ pub(super) fn build(
     stack: &Stack,
     device: DeviceReport,
     opts: &TransientOptions,
-    precond: PrecondReport,
+    (krylov, precond): (crate::linalg::KrylovMethod, PrecondReport),
     records: &[StepRecord],
     final_summary: &Summary,
     schedule: &PowerSchedule,
@@ -144,11 +144,18 @@ pub(super) fn build(
         grid: final_summary.grid.clone(),
         ambient_k: stack.ambient_k,
         device,
-        method: match opts.stepping.scheme {
-            Scheme::BackwardEuler => "backward Euler, PCG warm-started per step",
-            Scheme::TrBdf2 => "TR-BDF2 (gamma = 2 - sqrt 2), PCG warm-started per stage",
-        }
-        .into(),
+        method: {
+            let krylov = match krylov {
+                crate::linalg::KrylovMethod::BiCgStab => "BiCGStab",
+                _ => "PCG",
+            };
+            match opts.stepping.scheme {
+                Scheme::BackwardEuler => format!("backward Euler, {krylov} warm-started per step"),
+                Scheme::TrBdf2 => {
+                    format!("TR-BDF2 (gamma = 2 - sqrt 2), {krylov} warm-started per stage")
+                }
+            }
+        },
         scheme: opts.stepping.scheme.name().into(),
         time_tol_k: opts.stepping.time_tol_k,
         stepping,

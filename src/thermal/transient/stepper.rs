@@ -32,6 +32,7 @@
 //! rtol·‖P‖ then, so the criterion is floored at ‖r‖ ≤ 1e-14·‖b‖, where the
 //! step's error is ~1e-14 of θ.
 
+use crate::assemble::System;
 use crate::linalg::{
     CgInfo, CgParams, PrecondReport, QuadDiag, QuadDiagOperator, SolveError, Solver, Stop,
 };
@@ -68,8 +69,15 @@ pub struct Stepper<'a, B: ThermalBackend + 'static> {
     pub(super) x_old: Option<B::Vector>,
     /// The stop's reference is each step's ‖P‖ (see [`Stepper::step`]).
     pub(super) params: CgParams,
-    /// A·1 of the steady operator (coupling to ambient), for the shift.
+    /// A·1 of the steady operator (coupling to ambient), for the shift;
+    /// with coolant Aᵀ1 (films and outlets), for TR-BDF2's heat out, the
+    /// shift being 0 there.
     pub(super) amb: B::Vector,
+    /// The coolant's inlet enthalpy ṁ·c θ_in on each line's first cell, W:
+    /// a source beside the power (liquid-cooled stacks).
+    pub(super) inlet: Option<B::Vector>,
+    /// Σ ṁ·c θ_in, W: TR-BDF2's heat out is Aᵀ1·θ less this.
+    pub(super) inlet_w: f64,
     /// Δt in every cell, for C/Δt (divided as the host divides), kept once
     /// a temperature-dependent C is set ([`Self::set_matrix_device`]).
     pub(super) dts: Option<B::Vector>,
@@ -98,23 +106,42 @@ fn shifted_system(a: &QuadDiag, capacity: &[f64], dt: f64) -> (QuadDiag, Vec<f64
 }
 
 impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
-    /// Uploads A + C/Δt (built from the steady `a` and `capacity`), builds
-    /// the preconditioner and sets θ from `theta0` (K above ambient).
+    /// Uploads A + C/Δt (built from the steady system `sys`: its matrix,
+    /// capacities and coolant), builds the preconditioner and sets θ from
+    /// `theta0` (K above ambient). A liquid-cooled system takes no shift
+    /// (`c` must be 0): its A·1 is not the films alone.
     pub fn new(
         be: &'a B,
-        a: &QuadDiag,
-        capacity: &[f64],
+        sys: &System,
         dt: f64,
         c: f64,
         theta0: &[f64],
         opts: &SteadyOptions,
     ) -> Result<Self, SolveError> {
+        let a = &sys.a;
         let n = a.len();
-        let (shifted, w) = shifted_system(a, capacity, dt);
-        let op = QuadDiagOperator::owning(be, be.upload_matrix(&shifted)?, n);
+        let (shifted, w) = shifted_system(a, &sys.capacity, dt);
+        let mut op = QuadDiagOperator::owning(be, be.upload_matrix(&shifted)?, n);
+        let (mut amb, mut inlet, mut inlet_w) = (None, None, 0.0);
+        if let Some(coolant) = &sys.coolant {
+            if c != 0.0 {
+                return Err(SolveError::Backend(
+                    crate::backend::BackendError::Unsupported("a shifted liquid-cooled step"),
+                ));
+            }
+            op = op.owning_advection(be.upload_advection(&coolant.advection)?);
+            let source = sys.inlet_source();
+            inlet_w = source.iter().sum();
+            inlet = Some(be.upload(&source)?);
+            amb = Some(be.upload(&sys.column_sums())?);
+        }
         let ksp = Solver::new(be, op, opts.precond, &opts.precond_opts, Some(&shifted))?;
         let params = opts.cg_params(be, ksp.precond(), Stop::relative(opts.rtol));
         let x0: Vec<f64> = theta0.iter().map(|t| t - c).collect();
+        let amb = match amb {
+            Some(v) => v,
+            None => be.upload(&a.amb)?,
+        };
         Ok(Stepper {
             be,
             w: be.upload(&w)?,
@@ -124,7 +151,9 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
             x_old: None,
             ksp,
             params,
-            amb: be.upload(&a.amb)?,
+            amb,
+            inlet,
+            inlet_w,
             dts: None,
             c,
             p_norm: 0.0,
@@ -171,6 +200,8 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
             ksp,
             params,
             amb,
+            inlet: None,
+            inlet_w: 0.0,
             dts: None,
             c,
             p_norm: 0.0,
@@ -266,6 +297,9 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         let be = self.be;
         be.copy(p_cell, &mut self.src)?;
         be.nl_axpby(Some(&self.amb), -self.c, 1.0, &mut self.src, 0.0)?;
+        if let Some(inlet) = &self.inlet {
+            be.axpby(1.0, inlet, 1.0, &mut self.src)?;
+        }
         self.p_norm = be.nl_dot(p_cell, p_cell)?.sqrt();
         Ok(())
     }
@@ -317,6 +351,11 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
     /// (the caller adds `c` in its own pass over the field).
     pub fn download_shifted(&self, out: &mut [f64]) -> Result<(), SolveError> {
         Ok(self.be.download_into(&self.x, out)?)
+    }
+
+    /// The Krylov method of the steps (BiCGStab where coolant advects).
+    pub fn method(&self) -> crate::linalg::KrylovMethod {
+        self.ksp.method()
     }
 
     pub fn precond_report(&self) -> PrecondReport {

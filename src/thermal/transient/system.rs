@@ -11,6 +11,7 @@ use super::nonlinear::StepPhysics;
 use super::options::{InitState, TransientOptions};
 use super::stepper::Stepper;
 use super::{probe, TransientError};
+use crate::assemble::cavity::add_cavities;
 use crate::assemble::{assemble, System};
 use crate::backend::BackendError;
 use crate::grid::Grid;
@@ -43,7 +44,7 @@ pub(super) fn stepper<'a, 's, B: ThermalBackend + 'static>(
     let base = &schedule.base;
     Ok(match (sys, dev) {
         (HostSys::Whole(sys), _) => {
-            let mut s = Stepper::new(be, &sys.a, &sys.capacity, dt, c, theta0, opts)?;
+            let mut s = Stepper::new(be, sys, dt, c, theta0, opts)?;
             s.set_power(&sys.rhs)?;
             let phys = match stack.is_nonlinear() {
                 true => Some(StepPhysics::new(
@@ -116,9 +117,16 @@ pub(super) fn first<B: ThermalBackend>(
         }
         None => {
             let mut sys = assemble(stack, grid, &schedule.base);
-            // From here on sys.rhs is the power of the current step.
+            sys.coolant = add_cavities(stack, grid, &mut sys)
+                .map_err(|e| TransientError::Cavity(format!("{}: {e}", stack.source.display())))?;
+            // From here on sys.rhs is the power of the current step (the
+            // coolant's inlets are the stepper's own source).
             sys.rhs = cell_power(grid, &schedule.layer_maps(first_row));
-            let c = Offset::new(&sys.a, &sys.rhs).c;
+            // A liquid-cooled step is not shifted (see `Stepper::new`).
+            let c = match sys.coolant {
+                Some(_) => 0.0,
+                None => Offset::new(&sys.a, &sys.rhs).c,
+            };
             (HostSys::Whole(Box::new(sys)), None, c)
         }
     })
@@ -145,6 +153,14 @@ impl<K, V> HostSys<K, V> {
         match self {
             HostSys::Whole(sys) => probe::ordered_sum(&sys.rhs),
             HostSys::Device { power_w, .. } => *power_w,
+        }
+    }
+
+    /// The coolant of a liquid-cooled stack (always on the host).
+    pub(super) fn coolant(&self) -> Option<&crate::assemble::cavity::Coolant> {
+        match self {
+            HostSys::Whole(sys) => sys.coolant.as_ref(),
+            HostSys::Device { .. } => None,
         }
     }
 
@@ -249,13 +265,30 @@ impl<K, V> HostSys<K, V> {
     }
 }
 
-/// θ of the steady state for `p_cell`, solved as `solve_steady` does.
+/// θ of the steady state of `sys` for `p_cell`, solved as `solve_steady`
+/// does (a liquid-cooled one as `thermal::liquid_steady` does).
 pub(super) fn steady_theta<B: ThermalBackend + 'static>(
     be: &B,
-    a_host: &crate::linalg::QuadDiag,
+    sys: &System,
     p_cell: &[f64],
     opts: &SteadyOptions,
 ) -> Result<Vec<f64>, TransientError> {
+    let a_host = &sys.a;
+    if sys.coolant.is_some() {
+        let inlet = sys.inlet_source();
+        let with_power = System {
+            rhs: p_cell.iter().zip(&inlet).map(|(p, i)| p + i).collect(),
+            ..sys.clone()
+        };
+        let precond = (opts.precond, &opts.precond_opts);
+        let solved = crate::thermal::liquid::solve_system(be, &with_power, precond, |be, m, b| {
+            opts.cg_params(be, m, Stop::against(opts.rtol, b))
+        })
+        .map_err(|e| TransientError::Cavity(e.to_string()))?;
+        let mut theta = solved.x_host;
+        solved.offset.restore(&mut theta);
+        return Ok(theta);
+    }
     let offset = Offset::new(a_host, p_cell);
     let a = be.upload_matrix(a_host)?;
     let b = be.upload(&offset.rhs)?;
@@ -298,12 +331,10 @@ pub(super) fn initial_theta<B: ThermalBackend + 'static>(
                 .map_err(Box::new)?
                 .theta
         }
-        (InitState::Steady, HostSys::Whole(sys)) => {
-            steady_theta(be, &sys.a, &sys.rhs, &opts.solver)?
-        }
+        (InitState::Steady, HostSys::Whole(sys)) => steady_theta(be, sys, &sys.rhs, &opts.solver)?,
         (InitState::SteadyMean, HostSys::Whole(sys)) => {
             let mean = cell_power(grid, &schedule.mean_layer_maps());
-            steady_theta(be, &sys.a, &mean, &opts.solver)?
+            steady_theta(be, sys, &mean, &opts.solver)?
         }
         (InitState::Steady | InitState::SteadyMean, HostSys::Device { .. }) => {
             return Err(BackendError::Unsupported("a steady start with device assembly").into())

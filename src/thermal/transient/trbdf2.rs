@@ -27,7 +27,7 @@ use super::scheme::{Scheme, BDF2_A, BDF2_B, GAMMA, LTE_K};
 use super::stepper::Stepper;
 use super::stepper::TrWork;
 use crate::backend::BackendError;
-use crate::linalg::{CgInfo, CgParams, SolveError, Stop};
+use crate::linalg::{CgInfo, CgParams, LinearOperator, SolveError, Stop};
 use crate::thermal::device::ThermalBackend;
 
 /// Relative residual of the error estimate's solve.
@@ -98,9 +98,10 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         out
     }
 
-    /// Q(θ') = Σ amb (θ' + c), W, with Σ amb in `amb_sum`.
+    /// Q(θ') = Σ amb (θ' + c), W, with Σ amb in `amb_sum`: with coolant,
+    /// amb is Aᵀ1 and the inlets' enthalpy comes off.
     fn heat_out(&self, x: &B::Vector, amb_sum: f64) -> Result<f64, SolveError> {
-        Ok(self.be.nl_dot(&self.amb, x)? + self.c * amb_sum)
+        Ok(self.be.nl_dot(&self.amb, x)? + self.c * amb_sum - self.inlet_w)
     }
 
     fn tr_stages(
@@ -113,8 +114,8 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         let amb_sum = be.nl_dot(&self.amb, &tw.x1)?;
         let q0 = self.heat_out(x0, amb_sum)?;
         be.mul_add(&self.w, x0, &self.src, &mut self.b)?; // b = w ⊙ θ'ⁿ + (P − c·amb)
-        let a = self.ksp.operator().matrix();
-        be.residual(a, &self.b, x0, &mut tw.f0, &mut tw.s, 0)?; // F₀ = b − (A + w) θ'ⁿ
+        let a = self.ksp.operator_mut();
+        a.residual(be, &self.b, x0, &mut tw.f0, &mut tw.s, 0)?; // F₀ = b − (A + w) θ'ⁿ
         be.nl_axpby(Some(&tw.f0), 1.0, 1.0, &mut self.b, 0.0)?; // b += F₀
         be.copy(x0, &mut self.x)?;
         let mut info = self.solve()?;
