@@ -78,10 +78,7 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
         Some(p) if p.len() == stack.layers.len() => (p, input_parts, sums, "prepare"),
         _ => (rasterize_layers(stack, grid)?, None, None, "power"),
     };
-    let sums = match sums {
-        Some(s) if s.map_w.len() == power.len() && s.rhs_w.len() == power.len() => s,
-        _ => PowerSums::new(grid, &power),
-    };
+    let sums = sums_of(sums, grid, &power);
     parts.lap("power/rasterize");
     if stack.has_cavities() {
         lap(phase, &mut timings);
@@ -194,6 +191,15 @@ pub fn solve_steady_for<B: ThermalBackend + 'static>(
         },
         layer_maps,
     ))
+}
+
+/// The power maps' sums prepared by the caller where they match `power`,
+/// else computed.
+fn sums_of(sums: Option<PowerSums>, grid: &Grid, power: &[LayerPower]) -> PowerSums {
+    match sums {
+        Some(s) if s.map_w.len() == power.len() && s.rhs_w.len() == power.len() => s,
+        _ => PowerSums::new(grid, power),
+    }
 }
 
 /// What `summary.json` reports of a converged linear solve.
