@@ -9,7 +9,7 @@
 //! finer than the picture are downsampled to its pixels (`raster`), so a
 //! 4096² layer costs a 1024² picture.
 
-use super::fonts::{self, sans, DrawError};
+use super::fonts::{self, draw_text, sans, DrawError};
 use super::raster::{self, finite_range};
 use super::ticks;
 use super::TempUnit;
@@ -110,10 +110,8 @@ pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError>
         let e = DrawError::from_any;
         let title_font = sans(TITLE_PX)?;
         let title = fit(map.title, width as i32 - 2 * MARGIN, &title_font);
-        root.draw_text(&title, &title_font.color(&INK), (MARGIN, MARGIN))
-            .map_err(e)?;
-        root.draw_text(&subtitle, &text.color(&INK), (MARGIN, MARGIN + 30))
-            .map_err(e)?;
+        draw_text(&root, &title, &title_font.color(&INK), (MARGIN, MARGIN))?;
+        draw_text(&root, &subtitle, &text.color(&INK), (MARGIN, MARGIN + 30))?;
 
         // Axes in mm around a plotting area of exactly map_w × map_h.
         let chart_area = root
@@ -189,11 +187,10 @@ pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError>
             let y = top + ((1.0 - norm(*v)) * f64::from(bar_h - 1)).round() as i32;
             let tick = [(bar_x + BAR_W, y), (bar_x + BAR_W + TICK_LEN, y)];
             root.draw(&PathElement::new(tick, INK)).map_err(e)?;
-            root.draw_text(s, &label_style, (bar_x + BAR_W + TICK_LEN + LABEL_GAP, y))
-                .map_err(e)?;
+            let at = (bar_x + BAR_W + TICK_LEN + LABEL_GAP, y);
+            draw_text(&root, s, &label_style, at)?;
         }
-        root.draw_text(map.unit, &text.color(&INK), (bar_x, top - 24))
-            .map_err(e)?;
+        draw_text(&root, map.unit, &text.color(&INK), (bar_x, top - 24))?;
         root.present().map_err(e)?;
     }
     let img = RgbImage::from_raw(width, height, buf)
@@ -345,7 +342,7 @@ fn draw_outlines(
     for o in outlines {
         if let Some((name, at, colour)) = &o.name {
             let style = font.color(colour).pos(Pos::new(HPos::Center, VPos::Center));
-            root.draw_text(name, &style, *at).map_err(e)?;
+            draw_text(root, name, &style, *at)?;
         }
     }
     Ok(())
