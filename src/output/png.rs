@@ -293,33 +293,35 @@ fn outlines(
     let clamp_y = |v: f64| (v.round() as i32).clamp(r.y as i32, (r.y + r.h) as i32 - 1);
     let mut out = Vec::new();
     for b in map.blocks {
-        let (a, c) = (
-            (px(b.rect.x0), py(b.rect.y1)),
-            (px(b.rect.x1), py(b.rect.y0)),
-        );
-        if !(a.0.is_finite() && a.1.is_finite() && c.0.is_finite() && c.1.is_finite()) {
-            continue;
+        // Every rectangle is outlined; the name goes in the largest.
+        let main = b.main_rect();
+        for r in &b.rects {
+            let (a, c) = ((px(r.x0), py(r.y1)), (px(r.x1), py(r.y0)));
+            if !(a.0.is_finite() && a.1.is_finite() && c.0.is_finite() && c.1.is_finite()) {
+                continue;
+            }
+            let corners = [(clamp_x(a.0), clamp_y(a.1)), (clamp_x(c.0), clamp_y(c.1))];
+            let (w, h) = (corners[1].0 - corners[0].0, corners[1].1 - corners[0].1);
+            if w < 2 || h < 2 {
+                continue; // off the map or too small to show
+            }
+            let centre = (
+                (corners[0].0 + corners[1].0) / 2,
+                (corners[0].1 + corners[1].1) / 2,
+            );
+            let (tw, th) = font.box_size(&b.name).unwrap_or((u32::MAX, u32::MAX));
+            let fits =
+                *r == main && (tw as i64) + 6 < i64::from(w) && (th as i64) + 4 < i64::from(h);
+            let colour = if luma(centre.0, centre.1) > 110.0 {
+                BLACK
+            } else {
+                WHITE
+            };
+            out.push(Outline {
+                corners,
+                name: fits.then(|| (b.name.clone(), centre, colour)),
+            });
         }
-        let corners = [(clamp_x(a.0), clamp_y(a.1)), (clamp_x(c.0), clamp_y(c.1))];
-        let (w, h) = (corners[1].0 - corners[0].0, corners[1].1 - corners[0].1);
-        if w < 2 || h < 2 {
-            continue; // off the map or too small to show
-        }
-        let centre = (
-            (corners[0].0 + corners[1].0) / 2,
-            (corners[0].1 + corners[1].1) / 2,
-        );
-        let (tw, th) = font.box_size(&b.name).unwrap_or((u32::MAX, u32::MAX));
-        let fits = (tw as i64) + 6 < i64::from(w) && (th as i64) + 4 < i64::from(h);
-        let colour = if luma(centre.0, centre.1) > 110.0 {
-            BLACK
-        } else {
-            WHITE
-        };
-        out.push(Outline {
-            corners,
-            name: fits.then(|| (b.name.clone(), centre, colour)),
-        });
     }
     Ok(out)
 }

@@ -59,16 +59,13 @@ fn temperature(grid: &crate::grid::Grid) -> Vec<f64> {
 
 /// On layer 0: x 0.5–2.0 mm, y 0.5–1.5 mm, straddling cells x 0–1, y 0–1.
 fn powers() -> Vec<crate::power::LayerPower> {
-    let block = Block {
-        name: "alu".into(),
-        rect: Rect {
-            x0: 0.5e-3,
-            y0: 0.5e-3,
-            x1: 2.0e-3,
-            y1: 1.5e-3,
-        },
-        power_w: 2.0,
+    let rect = Rect {
+        x0: 0.5e-3,
+        y0: 0.5e-3,
+        x1: 2.0e-3,
+        y1: 1.5e-3,
     };
+    let block = Block::new("alu", rect, 2.0);
     vec![
         crate::power::LayerPower {
             map_w: vec![0.0; 12],

@@ -105,7 +105,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         let footprints = (base.iter())
             .map(|lp| {
                 (lp.blocks.iter())
-                    .map(|b| BlockFootprint::new(&b.rect, &grid))
+                    .map(|b| BlockFootprint::of(b, &grid))
                     .collect()
             })
             .collect();
