@@ -264,8 +264,10 @@ fn csv_is_ny_rows_of_nx_with_max_y_first() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), TempUnit::Kelvin).unwrap();
     let text = read(tmp.path(), "00_die.csv");
-    // Cell centres in mm: nx columns left to right, ny rows top first.
+    // The unit, then cell centres in mm: nx columns left to right, ny rows
+    // top first.
     let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("# unit: K"));
     let x: Vec<&str> = lines.next().unwrap().split(',').collect();
     let y: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!((x.len(), y.len(), x[0], y[0]), (5, 4, "# x_mm", "# y_mm"));

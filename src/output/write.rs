@@ -324,7 +324,7 @@ impl LayerOutputs<'_> {
                         w.write_all(png)
                     })?;
                     sink.file(&format!("{}.csv", self.stem(m.l)), &mut |w| {
-                        csv::write_layer_csv_with_coords(w, &m.shown, grid)
+                        csv::write_layer_csv_with_coords(w, &m.shown, grid, self.opts.unit)
                     })?;
                 }
                 if self.reduced(m.l).is_none() {

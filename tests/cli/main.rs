@@ -29,5 +29,6 @@ mod solve;
 mod topopt_problems;
 mod transient;
 mod transient_steady_mean;
+mod units;
 mod validation_limits;
 mod vtk;
