@@ -156,6 +156,7 @@ impl TempUnit {
 
 pub mod blocks;
 mod colormap;
+pub mod crop;
 pub mod csv;
 pub mod fonts;
 pub mod hotspot;

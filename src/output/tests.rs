@@ -88,6 +88,7 @@ fn cell(layer: &str, t_k: f64) -> CellRef {
         y_m: 2.5e-3,
         z_m: 75e-6,
         t_k,
+        die: None,
     }
 }
 

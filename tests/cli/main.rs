@@ -8,6 +8,7 @@ mod bigrun;
 mod boundary;
 mod corpus;
 mod device;
+mod die_view;
 mod grid_slivers;
 mod hotspot_outputs;
 mod hotspot_reference;

@@ -1,0 +1,94 @@
+//! Packages whose dies are smaller than the domain (HotSpot's ev6 on its
+//! 60 mm sink, the 2.5D example): the hottest cell is given in the frame of
+//! the die that holds it as well as in the domain's, and every layer with
+//! dies gets a die view beside its full map.
+
+use crate::util::cli::{cuth, ok, s};
+use std::path::Path;
+
+fn solve(cfg: &str, out: &Path) -> String {
+    let o = cuth(&[
+        "solve",
+        cfg,
+        "--grid",
+        "64x64",
+        "--device",
+        "cpu",
+        "--out",
+        s(out),
+    ]);
+    ok(&o);
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn ev6_reports_the_die_frame_and_draws_each_die() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ev6");
+    let table = solve("configs/hotspot_ev6_3d_imported.toml", &out);
+    // The dies sit at (23.8 mm, 23.62 mm) of the sink, as the stack says.
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let h = &j["hottest"];
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert!(
+        (f(&h["x_m"]) - f(&h["die"]["x_m"]) - 0.0238).abs() < 1e-12,
+        "{h}"
+    );
+    assert!(
+        (f(&h["y_m"]) - f(&h["die"]["y_m"]) - 0.02362).abs() < 1e-12,
+        "{h}"
+    );
+    assert_eq!(h["die"]["name"], h["layer"]);
+    let (dx, dy) = (f(&h["die"]["x_m"]) * 1e3, f(&h["die"]["y_m"]) * 1e3);
+    assert!(
+        (0.0..=12.4).contains(&dx) && (0.0..=12.76).contains(&dy),
+        "{h}"
+    );
+    // The table gives both frames.
+    let line = table.lines().find(|l| l.starts_with("hottest")).unwrap();
+    assert!(
+        line.contains(&format!("on die {}", h["layer"].as_str().unwrap())),
+        "{line}"
+    );
+    assert!(line.contains("in the domain"), "{line}");
+    // Die views for the six chip layers, none for the spreader and sink
+    // (no dies); each a picture of its own.
+    let mut views: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("_die.png"))
+        .collect();
+    views.sort();
+    let want: Vec<String> = (0..6)
+        .map(|l| format!("{l:02}_layer_{l}_die.png"))
+        .collect();
+    assert_eq!(views, want);
+    for v in &views {
+        let die = image::open(out.join(v)).expect("die view decodes");
+        let full = image::open(out.join(v.replace("_die", ""))).unwrap();
+        assert_ne!(die.to_rgb8().into_raw(), full.to_rgb8().into_raw(), "{v}");
+    }
+}
+
+#[test]
+fn a_stack_without_dies_apart_from_its_domain_has_no_die_view_or_frame() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("mol");
+    let table = solve("configs/mol_f2f.toml", &out);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(j["hottest"].get("die").is_none(), "{}", j["hottest"]);
+    assert!(!table.contains("on die"), "{table}");
+    let views = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with("_die.png")
+        })
+        .count();
+    assert_eq!(views, 0);
+}
