@@ -68,11 +68,7 @@ pub(crate) fn cell_ref(stack: &Stack, grid: &Grid, i: usize, t: f64) -> CellRef 
         y_m,
         z_m: grid.z_bottom(z) + 0.5 * grid.dz[z],
         t_k: t,
-        die: stack.die_at(l, x_m, y_m).map(|d| DiePoint {
-            name: d.name.to_string(),
-            x_m: x_m - d.origin.0,
-            y_m: y_m - d.origin.1,
-        }),
+        die: DiePoint::of(stack, l, x_m, y_m),
     }
 }
 

@@ -148,3 +148,15 @@ pub struct DiePoint {
     pub x_m: f64,
     pub y_m: f64,
 }
+
+impl DiePoint {
+    /// The domain point (`x_m`, `y_m`) of layer `l` in the frame of the die
+    /// that holds it (`stack::dies`); `None` off every die.
+    pub fn of(stack: &crate::stack::Stack, l: usize, x_m: f64, y_m: f64) -> Option<DiePoint> {
+        stack.die_at(l, x_m, y_m).map(|d| DiePoint {
+            name: d.name.to_string(),
+            x_m: x_m - d.origin.0,
+            y_m: y_m - d.origin.1,
+        })
+    }
+}

@@ -92,3 +92,37 @@ fn a_stack_without_dies_apart_from_its_domain_has_no_die_view_or_frame() {
         .count();
     assert_eq!(views, 0);
 }
+
+/// `cuth serve`'s hottest point carries its die's frame too: the region
+/// that holds it, at that region's origin.
+#[test]
+fn serve_gives_the_hottest_point_on_its_die() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let cfg = "configs/hbm_2p5d.toml";
+    let mut child = Command::new(crate::util::cli::cuth_path())
+        .args(["serve", cfg, "--grid", "48x48", "--device", "cpu"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"op\":\"steady\"}\n{\"op\":\"hottest\"}\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let h = &last["hottest"];
+    let name = h["die"]["name"].as_str().unwrap_or_else(|| panic!("{h}"));
+    let st = cuth::stack::Stack::load(Path::new(cfg)).unwrap();
+    let layer = st.layers.iter().find(|l| l.name == h["layer"]).unwrap();
+    let region = layer.regions.iter().find(|r| r.name == name).unwrap();
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert!((f(&h["x_m"]) - f(&h["die"]["x_m"]) - region.origin.0).abs() < 1e-12);
+    assert!((f(&h["y_m"]) - f(&h["die"]["y_m"]) - region.origin.1).abs() < 1e-12);
+    let r = region.rect;
+    assert!(r.x0 <= f(&h["x_m"]) && f(&h["x_m"]) <= r.x1, "{h}");
+}

@@ -1,7 +1,7 @@
 //! Parts of the 3D-ICE conversion beyond the layer stack: where a floorplan
 //! is opened from, the in-plane grid of 3D-ICE's non-uniform mode (a
-//! graded grid of every layer's lines), the blocks of an element (one per
-//! rectangle, power shared by area), and the `output:` section (probes and
+//! graded grid of every layer's lines), the block of an element (one block
+//! however many rectangles draw it), and the `output:` section (probes and
 //! the `[output.threedice]` files a run writes).
 
 use super::flp;
