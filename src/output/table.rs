@@ -228,10 +228,14 @@ fn put_hottest_and_probes(o: &mut String, s: &Summary, unit: TempUnit) {
                     format!("{:.2} {sym}", t(p.t_k)),
                     format!("in {}", cut(&p.layer, MAX_COL)),
                     format!(
-                        "at x {} mm, y {} mm, z {} µm",
+                        "at x {} mm, y {} mm, z {} µm{}",
                         short(p.x_m * 1e3),
                         short(p.y_m * 1e3),
-                        short(p.z_m * 1e6)
+                        short(p.z_m * 1e6),
+                        match &p.die {
+                            Some(d) => format!(" (die {}: {})", d.name, at(d.x_m, d.y_m)),
+                            None => String::new(),
+                        }
                     ),
                 ]
             })

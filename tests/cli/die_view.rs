@@ -126,3 +126,33 @@ fn serve_gives_the_hottest_point_on_its_die() {
     let r = region.rect;
     assert!(r.x0 <= f(&h["x_m"]) && f(&h["x_m"]) <= r.x1, "{h}");
 }
+
+/// Several dies in one layer (the 2.5D example's logic die and HBM stacks):
+/// one die view over all of them, and each probe in its die's frame.
+#[test]
+fn chiplets_share_one_die_view_and_probes_name_their_die() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("hbm");
+    let cfg = "configs/hbm_2p5d.toml";
+    let table = solve(cfg, &out);
+    let views: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("_die.png"))
+        .collect();
+    assert_eq!(views, ["04_dies_die.png"]);
+    let st = cuth::stack::Stack::load(Path::new(cfg)).unwrap();
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let probes = j["probes"].as_array().unwrap();
+    assert!(!probes.is_empty());
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    for p in probes {
+        let name = p["die"]["name"].as_str().unwrap_or_else(|| panic!("{p}"));
+        let layer = st.layers.iter().find(|l| l.name == p["layer"]).unwrap();
+        let region = layer.regions.iter().find(|r| r.name == name).unwrap();
+        assert!((f(&p["x_m"]) - f(&p["die"]["x_m"]) - region.origin.0).abs() < 1e-12);
+        assert!((f(&p["y_m"]) - f(&p["die"]["y_m"]) - region.origin.1).abs() < 1e-12);
+        assert!(table.contains(&format!("(die {name}: x ")), "{table}");
+    }
+}
