@@ -34,6 +34,10 @@ pub struct BlockDoc {
     pub width: f64,
     pub height: f64,
     pub power: f64,
+    /// Further rectangles of the same block (`x`, `y`, `width`, `height`,
+    /// m): with any, the block is written with `rects`, the first one
+    /// being `x`, `y`, `width`, `height`.
+    pub more: Vec<[f64; 4]>,
 }
 
 /// A `[[probes]]` entry on a layer, metres.
@@ -376,16 +380,33 @@ fn render_layer(o: &mut String, l: &LayerDoc) {
         Some(PowerDoc::Blocks(blocks)) => {
             o.push_str("[layers.power]\ntype = \"blocks\"\n");
             for b in blocks {
-                let _ = writeln!(
+                let _ = writeln!(o, "[[layers.power.blocks]]\nname = {}", string(&b.name));
+                if b.more.is_empty() {
+                    let _ = writeln!(
                         o,
-                        "[[layers.power.blocks]]\nname = {}\nx = {}\ny = {}\nwidth = {}\nheight = {}\npower = {}    # W",
-                        string(&b.name),
+                        "x = {}\ny = {}\nwidth = {}\nheight = {}",
                         num(b.x),
                         num(b.y),
                         num(b.width),
-                        num(b.height),
-                        num(b.power)
+                        num(b.height)
                     );
+                } else {
+                    o.push_str("rects = [\n");
+                    for [x, y, w, h] in
+                        std::iter::once([b.x, b.y, b.width, b.height]).chain(b.more.iter().copied())
+                    {
+                        let _ = writeln!(
+                            o,
+                            "    {{ x = {}, y = {}, width = {}, height = {} }},",
+                            num(x),
+                            num(y),
+                            num(w),
+                            num(h)
+                        );
+                    }
+                    o.push_str("]\n");
+                }
+                let _ = writeln!(o, "power = {}    # W", num(b.power));
             }
         }
     }
@@ -428,6 +449,7 @@ mod tests {
                     width: 1e-3,
                     height: 2e-3,
                     power: 1.5,
+                    more: vec![],
                 }])),
                 outline: Some([1e-3, 2e-3, 5e-3, 6e-3]),
                 fill: Some("none".into()),

@@ -85,16 +85,13 @@ mod tests {
 
     #[test]
     fn block_outside_footprint_has_no_temperature() {
-        let block = Block {
-            name: "far".into(),
-            rect: Rect {
-                x0: 1.0,
-                y0: 1.0,
-                x1: 2.0,
-                y1: 2.0,
-            },
-            power_w: 0.0,
+        let far = Rect {
+            x0: 1.0,
+            y0: 1.0,
+            x1: 2.0,
+            y1: 2.0,
         };
+        let block = Block::new("far", far, 0.0);
         let s = layer_block_stats("l", &[300.0; 8], &[block], &grid());
         assert_eq!(s[0].temp, None);
         assert_eq!(blocks_steady(&s, BlockMap::Max), "");

@@ -44,7 +44,7 @@ pub fn coolant_files(
         .map_err(|e| image_error(e.to_string()))?;
         let png = png::encode(&image).map_err(|e| image_error(e.to_string()))?;
         let mut text = Vec::new();
-        csv::write_layer_csv_with_coords(&mut text, &shown, grid).map_err(|source| {
+        csv::write_layer_csv_with_coords(&mut text, &shown, grid, unit).map_err(|source| {
             OutputError::Io {
                 path: format!("{stem}.csv").into(),
                 source,

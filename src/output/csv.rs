@@ -1,14 +1,14 @@
-//! One layer's temperature map as a bare CSV grid: `ny` rows of `nx` numbers,
-//! no header and no comment line (neither is valid CSV data, and a bare grid
-//! loads directly with `numpy.loadtxt(f, delimiter=",")` or a spreadsheet).
+//! One layer's temperature map as a CSV grid: `ny` rows of `nx` numbers,
+//! after `#` comment lines that state the unit and the cell centres
+//! ([`write_layer_csv_with_coords`]; cuth's raster reader, numpy's
+//! `comments='#'` and pandas' `comment='#'` skip them), or bare
+//! ([`layer_csv`], for callers that add their own).
 //!
 //! Orientation matches the PNG and the raster power input: the **first row
 //! is the max-y edge** (image order), the first column is x = 0, so row `r`
-//! holds y index `ny - 1 - r`. Values are in the display unit ([`TempUnit`],
-//! °C by default) with six decimals, which resolves micro-kelvin differences
-//! at any die temperature. The grid itself cannot say its unit, so
-//! `blocks.csv` names it in its column headers and scripts reading layer grids
-//! should use the same unit option they wrote with.
+//! holds y index `ny - 1 - r`. Values are in the unit the caller chose
+//! ([`TempUnit`]: °C by default, README "Units") with six decimals, which
+//! resolves micro-kelvin differences at any die temperature.
 //!
 //! [`TempUnit`]: super::TempUnit
 
@@ -109,16 +109,23 @@ fn push_row(out: &mut String, values: &[f64], nx: usize, y: usize) {
     out.push('\n');
 }
 
-/// [`write_layer_csv`] preceded by the cell centres, in mm, as two `#`
-/// comment lines (which cuth's raster reader, numpy's `comments='#'` and
-/// pandas' `comment='#'` skip): `# x_mm,` then the nx column centres left to
-/// right, `# y_mm,` then the ny row centres in row order (top row first).
+/// The first line of a layer CSV: the unit of its values.
+pub fn unit_line(unit: TempUnit) -> String {
+    format!("# unit: {}\n", unit.symbol())
+}
+
+/// [`write_layer_csv`] preceded by three `#` comment lines: the unit
+/// ([`unit_line`]), then the cell centres in mm: `# x_mm,` then the nx
+/// column centres left to right, `# y_mm,` then the ny row centres in row
+/// order (top row first).
 pub fn write_layer_csv_with_coords<W: io::Write + ?Sized>(
     w: &mut W,
     values: &[f64],
     grid: &crate::grid::Grid,
+    unit: TempUnit,
 ) -> io::Result<()> {
-    let mut head = String::from("# x_mm");
+    let mut head = unit_line(unit);
+    head.push_str("# x_mm");
     for x in 0..grid.nx {
         let _ = write!(head, ",{:.6}", grid.x_center(x) * 1e3);
     }

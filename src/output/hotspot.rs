@@ -142,7 +142,7 @@ impl HotspotLayout {
                 below.blocks.clone()
             } else {
                 own.iter()
-                    .map(|b| (b.name.clone(), BlockFootprint::new(&b.rect, grid)))
+                    .map(|b| (b.name.clone(), BlockFootprint::of(b, grid)))
                     .collect()
             };
             layers.push(LayerNames {

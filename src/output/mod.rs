@@ -160,6 +160,7 @@ impl TempUnit {
 pub mod blocks;
 mod colormap;
 pub mod coolant;
+pub mod crop;
 pub mod csv;
 pub mod fonts;
 pub mod hotspot;

@@ -4,7 +4,7 @@
 //! units, one colour per series and a legend beside the plot (never over
 //! the lines).
 
-use super::fonts::{sans, DrawError};
+use super::fonts::{draw_text, sans, DrawError};
 use super::ticks;
 use image::RgbImage;
 use plotters::prelude::*;
@@ -82,8 +82,7 @@ pub fn render(p: &LinePlot) -> Result<RgbImage, DrawError> {
     let mut buf = vec![255u8; 3 * (W * H) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
-        root.draw_text(p.title, &title_font.color(&INK), (MARGIN, MARGIN))
-            .map_err(e)?;
+        draw_text(&root, p.title, &title_font.color(&INK), (MARGIN, MARGIN))?;
         let (plot_area, legend_area) = root.split_horizontally(W as i32 - LEGEND_W);
         let mut chart = ChartBuilder::on(&plot_area)
             .margin(MARGIN as u32)
@@ -155,12 +154,11 @@ fn legend(
         area.draw(&Rectangle::new(swatch, colour(k).filled()))
             .map_err(e)?;
         let name = fit(s.name, LEGEND_W - 40 - MARGIN, &font);
-        area.draw_text(&name, &style, (34, y)).map_err(e)?;
+        draw_text(area, &name, &style, (34, y))?;
     }
     if p.series.len() > shown {
         let more = format!("and {} more", p.series.len() - shown);
-        area.draw_text(&more, &style, (34, top + shown as i32 * row))
-            .map_err(e)?;
+        draw_text(area, &more, &style, (34, top + shown as i32 * row))?;
     }
     Ok(())
 }

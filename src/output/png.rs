@@ -9,7 +9,7 @@
 //! finer than the picture are downsampled to its pixels (`raster`), so a
 //! 4096² layer costs a 1024² picture.
 
-use super::fonts::{self, sans, DrawError};
+use super::fonts::{self, draw_text, sans, DrawError};
 use super::raster::{self, finite_range};
 use super::ticks;
 use super::TempUnit;
@@ -110,10 +110,8 @@ pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError>
         let e = DrawError::from_any;
         let title_font = sans(TITLE_PX)?;
         let title = fit(map.title, width as i32 - 2 * MARGIN, &title_font);
-        root.draw_text(&title, &title_font.color(&INK), (MARGIN, MARGIN))
-            .map_err(e)?;
-        root.draw_text(&subtitle, &text.color(&INK), (MARGIN, MARGIN + 30))
-            .map_err(e)?;
+        draw_text(&root, &title, &title_font.color(&INK), (MARGIN, MARGIN))?;
+        draw_text(&root, &subtitle, &text.color(&INK), (MARGIN, MARGIN + 30))?;
 
         // Axes in mm around a plotting area of exactly map_w × map_h.
         let chart_area = root
@@ -189,11 +187,10 @@ pub fn render_with_rect(map: &HeatMap) -> Result<(RgbImage, MapRect), DrawError>
             let y = top + ((1.0 - norm(*v)) * f64::from(bar_h - 1)).round() as i32;
             let tick = [(bar_x + BAR_W, y), (bar_x + BAR_W + TICK_LEN, y)];
             root.draw(&PathElement::new(tick, INK)).map_err(e)?;
-            root.draw_text(s, &label_style, (bar_x + BAR_W + TICK_LEN + LABEL_GAP, y))
-                .map_err(e)?;
+            let at = (bar_x + BAR_W + TICK_LEN + LABEL_GAP, y);
+            draw_text(&root, s, &label_style, at)?;
         }
-        root.draw_text(map.unit, &text.color(&INK), (bar_x, top - 24))
-            .map_err(e)?;
+        draw_text(&root, map.unit, &text.color(&INK), (bar_x, top - 24))?;
         root.present().map_err(e)?;
     }
     let img = RgbImage::from_raw(width, height, buf)
@@ -296,33 +293,35 @@ fn outlines(
     let clamp_y = |v: f64| (v.round() as i32).clamp(r.y as i32, (r.y + r.h) as i32 - 1);
     let mut out = Vec::new();
     for b in map.blocks {
-        let (a, c) = (
-            (px(b.rect.x0), py(b.rect.y1)),
-            (px(b.rect.x1), py(b.rect.y0)),
-        );
-        if !(a.0.is_finite() && a.1.is_finite() && c.0.is_finite() && c.1.is_finite()) {
-            continue;
+        // Every rectangle is outlined; the name goes in the largest.
+        let main = b.main_rect();
+        for r in &b.rects {
+            let (a, c) = ((px(r.x0), py(r.y1)), (px(r.x1), py(r.y0)));
+            if !(a.0.is_finite() && a.1.is_finite() && c.0.is_finite() && c.1.is_finite()) {
+                continue;
+            }
+            let corners = [(clamp_x(a.0), clamp_y(a.1)), (clamp_x(c.0), clamp_y(c.1))];
+            let (w, h) = (corners[1].0 - corners[0].0, corners[1].1 - corners[0].1);
+            if w < 2 || h < 2 {
+                continue; // off the map or too small to show
+            }
+            let centre = (
+                (corners[0].0 + corners[1].0) / 2,
+                (corners[0].1 + corners[1].1) / 2,
+            );
+            let (tw, th) = font.box_size(&b.name).unwrap_or((u32::MAX, u32::MAX));
+            let fits =
+                *r == main && (tw as i64) + 6 < i64::from(w) && (th as i64) + 4 < i64::from(h);
+            let colour = if luma(centre.0, centre.1) > 110.0 {
+                BLACK
+            } else {
+                WHITE
+            };
+            out.push(Outline {
+                corners,
+                name: fits.then(|| (b.name.clone(), centre, colour)),
+            });
         }
-        let corners = [(clamp_x(a.0), clamp_y(a.1)), (clamp_x(c.0), clamp_y(c.1))];
-        let (w, h) = (corners[1].0 - corners[0].0, corners[1].1 - corners[0].1);
-        if w < 2 || h < 2 {
-            continue; // off the map or too small to show
-        }
-        let centre = (
-            (corners[0].0 + corners[1].0) / 2,
-            (corners[0].1 + corners[1].1) / 2,
-        );
-        let (tw, th) = font.box_size(&b.name).unwrap_or((u32::MAX, u32::MAX));
-        let fits = (tw as i64) + 6 < i64::from(w) && (th as i64) + 4 < i64::from(h);
-        let colour = if luma(centre.0, centre.1) > 110.0 {
-            BLACK
-        } else {
-            WHITE
-        };
-        out.push(Outline {
-            corners,
-            name: fits.then(|| (b.name.clone(), centre, colour)),
-        });
     }
     Ok(out)
 }
@@ -345,7 +344,7 @@ fn draw_outlines(
     for o in outlines {
         if let Some((name, at, colour)) = &o.name {
             let style = font.color(colour).pos(Pos::new(HPos::Center, VPos::Center));
-            root.draw_text(name, &style, *at).map_err(e)?;
+            draw_text(root, name, &style, *at)?;
         }
     }
     Ok(())

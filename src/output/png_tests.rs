@@ -7,11 +7,7 @@ use crate::output::raster::{uniform_edges, HATCH_BG, HATCH_LINE};
 use crate::power::Rect;
 
 fn block(name: &str, x0: f64, y0: f64, x1: f64, y1: f64) -> Block {
-    Block {
-        name: name.into(),
-        rect: Rect { x0, y0, x1, y1 },
-        power_w: 1.0,
-    }
+    Block::new(name, Rect { x0, y0, x1, y1 }, 1.0)
 }
 
 fn draw(values: &[f64], xe: &[f64], ye: &[f64], blocks: &[Block]) -> (RgbImage, MapRect) {

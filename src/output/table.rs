@@ -214,17 +214,27 @@ fn put_hottest_and_probes(o: &mut String, s: &Summary, unit: TempUnit) {
     let sym = unit.symbol();
     let t = |k: f64| unit.convert_k(k);
     let h = &s.hottest;
+    let at = |x_m: f64, y_m: f64| format!("x {} mm, y {} mm", short(x_m * 1e3), short(y_m * 1e3));
+    // On a die, its own frame first (where its floorplan has 0, 0), then
+    // the domain's.
+    let place = match &h.die {
+        Some(d) => format!(
+            "at {} on die {} ({} in the domain; cell {}, {}, {})",
+            at(d.x_m, d.y_m),
+            d.name,
+            at(h.x_m, h.y_m),
+            h.x,
+            h.y,
+            h.z
+        ),
+        None => format!("at {} (cell {}, {}, {})", at(h.x_m, h.y_m), h.x, h.y, h.z),
+    };
     put!(
         o,
-        "{:<10} {:.2} {sym} in {} at x {} mm, y {} mm (cell {}, {}, {})",
+        "{:<10} {:.2} {sym} in {} {place}",
         "hottest",
         t(h.t_k),
-        h.layer,
-        short(h.x_m * 1e3),
-        short(h.y_m * 1e3),
-        h.x,
-        h.y,
-        h.z
+        h.layer
     );
     if !s.probes.is_empty() {
         put!(o, "probes");
@@ -237,10 +247,14 @@ fn put_hottest_and_probes(o: &mut String, s: &Summary, unit: TempUnit) {
                     format!("{:.2} {sym}", t(p.t_k)),
                     format!("in {}", cut(&p.layer, MAX_COL)),
                     format!(
-                        "at x {} mm, y {} mm, z {} µm",
+                        "at x {} mm, y {} mm, z {} µm{}",
                         short(p.x_m * 1e3),
                         short(p.y_m * 1e3),
-                        short(p.z_m * 1e6)
+                        short(p.z_m * 1e6),
+                        match &p.die {
+                            Some(d) => format!(" (die {}: {})", d.name, at(d.x_m, d.y_m)),
+                            None => String::new(),
+                        }
                     ),
                 ]
             })

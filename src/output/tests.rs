@@ -59,16 +59,13 @@ fn temperature(grid: &crate::grid::Grid) -> Vec<f64> {
 
 /// On layer 0: x 0.5–2.0 mm, y 0.5–1.5 mm, straddling cells x 0–1, y 0–1.
 fn powers() -> Vec<crate::power::LayerPower> {
-    let block = Block {
-        name: "alu".into(),
-        rect: Rect {
-            x0: 0.5e-3,
-            y0: 0.5e-3,
-            x1: 2.0e-3,
-            y1: 1.5e-3,
-        },
-        power_w: 2.0,
+    let rect = Rect {
+        x0: 0.5e-3,
+        y0: 0.5e-3,
+        x1: 2.0e-3,
+        y1: 1.5e-3,
     };
+    let block = Block::new("alu", rect, 2.0);
     vec![
         crate::power::LayerPower {
             map_w: vec![0.0; 12],
@@ -91,6 +88,7 @@ fn cell(layer: &str, t_k: f64) -> CellRef {
         y_m: 2.5e-3,
         z_m: 75e-6,
         t_k,
+        die: None,
     }
 }
 
@@ -270,8 +268,10 @@ fn csv_is_ny_rows_of_nx_with_max_y_first() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), TempUnit::Kelvin).unwrap();
     let text = read(tmp.path(), "00_die.csv");
-    // Cell centres in mm: nx columns left to right, ny rows top first.
+    // The unit, then cell centres in mm: nx columns left to right, ny rows
+    // top first.
     let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("# unit: K"));
     let x: Vec<&str> = lines.next().unwrap().split(',').collect();
     let y: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!((x.len(), y.len(), x[0], y[0]), (5, 4, "# x_mm", "# y_mm"));

@@ -190,8 +190,8 @@ fn series_line(
             .iter()
             .filter_map(|b| {
                 let (lo, avg, hi) = at.block(l, b)?;
-                let area = power.get(l)?.blocks.iter().find(|x| &x.name == b)?.rect;
-                Some((lo, avg, hi, (area.x1 - area.x0) * (area.y1 - area.y0)))
+                let area = power.get(l)?.blocks.iter().find(|x| &x.name == b)?.area();
+                Some((lo, avg, hi, area))
             })
             .collect();
         if parts.is_empty() {

@@ -172,6 +172,9 @@ struct LayerMaps {
     /// In the display unit (empty when the layer gets no maps).
     shown: Vec<f64>,
     png: Option<Vec<u8>>,
+    /// The die view: the map cropped to the layer's dies, where they are
+    /// smaller than the domain.
+    die_png: Option<Vec<u8>>,
     stats: Vec<super::blocks::BlockStats>,
     /// HotSpot's view of the layer, with HotSpot outputs.
     hotspot: Option<LayerSample>,
@@ -324,7 +327,12 @@ impl LayerOutputs<'_> {
                         w.write_all(png)
                     })?;
                     sink.file(&format!("{}.csv", self.stem(m.l)), &mut |w| {
-                        csv::write_layer_csv_with_coords(w, &m.shown, grid)
+                        csv::write_layer_csv_with_coords(w, &m.shown, grid, self.opts.unit)
+                    })?;
+                }
+                if let Some(png) = &m.die_png {
+                    sink.file(&format!("{}_die.png", self.stem(m.l)), &mut |w| {
+                        w.write_all(png)
                     })?;
                 }
                 if self.reduced(m.l).is_none() {
@@ -366,6 +374,7 @@ impl LayerOutputs<'_> {
                 l,
                 shown: Vec::new(),
                 png: None,
+                die_png: None,
                 stats,
                 hotspot,
             });
@@ -374,28 +383,82 @@ impl LayerOutputs<'_> {
         drop(map_k);
         let unit_label = png::unit_label(unit);
         let title = format!("layer {l}: {} ({unit_label})", layer.name);
-        let image_error = |message: String| OutputError::Image {
-            path: self.dir.join(format!("{}.png", self.stem(l))),
-            message,
-        };
-        let image = png::render(&HeatMap {
+        let blocks = view.power.get(l).map_or(&[][..], |p| &p.blocks);
+        let full = HeatMap {
             x_edges_m: &grid.xe,
             y_edges_m: &grid.ye,
             values: &shown,
             title: &title,
             unit: unit_label,
-            blocks: view.power.get(l).map_or(&[][..], |p| &p.blocks),
-        })
-        .map_err(|e| image_error(e.to_string()))?;
-        let png = png::encode(&image).map_err(|e| image_error(e.to_string()))?;
+            blocks,
+        };
+        let png = self.picture(l, &full, "")?;
+        // The die view: the cells under the layer's dies, its colours
+        // spanning their own range.
+        let die_png = match (view.stack.dies_extent(l))
+            .and_then(|r| super::crop::crop(&shown, &grid.xe, &grid.ye, &r))
+        {
+            Some(mut c) => {
+                // One die: drawn in its own frame, as its floorplan reads.
+                let (title, moved) = match view.stack.only_die(l) {
+                    Some(d) => {
+                        c.shift(d.origin);
+                        let moved = blocks.iter().map(|b| moved_block(b, d.origin)).collect();
+                        (
+                            format!("layer {l}: {}, die {} ({unit_label})", layer.name, d.name),
+                            moved,
+                        )
+                    }
+                    None => (
+                        format!("layer {l}: {}, dies ({unit_label})", layer.name),
+                        Vec::new(),
+                    ),
+                };
+                let die = HeatMap {
+                    x_edges_m: &c.x_edges_m,
+                    y_edges_m: &c.y_edges_m,
+                    values: &c.values,
+                    title: &title,
+                    blocks: if moved.is_empty() { blocks } else { &moved },
+                    ..full
+                };
+                Some(self.picture(l, &die, "_die")?)
+            }
+            None => None,
+        };
         Ok(LayerMaps {
             l,
             shown,
             png: Some(png),
+            die_png,
             stats,
             hotspot,
         })
     }
+
+    /// The PNG bytes of `map`, a heat map of layer `l` (file
+    /// `<stem><suffix>.png` in errors).
+    fn picture(&self, l: usize, map: &HeatMap, suffix: &str) -> Result<Vec<u8>, OutputError> {
+        let image_error = |message: String| OutputError::Image {
+            path: self.dir.join(format!("{}{suffix}.png", self.stem(l))),
+            message,
+        };
+        let image = png::render(map).map_err(|e| image_error(e.to_string()))?;
+        png::encode(&image).map_err(|e| image_error(e.to_string()))
+    }
+}
+
+/// Block `b` in a frame whose (0, 0) is `origin` (domain coordinates).
+fn moved_block(b: &crate::power::Block, (ox, oy): (f64, f64)) -> crate::power::Block {
+    let rects = (b.rects.iter())
+        .map(|r| crate::geometry::Rect {
+            x0: r.x0 - ox,
+            y0: r.y0 - oy,
+            x1: r.x1 - ox,
+            y1: r.y1 - oy,
+        })
+        .collect();
+    crate::power::Block { rects, ..b.clone() }
 }
 
 /// blocks.csv and blocks.steady (when some layer names blocks; HotSpot's

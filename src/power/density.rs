@@ -53,8 +53,8 @@ fn layer_warning(
         let dense: Vec<(f64, &str)> = p
             .blocks
             .iter()
-            .filter(|b| b.rect.area() > 0.0)
-            .map(|b| (b.power_w / b.rect.area(), b.name.as_str()))
+            .filter(|b| b.area() > 0.0)
+            .map(|b| (b.power_w / b.area(), b.name.as_str()))
             .filter(|(d, _)| *d > MAX_POWER_DENSITY)
             .collect();
         let (d, name) = dense.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0))?;

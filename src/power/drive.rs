@@ -7,7 +7,6 @@
 //! Block footprints are rasterized once; a map is then a weighted sum of
 //! them.
 
-use super::rasterize::coverage;
 use super::LayerPower;
 use crate::grid::Grid;
 use crate::stack::{PowerSpec, Stack};
@@ -67,7 +66,7 @@ impl BlockDrive {
                 layer: l,
                 blocks: (base[l].blocks.iter())
                     .map(|b| {
-                        let cov = coverage(&b.rect, grid);
+                        let cov = b.coverage(grid);
                         let total: f64 = cov.iter().map(|(_, a)| a).sum();
                         DrivenBlock {
                             column: col(&b.name),

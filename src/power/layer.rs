@@ -133,13 +133,7 @@ fn add_source(
         add_floorplan(out, s, flp, src)?;
     }
     let map_w = &mut out.map_w;
-    let region_block = |power_w: f64| {
-        s.name.map(|n| Block {
-            name: n.to_string(),
-            rect: fp.at,
-            power_w,
-        })
-    };
+    let region_block = |power_w: f64| s.name.map(|n| Block::new(n, fp.at, power_w));
     let total_w = match s.power {
         None => 0.0,
         Some(PowerSpec::Uniform { total }) => {
@@ -157,24 +151,25 @@ fn add_source(
         Some(PowerSpec::Blocks { blocks: specs }) => {
             for (i, b) in specs.iter().enumerate() {
                 let at = format!("{field}.blocks[{i}] ({})", b.name);
-                let raw = shift(
-                    Rect {
-                        x0: b.x.0,
-                        y0: b.y.0,
-                        x1: b.x.0 + b.width.0,
-                        y1: b.y.0 + b.height.0,
-                    },
-                    s.origin,
-                );
-                let rect = fp
-                    .fit(raw)
-                    .ok_or_else(|| invalid(src, &at, fp.outside("the block", &raw)))?;
-                spread(map_w, &rect, b.power, grid, src, &at)?;
-                out.blocks.push(Block {
+                let mut rects = Vec::new();
+                for (j, raw) in b.rects().into_iter().enumerate() {
+                    let raw = shift(raw, s.origin);
+                    let what = match b.rects {
+                        Some(_) => format!("rects[{j}] of the block"),
+                        None => "the block".into(),
+                    };
+                    let rect = fp
+                        .fit(raw)
+                        .ok_or_else(|| invalid(src, &at, fp.outside(&what, &raw)))?;
+                    rects.push(rect);
+                }
+                let block = Block {
                     name: b.name.clone(),
-                    rect,
+                    rects,
                     power_w: b.power,
-                });
+                };
+                spread_block(map_w, &block, grid, src, &at)?;
+                out.blocks.push(block);
             }
             specs.iter().map(|b| b.power).sum()
         }
@@ -201,7 +196,7 @@ fn add_source(
                     )
                 })?;
                 b.power_w = powers[col];
-                spread(map_w, &b.rect, b.power_w, grid, file, &b.name)?;
+                spread_block(map_w, b, grid, file, &b.name)?;
                 total += b.power_w;
             }
             total
@@ -266,11 +261,27 @@ fn add_floorplan(
                 }
             }
         }
-        out.blocks.push(Block {
-            name: unit.name,
-            rect,
-            power_w: 0.0,
-        });
+        out.blocks.push(Block::new(unit.name, rect, 0.0));
+    }
+    Ok(())
+}
+
+/// Adds block `b`'s power to the map: each rectangle its share by area (a
+/// block of one rectangle all of it, to the bit); `file` and `at` name the
+/// block in an error.
+fn spread_block(
+    map_w: &mut [f64],
+    b: &Block,
+    grid: &Grid,
+    file: &Path,
+    at: &str,
+) -> Result<(), PowerError> {
+    if let [r] = b.rects.as_slice() {
+        return spread(map_w, r, b.power_w, grid, file, at);
+    }
+    let area = b.area();
+    for r in &b.rects {
+        spread(map_w, r, b.power_w * (r.area() / area), grid, file, at)?;
     }
     Ok(())
 }

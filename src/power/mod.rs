@@ -15,13 +15,64 @@ pub use crate::geometry::Rect;
 use crate::stack::Material;
 use std::path::PathBuf;
 
-/// A named block: a floorplan unit or an inline rectangle.
+/// A named block: a floorplan unit, an inline block or a region.
+///
+/// An inline block may be drawn as several rectangles (a 3D-ICE floorplan
+/// element written as `rectangle` lines); it is still one block: its power
+/// is spread over the union by area and its statistics are taken over the
+/// union's cells. The rectangles do not overlap (the stack's check).
 #[derive(Clone, Debug)]
 pub struct Block {
     pub name: String,
-    pub rect: Rect,
+    /// At least one rectangle, in domain coordinates.
+    pub rects: Vec<Rect>,
     /// Power assigned to the block, W (0 for floorplan blocks with no power).
     pub power_w: f64,
+}
+
+impl Block {
+    /// A block of one rectangle.
+    pub fn new(name: impl Into<String>, rect: Rect, power_w: f64) -> Block {
+        Block {
+            name: name.into(),
+            rects: vec![rect],
+            power_w,
+        }
+    }
+
+    /// The union's area, m².
+    pub fn area(&self) -> f64 {
+        self.rects.iter().map(Rect::area).sum()
+    }
+
+    /// The largest rectangle (the first of equals): its centre is the
+    /// block's centre cell (`--block-map center`) and its box holds the
+    /// name on maps, as it always lies inside the union, where the union's
+    /// centroid may not (an L-shaped block).
+    pub fn main_rect(&self) -> Rect {
+        let mut best = self.rects[0];
+        for r in &self.rects[1..] {
+            if r.area() > best.area() {
+                best = *r;
+            }
+        }
+        best
+    }
+
+    /// (plane index, overlap area m²) of every cell the union touches, each
+    /// rectangle's cells in turn ([`rasterize::coverage`]): a cell two
+    /// rectangles share appears once for each, with its overlap with each.
+    pub fn coverage(&self, grid: &crate::grid::Grid) -> Vec<(usize, f64)> {
+        self.rects
+            .iter()
+            .flat_map(|r| rasterize::coverage(r, grid))
+            .collect()
+    }
+
+    /// Whether the point (`x`, `y`), m, lies in the union (edges included).
+    pub fn contains(&self, x: f64, y: f64) -> bool {
+        (self.rects.iter()).any(|r| r.x0 <= x && x <= r.x1 && r.y0 <= y && y <= r.y1)
+    }
 }
 
 /// A region of a layer whose material differs from the layer's own

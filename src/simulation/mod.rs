@@ -105,7 +105,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         let footprints = (base.iter())
             .map(|lp| {
                 (lp.blocks.iter())
-                    .map(|b| BlockFootprint::new(&b.rect, &grid))
+                    .map(|b| BlockFootprint::of(b, &grid))
                     .collect()
             })
             .collect();
@@ -384,11 +384,14 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
                 }
             });
         let (x, y, z) = self.grid.coords(i);
+        let l = self.grid.layer_of_z[z];
+        let (x_m, y_m) = (self.grid.x_center(x), self.grid.y_center(y));
         Ok(Hottest {
-            layer: self.stack.layers[self.grid.layer_of_z[z]].name.clone(),
-            x_m: self.grid.x_center(x),
-            y_m: self.grid.y_center(y),
+            layer: self.stack.layers[l].name.clone(),
+            x_m,
+            y_m,
             t_k,
+            die: crate::thermal::summary::DiePoint::of(&self.stack, l, x_m, y_m),
         })
     }
 

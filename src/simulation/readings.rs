@@ -45,10 +45,13 @@ pub struct ProbeValue {
 #[derive(Clone, Debug, Serialize)]
 pub struct Hottest {
     pub layer: String,
-    /// Cell centre, m.
+    /// Cell centre, m, in the domain's frame.
     pub x_m: f64,
     pub y_m: f64,
     pub t_k: f64,
+    /// The centre in the frame of the die that holds it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub die: Option<crate::thermal::summary::DiePoint>,
 }
 
 /// The session's grid, layers and blocks.

@@ -4,6 +4,7 @@
 
 pub mod cavity;
 mod cooling;
+pub mod dies;
 mod grid;
 pub mod law;
 mod package;

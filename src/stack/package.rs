@@ -235,9 +235,9 @@ fn source_lines(
         }
     }
     if let Some(PowerSpec::Blocks { blocks }) = power {
-        for b in blocks {
-            xs.extend([org.0 + b.x.0, org.0 + b.x.0 + b.width.0]);
-            ys.extend([org.1 + b.y.0, org.1 + b.y.0 + b.height.0]);
+        for r in blocks.iter().flat_map(|b| b.rects()) {
+            xs.extend([org.0 + r.x0, org.0 + r.x1]);
+            ys.extend([org.1 + r.y0, org.1 + r.y1]);
         }
     }
     Ok(())

@@ -37,7 +37,9 @@ pub struct PeerFileSpec {
     pub elements: Vec<PeerElementSpec>,
 }
 
-/// A floorplan element: its name and its blocks (one per rectangle).
+/// A floorplan element: its name and the blocks that make it (the import
+/// writes one, of all its rectangles; statistics are taken over the union
+/// of the blocks listed).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PeerElementSpec {

@@ -93,7 +93,8 @@ pub(super) fn warnings(stack: &Stack, bare_thickness: &[bool]) -> Vec<String> {
             Some(PowerSpec::Blocks { blocks }) => {
                 for (i, b) in blocks.iter().enumerate() {
                     let what = format!("power.blocks[{i}] ({})", b.name);
-                    w.extend(dense(what, b.power, b.width.0 * b.height.0));
+                    let area: f64 = b.rects().iter().map(|r| r.area()).sum();
+                    w.extend(dense(what, b.power, area));
                 }
             }
             _ => {}

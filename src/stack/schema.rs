@@ -336,19 +336,63 @@ pub enum PowerSpec {
     Raster { file: PathBuf, total: Option<f64> },
 }
 
-/// A rectangle on the footprint, lower-left corner at (`x`, `y`).
+/// An inline block: a rectangle, lower-left corner at (`x`, `y`), or
+/// several (`rects`) that make one block whose power is spread over their
+/// union by area (a 3D-ICE floorplan element drawn as `rectangle` lines).
+/// Exactly one of the two forms (checked by `stack::validate`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockSpec {
     pub name: String,
-    pub x: Length,
-    pub y: Length,
-    pub width: Length,
-    pub height: Length,
+    pub x: Option<Length>,
+    pub y: Option<Length>,
+    pub width: Option<Length>,
+    pub height: Option<Length>,
+    /// Instead of `x`, `y`, `width`, `height`: the block's rectangles.
+    pub rects: Option<Vec<BlockRectSpec>>,
     /// Watts.
     pub power: f64,
     /// Leakage of this block, at its area-weighted mean temperature.
     pub leakage: Option<LeakageSpec>,
+}
+
+/// One rectangle of a block of several, lower-left corner at (`x`, `y`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a rectangle { x, y, width, height }")]
+pub struct BlockRectSpec {
+    pub x: Length,
+    pub y: Length,
+    pub width: Length,
+    pub height: Length,
+}
+
+impl BlockSpec {
+    /// The block's rectangles in its source's frame (before the layer's or
+    /// region's `origin`), m. A missing coordinate of the one-rectangle
+    /// form reads as 0: validation has refused such a block already.
+    pub fn rects(&self) -> Vec<crate::geometry::Rect> {
+        let rect = |x: f64, y: f64, w: f64, h: f64| crate::geometry::Rect {
+            x0: x,
+            y0: y,
+            x1: x + w,
+            y1: y + h,
+        };
+        match &self.rects {
+            Some(v) => v
+                .iter()
+                .map(|r| rect(r.x.0, r.y.0, r.width.0, r.height.0))
+                .collect(),
+            None => {
+                let m = |l: &Option<Length>| l.as_ref().map_or(0.0, |l| l.0);
+                vec![rect(
+                    m(&self.x),
+                    m(&self.y),
+                    m(&self.width),
+                    m(&self.height),
+                )]
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

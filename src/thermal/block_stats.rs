@@ -60,6 +60,16 @@ impl BlockFootprint {
         }
     }
 
+    /// The footprint of block `b`: the cells of every rectangle (the union,
+    /// as its power was spread), its centre that of its largest rectangle
+    /// ([`Block::main_rect`]).
+    pub fn of(b: &Block, grid: &Grid) -> BlockFootprint {
+        BlockFootprint {
+            cells: b.coverage(grid),
+            rect: b.main_rect(),
+        }
+    }
+
     /// Min, area-weighted mean and max of `map_k` over the footprint, and
     /// its centre cell's value; `None` when no cell overlaps the block.
     pub fn stats(&self, map_k: &[f64], grid: &Grid) -> Option<TempStats> {
@@ -97,7 +107,7 @@ pub fn layer_block_stats(
             layer: layer.to_string(),
             block: b.name.clone(),
             power_w: b.power_w,
-            temp: BlockFootprint::new(&b.rect, grid).stats(map_k, grid),
+            temp: BlockFootprint::of(b, grid).stats(map_k, grid),
         })
         .collect()
 }
@@ -126,16 +136,13 @@ mod tests {
             .collect();
         // x 0.5..2.0 mm, y 0.5..1.5 mm: overlaps cells x 0,1 and y 0,1.
         // Overlap areas (mm²): x0 0.5 wide, x1 1.0 wide; each y 0.5 tall.
-        let block = Block {
-            name: "alu".into(),
-            rect: Rect {
-                x0: 0.5e-3,
-                y0: 0.5e-3,
-                x1: 2.0e-3,
-                y1: 1.5e-3,
-            },
-            power_w: 2.0,
+        let rect = Rect {
+            x0: 0.5e-3,
+            y0: 0.5e-3,
+            x1: 2.0e-3,
+            y1: 1.5e-3,
         };
+        let block = Block::new("alu", rect, 2.0);
         let s = layer_block_stats("logic", &map, &[block], &grid());
         let t = s[0].temp.unwrap();
         assert_eq!(t.min_k, 300.0);
@@ -145,5 +152,36 @@ mod tests {
         assert!((t.avg_k - avg).abs() < 1e-9, "{} vs {avg}", t.avg_k);
         // Centre (1.25 mm, 1.0 mm): cell x 1, y 1 (a face belongs to the cell above).
         assert_eq!(t.center_k, 311.0);
+    }
+
+    /// A block of two rectangles is one block: min and max over both,
+    /// the mean weighted by each cell's overlap with the union, the centre
+    /// that of the larger rectangle.
+    #[test]
+    fn rectangles_of_one_block_give_statistics_over_their_union() {
+        // T = 300 + x + 10 y on 1 mm cells.
+        let map: Vec<f64> = (0..8)
+            .map(|i| 300.0 + f64::from(i % 4 + 10 * (i / 4)))
+            .collect();
+        let mm = |x0: f64, y0: f64, x1: f64, y1: f64| Rect {
+            x0: x0 * 1e-3,
+            y0: y0 * 1e-3,
+            x1: x1 * 1e-3,
+            y1: y1 * 1e-3,
+        };
+        // An L: cells (0,0), (1,0) whole, then (0,1) half.
+        let block = Block {
+            name: "l".into(),
+            rects: vec![mm(0.0, 0.0, 2.0, 1.0), mm(0.0, 1.0, 0.5, 2.0)],
+            power_w: 1.0,
+        };
+        let s = layer_block_stats("logic", &map, &[block], &grid());
+        assert_eq!(s.len(), 1);
+        let t = s[0].temp.unwrap();
+        assert_eq!((t.min_k, t.max_k), (300.0, 310.0));
+        let avg = (1.0 * 300.0 + 1.0 * 301.0 + 0.5 * 310.0) / 2.5;
+        assert!((t.avg_k - avg).abs() < 1e-9, "{} vs {avg}", t.avg_k);
+        // The larger rectangle's centre (1 mm, 0.5 mm): cell x 1, y 0.
+        assert_eq!(t.center_k, 301.0);
     }
 }

@@ -33,16 +33,20 @@ pub struct LayerBlocks {
     pub nx: usize,
     /// The layer's z cells: the map comes as Σ over them, divided here.
     pub z: Range<usize>,
-    /// Per block: its first entry in `cols`, its columns, its first entry
-    /// in `rows`, its rows, the plane index of its centre cell.
+    /// Per rectangle of a block (a box): its first entry in `cols`, its
+    /// columns, its first entry in `rows`, its rows, the plane index of
+    /// its block's centre cell.
     pub blocks: Vec<[usize; 5]>,
+    /// Per box, the block (index in the layer's blocks) it belongs to: a
+    /// block of several rectangles has a box each, merged on the host.
+    pub owner: Vec<usize>,
     pub cols: Vec<usize>,
     /// Overlap width of each entry of `cols`, m.
     pub ox: Vec<f64>,
     pub rows: Vec<usize>,
     /// Overlap height of each entry of `rows`, m.
     pub oy: Vec<f64>,
-    /// Per chunk: its block and the block's first cell (row-major) in it.
+    /// Per chunk: its box and the box's first cell (row-major) in it.
     pub chunks: Vec<(usize, usize)>,
 }
 
@@ -55,6 +59,7 @@ impl LayerBlocks {
             && self.z.start < self.z.end
             && self.z.end <= nz
             && self.ox.len() == nc
+            && self.owner.len() == self.blocks.len()
             && self.oy.len() == nr
             && self.cols.iter().all(|&i| i < nx)
             && self.rows.iter().all(|&i| i < ny)
@@ -112,26 +117,26 @@ pub fn layer_blocks(grid: &Grid, power: &[LayerPower]) -> Vec<LayerBlocks> {
             z: grid.layer_z[l].clone(),
             ..LayerBlocks::default()
         };
-        for (b, block) in p.blocks.iter().enumerate() {
-            let (cols, rows) = block_axes(&block.rect, grid);
-            let cells = cols.len() * rows.len();
-            lb.blocks.push([
-                lb.cols.len(),
-                cols.len(),
-                lb.rows.len(),
-                rows.len(),
-                centre(&block.rect, grid),
-            ]);
-            // A block of no cells still gets a chunk (its centre).
-            lb.chunks
-                .extend((0..cells.max(1)).step_by(CHUNK).map(|first| (b, first)));
-            for (i, o) in cols {
-                lb.cols.push(i);
-                lb.ox.push(o);
-            }
-            for (i, o) in rows {
-                lb.rows.push(i);
-                lb.oy.push(o);
+        for (owner, block) in p.blocks.iter().enumerate() {
+            let ctr = centre(&block.main_rect(), grid);
+            for rect in &block.rects {
+                let b = lb.blocks.len();
+                let (cols, rows) = block_axes(rect, grid);
+                let cells = cols.len() * rows.len();
+                lb.blocks
+                    .push([lb.cols.len(), cols.len(), lb.rows.len(), rows.len(), ctr]);
+                lb.owner.push(owner);
+                // A box of no cells still gets a chunk (its centre).
+                lb.chunks
+                    .extend((0..cells.max(1)).step_by(CHUNK).map(|first| (b, first)));
+                for (i, o) in cols {
+                    lb.cols.push(i);
+                    lb.ox.push(o);
+                }
+                for (i, o) in rows {
+                    lb.rows.push(i);
+                    lb.oy.push(o);
+                }
             }
         }
         out.push(lb);
@@ -186,12 +191,16 @@ pub fn block_stats(
         let (Some(layer), Some(p)) = (stack.layers.get(lb.layer), power.get(lb.layer)) else {
             return Err(BackendError::Length(lb.layer, stack.layers.len()));
         };
-        if p.blocks.len() != lb.blocks.len() {
-            return Err(BackendError::Length(lb.blocks.len(), p.blocks.len()));
+        let boxes = p.blocks.iter().map(|b| b.rects.len()).sum::<usize>();
+        if boxes != lb.blocks.len() || lb.owner.len() != lb.blocks.len() {
+            return Err(BackendError::Length(lb.blocks.len(), boxes));
         }
         let mut acc = vec![[f64::INFINITY, f64::NEG_INFINITY, 0.0, 0.0, f64::NAN]; p.blocks.len()];
         for (&(b, _), v) in lb.chunks.iter().zip(parts) {
-            let a = &mut acc[b];
+            // Every box of a block holds the block's centre cell.
+            let Some(a) = lb.owner.get(b).and_then(|&o| acc.get_mut(o)) else {
+                return Err(BackendError::Length(b, lb.owner.len()));
+            };
             a[0] = a[0].min(v[0]);
             a[1] = a[1].max(v[1]);
             a[2] += v[2];

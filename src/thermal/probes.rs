@@ -36,6 +36,9 @@ pub struct ProbeReading {
     pub cell_y: usize,
     pub cell_z: Vec<usize>,
     pub t_k: f64,
+    /// The point in the frame of the die that holds it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub die: Option<crate::thermal::summary::DiePoint>,
 }
 
 /// The z cell holding height `z` (a face belongs to the cell above it).
@@ -118,6 +121,7 @@ pub fn readings_of(stack: &Stack, grid: &Grid, values: &[f64]) -> Vec<ProbeReadi
             cell_y: c.plane_index / grid.nx,
             cell_z: c.z.collect(),
             t_k,
+            die: crate::thermal::summary::DiePoint::of(stack, c.layer, p.x_m, p.y_m),
         })
         .collect()
 }

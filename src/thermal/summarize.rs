@@ -5,7 +5,9 @@
 
 pub use super::field_stats::Coupling;
 use super::field_stats::{chunked_sum, FieldStats, FieldSummary, Piece};
-use super::summary::{CellRef, EnergyBalance, GridSummary, LayerSummary, SolverReport, Summary};
+use super::summary::{
+    CellRef, DiePoint, EnergyBalance, GridSummary, LayerSummary, SolverReport, Summary,
+};
 use crate::assemble::System;
 use crate::backend::Backend;
 use crate::grid::Grid;
@@ -56,15 +58,18 @@ pub fn energy_balance_of(grid: &Grid, c: Coupling, theta: &[f64]) -> EnergyBalan
 
 pub(crate) fn cell_ref(stack: &Stack, grid: &Grid, i: usize, t: f64) -> CellRef {
     let (x, y, z) = grid.coords(i);
+    let l = grid.layer_of_z[z];
+    let (x_m, y_m) = (grid.x_center(x), grid.y_center(y));
     CellRef {
-        layer: stack.layers[grid.layer_of_z[z]].name.clone(),
+        layer: stack.layers[l].name.clone(),
         x,
         y,
         z,
-        x_m: grid.x_center(x),
-        y_m: grid.y_center(y),
+        x_m,
+        y_m,
         z_m: grid.z_bottom(z) + 0.5 * grid.dz[z],
         t_k: t,
+        die: DiePoint::of(stack, l, x_m, y_m),
     }
 }
 

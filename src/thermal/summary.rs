@@ -155,8 +155,34 @@ pub struct CellRef {
     pub x: usize,
     pub y: usize,
     pub z: usize,
+    /// In the domain's frame (the package's: the sink's corner is 0, 0).
     pub x_m: f64,
     pub y_m: f64,
     pub z_m: f64,
     pub t_k: f64,
+    /// The centre in the frame of the die that holds it, where the layer
+    /// has dies apart from the domain (`stack::dies`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub die: Option<DiePoint>,
+}
+
+/// A point in a die's frame: where its floorplan has (0, 0).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DiePoint {
+    /// The die: its layer's name, or its region's.
+    pub name: String,
+    pub x_m: f64,
+    pub y_m: f64,
+}
+
+impl DiePoint {
+    /// The domain point (`x_m`, `y_m`) of layer `l` in the frame of the die
+    /// that holds it (`stack::dies`); `None` off every die.
+    pub fn of(stack: &crate::stack::Stack, l: usize, x_m: f64, y_m: f64) -> Option<DiePoint> {
+        stack.die_at(l, x_m, y_m).map(|d| DiePoint {
+            name: d.name.to_string(),
+            x_m: x_m - d.origin.0,
+            y_m: y_m - d.origin.1,
+        })
+    }
 }

@@ -242,7 +242,7 @@ fn a_cell_larger_than_the_domain_is_refused_not_a_one_cell_grid() {
     let csv = std::fs::read_to_string(out.join("00_dies.csv")).unwrap();
     let x: Vec<f64> = csv
         .lines()
-        .next()
+        .find(|l| l.starts_with("# x_mm"))
         .unwrap()
         .split(',')
         .skip(1)

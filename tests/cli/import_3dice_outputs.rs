@@ -150,27 +150,43 @@ fn floorplan_outputs_take_each_element_over_the_union_of_its_rectangles() {
         ],
     ));
     assert!(!run.join("coolant.txt").exists());
-    let blocks = blocks_csv(&run);
-    let parts = |el: &str| -> Vec<(f64, f64, f64, f64)> {
-        let st = cuth::stack::Stack::load(&out).unwrap();
-        let layer = st.layers.iter().find(|l| l.name == "die2_source").unwrap();
-        let Some(cuth::stack::PowerSpec::Blocks { blocks: specs }) = &layer.power else {
-            panic!("inline blocks")
-        };
-        blocks
-            .iter()
-            .filter(|b| b.0 == el || b.0.starts_with(&format!("{el}.")))
-            .map(|b| {
-                let spec = specs.iter().find(|x| x.name == b.0).unwrap();
-                (
-                    b.1 + 273.15,
-                    b.2 + 273.15,
-                    b.3 + 273.15,
-                    spec.width.0 * spec.height.0,
-                )
-            })
+    // The reference: the cells of the Tmap (3 decimals, K) whose centres
+    // lie in the element's rectangles (they follow the 50 x 200 µm cells'
+    // lines): min, mean (equal cells) and max over the union.
+    let tmap: Vec<Vec<f64>> = (read(&run.join("maps/die2.txt")).lines())
+        .skip(1)
+        .take(50)
+        .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let centres = |f: &str| -> Vec<f64> {
+        (read(&run.join(f)).lines())
+            .map(|v| v.trim().parse::<f64>().unwrap() * 1e-6)
             .collect()
     };
+    let (xc, yc) = (centres("xaxis.txt"), centres("yaxis.txt"));
+    let st = cuth::stack::Stack::load(&out).unwrap();
+    let layer = st.layers.iter().find(|l| l.name == "die2_source").unwrap();
+    let Some(cuth::stack::PowerSpec::Blocks { blocks: specs }) = &layer.power else {
+        panic!("inline blocks")
+    };
+    let union = |el: &str| -> (f64, f64, f64) {
+        let spec = specs.iter().find(|x| x.name == el).unwrap();
+        let rects = spec.rects();
+        let inside =
+            |x: f64, y: f64| (rects.iter()).any(|r| r.x0 < x && x < r.x1 && r.y0 < y && y < r.y1);
+        let mut v = Vec::new();
+        for (j, y) in yc.iter().enumerate() {
+            for (i, x) in xc.iter().enumerate() {
+                if inside(*x, *y) {
+                    v.push(tmap[j][i]);
+                }
+            }
+        }
+        let min = v.iter().copied().fold(f64::MAX, f64::min);
+        let max = v.iter().copied().fold(f64::MIN, f64::max);
+        (min, v.iter().sum::<f64>() / v.len() as f64, max)
+    };
+    let blocks = blocks_csv(&run);
     let max = read(&run.join("flp_max.txt"));
     assert!(max.starts_with("% Maximum temperatures for the floorplan of the die die2\n"));
     assert!(max.contains("% Time(s) \t background1(K) \t background2(K) \t background3(K) \t background4(K) \t \n"), "{max}");
@@ -180,11 +196,7 @@ fn floorplan_outputs_take_each_element_over_the_union_of_its_rectangles() {
         .iter()
         .enumerate()
     {
-        let p = parts(el);
-        assert!(!p.is_empty());
-        let want_max = p.iter().map(|q| q.2).fold(f64::MIN, f64::max);
-        let area: f64 = p.iter().map(|q| q.3).sum();
-        let want_avg = p.iter().map(|q| q.1 * q.3).sum::<f64>() / area;
+        let (want_min, want_avg, want_max) = union(el);
         assert!(
             (max[0][k + 1] - want_max).abs() <= 1e-3,
             "{el}: {:?} vs {want_max}",
@@ -195,14 +207,18 @@ fn floorplan_outputs_take_each_element_over_the_union_of_its_rectangles() {
             "{el}: {:?} vs {want_avg}",
             avg[0]
         );
+        // blocks.csv: the element is one block, over the same union (°C).
+        let row: Vec<_> = blocks.iter().filter(|b| b.0 == *el).collect();
+        assert_eq!(row.len(), 1, "{el}: {blocks:?}");
+        let (_, lo, mean, hi) = row[0];
+        for (got, want) in [(lo, want_min), (mean, want_avg), (hi, want_max)] {
+            assert!((got + 273.15 - want).abs() <= 1e-3, "{el}: {row:?}");
+        }
     }
     // background4 is six rectangles: one column, its coolest cell.
     let el = read(&run.join("el_min.txt"));
     assert!(el.contains("% Time(s) \t die2.background4(K)\n"), "{el}");
-    let want_min = parts("background4")
-        .iter()
-        .map(|q| q.0)
-        .fold(f64::MAX, f64::min);
+    let want_min = union("background4").0;
     assert!((rows(&el)[0][1] - want_min).abs() <= 1e-3);
     // The map: one line per row of cells (50 rows of 200), a blank line after;
     // its axes in um; the power map sums to the die's 25 W (first slot).

@@ -67,23 +67,21 @@ fn steady_solid_cases_run_with_their_probes_and_balance_energy() {
             "{}",
             err(&o)
         );
-        // background1 is five rectangles sharing 12.5 W by area.
+        // background1 is five rectangles: one block of 12.5 W over them.
         let st = cuth::stack::Stack::load(&out).unwrap();
         let src = st.layers.iter().find(|l| l.name == "die2_source").unwrap();
         let Some(cuth::stack::PowerSpec::Blocks { blocks }) = &src.power else {
             panic!("die2_source has block power");
         };
-        let parts: Vec<_> = blocks
-            .iter()
-            .filter(|b| b.name.starts_with("background1."))
+        let named: Vec<_> = (blocks.iter())
+            .filter(|b| b.name.starts_with("background1"))
             .collect();
-        assert_eq!(parts.len(), 5);
-        let area: f64 = parts.iter().map(|b| b.width.0 * b.height.0).sum();
+        assert_eq!(named.len(), 1, "one block");
+        let rects = named[0].rects();
+        assert_eq!(rects.len(), 5);
+        let area: f64 = rects.iter().map(|r| r.area()).sum();
         assert!((area - 25e-6).abs() < 1e-15, "{area}");
-        for b in &parts {
-            let want = 12.5 * b.width.0 * b.height.0 / area;
-            assert!((b.power - want).abs() < 1e-12, "{}: {}", b.name, b.power);
-        }
+        assert_eq!(named[0].power, 12.5);
         let run = tmp.path().join(format!("run_{case}"));
         ok(&cuth_in(
             &dir,
@@ -106,6 +104,17 @@ fn steady_solid_cases_run_with_their_probes_and_balance_energy() {
         // 50 W in die1, 12.5 + 12.5 W in die2 (first slot).
         assert!((p_in - 75.0).abs() < 1e-9, "{p_in}");
         assert!((p_out - p_in).abs() < 1e-6 * p_in, "{p_out}");
+        // The element is one row of blocks.csv, with its whole power.
+        let blocks = std::fs::read_to_string(run.join("blocks.csv")).unwrap();
+        let rows: Vec<&str> = (blocks.lines())
+            .filter(|l| l.starts_with("die2_source,background1"))
+            .collect();
+        assert_eq!(rows.len(), 1, "{blocks}");
+        assert!(
+            rows[0].starts_with("die2_source,background1,12.5,"),
+            "{}",
+            rows[0]
+        );
         let probes = std::fs::read_to_string(run.join("probes.csv")).unwrap();
         let suffix = case.trim_end_matches("sink");
         for (name, layer, x, y) in [

@@ -121,6 +121,7 @@ fn every_request_is_answered() {
     let map = dir.path().join("die.csv");
     s.ask(json!({"op": "map", "layer": die, "path": map}));
     let text = std::fs::read_to_string(&map).unwrap();
+    assert_eq!(text.lines().next(), Some("# unit: K"));
     let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(rows.len(), 12);
     assert!(rows.iter().all(|r| r.split(',').count() == 12));

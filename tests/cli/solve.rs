@@ -70,14 +70,15 @@ fn solve_mol_f2f_writes_every_output() {
     assert!(s["solver"]["final_true_residual"].as_f64().unwrap() <= 1e-8);
     assert!(s["energy"]["relative_error"].as_f64().unwrap() < 1e-6);
     assert!((s["energy"]["power_in_w"].as_f64().unwrap() - 7.2).abs() < 1e-9);
-    // Each layer CSV is two `#` lines of cell centres (mm), then ny rows of nx values.
+    // Each layer CSV is three `#` lines, its unit (°C by default) and the
+    // cell centres (mm), then ny rows of nx values.
     let csv = std::fs::read_to_string(out.join("01_logic_feol.csv")).unwrap();
-    let (coords, rows): (Vec<&str>, Vec<&str>) = csv.lines().partition(|l| l.starts_with('#'));
-    assert_eq!((coords.len(), rows.len()), (2, 32));
-    assert!(coords[0].starts_with("# x_mm,") && coords[1].starts_with("# y_mm,"));
-    assert!(csv
-        .lines()
-        .all(|l| l.split(',').count() == 32 + l.starts_with('#') as usize));
+    let (head, rows): (Vec<&str>, Vec<&str>) = csv.lines().partition(|l| l.starts_with('#'));
+    assert_eq!((head.len(), rows.len()), (3, 32));
+    assert_eq!(head[0], "# unit: °C");
+    assert!(head[1].starts_with("# x_mm,") && head[2].starts_with("# y_mm,"));
+    assert!(rows.iter().all(|l| l.split(',').count() == 32));
+    assert!(head[1..].iter().all(|l| l.split(',').count() == 33));
     // The PNG decodes.
     image::open(out.join("01_logic_feol.png")).expect("PNG decodes");
 }

@@ -220,7 +220,6 @@ fn device_statistics_equal_the_host_fold() {
 #[test]
 #[ignore]
 fn device_block_statistics_equal_layer_block_stats() {
-    use cuth::power::rasterize::coverage;
     use cuth::power::{Block, Rect};
     use cuth::thermal::block_stats_device::{block_stats, layer_blocks};
     use cuth::thermal::device::ThermalOps;
@@ -256,13 +255,16 @@ fn device_block_statistics_equal_layer_block_stats() {
                     x1: x0 + dx,
                     y1: y0 + dy,
                 };
-                let name = format!("r{k}");
-                p.blocks.push(Block {
-                    name,
-                    rect,
-                    power_w: 0.0,
-                });
+                p.blocks.push(Block::new(format!("r{k}"), rect, 0.0));
             }
+            // A block of several rectangles: one block over their union.
+            let parts = p.blocks[p.blocks.len() - 3..].iter();
+            let rects = parts.map(|b| b.rects[0]).collect();
+            p.blocks.push(Block {
+                name: "split".into(),
+                rects,
+                power_w: 1.0,
+            });
             for (name, x0, y0, x1, y1) in [("all", 0.0, 0.0, w, h), ("line", 0.3, 0.1, 0.3, 0.9)] {
                 let (x0, x1) = if name == "all" {
                     (x0, x1)
@@ -274,11 +276,8 @@ fn device_block_statistics_equal_layer_block_stats() {
                 } else {
                     (y0 * h, y1 * h)
                 };
-                p.blocks.push(Block {
-                    name: name.into(),
-                    rect: Rect { x0, y0, x1, y1 },
-                    power_w: 1.0,
-                });
+                p.blocks
+                    .push(Block::new(name, Rect { x0, y0, x1, y1 }, 1.0));
             }
         }
         let x = rng.vec(grid.len(), -2.0, 60.0);
@@ -340,7 +339,7 @@ fn device_block_statistics_equal_layer_block_stats() {
                     over_absent += 1;
                     continue;
                 }
-                let cells = coverage(&power[l].blocks[b].rect, &grid);
+                let cells = power[l].blocks[b].coverage(&grid);
                 let bound = match cells.len() {
                     k if k > 10_000 => 4.0 * k as f64 * f64::EPSILON / 2.0,
                     _ => 1e-13,

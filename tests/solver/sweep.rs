@@ -229,7 +229,10 @@ fn every_case_equals_its_own_solve() {
             assert!((num(row, "power_w") - p).abs() < 1e-9 * p);
             // --maps: one CSV per layer per case.
             let maps = out.join(format!("cases/{i:05}_case{i}"));
-            assert_eq!(std::fs::read_dir(maps).unwrap().count(), 10);
+            assert_eq!(std::fs::read_dir(&maps).unwrap().count(), 10);
+            // In kelvin, as the first line says.
+            let map = std::fs::read_to_string(maps.join("01_logic_feol.csv")).unwrap();
+            assert_eq!(map.lines().next(), Some("# unit: K"));
         }
         let s: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())

@@ -5,6 +5,7 @@
 //! request is checked whole before it changes anything, so a refused one
 //! leaves the session as it was.
 
+use cuth::output::TempUnit;
 use cuth::simulation::{Simulation, SimulationError, SolveReport, State};
 use cuth::stack::PowerSpec;
 use cuth::thermal::device::ThermalBackend;
@@ -304,11 +305,11 @@ impl<'b, B: ThermalBackend + 'static> Session<'b, B> {
     }
 }
 
-/// A layer map as `cuth solve` writes its CSVs (cell centres in mm as
-/// comment lines, first row the top edge), in K.
+/// A layer map as `cuth solve` writes its CSVs (the unit and the cell
+/// centres in mm as comment lines, first row the top edge), in K.
 fn write_map(path: &std::path::Path, map: &[f64], grid: &cuth::grid::Grid) -> Result<(), Refusal> {
     let mut bytes = Vec::new();
-    cuth::output::csv::write_layer_csv_with_coords(&mut bytes, map, grid)
+    cuth::output::csv::write_layer_csv_with_coords(&mut bytes, map, grid, TempUnit::Kelvin)
         .map_err(|e| refuse("path", e.to_string()))?;
     write_file(path, &bytes)
 }

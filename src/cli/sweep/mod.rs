@@ -281,10 +281,10 @@ fn stage_maps(
     for (l, layer) in stack.layers.iter().enumerate() {
         let map = g.layer_map(&t, l);
         let name = format!("{dir}/{l:02}_{}.csv", sanitize(&layer.name));
-        txn.write(
-            Path::new(&name),
-            cuth::output::csv::layer_csv(&map, g.nx, g.ny).as_bytes(),
-        )?;
+        // Kelvin, as sweep.csv: these are for scripts (README "Units").
+        let text = cuth::output::csv::unit_line(TempUnit::Kelvin)
+            + &cuth::output::csv::layer_csv(&map, g.nx, g.ny);
+        txn.write(Path::new(&name), text.as_bytes())?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Parts of the 3D-ICE conversion beyond the layer stack: where a floorplan
 //! is opened from, the in-plane grid of 3D-ICE's non-uniform mode (a
-//! graded grid of every layer's lines), the blocks of an element (one per
-//! rectangle, power shared by area), and the `output:` section (probes and
+//! graded grid of every layer's lines), the block of an element (one block
+//! however many rectangles draw it), and the `output:` section (probes and
 //! the `[output.threedice]` files a run writes).
 
 use super::flp;
@@ -171,48 +171,31 @@ pub fn non_uniform_edges(
     })
 }
 
-/// The blocks of floorplan element `x`: one per rectangle, the element's
-/// power shared by area (3D-ICE spreads an element's power uniformly over
-/// its surface). A single rectangle keeps the element's name; several are
-/// `NAME.1`, `NAME.2`, ... Each block comes with its power per slot.
-pub fn element_blocks(
+/// The block of floorplan element `x`, named `name`, with its power per
+/// slot: one block however many rectangles draw it (3D-ICE spreads an
+/// element's power uniformly over its surface and reports it over the
+/// union, as cuth does with a block of several `rects`).
+pub fn element_block(
     fpath: &Path,
     x: &flp::Element,
     name: &str,
-) -> Result<Vec<(BlockDoc, Vec<f64>)>, ImportError> {
+) -> Result<(BlockDoc, Vec<f64>), ImportError> {
     let mut rects = Vec::new();
     for r in &x.rects {
         let len = |v: &str| si(fpath, x.line, v, -6);
-        rects.push((len(&r.x)?, len(&r.y)?, len(&r.length)?, len(&r.width)?));
+        rects.push([len(&r.x)?, len(&r.y)?, len(&r.length)?, len(&r.width)?]);
     }
-    let area: f64 = rects.iter().map(|r| r.2 * r.3).sum();
-    let many = rects.len() > 1;
-    let names = part_names(name, rects.len());
-    let mut out = Vec::new();
-    for ((rx, ry, rw, rh), name) in rects.into_iter().zip(names) {
-        let share = if many { rw * rh / area } else { 1.0 };
-        let powers: Vec<f64> = x.powers.iter().map(|p| p * share).collect();
-        let block = BlockDoc {
-            name,
-            x: rx,
-            y: ry,
-            width: rw,
-            height: rh,
-            power: powers[0],
-        };
-        out.push((block, powers));
-    }
-    Ok(out)
-}
-
-/// The names of the blocks of an element drawn as `n` rectangles: its own
-/// name for one, `NAME.1`, `NAME.2`, ... for several.
-pub fn part_names(name: &str, n: usize) -> Vec<String> {
-    if n == 1 {
-        vec![name.to_string()]
-    } else {
-        (1..=n).map(|k| format!("{name}.{k}")).collect()
-    }
+    let [x0, y0, w, h] = rects[0];
+    let block = BlockDoc {
+        name: name.to_string(),
+        x: x0,
+        y: y0,
+        width: w,
+        height: h,
+        power: x.powers[0],
+        more: rects[1..].to_vec(),
+    };
+    Ok((block, x.powers.clone()))
 }
 
 /// What the `output:` section becomes: probes, 3D-ICE output files for a
@@ -318,8 +301,7 @@ pub fn outputs(
             let wanted = o.floorplan_element.as_deref();
             for el in els.iter().filter(|el| wanted.is_none_or(|w| w == el.name)) {
                 let name = block_name(die, &el.name);
-                doc.elements
-                    .push((el.name.clone(), part_names(&name, el.rects.len())));
+                doc.elements.push((el.name.clone(), vec![name]));
             }
             if let (Some(w), true) = (wanted, doc.elements.is_empty()) {
                 return Err(ImportError::Syntax {

@@ -126,7 +126,7 @@ pub fn import(stk_path: &Path, out: &Path) -> Result<Imported, ImportError> {
     all.sort_unstable();
     let clash = all.windows(2).any(|w| w[0] == w[1]);
     let mut trace: Vec<(String, Vec<f64>)> = Vec::new();
-    let mut layers_top_down = stack_layers(&s, f, &plans, clash, &mut trace, &mut notes)?;
+    let mut layers_top_down = stack_layers(&s, f, &plans, clash, &mut trace)?;
     let tables = match &cav {
         Some(c) => cavity::channel_layers(&s, c, &mut layers_top_down),
         None => Vec::new(),
@@ -270,7 +270,6 @@ fn stack_layers(
     plans: &[(String, Vec<flp::Element>, std::path::PathBuf)],
     clash: bool,
     trace: &mut Vec<(String, Vec<f64>)>,
-    notes: &mut Vec<String>,
 ) -> Result<Vec<LayerDoc>, ImportError> {
     let known = |name: &str, line: usize| -> Result<(), ImportError> {
         if s.materials.iter().any(|m| m.name == name) {
@@ -344,15 +343,12 @@ fn stack_layers(
                         for x in els {
                             element_material(fpath, x, &l.material)?;
                             let name = block_name(&e.name, &x.name);
-                            let parts = extras::element_blocks(fpath, x, &name)?;
-                            if parts.len() > 1 {
-                                comment.push(format!("element `{}`: {} rectangles, blocks {name}.1 to {name}.{}, power shared by area", x.name, parts.len(), parts.len()));
-                                notes.push(format!("floorplan element `{}` has {} rectangles: one block per rectangle ({name}.1 ...), its power shared by area; block statistics are per rectangle", x.name, parts.len()));
+                            let (b, p) = extras::element_block(fpath, x, &name)?;
+                            if x.rects.len() > 1 {
+                                comment.push(format!("element `{}`: block {name} of {} rectangles, power spread over them by area", x.name, x.rects.len()));
                             }
-                            for (b, p) in parts {
-                                trace.push((b.name.clone(), p));
-                                blocks.push(b);
-                            }
+                            trace.push((b.name.clone(), p));
+                            blocks.push(b);
                         }
                         Some(PowerDoc::Blocks(blocks))
                     } else {

@@ -196,7 +196,7 @@ fn block_outside_footprint_is_an_error_tiny_overshoot_is_clamped() {
     // 1e-15 m past the edge, as rounded HotSpot coordinates produce: accepted.
     let s = stack(dir.path(), 1e-3, 1e-3, 8, 8, &blocks(5e-4 + 1e-15));
     let p = power(&s, 0).unwrap();
-    assert_eq!(p.blocks[1].rect.x1, 1e-3);
+    assert_eq!(p.blocks[1].rects[0].x1, 1e-3);
     assert!(rel_err(p.map_w.iter().sum(), 3.0) <= 1e-14);
 }
 
@@ -354,5 +354,38 @@ fn floorplan_outside_footprint_or_missing() {
     assert!(
         matches!(e, PowerError::Io { .. }) && e.to_string().contains("nope.flp"),
         "{e}"
+    );
+}
+
+/// A block of several rectangles is one block whose power goes to each
+/// rectangle by its share of the area: on 1 mm cells, 3 W over a 2 mm² and
+/// a 1 mm² rectangle put 1 W in each of the three cells; a rectangle
+/// outside the footprint is named by its index.
+#[test]
+fn block_of_rectangles_spreads_its_power_by_area() {
+    let dir = tempfile::tempdir().unwrap();
+    let rects = |x: f64| {
+        layer(
+            "logic",
+            &format!(
+                "power = {{ type = \"blocks\", blocks = [{{ name = \"l\", power = 3.0, rects = [\n\
+                 {{ x = 0.0, y = 0.0, width = 2e-3, height = 1e-3 }},\n\
+                 {{ x = {x:?}, y = 1e-3, width = 1e-3, height = 1e-3 }}] }}] }}"
+            ),
+        )
+    };
+    let s = stack(dir.path(), 3e-3, 2e-3, 3, 2, &rects(2e-3));
+    let p = power(&s, 0).unwrap();
+    assert_eq!(p.blocks.len(), 1);
+    assert_eq!((p.blocks[0].rects.len(), p.blocks[0].power_w), (2, 3.0));
+    let want = [1.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+    for (got, want) in p.map_w.iter().zip(want) {
+        assert!((got - want).abs() < 1e-12, "{:?}", p.map_w);
+    }
+    let s = stack(dir.path(), 3e-3, 2e-3, 3, 2, &rects(2.5e-3));
+    let m = power(&s, 0).unwrap_err().to_string();
+    assert!(
+        m.contains("blocks[0] (l)") && m.contains("rects[1] of the block"),
+        "{m}"
     );
 }

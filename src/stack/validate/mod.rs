@@ -3,11 +3,13 @@
 //! and each number checked for sign and finiteness ([`checks`]; materials
 //! and leakage in [`material`]).
 
+mod blocks;
 pub(super) mod checks;
 pub(super) mod material;
 
 use super::schema::{PowerSpec, StackFile};
 use super::{Layer, Stack, StackError};
+use blocks::block_rects;
 pub(super) use checks::check_grid;
 use checks::{check_name, invalid, non_negative, positive};
 use material::{leakage, material};
@@ -61,10 +63,7 @@ pub(super) fn resolve_power(
                     ));
                 }
                 non_negative(file, &format!("{f}.power"), b.power)?;
-                positive(file, &format!("{f}.width"), b.width.0)?;
-                positive(file, &format!("{f}.height"), b.height.0)?;
-                non_negative(file, &format!("{f}.x"), b.x.0)?;
-                non_negative(file, &format!("{f}.y"), b.y.0)?;
+                block_rects(file, &f, b)?;
             }
             PowerSpec::Blocks { blocks }
         }

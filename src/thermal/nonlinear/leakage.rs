@@ -47,16 +47,18 @@ impl LeakageEval {
     }
 }
 
-/// A block's rectangle in domain coordinates: moved by its source's
-/// `origin` and clamped to the footprint it was checked against (the
+/// A block's rectangles in domain coordinates: moved by its source's
+/// `origin` and clamped to the footprint they were checked against (the
 /// dynamic power's `layer_power` refuses blocks outside it).
-fn placed(b: &BlockSpec, (ox, oy): (f64, f64), within: Rect) -> Rect {
-    Rect {
-        x0: (b.x.0 + ox).max(within.x0),
-        y0: (b.y.0 + oy).max(within.y0),
-        x1: (b.x.0 + b.width.0 + ox).min(within.x1),
-        y1: (b.y.0 + b.height.0 + oy).min(within.y1),
-    }
+fn placed(b: &BlockSpec, (ox, oy): (f64, f64), within: Rect) -> Vec<Rect> {
+    (b.rects().into_iter())
+        .map(|r| Rect {
+            x0: (r.x0 + ox).max(within.x0),
+            y0: (r.y0 + oy).max(within.y0),
+            x1: (r.x1 + ox).min(within.x1),
+            y1: (r.y1 + oy).min(within.y1),
+        })
+        .collect()
 }
 
 fn normalized(cells: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
@@ -97,12 +99,14 @@ impl LeakageModel {
                     };
                     for b in blocks {
                         let Some(spec) = b.leakage else { continue };
-                        let rect = placed(b, origin, within);
+                        let cells = (placed(b, origin, within).iter())
+                            .flat_map(|r| coverage(r, grid))
+                            .collect();
                         sources.push(LeakSource {
                             name: format!("{at}/{}", b.name),
                             layer: l,
                             spec,
-                            cells: present(coverage(&rect, grid)),
+                            cells: present(cells),
                             per_cell: false,
                         });
                     }

@@ -31,11 +31,7 @@ pub fn place_name(stack: &Stack, grid: &Grid, power: &[LayerPower], i: usize) ->
     let l = grid.layer_of_z[z];
     let (cx, cy) = (grid.x_center(x), grid.y_center(y));
     let layer = &stack.layers[l].name;
-    match power[l]
-        .blocks
-        .iter()
-        .find(|b| b.rect.x0 <= cx && cx <= b.rect.x1 && b.rect.y0 <= cy && cy <= b.rect.y1)
-    {
+    match power[l].blocks.iter().find(|b| b.contains(cx, cy)) {
         Some(b) => format!("{layer}/{}", b.name),
         None => layer.clone(),
     }

@@ -4,7 +4,6 @@
 //! field (see `mod.rs` for why the field is downloaded).
 
 use crate::grid::Grid;
-use crate::power::rasterize::coverage;
 use crate::power::LayerPower;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -33,7 +32,7 @@ pub fn block_probes(layer_names: &[String], power: &[LayerPower], grid: &Grid) -
         .enumerate()
         .flat_map(|(l, lp)| {
             lp.blocks.iter().map(move |b| {
-                let cells = coverage(&b.rect, grid);
+                let cells = b.coverage(grid);
                 BlockProbe {
                     layer: l,
                     name: format!("{}.{}", layer_names[l], b.name),
