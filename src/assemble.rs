@@ -39,6 +39,9 @@ pub struct System {
     pub coolant: Option<cavity::Coolant>,
 }
 
+/// A coolant entry's row, upstream row and downstream row.
+type Entry = (usize, Option<usize>, Option<usize>);
+
 /// Two half-cells in series: 1 / (d1/(2 k1) + d2/(2 k2)), per unit face area.
 #[inline]
 fn series(d1: f64, k1: f64, d2: f64, k2: f64) -> f64 {
@@ -113,26 +116,41 @@ impl System {
     /// coolant cell's outflow cancels its inflow elsewhere); `a.amb`
     /// without cavities.
     pub fn row_sums(&self) -> Vec<f64> {
-        let mut v = self.a.amb.clone();
-        for adv in self.coolant.iter().map(|c| &c.advection) {
-            for ((&c, &u), &w) in adv.cell.iter().zip(&adv.up).zip(&adv.w) {
-                if u != crate::matrix::advection::INLET {
-                    v[c as usize] -= w;
-                }
-            }
-        }
-        v
+        self.sums(|v, (c, _, _), [w_up, w_down, w_self]| v[c] += w_down - w_up - w_self)
     }
 
     /// Aᵀ1: the films plus each coolant outlet cell's ṁ·c, so that Σ (Aθ)
     /// = Aᵀ1·θ is the heat out through the films and the outlets.
     pub fn column_sums(&self) -> Vec<f64> {
+        self.sums(|v, (c, u, d), [w_up, w_down, w_self]| {
+            v[c] -= w_self;
+            if let Some(u) = u {
+                v[u] -= w_up;
+            }
+            if let Some(d) = d {
+                v[d] += w_down;
+            }
+        })
+    }
+
+    /// `amb` with `f` applied to each coolant entry: (its row, upstream
+    /// and downstream rows) and its couplings (upstream, downstream, the
+    /// diagonal taken back; 0 where absent).
+    fn sums(&self, f: impl Fn(&mut [f64], Entry, [f64; 3])) -> Vec<f64> {
+        use crate::matrix::advection::{INLET, OUTLET};
         let mut v = self.a.amb.clone();
         for adv in self.coolant.iter().map(|c| &c.advection) {
-            for (&u, &w) in adv.up.iter().zip(&adv.w) {
-                if u != crate::matrix::advection::INLET {
-                    v[u as usize] -= w;
-                }
+            for k in 0..adv.len() {
+                let up = Some(adv.up[k]).filter(|&u| u != INLET);
+                let down = adv.down.get(k).copied().filter(|&d| d != OUTLET);
+                let w_up = if up.is_some() { adv.w[k] } else { 0.0 };
+                let w_down = if down.is_some() { adv.w_down[k] } else { 0.0 };
+                let rows = (
+                    adv.cell[k] as usize,
+                    up.map(|u| u as usize),
+                    down.map(|d| d as usize),
+                );
+                f(&mut v, rows, [w_up, w_down, adv.self_of(k)]);
             }
         }
         v

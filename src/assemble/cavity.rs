@@ -25,9 +25,9 @@
 
 use super::System;
 use crate::grid::Grid;
-use crate::matrix::advection::{Advection, INLET};
+use crate::matrix::advection::{Advection, INLET, OUTLET};
 use crate::matrix::QuadDiag;
-use crate::stack::{Cavity, CavityModel, Stack};
+use crate::stack::{AdvectionScheme, Cavity, CavityModel, Stack};
 
 #[path = "porous.rs"]
 pub mod porous;
@@ -153,27 +153,73 @@ fn four_resistor(
             .map(|p| if cav.direction.positive { p } else { n_along - 1 - p })
             .map(|p| if along == 0 { p + nx * col } else { col + nx * p } + z * plane)
             .collect();
-        for (p, &i) in cells.iter().enumerate() {
+        for &i in &cells {
             coolant_cell(grid, &mut sys.a, i, cav, k_wall, along);
-            sys.a.d[i] += w;
-            sys.a.amb[i] += w;
             let j = i % plane;
             sys.capacity[i] = cav.coolant_heat_capacity * grid.cell_area(j) * grid.dz[z];
-            let up = if p == 0 { INLET } else { cells[p - 1] as u32 };
-            out.advection.cell.push(i as u32);
-            out.advection.up.push(up);
-            out.advection.w.push(w);
-            if p == 0 {
-                sys.rhs[i] += w * inlet_theta;
-            }
         }
-        out.lines.push(CoolantLine {
+        let line = CoolantLine {
             layer: l,
             cells,
             w,
             inlet_theta,
-        });
+        };
+        add_line(sys, line, cav.advection, out);
     }
+}
+
+/// The advection of one coolant `line` (its cells in flow order, ṁ·c
+/// `line.w`) by `scheme` (`stack::AdvectionScheme`): the advective terms on
+/// the diagonal (and in `amb`, as the difference-form residual reads
+/// them), the couplings, the inlet's ṁ·c θ_in on the first cell's
+/// right-hand side.
+pub(super) fn add_line(
+    sys: &mut System,
+    line: CoolantLine,
+    scheme: AdvectionScheme,
+    out: &mut Coolant,
+) {
+    let (cells, w) = (&line.cells, line.w);
+    let n = cells.len();
+    // Central differencing with C = ṁ·c/2; a one-cell line has no
+    // neighbour to difference against and takes the upwind form.
+    let central = scheme == AdvectionScheme::Central && n > 1;
+    // Downstream couplings are stored for every entry once one line has
+    // them (its entries, and padding for the upwind lines before it).
+    let with_down = central || out.advection.has_down();
+    if central && !out.advection.has_down() {
+        // Entries of earlier (upwind) lines have no downstream coupling.
+        out.advection.down = vec![OUTLET; out.advection.len()];
+        out.advection.w_down = vec![0.0; out.advection.len()];
+        out.advection.w_self = vec![0.0; out.advection.len()];
+    }
+    let half = 0.5 * w;
+    for (p, &i) in cells.iter().enumerate() {
+        // The Quad-Diag gets the upwind diagonal ṁ·c whatever the scheme;
+        // central differencing takes back what its own lacks (`w_self`).
+        let diag = match central {
+            false => w,
+            true if p == 0 || p + 1 == n => half,
+            true => 0.0,
+        };
+        sys.a.d[i] += w;
+        sys.a.amb[i] += w;
+        let up = if p == 0 { INLET } else { cells[p - 1] as u32 };
+        out.advection.cell.push(i as u32);
+        out.advection.up.push(up);
+        out.advection.w.push(if central { half } else { w });
+        if with_down {
+            let down = match central && p + 1 < n {
+                true => (cells[p + 1] as u32, half),
+                false => (OUTLET, 0.0),
+            };
+            out.advection.down.push(down.0);
+            out.advection.w_down.push(down.1);
+            out.advection.w_self.push(w - diag);
+        }
+    }
+    sys.rhs[cells[0]] += w * line.inlet_theta;
+    out.lines.push(line);
 }
 
 /// The face in direction `dir` (0 x, 1 y, 2 z) between rows `lo` and

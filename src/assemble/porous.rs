@@ -22,7 +22,6 @@
 use super::{set_face, Coolant, CoolantLine};
 use crate::assemble::System;
 use crate::grid::Grid;
-use crate::matrix::advection::INLET;
 use crate::stack::{Cavity, CavityModel, Stack};
 
 /// The reduced couplings of one cell column, W/K.
@@ -108,22 +107,14 @@ pub(super) fn porous(
             if p > 0 {
                 along_wall(grid, sys, (cells[p - 1], i), along, k_along);
             }
-            sys.a.d[i] += w;
-            sys.a.amb[i] += w;
-            let up = if p == 0 { INLET } else { cells[p - 1] as u32 };
-            out.advection.cell.push(i as u32);
-            out.advection.up.push(up);
-            out.advection.w.push(w);
-            if p == 0 {
-                sys.rhs[i] += w * inlet_theta;
-            }
         }
-        out.lines.push(CoolantLine {
+        let line = CoolantLine {
             layer: l,
             cells,
             w,
             inlet_theta,
-        });
+        };
+        super::add_line(sys, line, cav.advection, out);
     }
 }
 

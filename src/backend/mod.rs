@@ -279,7 +279,7 @@ pub trait QuadDiagOps: Backend {
     fn upload_advection(&self, a: &Advection) -> Result<Self::Advection, BackendError>;
     /// `y[cell] += scale · w · x[up]` on the coolant cells alone (16 B per
     /// coolant cell + the x and y it touches).
-    fn add_upstream(
+    fn add_couplings(
         &self,
         a: &Self::Advection,
         scale: f64,
@@ -288,7 +288,7 @@ pub trait QuadDiagOps: Backend {
     ) -> Result<(), BackendError>;
     /// `z[cell] = (r[cell] + w z[up]) / d[cell]`, in flow order along each
     /// coolant line; the other entries of z are kept.
-    fn upwind_sweep(
+    fn line_solve(
         &self,
         a: &Self::Advection,
         d: &Self::Vector,

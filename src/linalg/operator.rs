@@ -187,7 +187,7 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
             Some(adv) => {
                 // q = S p − L p;  s[out] = p·q
                 be.spmv(self.matrix(), p, q)?;
-                be.add_upstream(adv, -1.0, p, q)?;
+                be.add_couplings(adv, -1.0, p, q)?;
                 be.dot(p, q, s, out)
             }
         }
@@ -204,7 +204,7 @@ impl<B: QuadDiagOps + ChebyshevOps> LinearOperator<B> for QuadDiagOperator<'_, B
         be.residual(self.matrix(), b, x, r, s, out)?;
         if let Some(adv) = self.advection() {
             // r += L x, and r·r again: the couplings change r.
-            be.add_upstream(adv, 1.0, x, r)?;
+            be.add_couplings(adv, 1.0, x, r)?;
             be.dot(r, r, s, out)?;
         }
         Ok(())

@@ -81,7 +81,7 @@ impl<'x, B: QuadDiagOps + ChebyshevOps> Preconditioner<B, QuadDiagOperator<'x, B
         a.residual(be, r, z, &mut self.t, &mut self.s, 0)?;
         be.axpby(0.0, r, 0.0, &mut self.dz)?;
         if let Some(adv) = a.advection() {
-            be.upwind_sweep(adv, a.diagonal(), &self.t, &mut self.dz)?;
+            be.line_solve(adv, a.diagonal(), &self.t, &mut self.dz)?;
         }
         be.axpby(1.0, &self.dz, 1.0, z)?;
         // z += M_mg⁻¹ (r − A z)

@@ -42,6 +42,26 @@ pub struct CavitySpec {
     /// Wall-to-coolant heat-transfer coefficients, W/(m²·K); without it,
     /// 3D-ICE's correlation for the model (`htc`).
     pub h: Option<HtcSpec>,
+    /// How the coolant's temperature is differenced along the flow:
+    /// `upwind` (the default) or `central` (3D-ICE's own scheme, which its
+    /// import sets).
+    pub advection: Option<AdvectionScheme>,
+}
+
+/// The difference of the coolant's enthalpy flow along a channel.
+///
+/// Upwind: a cell receives ṁ·c θ of the cell upstream and gives away its
+/// own (every cell's temperature is its outflow's). Central, as 3D-ICE
+/// (its `C = ṁ·c/2` couplings): a cell's advection is C (θ_down − θ_up),
+/// the first cell's C (θ_1 + θ_2) − 2C θ_in and the last's C (θ_N −
+/// θ_{N−1}); second order, but its downstream couplings make the chain
+/// tridiagonal. Both carry Σ ṁ·c (θ_N − θ_in) out of the line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdvectionScheme {
+    #[default]
+    Upwind,
+    Central,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -202,6 +222,7 @@ pub struct Cavity {
     pub flow_m3_s: f64,
     pub inlet_k: f64,
     pub direction: FlowDirection,
+    pub advection: AdvectionScheme,
     /// W/(m²·K) on the channel's side walls, its top and its bottom.
     pub h_side: f64,
     pub h_top: f64,
@@ -430,6 +451,7 @@ pub(super) fn resolve(
         flow_m3_s,
         inlet_k: positive(file, &f("inlet"), spec.inlet.0)?,
         direction: spec.direction,
+        advection: spec.advection.unwrap_or_default(),
         h_side,
         h_top,
         h_bottom,

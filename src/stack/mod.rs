@@ -18,7 +18,7 @@ pub mod units;
 mod validate;
 
 pub use crate::material::{Material, ABSENT};
-pub use cavity::{Cavity, CavityModel};
+pub use cavity::{AdvectionScheme, Cavity, CavityModel};
 pub use law::{Law, MaterialLaw};
 pub use plausible::{power_density_warning, MAX_POWER_DENSITY};
 pub use schema::{BlockMap, BlockSpec, HotspotLayers, HotspotOutputs, LeakageSpec, PowerSpec};

@@ -163,7 +163,7 @@ fn bicgstab_matches_a_dense_solve() {
             let mut e = vec![0.0; n];
             e[j] = 1.0;
             let mut y: Vec<f64> = (0..n).map(|i| s.system.a.row_apply(&e, i)).collect();
-            s.coolant.advection.add_upstream(-1.0, &e, &mut y);
+            s.coolant.advection.add_couplings(-1.0, &e, &mut y);
             y
         })
     }) {
@@ -195,4 +195,57 @@ fn bicgstab_matches_a_dense_solve() {
     for (a, d) in s.theta.iter().zip(&x) {
         assert!((a - d).abs() < 1e-8 * d.abs().max(1.0), "{a} vs {d}");
     }
+}
+
+/// 3D-ICE's central differencing on the straight channel: the coolant's
+/// chain C(θ₁ + θ₂) = q, C(θₚ₊₁ − θₚ₋₁) = q, C(θₙ − θₙ₋₁) = q (C = ṁc/2, q
+/// per slice through the bottom film), solved here densely, and the
+/// mixed outlet at inlet + P/(ṁ c) as any conservative scheme gives.
+#[test]
+fn central_differencing_solves_3dice_chain() {
+    let ny = 8;
+    let text = straight_channel(ny, "1000 ml/min", "+y", "").replace(
+        "direction = \"+y\"",
+        "direction = \"+y\"\nadvection = \"central\"",
+    );
+    let s = solve(&text);
+    let w = 1000e-6 / 60.0 * 4.172638e6;
+    let (c, q) = (0.5 * w, 0.5 / ny as f64);
+    // The chain as a dense system, by Gaussian elimination.
+    let mut m = vec![vec![0.0; ny + 1]; ny];
+    for (p, row) in m.iter_mut().enumerate() {
+        match p {
+            0 => (row[0], row[1]) = (c, c),
+            p if p + 1 == ny => (row[p - 1], row[p]) = (-c, c),
+            p => (row[p - 1], row[p + 1]) = (-c, c),
+        }
+        row[ny] = q;
+    }
+    for k in 0..ny {
+        let piv = (k..ny)
+            .max_by(|&a, &b| m[a][k].abs().total_cmp(&m[b][k].abs()))
+            .unwrap();
+        m.swap(k, piv);
+        for i in 0..ny {
+            if i != k {
+                let f = m[i][k] / m[k][k];
+                let pivot_row = m[k].clone();
+                for (v, p) in m[i].iter_mut().zip(&pivot_row) {
+                    *v -= f * p;
+                }
+            }
+        }
+    }
+    let plane = 3 * ny;
+    for (p, row) in m.iter().enumerate() {
+        let want = row[ny] / row[p];
+        let fluid = s.theta[plane + 1 + 3 * p];
+        assert!(
+            (fluid - want).abs() < 1e-9,
+            "coolant at {p}: {fluid} vs {want}"
+        );
+    }
+    assert!(s.balance_error() < 1e-10, "{}", s.balance_error());
+    let outlet = s.theta[plane + 1 + 3 * (ny - 1)];
+    assert!((outlet - 0.5 / w).abs() < 1e-9, "{outlet}");
 }

@@ -6,12 +6,13 @@
 use crate::util::{gpu, liquid, Rng};
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::{Backend, QuadDiagOps};
-use cuth::matrix::advection::{Advection, INLET};
+use cuth::matrix::advection::{Advection, INLET, OUTLET};
 use cuth::stack::Stack;
 use cuth::thermal::steady::{solve_steady, SteadyOptions};
 
-/// `lines` coolant lines of random lengths over n rows, each row used once.
-fn random_lines(rng: &mut Rng, n: usize, lines: usize) -> Advection {
+/// `lines` coolant lines of random lengths over n rows, each row used
+/// once; with `central` downstream couplings and a diagonal taken back.
+fn random_lines(rng: &mut Rng, n: usize, lines: usize, central: bool) -> Advection {
     let mut rows: Vec<u32> = (0..n as u32).collect();
     for i in (1..n).rev() {
         let j = (rng.next_u64() % (i as u64 + 1)) as usize;
@@ -26,6 +27,15 @@ fn random_lines(rng: &mut Rng, n: usize, lines: usize) -> Advection {
             a.up.push(if k == 0 { INLET } else { rows[at + k - 1] });
             a.w.push(rng.uniform(0.5, 1.5));
         }
+        if central {
+            for k in 0..len {
+                let last = k + 1 == len;
+                a.down.push(if last { OUTLET } else { rows[at + k + 1] });
+                a.w_down
+                    .push(if last { 0.0 } else { rng.uniform(0.5, 1.5) });
+                a.w_self.push(rng.uniform(0.0, 0.5));
+            }
+        }
         at += len;
     }
     a
@@ -36,10 +46,11 @@ fn random_lines(rng: &mut Rng, n: usize, lines: usize) -> Advection {
 fn advection_kernels_match_cpu() {
     let (g, c) = (gpu(), CpuBackend::new());
     let mut rng = Rng::new(7);
-    for (n, lines) in [(300, 7), (70_001, 333)] {
-        let adv = random_lines(&mut rng, n, lines);
+    for (n, lines, central) in [(300, 7, false), (70_001, 333, false), (70_001, 333, true)] {
+        let adv = random_lines(&mut rng, n, lines, central);
         let x = rng.vec(n, -0.5, 0.5);
-        let d = rng.vec(n, 2.0, 3.0);
+        // Diagonally dominant chains: the line solve's pivots stay large.
+        let d = rng.vec(n, 4.0, 5.0);
         let y0 = rng.vec(n, 0.0, 1.0);
         let (ga, ca) = (
             g.upload_advection(&adv).unwrap(),
@@ -51,14 +62,14 @@ fn advection_kernels_match_cpu() {
             (y, z)
         };
         let (cy, cz) = run(&|y, z| {
-            c.add_upstream(&ca, -0.75, &x, y).unwrap();
-            c.upwind_sweep(&ca, &d, &x, z).unwrap();
+            c.add_couplings(&ca, -0.75, &x, y).unwrap();
+            c.line_solve(&ca, &d, &x, z).unwrap();
         });
         let (gy, gz) = run(&|y, z| {
             let (gx, gd) = (g.upload(&x).unwrap(), g.upload(&d).unwrap());
             let (mut dy, mut dz) = (g.upload(y).unwrap(), g.upload(z).unwrap());
-            g.add_upstream(&ga, -0.75, &gx, &mut dy).unwrap();
-            g.upwind_sweep(&ga, &gd, &gx, &mut dz).unwrap();
+            g.add_couplings(&ga, -0.75, &gx, &mut dy).unwrap();
+            g.line_solve(&ga, &gd, &gx, &mut dz).unwrap();
             *y = g.download(&dy).unwrap();
             *z = g.download(&dz).unwrap();
         });
@@ -68,7 +79,10 @@ fn advection_kernels_match_cpu() {
                 .fold(0.0f64, |m, (p, q)| m.max((p - q).abs() / q.abs().max(1.0)))
         };
         let (ey, ez) = (err(&gy, &cy), err(&gz, &cz));
-        println!("advection n {n} lines {lines}: add_upstream {ey:.1e}, upwind_sweep {ez:.1e}");
+        println!(
+            "advection n {n} lines {lines} central {central}: add_couplings {ey:.1e}, \
+             line_solve {ez:.1e}"
+        );
         assert!(ey < 1e-14 && ez < 1e-14, "{ey:e} {ez:e}");
     }
 }
@@ -139,4 +153,33 @@ fn liquid_adaptive_trbdf2_matches_cpu() {
     );
     assert_eq!(g.step_ends_s.len(), c.step_ends_s.len());
     assert!(max_dt < 1e-9, "{max_dt:e}");
+}
+
+/// 3D-ICE's central differencing (`advection = "central"`) on CUDA: the
+/// field of the CPU to 1e-9 K, both balanced.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn central_liquid_steady_matches_cpu() {
+    let text = liquid::two_dies_4rm(100, 256).replace(
+        "direction = \"+y\"",
+        "direction = \"+y\"\nadvection = \"central\"",
+    );
+    let stack = Stack::from_toml(&text, std::path::Path::new("4rm.toml")).unwrap();
+    let opts = SteadyOptions {
+        rtol: 1e-10,
+        ..SteadyOptions::from_stack(&stack, cuth::linalg::PrecondKind::Multigrid)
+    };
+    let g = solve_steady(gpu(), &stack, &opts).unwrap();
+    let c = solve_steady(&CpuBackend::new(), &stack, &opts).unwrap();
+    let max_dt = (g.temperature_k.iter().zip(&c.temperature_k))
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    println!(
+        "central 4rm 201x256x3: max |dT| {max_dt:.2e} K, balance {:.1e} / {:.1e}, iterations gpu {} cpu {}",
+        g.summary.energy.relative_error,
+        c.summary.energy.relative_error,
+        g.summary.solver.iterations,
+        c.summary.solver.iterations
+    );
+    assert!(max_dt < 1e-9, "GPU and CPU differ by {max_dt:e} K");
+    assert!(g.summary.energy.relative_error < 1e-10);
 }

@@ -7,18 +7,18 @@ use super::same_len;
 use crate::backend::BackendError;
 use crate::matrix::advection::Advection;
 
-pub(super) fn add_upstream(
+pub(super) fn add_couplings(
     a: &Advection,
     scale: f64,
     x: &[f64],
     y: &mut [f64],
 ) -> Result<(), BackendError> {
     same_len(x.len(), y.len())?;
-    a.add_upstream(scale, x, y);
+    a.add_couplings(scale, x, y);
     Ok(())
 }
 
-pub(super) fn upwind_sweep(
+pub(super) fn line_solve(
     a: &Advection,
     d: &[f64],
     r: &[f64],
@@ -26,6 +26,6 @@ pub(super) fn upwind_sweep(
 ) -> Result<(), BackendError> {
     same_len(d.len(), r.len())?;
     same_len(r.len(), z.len())?;
-    a.upwind_sweep(d, r, z);
+    a.line_solve(d, r, z);
     Ok(())
 }

@@ -16,23 +16,23 @@ impl QuadDiagOps for CpuBackend {
     fn upload_advection(&self, a: &Advection) -> Result<Advection, BackendError> {
         Ok(a.clone())
     }
-    fn add_upstream(
+    fn add_couplings(
         &self,
         a: &Advection,
         scale: f64,
         x: &Vec<f64>,
         y: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        super::advection::add_upstream(a, scale, x, y)
+        super::advection::add_couplings(a, scale, x, y)
     }
-    fn upwind_sweep(
+    fn line_solve(
         &self,
         a: &Advection,
         d: &Vec<f64>,
         r: &Vec<f64>,
         z: &mut Vec<f64>,
     ) -> Result<(), BackendError> {
-        super::advection::upwind_sweep(a, d, r, z)
+        super::advection::line_solve(a, d, r, z)
     }
 
     fn upload_matrix(&self, a: &QuadDiag) -> Result<QuadDiag, BackendError> {

@@ -32,23 +32,23 @@ impl QuadDiagOps for CudaBackend {
     fn upload_advection(&self, a: &Advection) -> Result<Self::Advection, BackendError> {
         self.upload_advection_impl(a)
     }
-    fn add_upstream(
+    fn add_couplings(
         &self,
         a: &Self::Advection,
         scale: f64,
         x: &CudaSlice<f64>,
         y: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
-        self.add_upstream_impl(a, scale, x, y)
+        self.add_couplings_impl(a, scale, x, y)
     }
-    fn upwind_sweep(
+    fn line_solve(
         &self,
         a: &Self::Advection,
         d: &CudaSlice<f64>,
         r: &CudaSlice<f64>,
         z: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
-        self.upwind_sweep_impl(a, d, r, z)
+        self.line_solve_impl(a, d, r, z)
     }
 
     fn prepare_quad_diag(&self) -> Result<(), BackendError> {

@@ -216,6 +216,10 @@ pub fn convert(s: &CavitySection, f: &Path, chip_length_m: f64) -> Result<Cavity
     }
     t.push(format!("inlet = {}    # K", num(si(f, s.line, &inlet, 0)?)));
     t.push("direction = \"+y\"    # 3D-ICE's coolant runs along its rows".into());
+    t.push(
+        "advection = \"central\"    # 3D-ICE differences the coolant centrally (C = m c / 2)"
+            .into(),
+    );
     t.push(format!(
         "coolant = {{ heat_capacity = {} }}    # J/(m^3 K) ({vhc} J/(um^3 K))",
         num(si(f, s.line, &vhc, 18)?)
