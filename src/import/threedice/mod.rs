@@ -283,6 +283,7 @@ fn stack_layers(
                         "stack layer `{}` (line {}), {} um",
                         e.name, e.line, l.height
                     )],
+                    cavity: Vec::new(),
                 });
             }
             stk::Element::Die { die, floorplan } => {
@@ -335,6 +336,7 @@ fn stack_layers(
                         outline: None,
                         fill: None,
                         comment,
+                        cavity: Vec::new(),
                     });
                 }
             }
