@@ -144,6 +144,62 @@ pub(super) fn layout(map: &[Vec<i32>], file: &Path) -> Result<Layout, ImportErro
             "channels need an inlet and an outlet cell",
         ));
     }
+    let (fluid, inlet_first) = fluid_lines(file, lines, len, &at, &cell)?;
+    // Across the flow from 0: the columns from x = 0, or the rows from the
+    // bottom (the map's last row is at y = 0).
+    let order: Vec<usize> = if along_x {
+        (0..lines).rev().collect()
+    } else {
+        (0..lines).collect()
+    };
+    let runs = runs(&order, &fluid);
+    let at_run = |k: usize| at(order[runs[..k].iter().map(|r| r.1).sum::<usize>()], 0);
+    if runs[0].0 || runs[runs.len() - 1].0 {
+        let k = if runs[0].0 { 0 } else { runs.len() - 1 };
+        let (r, c) = at_run(k);
+        return Err(not_straight(
+            file,
+            r,
+            c,
+            "a channel along the layer's edge (no wall beside it)",
+        ));
+    }
+    let inner = &runs[1..runs.len() - 1];
+    let channel = inner[0].1;
+    let wall = inner.iter().find(|r| !r.0).map_or(runs[0].1, |r| r.1);
+    for (k, run) in runs.iter().enumerate().skip(1).take(inner.len()) {
+        let want = if run.0 { channel } else { wall };
+        if run.1 != want {
+            let (r, c) = at_run(k);
+            let what = if run.0 { "channel" } else { "wall" };
+            let why = format!("a {what} {} cells wide where the first is {want}", run.1);
+            return Err(not_straight(file, r, c, &why));
+        }
+    }
+    // Along the flow: x grows with the column; y falls as the row grows.
+    let positive = if along_x { inlet_first } else { !inlet_first };
+    Ok(Layout {
+        along_x,
+        positive,
+        length_cells: len,
+        first_wall: runs[0].1,
+        channel,
+        wall,
+        last_wall: runs[runs.len() - 1].1,
+        channels: inner.iter().filter(|r| r.0).count(),
+    })
+}
+
+/// Which of the `lines` lines (each `len` cells; `cell(l, a)`, at map
+/// position `at(l, a)`) are channels, and whether their inlets are at the
+/// start; a line neither all walls nor a straight channel is an error.
+fn fluid_lines(
+    file: &Path,
+    lines: usize,
+    len: usize,
+    at: &dyn Fn(usize, usize) -> (usize, usize),
+    cell: &dyn Fn(usize, usize) -> i32,
+) -> Result<(Vec<bool>, bool), ImportError> {
     let mut fluid = vec![false; lines];
     let mut inlet_first: Option<bool> = None;
     for (l, is_fluid) in fluid.iter_mut().enumerate() {
@@ -193,49 +249,7 @@ pub(super) fn layout(map: &[Vec<i32>], file: &Path) -> Result<Layout, ImportErro
         *is_fluid = true;
     }
     let inlet_first = inlet_first.expect("the first inlet's line is a channel");
-    // Across the flow from 0: the columns from x = 0, or the rows from the
-    // bottom (the map's last row is at y = 0).
-    let order: Vec<usize> = if along_x {
-        (0..lines).rev().collect()
-    } else {
-        (0..lines).collect()
-    };
-    let runs = runs(&order, &fluid);
-    let at_run = |k: usize| at(order[runs[..k].iter().map(|r| r.1).sum::<usize>()], 0);
-    if runs[0].0 || runs[runs.len() - 1].0 {
-        let k = if runs[0].0 { 0 } else { runs.len() - 1 };
-        let (r, c) = at_run(k);
-        return Err(not_straight(
-            file,
-            r,
-            c,
-            "a channel along the layer's edge (no wall beside it)",
-        ));
-    }
-    let inner = &runs[1..runs.len() - 1];
-    let channel = inner[0].1;
-    let wall = inner.iter().find(|r| !r.0).map_or(runs[0].1, |r| r.1);
-    for (k, run) in runs.iter().enumerate().skip(1).take(inner.len()) {
-        let want = if run.0 { channel } else { wall };
-        if run.1 != want {
-            let (r, c) = at_run(k);
-            let what = if run.0 { "channel" } else { "wall" };
-            let why = format!("a {what} {} cells wide where the first is {want}", run.1);
-            return Err(not_straight(file, r, c, &why));
-        }
-    }
-    // Along the flow: x grows with the column; y falls as the row grows.
-    let positive = if along_x { inlet_first } else { !inlet_first };
-    Ok(Layout {
-        along_x,
-        positive,
-        length_cells: len,
-        first_wall: runs[0].1,
-        channel,
-        wall,
-        last_wall: runs[runs.len() - 1].1,
-        channels: inner.iter().filter(|r| r.0).count(),
-    })
+    Ok((fluid, inlet_first))
 }
 
 /// Runs of equal kind along `order`: (fluid, length).

@@ -3,7 +3,9 @@
 //! they name (HotSpot 7 materials file); and the footprint, which HotSpot
 //! requires all floorplans to share.
 
-use super::hotspot_files::{parse_lcf, parse_materials, HsConfig, HsMaterial, LcfMaterial};
+use super::hotspot_files::{
+    parse_lcf, parse_materials, HsConfig, HsMaterial, LcfLayer, LcfMaterial,
+};
 use super::hotspot_keys::default as d;
 use super::{beside, read_text, round12, ImportError};
 use crate::formats::flp::{read_flp, FlpUnit};
@@ -198,23 +200,7 @@ pub(super) fn chip_layers(
                     "cuth conducts in x and y in every layer",
                 ));
             }
-            let network = l.floorplan.ends_with(".csv");
-            if network && cfg.num("use_microchannels", 0.0)? == 0.0 {
-                return Err(unsupported(
-                    lcf,
-                    l.floorplan_line,
-                    &format!("microchannel layer {} ({})", l.number, l.floorplan),
-                    "its geometry is read under -use_microchannels 1 only (HotSpot refuses it too)",
-                ));
-            }
-            if network && l.power {
-                return Err(unsupported(
-                    lcf,
-                    l.floorplan_line,
-                    &format!("power in microchannel layer {}", l.number),
-                    "a cavity layer holds coolant and walls, no sources",
-                ));
-            }
+            let network = is_network(lcf, &l, cfg)?;
             let (k, c, material_name) = match &l.material {
                 LcfMaterial::Values {
                     heat_capacity,
@@ -298,6 +284,32 @@ pub(super) fn chip_layers(
     }
 
     Ok((layers, source))
+}
+
+/// Whether `.lcf` layer `l` is a microchannel layer (its "floorplan" a
+/// geometry `.csv`), which needs `-use_microchannels 1`, as in HotSpot, and
+/// carries no power.
+fn is_network(lcf: &Path, l: &LcfLayer, cfg: &HsConfig) -> Result<bool, ImportError> {
+    if !l.floorplan.ends_with(".csv") {
+        return Ok(false);
+    }
+    if cfg.num("use_microchannels", 0.0)? == 0.0 {
+        return Err(unsupported(
+            lcf,
+            l.floorplan_line,
+            &format!("microchannel layer {} ({})", l.number, l.floorplan),
+            "its geometry is read under -use_microchannels 1 only (HotSpot refuses it too)",
+        ));
+    }
+    if l.power {
+        return Err(unsupported(
+            lcf,
+            l.floorplan_line,
+            &format!("power in microchannel layer {}", l.number),
+            "a cavity layer holds coolant and walls, no sources",
+        ));
+    }
+    Ok(true)
 }
 
 /// The floorplans' extent (12 significant digits); all layers must agree.
