@@ -106,6 +106,44 @@ fn a_channel_that_bends_is_refused_by_file_row_and_column() {
     assert!(!stack.exists());
 }
 
+#[test]
+fn example5_with_its_vertical_channels_flows_along_y() {
+    // HotSpot's example also ships the map transposed: channels along y,
+    // inlets (2) on the bottom row, so the coolant moves towards +y.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("e5");
+    copy_dir(Path::new(E5), &dir);
+    let lcf = dir.join("example.lcf");
+    let text = std::fs::read_to_string(&lcf).unwrap();
+    std::fs::write(&lcf, text.replace("horizontal.csv", "vertical.csv")).unwrap();
+    let stack = tmp.path().join("v.toml");
+    let r = import(s(&dir), &stack);
+    assert!(r.status.success(), "{}", err(&r));
+    let text = std::fs::read_to_string(&stack).unwrap();
+    assert!(text.contains("direction = \"+y\""), "{text}");
+    assert!(text.contains("(at x = 0)"), "{text}");
+    let out = tmp.path().join("out");
+    let r = cuth(&[
+        "solve",
+        s(&stack),
+        "--device",
+        "cpu",
+        "--no-maps",
+        "--out",
+        s(&out),
+    ]);
+    assert!(r.status.success(), "{}", err(&r));
+    let sum: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(sum["energy"]["relative_error"].as_f64().unwrap() < 1e-10);
+    // Square cells: the same ducts, so the same flow as the rows.
+    let outlet = sum["coolant"][0]["outlet_mean_k"].as_f64().unwrap();
+    assert!(
+        (outlet - (298.15 + 32.7 / example5_m_c())).abs() < 1e-6,
+        "{outlet}"
+    );
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
