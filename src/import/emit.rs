@@ -86,9 +86,6 @@ pub struct LayerDoc {
     /// What fills the layer outside its outline (`"none"`: no material).
     pub fill: Option<String>,
     pub comment: Vec<String>,
-    /// The lines of its `[layers.cavity]` table (keys and comments), if a
-    /// liquid-cooled cavity.
-    pub cavity: Vec<String>,
 }
 
 /// A whole stack file. Layers bottom to top, as cuth reads them.
@@ -392,12 +389,6 @@ fn render_layer(o: &mut String, l: &LayerDoc) {
             }
         }
     }
-    if !l.cavity.is_empty() {
-        o.push_str("[layers.cavity]\n");
-        for line in &l.cavity {
-            let _ = writeln!(o, "{line}");
-        }
-    }
 }
 
 #[cfg(test)]
@@ -441,7 +432,6 @@ mod tests {
                 outline: Some([1e-3, 2e-3, 5e-3, 6e-3]),
                 fill: Some("none".into()),
                 comment: vec![],
-                cavity: vec![],
             }],
             probes: vec![ProbeDoc {
                 name: "n1".into(),

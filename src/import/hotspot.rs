@@ -163,7 +163,7 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         ));
     }
     doc.footer = footer;
-    let toml = doc.render();
+    let toml = coolant::with_cavities(doc.render(), &layers);
     super::check_loads(&toml, &inp.out)?;
     Ok(Imported {
         toml,
@@ -401,7 +401,6 @@ fn add_layers(
             outline: l.outline,
             fill: l.outline.map(|_| "none".to_string()),
             comment,
-            cavity: l.cavity.clone(),
         });
     }
 }

@@ -281,3 +281,22 @@ pub(super) fn liquid_domain(
         layers: Vec::new(),
     })
 }
+
+/// The rendered stack with each microchannel layer's `[layers.cavity]`
+/// table under its `[[layers]]` entry: after the entry's keys, before the
+/// blank line that ends them (the layer has no power table).
+pub(super) fn with_cavities(mut toml: String, layers: &[Pending]) -> String {
+    for l in layers.iter().filter(|l| !l.cavity.is_empty()) {
+        let anchor = format!("[[layers]]\nname = {}\n", super::emit::string(&l.name));
+        let Some(start) = toml.find(&anchor) else {
+            continue;
+        };
+        let rest = start + anchor.len();
+        let end = toml[rest..]
+            .find("\n\n")
+            .map_or(toml.len(), |k| rest + k + 1);
+        let table = format!("[layers.cavity]\n{}\n", l.cavity.join("\n"));
+        toml.insert_str(end, &table);
+    }
+    toml
+}

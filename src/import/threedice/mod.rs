@@ -283,7 +283,6 @@ fn stack_layers(
                         "stack layer `{}` (line {}), {} um",
                         e.name, e.line, l.height
                     )],
-                    cavity: Vec::new(),
                 });
             }
             stk::Element::Die { die, floorplan } => {
@@ -336,7 +335,6 @@ fn stack_layers(
                         outline: None,
                         fill: None,
                         comment,
-                        cavity: Vec::new(),
                     });
                 }
             }
