@@ -300,3 +300,22 @@ pub(super) fn with_cavities(mut toml: String, layers: &[Pending]) -> String {
     }
     toml
 }
+
+#[cfg(test)]
+mod tests {
+    use super::duct_conductance;
+
+    #[test]
+    fn duct_conductance_is_hotspots() {
+        let mu = 1e-3;
+        // Square section: HotSpot's constant, not the rectangle's formula.
+        let sq = duct_conductance(1e-4, 1e-4, 2e-4, mu);
+        let want = 0.42229 * 1e-16 / (12.0 * mu * 2e-4);
+        assert!((sq - want).abs() < 1e-12 * want, "{sq} {want}");
+        // Either order of the sides; the thinner side cubed.
+        let r = duct_conductance(1e-4, 3e-4, 2e-4, mu);
+        assert_eq!(r, duct_conductance(3e-4, 1e-4, 2e-4, mu));
+        let want = (1.0 - 0.63 / 3.0) * 1e-12 * 3e-4 / (12.0 * mu * 2e-4);
+        assert!((r - want).abs() < 1e-12 * want, "{r} {want}");
+    }
+}

@@ -107,6 +107,52 @@ fn a_channel_that_bends_is_refused_by_file_row_and_column() {
 }
 
 #[test]
+fn a_geometry_needs_the_flag_and_hotspots_grid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("e5.toml");
+    let f = |n: &str| format!("{E5}/{n}");
+    let (c, p, m, l) = (
+        f("example.config"),
+        f("example.ptrace"),
+        f("example.materials"),
+        f("example.lcf"),
+    );
+    let base = [
+        "import",
+        "hotspot",
+        "--out",
+        s(&out),
+        "-c",
+        &c,
+        "-p",
+        &p,
+        "-materials_file",
+        &m,
+        "-grid_layer_file",
+        &l,
+    ];
+    // Without -use_microchannels 1 HotSpot refuses the .csv layer too.
+    fails_with(
+        &cuth(&base),
+        2,
+        &[
+            "example.lcf:",
+            "microchannel layer 1",
+            "-use_microchannels 1",
+        ],
+    );
+    // HotSpot reads the map on its grid: 39 x 39 here.
+    let mut args = base.to_vec();
+    args.extend(["-use_microchannels", "1", "-grid_rows", "40"]);
+    fails_with(
+        &cuth(&args),
+        2,
+        &["horizontal.csv", "39 rows x 39 columns", "-grid_rows 40"],
+    );
+    assert!(!out.exists());
+}
+
+#[test]
 fn example5_with_its_vertical_channels_flows_along_y() {
     // HotSpot's example also ships the map transposed: channels along y,
     // inlets (2) on the bottom row, so the coolant moves towards +y.
