@@ -7,11 +7,14 @@
 //!
 //! The package is HotSpot's own (`hotspot_package`): the sink is the domain,
 //! the chip's layers and the spreader have their own centred outlines, and
-//! `r_convec` is an `h_top` over the sink. The secondary path, leakage loop,
-//! detailed package model, microfluidics and layers without lateral flow are
-//! errors.
+//! `r_convec` is an `h_top` over the sink. A microchannel layer
+//! (`-use_microchannels 1`, a `.csv` in the `.lcf`) becomes a 4RM cavity
+//! (`hotspot_coolant`), and the domain is then the chip. The secondary
+//! path, leakage loop, detailed package model, `-use_microfluidic_cooling`
+//! and layers without lateral flow are errors.
 
 use super::emit::{Conductivity, LayerDoc, MaterialDoc, PowerDoc, StackDoc};
+use super::hotspot_coolant::{self as coolant, liquid_domain};
 use super::hotspot_files::{parse_config, HsConfig, Setting};
 use super::hotspot_keys::{self as keys, default as d};
 use super::hotspot_layers::{chip_layers, footprint, unsupported, Materials, Pending};
@@ -75,9 +78,20 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         &mut footer,
     )?;
     let (width, length) = footprint(&layers, cf)?;
-    let pkg = package(&cfg, &mats, (width, length), inp.uniform_grid)?;
-    for l in &mut layers {
-        l.outline = Some(pkg.die);
+    let liquid = layers.iter().any(|l| l.network.is_some());
+    if !liquid && cfg.num("use_microchannels", 0.0)? != 0.0 {
+        footer
+            .push("  -use_microchannels 1 (no layer of the .lcf names a microchannel .csv)".into());
+    }
+    let pkg = if liquid {
+        liquid_domain(&cfg, &mats, &mut layers, (width, length), &mut notes)?
+    } else {
+        package(&cfg, &mats, (width, length), inp.uniform_grid)?
+    };
+    if !liquid {
+        for l in &mut layers {
+            l.outline = Some(pkg.die);
+        }
     }
     layers.extend(pkg.layers);
 
@@ -105,9 +119,9 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
             "Units: HotSpot's are SI already (m, W/(m K) = 1/resistivity, J/(m^3 K)).".into(),
         ],
         title: format!("HotSpot import: {}", Path::new(&source).file_name().map_or(source.clone(), |f| f.to_string_lossy().into_owned())),
-        package: true,
-        width: pkg.side,
-        length: pkg.side,
+        package: !liquid,
+        width: if liquid { width } else { pkg.side },
+        length: if liquid { length } else { pkg.side },
         chip_comment: pkg.chip_comment,
         nx: pkg.nx,
         ny: pkg.ny,
@@ -137,6 +151,11 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         if lcf { "lcf" } else { "default" },
     ));
     model_notes(&cfg, &map_mode, doc.ambient, &mut footer, &mut notes)?;
+    if liquid {
+        // The note is about HotSpot's spreader-sink link, which a liquid
+        // import replaces by a film.
+        notes.retain(|n| n != DETAILED_3D_NOTE);
+    }
     if let (Some(p), Some(t)) = (&ptrace, &trace) {
         let hint = transient_hint(&inp.out, p, intvl, t.rows.len(), &mut footer);
         notes.push(format!(
@@ -144,7 +163,7 @@ pub fn import(inp: &HotspotInput) -> Result<Imported, ImportError> {
         ));
     }
     doc.footer = footer;
-    let toml = doc.render();
+    let toml = coolant::with_cavities(doc.render(), &layers);
     super::check_loads(&toml, &inp.out)?;
     Ok(Imported {
         toml,
@@ -230,16 +249,13 @@ fn check_settings(cfg: &HsConfig, cf: &Path) -> Result<(Vec<String>, Vec<String>
     )];
     let mut names: Vec<_> = cfg.settings.keys().cloned().collect();
     names.sort_by_key(|n| cfg.line(n));
-    // Checked before unknown settings: a microchannel config has many.
-    if cfg.num("use_microchannels", 0.0)? != 0.0 {
-        return Err(unsupported(
-            cf,
-            cfg.line("use_microchannels"),
-            "HotSpot 7's microchannel cooling (-use_microchannels 1)",
-            "cuth has no fluid cells: liquid-cooled stacks cannot be imported",
-        ));
-    }
+    // Under -use_microchannels 1 the coolant's settings are the cavity's
+    // (its comments state each); otherwise they have no effect.
+    let channels = cfg.num("use_microchannels", 0.0)? != 0.0;
     for n in &names {
+        if channels && coolant::SETTINGS.contains(&n.as_str()) {
+            continue;
+        }
         if let Some(why) = keys::no_effect(n) {
             footer.push(format!("  -{n} {} ({why})", cfg.settings[n].value));
         } else if !keys::is_used(n) {

@@ -94,19 +94,55 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
     ),
     ("s_pcb", "secondary path, used only with -model_secondary 1"),
     ("t_pcb", "secondary path, used only with -model_secondary 1"),
-    // Microfluidic cooling: used only with -use_microfluidic_cooling 1 (an error).
-    ("pumping_pressure", "microfluidic cooling only"),
-    ("pump_internal_res", "microfluidic cooling only"),
-    ("inlet_temperature", "microfluidic cooling only"),
-    ("coolant_material", "microfluidic cooling only"),
-    ("coolant_capac", "microfluidic cooling only"),
-    ("coolant_res", "microfluidic cooling only"),
-    ("coolant_visc", "microfluidic cooling only"),
-    ("wall_material", "microfluidic cooling only"),
-    ("wall_capac", "microfluidic cooling only"),
-    ("wall_res", "microfluidic cooling only"),
-    ("htc", "microfluidic cooling only"),
-    ("network_file", "microfluidic cooling only"),
+    // Microchannel cooling: read with -use_microchannels 1 and a .csv layer.
+    (
+        "pumping_pressure",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "pump_internal_res",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "inlet_temperature",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "coolant_material",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "coolant_capac",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "coolant_res",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "coolant_visc",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "wall_material",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "wall_capac",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "wall_res",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "htc",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
+    (
+        "network_file",
+        "microchannel cooling only (-use_microchannels 1 with a .csv layer)",
+    ),
     // HotFloorplan's settings share the file.
     ("wrap_l2", "floorplanner (HotFloorplan) only"),
     ("l2_label", "floorplanner (HotFloorplan) only"),

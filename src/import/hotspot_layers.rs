@@ -3,7 +3,9 @@
 //! they name (HotSpot 7 materials file); and the footprint, which HotSpot
 //! requires all floorplans to share.
 
-use super::hotspot_files::{parse_lcf, parse_materials, HsConfig, HsMaterial, LcfMaterial};
+use super::hotspot_files::{
+    parse_lcf, parse_materials, HsConfig, HsMaterial, LcfLayer, LcfMaterial,
+};
 use super::hotspot_keys::default as d;
 use super::{beside, read_text, round12, ImportError};
 use crate::formats::flp::{read_flp, FlpUnit};
@@ -24,6 +26,10 @@ pub(super) struct Pending {
     /// x, y, width, length in the domain (`None`: the whole domain).
     pub outline: Option<[f64; 4]>,
     pub comment: Vec<String>,
+    /// A microchannel layer's geometry file (`-use_microchannels 1`).
+    pub network: Option<PathBuf>,
+    /// Its `[layers.cavity]` lines, once resolved.
+    pub cavity: Vec<String>,
 }
 
 pub(super) fn unsupported(file: &Path, line: usize, what: &str, why: &str) -> ImportError {
@@ -64,6 +70,27 @@ impl<'a> Materials<'a> {
         self.missing.as_deref()
     }
 
+    /// k, c, µ of a named fluid (a coolant), for setting `what` at `line`
+    /// of `file`.
+    pub(super) fn fluid(
+        &self,
+        name: &str,
+        file: &Path,
+        line: usize,
+        what: &str,
+    ) -> Result<(f64, f64, f64), ImportError> {
+        let e = self.entry(name, file, line, what)?;
+        match e.viscosity {
+            Some(mu) if !e.solid => Ok((e.k, e.heat_capacity, mu)),
+            _ => Err(ImportError::Invalid {
+                file: file.to_path_buf(),
+                message: format!(
+                    "line {line}: {what}: material `{name}` is a solid, not a coolant"
+                ),
+            }),
+        }
+    }
+
     /// k, c of a named material, for setting `what` at `line` of `file`.
     pub(super) fn lookup(
         &self,
@@ -72,6 +99,26 @@ impl<'a> Materials<'a> {
         line: usize,
         what: &str,
     ) -> Result<(f64, f64), ImportError> {
+        let e = self.entry(name, file, line, what)?;
+        if !e.solid {
+            return Err(unsupported(
+                file,
+                line,
+                &format!("fluid material `{name}`"),
+                "a fluid fills the channels of a microchannel layer only (-coolant_material)",
+            ));
+        }
+        Ok((e.k, e.heat_capacity))
+    }
+
+    /// The materials file's entry `name`.
+    fn entry(
+        &self,
+        name: &str,
+        file: &Path,
+        line: usize,
+        what: &str,
+    ) -> Result<&HsMaterial, ImportError> {
         let Some((m, mfile)) = &self.list else {
             if let Some(p) = &self.missing {
                 return Err(ImportError::Invalid {
@@ -92,15 +139,7 @@ impl<'a> Materials<'a> {
                 mfile.display()
             ),
         })?;
-        if !e.solid {
-            return Err(unsupported(
-                file,
-                line,
-                &format!("fluid material `{name}`"),
-                "cuth has no fluid cells",
-            ));
-        }
-        Ok((e.k, e.heat_capacity))
+        Ok(e)
     }
 
     /// A package/chip property: `-material_X` overrides `-k_X` and `-p_X`, as in HotSpot.
@@ -161,14 +200,7 @@ pub(super) fn chip_layers(
                     "cuth conducts in x and y in every layer",
                 ));
             }
-            if l.floorplan.ends_with(".csv") {
-                return Err(unsupported(
-                    lcf,
-                    l.floorplan_line,
-                    &format!("microchannel layer {} ({})", l.number, l.floorplan),
-                    "cuth has no fluid cells",
-                ));
-            }
+            let network = is_network(lcf, &l, cfg)?;
             let (k, c, material_name) = match &l.material {
                 LcfMaterial::Values {
                     heat_capacity,
@@ -180,7 +212,12 @@ pub(super) fn chip_layers(
                 }
             };
             let fp = beside(lcf, &l.floorplan);
-            let units = read_flp(&fp)?;
+            let floorplan = if network {
+                None
+            } else {
+                let units = read_flp(&fp)?;
+                Some((fp.clone(), units))
+            };
             layers.push(Pending {
                 name: format!("layer_{}", l.number),
                 k,
@@ -188,9 +225,11 @@ pub(super) fn chip_layers(
                 material_name,
                 thickness: l.thickness,
                 cells: 1,
-                floorplan: Some((fp, units)),
+                floorplan,
                 power: l.power,
                 outline: None,
+                network: network.then_some(fp),
+                cavity: Vec::new(),
                 comment: vec![format!(
                     "lcf layer {} (line {}), power {}{}",
                     l.number,
@@ -235,14 +274,42 @@ pub(super) fn chip_layers(
             power: true,
             outline: None,
             comment,
+            network: None,
+            cavity: Vec::new(),
         });
         let (k, c, material_name) = mats.prop("interface", d::K_INTERFACE, d::P_INTERFACE)?;
         layers.push(Pending { name: "interface".into(), k, c, material_name, thickness: cfg.num("t_interface", d::T_INTERFACE)?,
-            cells: 1, floorplan: None, power: false, outline: None,
+            cells: 1, floorplan: None, power: false, outline: None, network: None, cavity: Vec::new(),
             comment: vec!["HotSpot's default thermal interface layer (-t_interface, -k_interface, -p_interface)".into()] });
     }
 
     Ok((layers, source))
+}
+
+/// Whether `.lcf` layer `l` is a microchannel layer (its "floorplan" a
+/// geometry `.csv`), which needs `-use_microchannels 1`, as in HotSpot, and
+/// carries no power.
+fn is_network(lcf: &Path, l: &LcfLayer, cfg: &HsConfig) -> Result<bool, ImportError> {
+    if !l.floorplan.ends_with(".csv") {
+        return Ok(false);
+    }
+    if cfg.num("use_microchannels", 0.0)? == 0.0 {
+        return Err(unsupported(
+            lcf,
+            l.floorplan_line,
+            &format!("microchannel layer {} ({})", l.number, l.floorplan),
+            "its geometry is read under -use_microchannels 1 only (HotSpot refuses it too)",
+        ));
+    }
+    if l.power {
+        return Err(unsupported(
+            lcf,
+            l.floorplan_line,
+            &format!("power in microchannel layer {}", l.number),
+            "a cavity layer holds coolant and walls, no sources",
+        ));
+    }
+    Ok(true)
 }
 
 /// The floorplans' extent (12 significant digits); all layers must agree.

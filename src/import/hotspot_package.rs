@@ -113,6 +113,8 @@ pub(super) fn package(
             floorplan: None,
             power: false,
             outline: Some([sp, sp, s_sp, s_sp]),
+            network: None,
+            cavity: Vec::new(),
             comment: vec![
                 format!("HotSpot's heat spreader: {s_sp} m square (-s_spreader), centred on the sink; nothing around it."),
                 format!("{SPREADER_CELLS} and {SINK_CELLS} z cells (spreader, sink): steady block temperatures within 0.1 K of a much finer"),
@@ -130,6 +132,8 @@ pub(super) fn package(
             floorplan: None,
             power: false,
             outline: None,
+            network: None,
+            cavity: Vec::new(),
             comment: vec![format!(
                 "HotSpot's heat sink base: {s_hs} m square (-s_sink), the whole domain."
             )],

@@ -19,6 +19,8 @@
 
 pub mod emit;
 pub mod hotspot;
+mod hotspot_channels;
+mod hotspot_coolant;
 mod hotspot_files;
 mod hotspot_keys;
 mod hotspot_layers;

@@ -322,7 +322,7 @@ fn imported_package_z_cells_converge_steady_blocks_to_a_tenth_of_a_kelvin() {
 }
 
 #[test]
-fn run_sh_command_lines_of_examples_1_to_4_import() {
+fn run_sh_command_lines_of_examples_1_to_5_import() {
     let tmp = tempfile::tempdir().unwrap();
     let out = |n: &str| tmp.path().join(n);
     let run = |name: &str, dir: &str, flags: &str| {
@@ -372,27 +372,11 @@ fn run_sh_command_lines_of_examples_1_to_4_import() {
     assert!(text.contains("block_map = \"max\""), "{text}");
     assert!(notes.contains("-grid_map_mode max"), "{notes}");
 
-    // Example 5 is liquid-cooled: refused by name, nothing written.
-    let o = out("e5.toml");
-    fails_with(
-        &cuth(&[
-            "import",
-            "hotspot",
-            "--out",
-            s(&o),
-            "-c",
-            "tests/data/hotspot/example5/example.config",
-            "-model_type",
-            "grid",
-            "-detailed_3D",
-            "on",
-            "-use_microchannels",
-            "1",
-        ]),
-        2,
-        &["-use_microchannels 1", "no fluid cells"],
-    );
-    assert!(!o.exists());
+    // Example 5 is liquid-cooled: its microchannel layer becomes a cavity.
+    let e5 = "tests/data/hotspot/example5";
+    run("e5a.toml", e5, "-c @example.config -p @example.ptrace -materials_file @example.materials -grid_layer_file @example.lcf -model_type grid -detailed_3D on -use_microchannels 1 -grid_steady_file outputs/example.grid.steady -steady_file outputs/example.steady");
+    let notes = run("e5b.toml", e5, "-c @example.config -p @example.ptrace -materials_file @example.materials -grid_layer_file @example.lcf -init_file example.init -model_type grid -detailed_3D on -use_microchannels 1 -o outputs/example.transient -grid_transient_file outputs/example.grid.ttrace");
+    assert!(notes.contains("4RM cavity"), "{notes}");
 }
 
 #[test]

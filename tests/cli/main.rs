@@ -17,6 +17,7 @@ mod import_3dice_outputs;
 mod import_3dice_peer;
 mod import_hotspot;
 mod import_hotspot_flags;
+mod import_hotspot_microchannels;
 mod knobs;
 mod liquid;
 mod messages;

@@ -16,6 +16,8 @@ pub struct HsMaterial {
     pub k: f64,
     /// J/(m³·K).
     pub heat_capacity: f64,
+    /// Dynamic viscosity, Pa·s (fluids only).
+    pub viscosity: Option<f64>,
     pub line: usize,
 }
 
@@ -58,9 +60,11 @@ pub fn parse_materials(
         };
         let k = value("thermal conductivity")?;
         let heat_capacity = value("volumetric heat capacity")?;
-        if !solid {
-            value("dynamic viscosity")?;
-        }
+        let viscosity = if solid {
+            None
+        } else {
+            Some(value("dynamic viscosity")?)
+        };
         if let Some(prev) = out.get(&name) {
             return Err(syntax(
                 file,
@@ -74,6 +78,7 @@ pub fn parse_materials(
                 solid,
                 k,
                 heat_capacity,
+                viscosity,
                 line,
             },
         );
