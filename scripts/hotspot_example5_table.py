@@ -1,6 +1,7 @@
-"""Builds table.txt from this folder's summary_G.json and blocks_G.csv."""
-import csv, json, os
-here = os.path.dirname(os.path.abspath(__file__))
+"""The table of BENCHMARKS.md's "HotSpot example 5" section from a raw
+folder's summary_G.json and blocks_G.csv: python3 scripts/hotspot_example5_table.py DIR"""
+import csv, json, os, sys
+here = sys.argv[1]
 # The reference: HotSpot's config (52000 Pa, water, 19 channels of 38
 # links of 200 um x 100 um ducts 200 um long) and the trace's mean power.
 a, b, l, mu = 100e-6, 200e-6, 200e-6, 8.89e-4
