@@ -144,6 +144,10 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
             txn.write(Path::new(&f.name), &f.bytes)
                 .with_context(|| format!("writing results under {}", out_dir.display()))?;
         }
+        for f in output::threedice::tcoolant_files(stack, &[(0.0, field.outlets.clone())]) {
+            txn.write(Path::new(&f.name), &f.bytes)
+                .with_context(|| format!("writing results under {}", out_dir.display()))?;
+        }
     }
     for f in output::threedice::steady_files(&view) {
         txn.write(Path::new(&f.name), &f.bytes)

@@ -313,7 +313,9 @@ pub fn steady_files(view: &SteadyView) -> Vec<Rendered> {
     }
     let at = SteadyInstant { view, stats };
     let mut files = opened(outs, view.stack, grid);
-    for f in outs.files.iter().filter(|f| f.when == When::Final) {
+    // `Tcoolant` files come from the coolant (`tcoolant_files`).
+    let solid = |f: &&PeerFile| f.kind != PeerKind::Tcoolant;
+    for f in (outs.files.iter().filter(solid)).filter(|f| f.when == When::Final) {
         let text = series_line(f, 0.0, &at, view.power).unwrap_or_else(|| map_frame(f, view));
         files.entry(f.file.clone()).or_default().push_str(&text);
     }
@@ -416,7 +418,10 @@ impl TransientMaps {
         }
         let t_end = records.last().map_or(0.0, |r| r.time_s);
         for f in &outs.files {
-            if matches!(f.kind, PeerKind::T | PeerKind::Tflp | PeerKind::Tflpel) {
+            if matches!(
+                f.kind,
+                PeerKind::T | PeerKind::Tflp | PeerKind::Tflpel | PeerKind::Tcoolant
+            ) {
                 continue;
             }
             let text = files.entry(f.file.clone()).or_default();

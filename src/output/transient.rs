@@ -128,6 +128,15 @@ impl TransientWriter {
             .map_err(|e| io(&self.txn.out().join("timeseries.csv"), e))?;
         let peer = std::mem::take(&mut self.peer);
         let mut files = peer.files(final_view, records, block_names);
+        if records.iter().any(|r| !r.coolant_outlets.is_empty()) {
+            let instants: Vec<_> = (records.iter())
+                .map(|r| (r.time_s, r.coolant_outlets.clone()))
+                .collect();
+            files.extend(super::threedice::tcoolant_files(
+                final_view.stack,
+                &instants,
+            ));
+        }
         files.extend([
             Rendered {
                 name: "timeseries.csv".into(),

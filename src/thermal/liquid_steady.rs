@@ -26,6 +26,8 @@ pub struct CoolantField {
     /// (layer index, map `x + nx*y`).
     pub maps: Vec<(usize, Vec<f64>)>,
     pub cells: Vec<u32>,
+    /// Per cavity layer each line's outlet, (K, ṁ·c W/K).
+    pub outlets: std::collections::BTreeMap<usize, Vec<(f64, f64)>>,
 }
 
 impl From<LiquidError> for SteadyError {
@@ -188,5 +190,6 @@ pub fn coolant_field(stack: &Stack, grid: &Grid, coolant: &Coolant, theta: &[f64
     CoolantField {
         maps,
         cells: coolant.advection.cell.clone(),
+        outlets: coolant.outlets(stack.ambient_k, theta),
     }
 }

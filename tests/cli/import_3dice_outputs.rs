@@ -308,3 +308,63 @@ fn transient_outputs_keep_their_step_slot_and_final_timing() {
     let el = rows(&read(&run.join("output5.txt")));
     assert_eq!(el.len(), 1);
 }
+
+/// 3D-ICE's liquid-cooled example: its `Tcoolant` instruction (the top
+/// channel's hottest outlet, `final`) is written by `solve` at time 0 and by
+/// `transient` at the run's end, each the outlet the summary reports.
+#[test]
+fn tcoolant_is_written_from_the_solved_coolant() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/3dice/liquid/bin");
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = tmp.path().join("example.toml");
+    ok(&cuth_in(
+        &data,
+        &["import", "3dice", "example_steady.stk", "--out", s(&toml)],
+    ));
+    let (st, tr) = (tmp.path().join("st"), tmp.path().join("tr"));
+    let run = cuth_in(
+        &data,
+        &[
+            "solve",
+            s(&toml),
+            "--device",
+            "cpu",
+            "--no-maps",
+            "--out",
+            s(&st),
+        ],
+    );
+    assert!(run.status.success(), "{}", err(&run));
+    let args = [
+        "--device",
+        "cpu",
+        "--dt",
+        "0.01",
+        "--steps",
+        "3",
+        "--no-maps",
+        "--out",
+    ];
+    let mut a = vec!["transient", s(&toml)];
+    a.extend(args);
+    a.push(s(&tr));
+    let run = cuth_in(&data, &a);
+    assert!(run.status.success(), "{}", err(&run));
+    let summary: serde_json::Value = serde_json::from_str(&read(&st.join("summary.json"))).unwrap();
+    let top = (summary["coolant"].as_array().unwrap().iter())
+        .find(|c| c["layer"] == "TOP_CHANNEL")
+        .expect("the top channel's report");
+    let max_k = top["outlet_max_k"].as_f64().unwrap();
+    let text = read(&st.join("output5.txt"));
+    assert!(
+        text.starts_with("% Maximum temperatures for the outlet of the channel TOP_CHANNEL"),
+        "{text}"
+    );
+    let r = rows(&text);
+    assert_eq!(r.len(), 1, "{text}");
+    assert_eq!(r[0][0], 0.0);
+    assert!((r[0][1] - max_k).abs() < 6e-4, "{} vs {max_k}", r[0][1]);
+    let r = rows(&read(&tr.join("output5.txt")));
+    assert_eq!(r.len(), 1, "final: one line");
+    assert!((r[0][0] - 0.03).abs() < 1e-9, "{:?}", r[0]);
+}

@@ -77,7 +77,18 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
                 None => None,
             },
             outer_iterations: None,
+            coolant_outlets: self.coolant_outlets(cx),
         })
+    }
+
+    /// The coolant's outlets at the current level (θ in `theta`).
+    fn coolant_outlets(
+        &self,
+        cx: &RunContext<'c, B>,
+    ) -> std::collections::BTreeMap<usize, Vec<(f64, f64)>> {
+        (self.sys.coolant())
+            .map(|c| c.outlets(cx.stack.ambient_k, &self.theta))
+            .unwrap_or_default()
     }
 
     /// Trace row `r` from now on, when it is not the one in force.
@@ -230,6 +241,7 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             probe_k: crate::thermal::probes::read(cx.grid, cx.points, &self.temperature_k),
             leakage_w: tally.leak_w,
             outer_iterations: tally.outer,
+            coolant_outlets: self.coolant_outlets(cx),
         };
         let snap = cx
             .opts

@@ -91,6 +91,9 @@ pub struct StepRecord {
     /// when semi-implicit); `None` for a stack with only constants and for
     /// the initial state.
     pub outer_iterations: Option<usize>,
+    /// Per cavity layer each coolant line's outlet, (K, ṁ·c W/K)
+    /// (`assemble::cavity::Coolant::outlets`); empty without cavities.
+    pub coolant_outlets: std::collections::BTreeMap<usize, Vec<(f64, f64)>>,
 }
 
 /// A block's temperatures over all z cells of its layer, K: min and max
