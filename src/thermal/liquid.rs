@@ -17,7 +17,6 @@ use crate::linalg::{CgInfo, CgParams, Offset, PrecondOptions, SolveError, Stop};
 use crate::linalg::{PrecondKind, QuadDiagOperator, Solver};
 use crate::power::{LayerPower, PowerError};
 use crate::stack::Stack;
-use crate::thermal::steady::rasterize_layers;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LiquidError {
@@ -203,7 +202,9 @@ where
     B: ChebyshevLevels + MultigridOps<Vector = Vec<f64>> + 'static,
 {
     let grid = Grid::from_stack(stack);
-    let power = rasterize_layers(stack, &grid)?;
+    let power = (0..stack.layers.len())
+        .map(|l| crate::power::layer_power(stack, &grid, l))
+        .collect::<Result<Vec<_>, _>>()?;
     let system = assemble_liquid(stack, &grid, &power)?;
     let solved = solve_system(
         be,

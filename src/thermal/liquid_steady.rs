@@ -7,6 +7,7 @@
 
 use super::liquid::{assemble_liquid, power_in_w, solve_system, LiquidError};
 use super::steady_device::{field_summary, Assembled};
+pub use super::steady_options::CoolantField;
 use super::steady_options::{KeepField, LayerMaps, SteadyError, SteadyOptions, SteadyOutcome};
 use super::summarize::{summary_of, PowerSums, ThermalProblem};
 use super::summary::{CoolantReport, SolverReport, Summary};
@@ -17,18 +18,6 @@ use crate::power::LayerPower;
 use crate::stack::{CavityModel, Stack};
 use crate::thermal::device::ThermalBackend;
 use std::time::Instant;
-
-/// The coolant of a solved stack, for the outputs: per cavity layer its
-/// plane of coolant temperatures (K; NaN where a cell is a wall), and
-/// every coolant cell (the `--vtk` field marks them).
-#[derive(Clone, Debug, Default)]
-pub struct CoolantField {
-    /// (layer index, map `x + nx*y`).
-    pub maps: Vec<(usize, Vec<f64>)>,
-    pub cells: Vec<u32>,
-    /// Per cavity layer each line's outlet, (K, ṁ·c W/K).
-    pub outlets: std::collections::BTreeMap<usize, Vec<(f64, f64)>>,
-}
 
 impl From<LiquidError> for SteadyError {
     fn from(e: LiquidError) -> Self {

@@ -38,7 +38,7 @@ pub struct ProbeReading {
     pub t_k: f64,
     /// The point in the frame of the die that holds it, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub die: Option<crate::thermal::summary::DiePoint>,
+    pub die: Option<DiePoint>,
 }
 
 /// The z cell holding height `z` (a face belongs to the cell above it).
@@ -121,9 +121,30 @@ pub fn readings_of(stack: &Stack, grid: &Grid, values: &[f64]) -> Vec<ProbeReadi
             cell_y: c.plane_index / grid.nx,
             cell_z: c.z.collect(),
             t_k,
-            die: crate::thermal::summary::DiePoint::of(stack, c.layer, p.x_m, p.y_m),
+            die: DiePoint::of(stack, c.layer, p.x_m, p.y_m),
         })
         .collect()
+}
+
+/// A point in a die's frame: where its floorplan has (0, 0).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DiePoint {
+    /// The die: its layer's name, or its region's.
+    pub name: String,
+    pub x_m: f64,
+    pub y_m: f64,
+}
+
+impl DiePoint {
+    /// The domain point (`x_m`, `y_m`) of layer `l` in the frame of the die
+    /// that holds it (`stack::dies`); `None` off every die.
+    pub fn of(stack: &crate::stack::Stack, l: usize, x_m: f64, y_m: f64) -> Option<DiePoint> {
+        stack.die_at(l, x_m, y_m).map(|d| DiePoint {
+            name: d.name.to_string(),
+            x_m: x_m - d.origin.0,
+            y_m: y_m - d.origin.1,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -62,6 +62,18 @@ impl SteadyOptions {
     }
 }
 
+/// The coolant of a solved stack, for the outputs: per cavity layer its
+/// plane of coolant temperatures (K; NaN where a cell is a wall), and
+/// every coolant cell (the `--vtk` field marks them).
+#[derive(Clone, Debug, Default)]
+pub struct CoolantField {
+    /// (layer index, map `x + nx*y`).
+    pub maps: Vec<(usize, Vec<f64>)>,
+    pub cells: Vec<u32>,
+    /// Per cavity layer each line's outlet, (K, ṁ·c W/K).
+    pub outlets: std::collections::BTreeMap<usize, Vec<(f64, f64)>>,
+}
+
 pub struct SteadyOutcome {
     pub grid: Grid,
     /// Temperature of every cell, K.
@@ -69,7 +81,7 @@ pub struct SteadyOutcome {
     pub power: Vec<LayerPower>,
     pub summary: Summary,
     /// The coolant of a liquid-cooled stack; `None` without cavities.
-    pub coolant: Option<super::liquid_steady::CoolantField>,
+    pub coolant: Option<CoolantField>,
 }
 
 /// What of the solved field the caller keeps on the host.

@@ -1,6 +1,7 @@
 //! What a steady solve reports: the content of `summary.json` and of the
 //! stdout table. Temperatures are kelvin here (SI); outputs convert for display.
 
+pub use super::probes::DiePoint;
 use crate::backend::DeviceReport;
 use crate::linalg::{PrecisionReport, PrecondReport};
 use serde::Serialize;
@@ -164,25 +165,4 @@ pub struct CellRef {
     /// has dies apart from the domain (`stack::dies`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub die: Option<DiePoint>,
-}
-
-/// A point in a die's frame: where its floorplan has (0, 0).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct DiePoint {
-    /// The die: its layer's name, or its region's.
-    pub name: String,
-    pub x_m: f64,
-    pub y_m: f64,
-}
-
-impl DiePoint {
-    /// The domain point (`x_m`, `y_m`) of layer `l` in the frame of the die
-    /// that holds it (`stack::dies`); `None` off every die.
-    pub fn of(stack: &crate::stack::Stack, l: usize, x_m: f64, y_m: f64) -> Option<DiePoint> {
-        stack.die_at(l, x_m, y_m).map(|d| DiePoint {
-            name: d.name.to_string(),
-            x_m: x_m - d.origin.0,
-            y_m: y_m - d.origin.1,
-        })
-    }
 }
