@@ -86,15 +86,6 @@ impl Coolant {
         }
         by_layer
     }
-
-    /// Whether a cell holds coolant.
-    pub fn mask(&self, n: usize) -> Vec<bool> {
-        let mut m = vec![false; n];
-        for &c in &self.advection.cell {
-            m[c as usize] = true;
-        }
-        m
-    }
 }
 
 /// Why a cavity cannot be assembled.

@@ -34,12 +34,6 @@ impl<B: QuadDiagOps> UpwindMultigrid<B> {
         })
     }
 
-    /// The multigrid it wraps (its matrix-dependent state follows the
-    /// operator's changes).
-    pub fn multigrid_mut(&mut self) -> &mut ThermalPrecond<B> {
-        self.mg.as_mut()
-    }
-
     /// z += M_mg⁻¹ (r − A z), the multigrid of the symmetric part on the
     /// current residual.
     fn mg_correct(
