@@ -110,6 +110,8 @@ impl Classify for crate::thermal::steady::SteadyError {
     fn kind(&self) -> ErrorKind {
         match self {
             crate::thermal::steady::SteadyError::Power(e) => e.kind(),
+            // A cavity the solve cannot take: the stack's to change.
+            crate::thermal::steady::SteadyError::Cavity(_) => ErrorKind::Input,
             _ => ErrorKind::Failure,
         }
     }
@@ -123,6 +125,7 @@ impl Classify for crate::thermal::transient::TransientError {
             crate::thermal::transient::TransientError::Nonlinear(
                 crate::thermal::nonlinear::NonlinearError::Unsupported { .. },
             ) => ErrorKind::Input,
+            crate::thermal::transient::TransientError::Cavity(_) => ErrorKind::Input,
             _ => ErrorKind::Failure,
         }
     }

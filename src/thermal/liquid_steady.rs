@@ -6,6 +6,7 @@
 //! outlet temperatures and a coolant map per cavity beside the summary.
 
 use super::liquid::{assemble_liquid, power_in_w, solve_system, LiquidError};
+use super::liquid_nonlinear::picard_liquid;
 use super::steady_device::{field_summary, Assembled};
 pub use super::steady_options::CoolantField;
 use super::steady_options::{KeepField, LayerMaps, SteadyError, SteadyOptions, SteadyOutcome};
@@ -48,21 +49,21 @@ pub(crate) fn solve_steady_liquid<B: ThermalBackend + 'static>(
         timings.push((name.to_string(), clock.elapsed().as_secs_f64()));
         clock = Instant::now();
     };
-    if stack.is_nonlinear() {
-        return Err(SteadyError::Cavity(format!(
-            "{}: a liquid-cooled stack with temperature-dependent materials or leakage is not \
-             solved yet; give its materials constant conductivities",
-            stack.source.display()
-        )));
-    }
-    let system = assemble_liquid(stack, grid, &power)?;
-    crate::assemble::check_system(&system, grid).map_err(SteadyError::Internal)?;
-    lap("assemble", &mut timings);
-    let precond = (opts.precond, &opts.precond_opts);
-    let solved = solve_system(be, &system, precond, |be, m, b| {
-        opts.cg_params(be, m, Stop::against(opts.rtol, b))
-    })?;
-    lap("solve", &mut timings);
+    let (system, solved, nonlinear) = if stack.is_nonlinear() {
+        let p = picard_liquid(be, stack, grid, &power, opts)?;
+        lap("assemble_and_solve", &mut timings);
+        (p.system, p.solved, Some(p.report))
+    } else {
+        let system = assemble_liquid(stack, grid, &power)?;
+        crate::assemble::check_system(&system, grid).map_err(SteadyError::Internal)?;
+        lap("assemble", &mut timings);
+        let precond = (opts.precond, &opts.precond_opts);
+        let solved = solve_system(be, &system, precond, |be, m, b| {
+            opts.cg_params(be, m, Stop::against(opts.rtol, b))
+        })?;
+        lap("solve", &mut timings);
+        (system, solved, None)
+    };
     let solver = SolverReport {
         method: solved.method.into(),
         precision: "f64".into(),
@@ -92,6 +93,7 @@ pub(crate) fn solve_steady_liquid<B: ThermalBackend + 'static>(
         blocks: std::mem::take(&mut stats.blocks),
     };
     let mut summary = summary_of(stack, grid, &sums, &stats, be, solver, timings);
+    summary.nonlinear = nonlinear;
     summary.energy.power_in_w = power_w;
     add_coolant(&mut summary, stack, &coolant, &theta);
     let field = coolant_field(stack, grid, &coolant, &theta);

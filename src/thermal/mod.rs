@@ -7,6 +7,7 @@ pub mod block_stats_device;
 pub mod device;
 pub mod field_stats;
 pub mod liquid;
+mod liquid_nonlinear;
 pub mod liquid_steady;
 pub mod memory_plan;
 pub mod nonlinear;

@@ -116,3 +116,69 @@ fn a_liquid_transient_settles_on_the_steady_state() {
         assert!((ts - tt).abs() < 1e-6, "{}: {ts} vs {tt}", a["name"]);
     }
 }
+
+/// The example with silicon's k falling with temperature: `solve` iterates
+/// on it (the outer iteration in the summary, the power still all in the
+/// water, hotter than at constant k); `transient` refuses it, naming the
+/// file, and writes nothing.
+#[test]
+fn temperature_dependent_silicon_solves_steady_and_is_refused_in_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(EXAMPLE).unwrap();
+    let maps = std::fs::canonicalize("powermaps").unwrap();
+    let law = text
+        .replacen(
+            "[materials.silicon]\nk = 130.0",
+            "[materials.silicon]\nk = { k300 = 130.0, exponent = -1.3 }",
+            1,
+        )
+        .replace("../powermaps", s(&maps));
+    assert_ne!(law, text, "the example's silicon is k = 130.0");
+    let stack = tmp.path().join("liquid_kt.toml");
+    std::fs::write(&stack, law).unwrap();
+    let (kt, plain) = (tmp.path().join("kt"), tmp.path().join("plain"));
+    let common = ["--grid", GRID, "--device", "cpu", "--no-maps"];
+    for (file, out) in [(s(&stack), &kt), (EXAMPLE, &plain)] {
+        let mut a = vec!["solve", file, "--out", s(out)];
+        a.extend(common);
+        let r = cuth(&a);
+        assert!(r.status.success(), "{}", err(&r));
+    }
+    let (kt, plain) = (
+        json(&kt.join("summary.json")),
+        json(&plain.join("summary.json")),
+    );
+    assert!(
+        kt["nonlinear"]["outer_iterations"].as_u64().unwrap() >= 2,
+        "{}",
+        kt["nonlinear"]
+    );
+    let heat = kt["coolant"][0]["heat_w"].as_f64().unwrap();
+    assert!((heat - 60.0).abs() < 1e-8, "{heat}");
+    assert!(kt["energy"]["relative_error"].as_f64().unwrap() < 1e-10);
+    let (hot, cold) = (
+        kt["hottest"]["t_k"].as_f64().unwrap(),
+        plain["hottest"]["t_k"].as_f64().unwrap(),
+    );
+    assert!(hot > cold, "{hot} vs {cold}");
+    let tr = tmp.path().join("tr");
+    let mut a = vec![
+        "transient",
+        s(&stack),
+        "--dt",
+        "0.05",
+        "--steps",
+        "2",
+        "--out",
+        s(&tr),
+    ];
+    a.extend(common);
+    let r = cuth(&a);
+    assert_eq!(r.status.code(), Some(2), "{}", err(&r));
+    assert!(
+        err(&r).contains("liquid_kt.toml") && err(&r).contains("not stepped yet"),
+        "{}",
+        err(&r)
+    );
+    assert!(!tr.exists());
+}

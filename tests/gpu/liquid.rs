@@ -122,6 +122,18 @@ fn liquid_steady_matches_cpu() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn conductivity_law_in_a_liquid_stack_is_a_fixed_point() {
+    liquid::conductivity_law_is_a_fixed_point(gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn leakage_in_a_liquid_stack_is_taken_at_the_answer() {
+    liquid::leakage_is_taken_at_the_answer(gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn liquid_transient_settles_and_balances() {
     liquid::transient_settles_and_balances(gpu());
 }

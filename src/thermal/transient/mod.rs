@@ -153,8 +153,9 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     let nonlinear = stack.is_nonlinear();
     if nonlinear && stack.has_cavities() {
         return Err(TransientError::Cavity(format!(
-            "{}: a liquid-cooled stack with temperature-dependent materials or leakage is not \
-             solved yet; give its materials constant conductivities",
+            "{}: a transient of a liquid-cooled stack with temperature-dependent materials or \
+             leakage is not stepped yet (its steady state solves); give its materials constant \
+             properties and no leakage",
             stack.source.display()
         )));
     }
