@@ -54,6 +54,10 @@ pub struct TransientSummary {
     /// Largest temperature over all steps and cells, K, and when.
     pub peak_t_k: f64,
     pub peak_time_s: f64,
+    /// Each cavity's coolant at the final state (outlets, heat taken);
+    /// absent without cavities.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coolant: Vec<crate::thermal::summary::CoolantReport>,
     pub timings_s: Vec<(String, f64)>,
     /// Temperature-dependent stacks: how the steps treated k, c and the
     /// leakage; absent for a stack with only constants.
@@ -177,6 +181,7 @@ pub(super) fn build(
         layers: final_summary.layers.clone(),
         peak_t_k,
         peak_time_s,
+        coolant: final_summary.coolant.clone(),
         timings_s: vec![
             ("setup".into(), t.setup_s),
             ("power_upload".into(), t.upload_s),
