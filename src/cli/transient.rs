@@ -97,7 +97,7 @@ fn usage(msg: String) -> anyhow::Error {
 }
 
 /// Accepted `--dt`, `--t-end` and `--sample-interval`, seconds: outside,
-/// C/Δt over- or underflows against the conductances (README: limits).
+/// C/Δt over- or underflows against the conductances (docs/src/reliability.md: input limits).
 const TIME_RANGE: (f64, f64) = (1e-12, 1e9);
 /// Most solves of one step (`--nonlinear-iterations`).
 const MAX_NONLINEAR_ITERATIONS: usize = 1000;

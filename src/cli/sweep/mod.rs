@@ -283,7 +283,7 @@ fn stage_maps(
     for (l, layer) in stack.layers.iter().enumerate() {
         let map = g.layer_map(&t, l);
         let name = format!("{dir}/{l:02}_{}.csv", sanitize(&layer.name));
-        // Kelvin, as sweep.csv: these are for scripts (README "Units").
+        // Kelvin, as sweep.csv: these are for scripts (docs/src/outputs.md, "Units").
         let text = cuth::output::csv::unit_line(TempUnit::Kelvin)
             + &cuth::output::csv::layer_csv(&map, g.nx, g.ny);
         txn.write(Path::new(&name), text.as_bytes())?;
