@@ -7,6 +7,7 @@
 # `cargo install mdbook` takes about 2 minutes on 2 cores. An mdbook
 # already on PATH of the same version is used as is.
 # scripts/check_book_links.py then fails on a broken link or anchor.
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in

@@ -15,6 +15,10 @@ import os
 import sys
 import urllib.parse
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "docs", "src")
 # Pages mdbook generates whole-book copies or fallbacks of.

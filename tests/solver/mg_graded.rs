@@ -222,7 +222,7 @@ fn level_work(r: &MgReport) -> f64 {
 #[test]
 fn graded_hierarchy_and_iterations_stay_near_the_uniform_grid() {
     let text = std::fs::read_to_string(common::mg::repo_path(
-        "benchmarks/package/die_on_spreader_24mm.toml",
+        "benchmarks/inputs/die_on_spreader_24mm.toml",
     ))
     .unwrap();
     assert!(text.contains("cell = \"50 um\""));

@@ -150,8 +150,8 @@ fn skipping_costs_no_iterations_on_the_shipped_graded_stacks() {
     for rel in [
         "configs/hbm_2p5d.toml",
         "configs/hotspot_ev6_3d.toml",
-        "benchmarks/package/die_on_spreader.toml",
-        "benchmarks/package/die_on_spreader_24mm.toml",
+        "benchmarks/inputs/die_on_spreader.toml",
+        "benchmarks/inputs/die_on_spreader_24mm.toml",
     ] {
         let s = load(rel, None);
         assert!(s.plane_edges.is_some(), "{rel}: not a graded grid");

@@ -6,7 +6,7 @@
 //! Chebyshev (iterations, time per iteration next to its traffic floor), on
 //! the GPU and, up to `--cpu-max`, on the CPU; then a Chebyshev degree sweep
 //! at one size to pick the default degree by measurement. `--export` writes
-//! the systems for `scripts/bench_cupy.py`. Prints markdown; `--out` adds
+//! the systems for `bench/cupy.py`. Prints markdown; `--out` adds
 //! JSON and CSV. Speed targets belong here, never in timed unit tests.
 
 mod measure;
@@ -79,7 +79,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Export the Quad-Diag systems (raw f64 + meta.json) into DIR/<N>x<N>/
-    /// for scripts/bench_cupy.py [default: not exported].
+    /// for bench/cupy.py [default: not exported].
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// Sizes N to export, comma-separated.

@@ -1,6 +1,10 @@
 """The table of BENCHMARKS.md's "HotSpot example 5" section from a raw
-folder's summary_G.json and blocks_G.csv: python3 scripts/hotspot_example5_table.py DIR"""
+folder's summary_G.json and blocks_G.csv: python3 bench/hotspot_example5_table.py DIR"""
 import csv, json, os, sys
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 here = sys.argv[1]
 # The reference: HotSpot's config (52000 Pa, water, 19 channels of 38
 # links of 200 um x 100 um ducts 200 um long) and the trace's mean power.

@@ -5,13 +5,14 @@
 # FINEST=1 adds the uniform grid of the smallest cell (24 mm / cap: the grid
 # the graded one stands in for; 4000² at 6 um, 96 M cells).
 # Usage (repository root; DEVICE=cuda on a GPU):
-#   bash scripts/bench_graded_vs_uniform.sh target/release/cuth > OUT/results.txt
+#   bash bench/graded_vs_uniform.sh target/release/cuth > OUT/results.txt
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -u
-B=${1:?usage: bench_graded_vs_uniform.sh CUTH}; W=$(mktemp -d); DEVICE=${DEVICE:-cpu}
+B=${1:?usage: bench/graded_vs_uniform.sh CUTH}; W=$(mktemp -d); DEVICE=${DEVICE:-cpu}
 echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg) nproc $(nproc)"
 for c in 100:80:240 50:144:480 10:664:2400 6:1101:4000; do
   IFS=: read -r cap same finest <<< "$c"
-  sed "s/^cell = \"50 um\"/cell = \"$cap um\"/" benchmarks/package/die_on_spreader_24mm.toml > $W/b.toml
+  sed "s/^cell = \"50 um\"/cell = \"$cap um\"/" benchmarks/inputs/die_on_spreader_24mm.toml > $W/b.toml
   grids=(graded uniform); [ "${FINEST:-0}" = 1 ] && grids+=(finest)
   for r in 1 2; do
     for g in "${grids[@]}"; do

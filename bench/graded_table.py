@@ -2,8 +2,12 @@
 """Table of BENCHMARKS.md "Graded grids against uniform ones" (and "Skipping
 unchanged cells": relaxed work, `-` for a build without it) from the
 summary.json files of a raw folder named <build>_b24_<cap>um[_u<N>]_r<run>
-(python3 scripts/graded_table.py DIR > DIR/table.txt)."""
+(python3 bench/graded_table.py DIR > DIR/table.txt)."""
 import glob, json, os, re, sys
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 os.chdir(sys.argv[1] if len(sys.argv) > 1 else ".")
 rows = {}
 for f in sorted(glob.glob("*.summary.json")):

@@ -8,9 +8,10 @@
 #   lsemi / lit: 10 steps, semi-implicit / iterated, with the per-cell leakage
 #          { p_ref 0.8, t_ref 358.15, beta 0.017 } on the logic raster
 # Writes OUT/<mode>.json, OUT/<mode>.state, OUT/<mode>/timeseries.csv; then
-#   python3 scripts/compare_kt_transient.py BEFORE_OUT AFTER_OUT
+#   python3 bench/compare_kt_transient.py BEFORE_OUT AFTER_OUT
 #
-#   bash scripts/kt_transient_modes.sh CUTH OUT      (env DEVICE, default cpu)
+#   bash bench/kt_transient_modes.sh CUTH OUT      (env DEVICE, default cpu)
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:?usage: kt_transient_modes.sh CUTH OUT}; O=${2:?usage: kt_transient_modes.sh CUTH OUT}

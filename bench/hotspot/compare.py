@@ -1,6 +1,11 @@
 """Per-block hottest point: HotSpot .steady files (run with -grid_map_mode max)
-against cuth blocks.csv (t_max_k, --block-map max). Prints a table."""
+against cuth blocks.csv (t_max_k, --block-map max). Prints a table.
+Usage: python3 bench/hotspot/compare.py LABEL=FILE.steady|blocks.csv ..."""
 import csv, sys
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 LAYERS = ["L0_cache_1", "L1_tim_tsv", "L2_cache_2", "L3_tim_tsv", "L4_cores", "L5_tim"]
 
 def hotspot(path):

@@ -6,7 +6,7 @@
 # { p_ref = P, t_ref = 358.15, beta = 0.05 } (P = $P_REF, default 0.28: close
 # below thermal runaway), written into OUT. One JSON summary per run in OUT.
 #
-#   bash scripts/bench_kt_anderson.sh MODE [CUTH] [OUT]
+#   bash bench/kt_anderson.sh MODE [CUTH] [OUT]
 #     steady      512² mol_f2f_kt --anderson 0/3 (2 reps) and 1; leak at 256²
 #                 --anderson 0/1/3/5 (+ 3 with --nonlinear-tol 1e-9) and 512² 0/3
 #     transient   128², Δt 1e-2, 20 steps from ambient: semi-implicit
@@ -16,9 +16,10 @@
 #                 iterated steps (20) at 128², Δt 1e-2 / 1e-1 (20 steps) and
 #                 10 s (5 steps, 60 iterations, leak only), --anderson 0 and 3
 # Env: GRID (overrides every grid, e.g. GRID=32x32 for a quick try), P_REF.
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-mode=${1:?usage: bench_kt_anderson.sh steady|transient|transient-anderson [CUTH] [OUT]}
+mode=${1:?usage: bench/kt_anderson.sh steady|transient|transient-anderson [CUTH] [OUT]}
 cuth=${2:-$root/target/release/cuth}
 out=${3:-benchmarks/$(date -u +%F)-cpu-anderson}
 p=${P_REF:-0.28}
@@ -29,11 +30,11 @@ kt=$root/configs/mol_f2f_kt.toml
 leak=$out/leak_$p.toml
 {
     echo "# mol_f2f_kt with a per-cell leakage on the logic FEOL raster (beta = 0.05 /K),"
-    echo "# p_ref = $p; written by scripts/bench_kt_anderson.sh"
+    echo "# p_ref = $p; written by bench/kt_anderson.sh"
     sed -e "s|\"\.\./powermaps/|\"$root/powermaps/|" \
         -e "s|^\(power = { type = \"raster\", file = \"[^\"]*mol_logic.csv\" }.*\)$|\1\nleakage = { p_ref = $p, t_ref = 358.15, beta = 0.05 }|" "$kt"
 } > "$leak"
-grep -q '^leakage = ' "$leak" || { echo "bench_kt_anderson.sh: no logic raster line in $kt" >&2; exit 2; }
+grep -q '^leakage = ' "$leak" || { echo "bench/kt_anderson.sh: no logic raster line in $kt" >&2; exit 2; }
 g() { echo "${GRID:-$1}"; }
 solve() { # name stack grid args...
     local n=$1 s=$2 grid=$3; shift 3
@@ -73,5 +74,5 @@ transient-anderson)
     # approaches 1 within a step.
     for a in 0 3; do trans tr128_${b}_dt10_a$a "$leak" --dt 10 --steps 5 --nonlinear-iterations 60 --anderson $a; done
     ;;
-*) echo "bench_kt_anderson.sh: unknown mode $mode" >&2; exit 2 ;;
+*) echo "bench/kt_anderson.sh: unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -4,11 +4,12 @@
 # on cuda and cpu, read from each run's summary.json. Runs from ambient (the
 # first steps are the hardest: the power has just been switched on).
 #
-#   bash scripts/bench_transient.sh [CUTH] [OUT]
+#   bash bench/transient.sh [CUTH] [OUT]
 #
 # Environment: DEVICES (default "cuda cpu"), GRIDS (default "512 2048"),
 # DTS (default "1e-4 1e-2"), STEPS_<DEVICE>_<GRID> (steps per run, defaults
 # below: the CPU at 2048² is slow), CAP_S (timeout per run, default 120).
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cuth=${1:-target/release/cuth}

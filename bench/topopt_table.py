@@ -6,12 +6,16 @@ elastic-solve time, CG iterations in total and per design step (mean, max and
 the step of the max), mean time per step (the first step's set-up included),
 best compliance, validity, stop reason, failed solves. Used for the topology
 optimization tables of BENCHMARKS.md:
-    python3 scripts/topopt_table.py DIR > DIR/table.txt"""
+    python3 bench/topopt_table.py DIR > DIR/table.txt"""
 import csv
 import glob
 import json
 import os
 import sys
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 
 
 def runs(d):

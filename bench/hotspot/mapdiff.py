@@ -1,7 +1,11 @@
 """cuth's layer CSV map against a HotSpot grid_steady file (.gz or plain),
 sampled at HotSpot's 64 x 64 cell centres over the die (die at x 23.8 mm,
-y 23.62 mm in cuth's 60 mm domain). Usage: mapdiff.py CUTH.csv HS.grid.steady[.gz] LAYER"""
+y 23.62 mm in cuth's 60 mm domain). Usage: python3 bench/hotspot/mapdiff.py CUTH.csv HS.grid.steady[.gz] LAYER"""
 import sys, gzip
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 def _open(p):
     return gzip.open(p, 'rt') if p.endswith('.gz') else open(p)
 def cuth_csv(p):

@@ -3,7 +3,7 @@
 # machine without a Rust toolchain (build here first: `cargo build --release`
 # and `cargo test --release --no-run`, then carry the binaries).
 #
-#   bash scripts/bench_topopt.sh [STEP...]     # steps: env tests matvec opt (default: all)
+#   bash bench/topopt.sh [STEP...]     # steps: env tests matvec opt (default: all)
 #
 # Steps, each logged to $LOG/<step>.log under its own timeout and all under
 # one deadline:
@@ -27,6 +27,7 @@
 #   MATVEC_ARGS extra arguments for `cuth bench --topopt` (e.g. --reps 20)
 #   OPT_CASES   the optimization runs, ';'-separated argument lists (default
 #               the four above); OPT_ARGS is appended to each
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -uo pipefail # no -e: every step runs; failures are collected
 cd "$(dirname "$0")/.."
 
@@ -116,7 +117,7 @@ fi
 # ------------------------------------------------------------------ summary
 {
     echo
-    echo "# bench_topopt.sh summary ($(date -u +%FT%TZ), $(($(date +%s) - START)) s)"
+    echo "# bench/topopt.sh summary ($(date -u +%FT%TZ), $(($(date +%s) - START)) s)"
     echo
     echo "| step | rc | s |"
     echo "|---|---|---:|"

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Compares two output folders of scripts/kt_transient_modes.sh (BEFORE AFTER),
+"""Compares two output folders of bench/kt_transient_modes.sh (BEFORE AFTER),
 mode by mode: PCG iterations in total and per step, outer iterations per step,
 peak, max abs difference of the final fields (the --save-state files: f64
 after a 22-byte header), relative differences of power and stored heat per
 step, worst per-step energy imbalance. One line per mode on stdout.
-    python3 scripts/compare_kt_transient.py BEFORE AFTER > compare.txt"""
+    python3 bench/compare_kt_transient.py BEFORE AFTER > compare.txt"""
 import json, sys, struct, csv
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 A, B = sys.argv[1], sys.argv[2]
 def field(p):
     d = open(p,'rb').read()

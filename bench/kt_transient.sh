@@ -15,11 +15,12 @@
 # and wall time per step, PCG iterations per step, outer iterations, peak,
 # energy imbalance) to OUT/table.txt and stdout. Runs from the repository root.
 #
-#   bash scripts/bench_kt_transient.sh OUT CUTH [CUTH...]   # e.g. cuth cuth_main
-#   bash scripts/bench_kt_transient.sh --table OUT           # the table only
+#   bash bench/kt_transient.sh OUT CUTH [CUTH...]   # e.g. cuth cuth_main
+#   bash bench/kt_transient.sh --table OUT           # the table only
 #
 # Env: DEVICE (default cuda), GRID (default 512x512), REPS (default 3),
 # CAP_S (timeout per run, default 30).
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 table() { # OUT
@@ -48,9 +49,9 @@ for n in [f"{b}_tr_nl" for b in bins] + sorted(n for n in logs if n.endswith("_h
     else: print(n, "no json")
 PY
 }
-if [[ ${1:-} == --table ]]; then table "${2:?usage: bench_kt_transient.sh --table OUT}"; exit; fi
-out=${1:?usage: bench_kt_transient.sh OUT CUTH [CUTH...]}; shift
-(($#)) || { echo "usage: bench_kt_transient.sh OUT CUTH [CUTH...]" >&2; exit 2; }
+if [[ ${1:-} == --table ]]; then table "${2:?usage: bench/kt_transient.sh --table OUT}"; exit; fi
+out=${1:?usage: bench/kt_transient.sh OUT CUTH [CUTH...]}; shift
+(($#)) || { echo "usage: bench/kt_transient.sh OUT CUTH [CUTH...]" >&2; exit 2; }
 DEVICE=${DEVICE:-cuda}; GRID=${GRID:-512x512}; REPS=${REPS:-3}; CAP_S=${CAP_S:-30}
 N=${GRID%%x*}
 mkdir -p "$out"
@@ -61,7 +62,7 @@ lin=$root/configs/mol_f2f.toml; kt=$root/configs/mol_f2f_kt.toml
 abs "$lin" | sed 's|^\(power = { type = "raster", file = "[^"]*mol_logic.csv" }.*\)$|\1\nleakage = { p_ref = 0.8, t_ref = 358.15, beta = 0.017 }|' > "$tmp/leak.toml"
 abs "$lin" | sed '/^\[materials.silicon\]/,/^heat_capacity/s/^heat_capacity = .*/heat_capacity = { c300 = 1.628e6, exponent = 1.0 }/' > "$tmp/claw.toml"
 grep -q '^leakage = ' "$tmp/leak.toml" && grep -q 'c300 = 1.628e6' "$tmp/claw.toml" ||
-    { echo "bench_kt_transient.sh: configs/mol_f2f.toml changed shape; leak/claw stacks not made" >&2; exit 2; }
+    { echo "bench/kt_transient.sh: configs/mol_f2f.toml changed shape; leak/claw stacks not made" >&2; exit 2; }
 run() { # log-name cuth args...
     local n=$1 b=$2; shift 2
     local s; s=$(date +%s%N)

@@ -16,9 +16,9 @@ recurrence residual; with atol = 0 and x0 = 0 that is cuth's criterion
 ||b - A x|| / ||b|| <= rtol. Older CuPy names the argument `tol` instead of
 `rtol`; both are handled.
 
-    python3 scripts/bench_cupy.py /tmp/cuth_export            # every system in it
-    python3 scripts/bench_cupy.py /tmp/cuth_export/1024x1024 --rtol 1e-8
-    python3 scripts/bench_cupy.py DIR --numpy                 # CPU check of the script
+    python3 bench/cupy.py /tmp/cuth_export            # every system in it
+    python3 bench/cupy.py /tmp/cuth_export/1024x1024 --rtol 1e-8
+    python3 bench/cupy.py DIR --numpy                 # CPU check of the script
 
 Runs on the GPU machine (CuPy, NumPy); --numpy uses NumPy/SciPy instead, to
 test the script without a GPU.

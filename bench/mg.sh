@@ -6,7 +6,7 @@
 # transient per-step time of mol_f2f. Maps are written to a scratch folder
 # and deleted; each run's summary.json is kept under OUT.
 #
-#   bash scripts/bench_mg.sh [CUTH] [OUT]
+#   bash bench/mg.sh [CUTH] [OUT]
 #
 # Environment: DEVICE (cpu or cuda, default cpu); MG_SIZES (default
 # "64 128 256 512 1024"), CHEB_SIZES (default "64 128 256"), JACOBI_SIZES
@@ -14,6 +14,7 @@
 # two shipped stacks and the stress stack); TRANSIENT_GRID (default 512,
 # empty = skip), TRANSIENT_STEPS (default 20), TRANSIENT_DTS (default 1e-2);
 # CAP_S (timeout per run, default 300); SCRATCH (default a temp dir).
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cuth=${1:-$here/target/release/cuth}

@@ -4,7 +4,7 @@ block temperatures, as a co-simulation loop does every call. The three
 requests go in one write and their three replies are read back; the time is
 the client's, JSON encoding and decoding included.
 
-    python3 scripts/bench_serve.py [--stack configs/hotspot_ev6_3d.toml] [--grid 128]
+    python3 bench/serve.py [--stack configs/hotspot_ev6_3d.toml] [--grid 128]
         [--device auto] [--rounds 2000] [--dt 3.333e-6] [--precond P] [--split]
 
 Prints one line per setting: the median, mean and 95th percentile of a

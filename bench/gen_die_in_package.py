@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Prints the stack of tests/solver/package.rs (a 2 x 1.5 mm die, 3 W, in a 16 mm
 package) on a non-uniform grid of smallest cell CELL and largest MAXCELL
-("-": the default cap), for scripts/bench_mg_graded.sh:
-    python3 scripts/gen_die_in_package.py "25 um" "100 um" > stack.toml"""
+("-": the default cap), for bench/mg_graded.sh:
+    python3 bench/gen_die_in_package.py "25 um" "100 um" > stack.toml"""
 import sys
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 cell, maxc = sys.argv[1], sys.argv[2]
 mc = f'max_cell = "{maxc}"\n' if maxc != "-" else ""
 print(f'''[package]

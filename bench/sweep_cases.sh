@@ -3,8 +3,9 @@
 # design-space exploration): the logic FEOL keeps its raster scaled to
 # 4..8 W, the memory FEOL gets a 1.5 x 1 mm hot block that walks over the die
 # (0.3..1.5 W) beside a fixed 0.4 W block. Usage:
-#   scripts/sweep_cases.sh N OUT.toml
+#   bench/sweep_cases.sh N OUT.toml
 # Raster paths are absolute, so OUT.toml may live anywhere.
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -euo pipefail
 n=${1:?usage: sweep_cases.sh N OUT.toml}
 out=${2:?usage: sweep_cases.sh N OUT.toml}

@@ -2,7 +2,8 @@
 # CPU benchmark for BENCHMARKS.md: mol_f2f at several in-plane grids with each
 # preconditioner, through the CLI. Prints a markdown table: solve time (PCG
 # only), iterations, time per iteration, and the command of each row.
-# Usage: scripts/bench_cpu.sh [SIZES...]   (default: 128 256 512)
+# Usage: bench/cpu.sh [SIZES...]   (default: 128 256 512)
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet

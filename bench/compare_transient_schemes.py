@@ -12,6 +12,10 @@ step counts from summary.json.
 """
 import csv, json, math, sys
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
+
 
 def records(d, every):
     rows = csv.DictReader(open(d + "/timeseries.csv"))

@@ -2,7 +2,8 @@
 # Sweep throughput on the CPU: N mol_f2f cases at GRID through
 # `cuth sweep` with --jobs 1 and 2 (REPS times each), against one `cuth solve`
 # process per case (the way before `sweep`, 20 cases). Logs and summaries go
-# to OUT. Usage: scripts/bench_sweep.sh [N] [GRID] [OUT] [REPS]
+# to OUT. Usage: bench/sweep.sh [N] [GRID] [OUT] [REPS]
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -euo pipefail
 n=${1:-400}
 grid=${2:-64x64}
@@ -14,7 +15,7 @@ cuth=target/release/cuth
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-scripts/sweep_cases.sh "$n" "$tmp/cases.toml"
+bench/sweep_cases.sh "$n" "$tmp/cases.toml"
 {
     echo "date: $(date -u +%FT%TZ)  host: $(nproc) cores, $(uname -m)  grid: $grid  cases: $n"
     for ((r = 1; r <= reps; r++)); do
