@@ -5,10 +5,11 @@ Usage: python3 scripts/check_benchmarks_refs.py
 
 * every path BENCHMARKS.md names under benchmarks/, bench/ or scripts/ exists
   (`{a,b}` alternatives and `*` globs expanded; a trailing `/` means a folder);
-* every raw folder benchmarks/<name>/ is named by BENCHMARKS.md;
+* every raw folder benchmarks/<topic>/<run>/ and every input
+  benchmarks/inputs/<file> is named by BENCHMARKS.md;
 * no raw folder holds a script (*.sh, *.py): drivers live in bench/;
-* benchmarks/ holds at most MAX_FOLDERS folders (raw outputs that the
-  tables cite, and inputs/);
+* benchmarks/ holds at most MAX_FOLDERS topic folders (inputs/ included),
+  and nothing else;
 * BENCHMARKS.md names no staged `.gpu/<branch>/...` script as if it were
   kept (those copies are not in the repository);
 * every `](#anchor)` link of BENCHMARKS.md names one of its headings
@@ -65,8 +66,8 @@ def main():
                 if not hits:
                     problems.append(f"BENCHMARKS.md:{lineno}: {path} does not exist")
                 parts = path.split("/")
-                if parts[0] == "benchmarks" and len(parts) > 1 and parts[1]:
-                    named.add(parts[1])
+                if parts[0] == "benchmarks" and len(parts) > 2 and parts[2]:
+                    named.add(parts[1] + "/" + parts[2])
         for a in re.findall(r"\]\(#([^)]+)\)", line):
             if a not in anchors:
                 problems.append(f"BENCHMARKS.md:{lineno}: link #{a} names no heading")
@@ -80,11 +81,14 @@ def main():
     if len(folders) > MAX_FOLDERS:
         problems.append(f"benchmarks/ holds {len(folders)} folders, more than {MAX_FOLDERS}")
     for d in sorted(os.listdir(bench)):
-        if not os.path.isdir(os.path.join(bench, d)):
+        topic = os.path.join(bench, d)
+        if not os.path.isdir(topic):
+            problems.append(f"benchmarks/{d}: only topic folders belong in benchmarks/")
             continue
-        if d not in named:
-            problems.append(f"benchmarks/{d}/ is not named in BENCHMARKS.md")
-        for dirpath, _, files in os.walk(os.path.join(bench, d)):
+        for run in sorted(os.listdir(topic)):
+            if f"{d}/{run}" not in named:
+                problems.append(f"benchmarks/{d}/{run} is not named in BENCHMARKS.md")
+        for dirpath, _, files in os.walk(topic):
             for f in files:
                 if f.endswith((".sh", ".py")):
                     rel = os.path.relpath(os.path.join(dirpath, f), ROOT)
