@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Table of BENCHMARKS.md "Graded grids against uniform ones" (and "Skipping
-unchanged cells": relaxed work, `-` for a build without it) from the
+"""Table of "Graded grids against uniform ones" (and "Skipping unchanged
+cells", both in BENCHMARKS.md's git history; relaxed work, `-` for a build without it) from the
 summary.json files of a raw folder named <build>_b24_<cap>um[_u<N>]_r<run>
 (python3 bench/graded_table.py DIR > DIR/table.txt)."""
 import glob, json, os, re, sys

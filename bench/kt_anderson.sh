@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Picard against Anderson for the temperature-dependent outer iteration, CPU
-# (BENCHMARKS.md, "Picard against Anderson, and iterated transient steps" and
-# "Anderson inside iterated transient steps"). Stacks: configs/mol_f2f_kt.toml
+# (BENCHMARKS.md, "Temperature-dependent stacks"; the transient modes in
+# BENCHMARKS.md's git history, "Anderson inside iterated transient steps"). Stacks: configs/mol_f2f_kt.toml
 # and leak_P.toml, the same with a per-cell leakage on the logic FEOL raster
 # { p_ref = P, t_ref = 358.15, beta = 0.05 } (P = $P_REF, default 0.28: close
 # below thermal runaway), written into OUT. One JSON summary per run in OUT.

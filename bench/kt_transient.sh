@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Transient steps with temperature-dependent terms, one or more binaries side
-# by side (BENCHMARKS.md, "One temperature-dependent step for every backend"):
+# by side (BENCHMARKS.md's git history, "One temperature-dependent step for every backend"):
 # `cuth transient STACK --device $DEVICE --grid $GRID --dt 1e-2 --no-maps
 # --json` from ambient, REPS runs of each case:
 #   lin      configs/mol_f2f.toml, 20 steps

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The shipped k(T) transient example in six modes, for comparing two builds
-# field by field (BENCHMARKS.md, "One temperature-dependent step for every
+# field by field (BENCHMARKS.md's git history, "One temperature-dependent step for every
 # backend", CPU): configs/mol_f2f_kt.toml at its own grid (64x64x18), Δt 1e-2,
 # `--no-maps --json --save-state`:
 #   semi   20 steps, semi-implicit         it     10 steps, --nonlinear-iterations 20

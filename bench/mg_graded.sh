@@ -1,6 +1,6 @@
 #!/bin/bash
 # Size-graded multigrid on non-uniform grids, one binary against another
-# (BENCHMARKS.md, "Size-graded multigrid coarsening"): `cuth solve --device cpu
+# (BENCHMARKS.md's git history, "Size-graded multigrid coarsening"): `cuth solve --device cpu
 # --precond mg --no-maps` on the graded shipped/benchmark stacks (3 runs each),
 # the tests/solver/package.rs die at several cell sizes and aspect caps
 # (bench/gen_die_in_package.py), and uniform grids compared file by file.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test plus the package, 2048², k(T), sweep and topopt
-# checks of BENCHMARKS.md ("Merged main on the H200"), for a GPU machine
+# checks of BENCHMARKS.md ("Current figures"), for a GPU machine
 # without a Rust toolchain. Stage here with scripts/gpu_stage.sh, carry
 # .gpu/main, run from the repo root: bash scripts/gpu_check.sh (logs: $OUT/main,
 # tarred at the end). DEADLINE (s, default 280) bounds the whole run; BIG=1
