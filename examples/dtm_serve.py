@@ -7,7 +7,7 @@ runs at half power for the next one.
     python3 examples/dtm_serve.py [--steps 10000] [--grid 64] [--device auto] [--precond P]
 
 Only the standard library: the server speaks JSON lines on its stdin and
-stdout (docs/serve.md). Prints the throttled fraction per core, the hottest
+stdout (docs/src/serve.md, the book's serve protocol chapter). Prints the throttled fraction per core, the hottest
 temperature seen and the wall time.
 """
 

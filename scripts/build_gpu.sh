@@ -4,6 +4,7 @@
 # binaries. Prints the paths to carry (the `carry` list of the device run) and
 # the command to run there.
 #   Usage: scripts/build_gpu.sh
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

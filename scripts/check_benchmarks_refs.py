@@ -1,26 +1,35 @@
 #!/usr/bin/env python3
-"""Checks that BENCHMARKS.md and benchmarks/ agree (run from anywhere):
+"""Checks that BENCHMARKS.md and benchmarks/ agree (run from anywhere).
 
-* every path BENCHMARKS.md names under benchmarks/ or scripts/ exists
+Usage: python3 scripts/check_benchmarks_refs.py
+
+* every path BENCHMARKS.md names under benchmarks/, bench/ or scripts/ exists
   (`{a,b}` alternatives and `*` globs expanded; a trailing `/` means a folder);
-* every raw folder benchmarks/<name>/ is named by BENCHMARKS.md;
-* no raw folder holds a script (*.sh, *.py): drivers live in scripts/;
+* every raw folder benchmarks/<topic>/<run>/ and every input
+  benchmarks/inputs/<file> is named by BENCHMARKS.md;
+* no raw folder holds a script (*.sh, *.py): drivers live in bench/;
+* benchmarks/ holds at most MAX_FOLDERS topic folders (inputs/ included),
+  and nothing else;
 * BENCHMARKS.md names no staged `.gpu/<branch>/...` script as if it were
   kept (those copies are not in the repository);
 * every `](#anchor)` link of BENCHMARKS.md names one of its headings
   (GitHub's slugs: lower case, punctuation dropped, spaces to `-`).
 
 Prints one line per problem and exits 1 if there is any, else 0.
-    python3 scripts/check_benchmarks_refs.py
 """
 import glob
 import os
 import re
 import sys
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# benchmarks/..., scripts/... up to a character that cannot be in our paths.
-REF = re.compile(r"(?<![\w./-])((?:benchmarks|scripts)/[\w.,{}*/+-]*)")
+# benchmarks/..., bench/..., scripts/... up to a character that cannot be in our paths.
+REF = re.compile(r"(?<![\w./-])((?:benchmarks|bench|scripts)/[\w.,{}*/+-]*)")
+MAX_FOLDERS = 15
 GPU = re.compile(r"(?<![\w/-])\.gpu/[\w.-]+/[\w./-]+\.(?:sh|py)")
 
 
@@ -47,7 +56,7 @@ def main():
     for lineno, line in enumerate(text.splitlines(), 1):
         for m in REF.finditer(line):
             ref = m.group(1).rstrip(".,")
-            if ref in ("benchmarks/", "scripts/"):
+            if ref in ("benchmarks/", "bench/", "scripts/"):
                 continue
             for path in expand(ref):
                 full = os.path.join(ROOT, path)
@@ -57,27 +66,33 @@ def main():
                 if not hits:
                     problems.append(f"BENCHMARKS.md:{lineno}: {path} does not exist")
                 parts = path.split("/")
-                if parts[0] == "benchmarks" and len(parts) > 1 and parts[1]:
-                    named.add(parts[1])
+                if parts[0] == "benchmarks" and len(parts) > 2 and parts[2]:
+                    named.add(parts[1] + "/" + parts[2])
         for a in re.findall(r"\]\(#([^)]+)\)", line):
             if a not in anchors:
                 problems.append(f"BENCHMARKS.md:{lineno}: link #{a} names no heading")
         for m in GPU.finditer(line):
             problems.append(
                 f"BENCHMARKS.md:{lineno}: {m.group(0)} is a staged copy, not in the repository"
-                " (name a scripts/ driver or write the commands)"
+                " (name a bench/ driver or write the commands)"
             )
     bench = os.path.join(ROOT, "benchmarks")
+    folders = [d for d in os.listdir(bench) if os.path.isdir(os.path.join(bench, d))]
+    if len(folders) > MAX_FOLDERS:
+        problems.append(f"benchmarks/ holds {len(folders)} folders, more than {MAX_FOLDERS}")
     for d in sorted(os.listdir(bench)):
-        if not os.path.isdir(os.path.join(bench, d)):
+        topic = os.path.join(bench, d)
+        if not os.path.isdir(topic):
+            problems.append(f"benchmarks/{d}: only topic folders belong in benchmarks/")
             continue
-        if d not in named:
-            problems.append(f"benchmarks/{d}/ is not named in BENCHMARKS.md")
-        for dirpath, _, files in os.walk(os.path.join(bench, d)):
+        for run in sorted(os.listdir(topic)):
+            if f"{d}/{run}" not in named:
+                problems.append(f"benchmarks/{d}/{run} is not named in BENCHMARKS.md")
+        for dirpath, _, files in os.walk(topic):
             for f in files:
                 if f.endswith((".sh", ".py")):
                     rel = os.path.relpath(os.path.join(dirpath, f), ROOT)
-                    problems.append(f"{rel}: a script in a raw folder (move it to scripts/)")
+                    problems.append(f"{rel}: a script in a raw folder (move it to bench/)")
     for p in problems:
         print(p)
     print(f"check_benchmarks_refs: {len(problems)} problem(s)", file=sys.stderr)

@@ -12,6 +12,10 @@ import trimesh
 import vtk
 from vtk.util.numpy_support import vtk_to_numpy
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
+
 
 def main(out):
     ok = True

@@ -7,6 +7,7 @@
 # outputs; at the end likewise, with no staging directory left.
 #
 #   scripts/concurrent_out.sh [N] [GRID]      (build first: cargo build --release)
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -u
 N=${1:-50}
 GRID=${2:-8x8}

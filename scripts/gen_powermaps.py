@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Generate the synthetic power maps used by configs/mol_f2f.toml.
 
+Usage: python3 scripts/gen_powermaps.py
+
 Writes, relative to the repository root:
 
   powermaps/mol_logic.csv   logic die (FEOL of the bottom die), LOGIC_TOTAL_W
@@ -39,6 +41,11 @@ largest pixel so that the file's sum is the total to ~1e-9 W.
 
 import os
 import random
+import sys
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 
 # ----------------------------------------------------------------- settings
 DIE_MM = 10.0            # square footprint, mm (matches configs/mol_f2f.toml)

@@ -9,13 +9,14 @@
 # one overall deadline, so the script ends in under ~8.5 minutes whatever
 # hangs): nvidia-smi; `cuth info`; the ignored GPU tests (tests/gpu/backend.rs, tests/gpu/mixed.rs);
 # `cuth solve configs/mol_f2f.toml` on cuda and on cpu; `cuth bench` with
-# --export; scripts/bench_cupy.py on the exported systems; then a summary.
+# --export; bench/cupy.py on the exported systems; then a summary.
 #
 # Environment:
 #   OUT             logs go to $OUT/gpu_all (default ./gpu_logs)
 #   EXPORT_DIR      exported systems, GBs, NOT under $OUT (default /tmp/cuth_export)
 #   DEADLINE_S      overall budget in seconds (default 500)
 #   BENCH_ARGS      extra arguments for `cuth bench`
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -uo pipefail # no -e: every step runs; failures are collected and reported
 cd "$(dirname "$0")/.."
 
@@ -95,7 +96,7 @@ fi
 
 if [[ -d $EXPORT_DIR ]] && python3 -c 'import cupy' 2>/dev/null; then
     rm -f "$LOG/cupy.jsonl"
-    step cupy "${CUPY_CAP:-100}" python3 scripts/bench_cupy.py "$EXPORT_DIR" --budget-s "${CUPY_BUDGET:-35}" --json "$LOG/cupy.jsonl"
+    step cupy "${CUPY_CAP:-100}" python3 bench/cupy.py "$EXPORT_DIR" --budget-s "${CUPY_BUDGET:-35}" --json "$LOG/cupy.jsonl"
 else
     missing cupy "no exported systems in $EXPORT_DIR or no CuPy"
 fi

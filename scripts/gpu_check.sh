@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Every GPU test plus the package, 2048², k(T), sweep and topopt
-# checks of BENCHMARKS.md ("Merged main on the H200"), for a GPU machine
+# checks of BENCHMARKS.md ("Current figures"), for a GPU machine
 # without a Rust toolchain. Stage here with scripts/gpu_stage.sh, carry
 # .gpu/main, run from the repo root: bash scripts/gpu_check.sh (logs: $OUT/main,
 # tarred at the end). DEADLINE (s, default 280) bounds the whole run; BIG=1
 # adds the 8192² solves and a 50 M-element topopt run (~2 min more; NO_C740=1 leaves the latter out).
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -u
 B=${BIN:-.gpu/main/bin}; L=${OUT:-/tmp/out}/main; mkdir -p "$L"; W=/tmp/w; rm -rf $W; mkdir -p $W
 # The test binaries find configs/ through their build path (CARGO_MANIFEST_DIR).
@@ -28,12 +29,12 @@ CUTH_HOST_ASSEMBLY=1 js hbm_cuda_hostasm configs/hbm_2p5d.toml --device cuda
 js ev6_cuda configs/hotspot_ev6_3d.toml --device cuda
 js ev6_cpu configs/hotspot_ev6_3d.toml --device cpu
 js ev6_cuda_cheb configs/hotspot_ev6_3d.toml --device cuda --precond chebyshev
-js b24_cuda benchmarks/package/die_on_spreader_24mm.toml --device cuda
-js b24_cuda_u480 benchmarks/package/die_on_spreader_24mm.toml --device cuda --grid 480x480
+js b24_cuda benchmarks/inputs/die_on_spreader_24mm.toml --device cuda
+js b24_cuda_u480 benchmarks/inputs/die_on_spreader_24mm.toml --device cuda --grid 480x480
 # Non-uniform grid against the uniform grid of the same cell count, at sizes
 # that are not launch-bound (the per-cell target).
 for c in 10:664 6:1101; do
-  sed "s/^cell = \"50 um\"/cell = \"${c%:*} um\"/" benchmarks/package/die_on_spreader_24mm.toml > $W/b24_${c%:*}um.toml
+  sed "s/^cell = \"50 um\"/cell = \"${c%:*} um\"/" benchmarks/inputs/die_on_spreader_24mm.toml > $W/b24_${c%:*}um.toml
   js b24_${c%:*}um $W/b24_${c%:*}um.toml --device cuda
   js b24_${c%:*}um_u${c#*:} $W/b24_${c%:*}um.toml --device cuda --grid ${c#*:}x${c#*:}
 done
@@ -51,7 +52,7 @@ tr tr_lin512 configs/mol_f2f.toml --steps 20
 tr tr_kt512 configs/mol_f2f_kt.toml --steps 20
 tr tr_kt512_it configs/mol_f2f_kt.toml --steps 10 --nonlinear-iterations 20
 step kt1024 40 $B/cuth solve configs/mol_f2f_kt.toml --grid 1024x1024 --device cuda --json --no-maps --out $W/kt
-bash scripts/sweep_cases.sh 10000 /tmp/cases10000.toml > /dev/null 2>&1
+bash bench/sweep_cases.sh 10000 /tmp/cases10000.toml > /dev/null 2>&1
 step sweep10000 40 $B/cuth sweep configs/mol_f2f.toml /tmp/cases10000.toml --grid 128x128 --device cuda --out $W/sw --json
 tp() { step "$1" "$2" $B/cuth topopt "${@:3}" --device cuda --quiet --out $W/$1; cp $W/$1/summary.json $L/$1.summary.json 2>/dev/null; cp $W/$1/history.csv $L/$1.history.csv 2>/dev/null; }
 tp c200 20 cantilever --nelx 200

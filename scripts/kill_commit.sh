@@ -14,6 +14,7 @@
 # The kill moments come from a seeded generator (KILL_SEED, default 1), so a
 # failure can be replayed; CI runs a short version (`.ci/run`). Every moment
 # must pass, so the check does not depend on where the kills land.
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -u
 N=${1:-40}
 LAYERS=${2:-200}

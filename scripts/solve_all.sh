@@ -5,6 +5,7 @@
 #   GRID  in-plane grid override (default 64x64; a stack with a 4RM cavity,
 #         whose channels fix its cells across the flow, keeps its own)
 #   CUTH  the cuth binary (default: target/release/cuth, built if missing)
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -euo pipefail
 grid=${1:-64x64}
 cuth=${2:-target/release/cuth}

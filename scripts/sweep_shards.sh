@@ -5,10 +5,11 @@
 # test what a cluster array job does. Exit status: the merge's (1 when any
 # case failed, 2 on bad input), or 1 when a shard could not run at all.
 # Usage: scripts/sweep_shards.sh STACK CASES OUT N [extra cuth sweep args...]
-#   e.g. scripts/sweep_cases.sh 400 /tmp/cases.toml
+#   e.g. bench/sweep_cases.sh 400 /tmp/cases.toml
 #        scripts/sweep_shards.sh configs/mol_f2f.toml /tmp/cases.toml out/sweep 2 --device cpu --jobs 1
 #   GPUS=1 scripts/sweep_shards.sh configs/mol_f2f.toml cases.toml out/sweep 4 --device cuda
 # Env: CUTH (the binary, default target/release/cuth), GPUS=1 (one GPU per shard).
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0; }
 set -uo pipefail
 stack=${1:?usage: sweep_shards.sh STACK CASES OUT N [args...]}
 cases=${2:?}

@@ -16,7 +16,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// The process exit code documented in README.md.
+    /// The process exit code documented in docs/src/reliability.md.
     pub fn exit_code(self) -> u8 {
         match self {
             ErrorKind::Input => 2,

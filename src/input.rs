@@ -1,9 +1,9 @@
 //! Reading input files with stated limits: only regular files are read
 //! (not devices, FIFOs or directories: `/dev/zero` or `/dev/urandom` would
 //! never end), and none larger than its limit, checked before reading and
-//! again while reading (the file may grow). The limits (README: limits):
-//! text inputs (stack, floorplan, power trace, topopt problem)
-//! [`MAX_TEXT_BYTES`], rasters (CSV or PNG) [`MAX_RASTER_BYTES`], state files
+//! again while reading (the file may grow). The limits
+//! (docs/src/reliability.md, "Input limits"): text inputs (stack,
+//! floorplan, power trace, topopt problem) [`MAX_TEXT_BYTES`], rasters (CSV or PNG) [`MAX_RASTER_BYTES`], state files
 //! the size their grid implies.
 
 use std::io::{self, Read};

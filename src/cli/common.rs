@@ -20,7 +20,8 @@ pub fn parse_grid(s: &str) -> Result<(usize, usize), String> {
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// In-plane grid NXxNY, overriding the file's [grid] (e.g. 256x256).
+    /// In-plane grid NXxNY, overriding the file's [grid] (e.g. 256x256)
+    /// [default: the stack's [grid]].
     #[arg(long, value_parser = parse_grid, value_name = "NXxNY")]
     pub grid: Option<(usize, usize)>,
     /// Where to solve: auto, cpu, cuda or cuda:N (GPU ordinal N; cuda = cuda:0).
@@ -33,7 +34,8 @@ pub struct RunArgs {
     /// [default: 20000].
     #[arg(long)]
     pub max_iter: Option<usize>,
-    /// Chebyshev polynomial degree.
+    /// Chebyshev polynomial degree [default: the stack's [solver]
+    /// chebyshev_degree, else 6].
     #[arg(long)]
     pub degree: Option<usize>,
     /// Temperature-dependent stacks: converged when max |ΔT| between two

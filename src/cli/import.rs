@@ -27,13 +27,15 @@ pub enum From {
         /// Layer configuration file (-grid_layer_file) [default: the config's].
         #[arg(long, value_name = "F.lcf", conflicts_with = "flp")]
         lcf: Option<PathBuf>,
-        /// Floorplan for HotSpot's default chip + interface layers (-f), without an .lcf.
+        /// Floorplan for HotSpot's default chip + interface layers (-f), without
+        /// an .lcf [default: the config's -f].
         #[arg(long, value_name = "F.flp")]
         flp: Option<PathBuf>,
         /// Power trace (-p) [default: the config's -p].
         #[arg(long, value_name = "F.ptrace")]
         ptrace: Option<PathBuf>,
-        /// HotSpot 7 materials file (-materials_file), for material names.
+        /// HotSpot 7 materials file (-materials_file), for material names
+        /// [default: the config's, else HotSpot's built-in materials].
         #[arg(long, value_name = "M")]
         materials: Option<PathBuf>,
         /// Write a uniform nx x ny grid over the whole package (cells no larger

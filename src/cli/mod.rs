@@ -51,7 +51,7 @@ enum Command {
     Topopt(topopt::TopoptArgs),
     /// A stepping session for co-simulation: the stack opened once, then
     /// JSON-line requests (set power, step, steady, read blocks/probes/maps,
-    /// save/restore) on stdin/stdout or a TCP socket (docs/serve.md).
+    /// save/restore) on stdin/stdout or a TCP socket (the serve protocol chapter of the book).
     Serve(serve::ServeArgs),
     /// Convert a HotSpot (.config + .lcf/.flp + .ptrace) or 3D-ICE (.stk)
     /// model into a cuth stack TOML; approximations are commented in it.

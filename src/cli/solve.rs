@@ -30,7 +30,8 @@ pub struct SolveArgs {
     /// and the stopping test stay f64 [default: mixed on a GPU, f64 on the CPU].
     #[arg(long, value_enum)]
     pub precision: Option<PrecisionMode>,
-    /// Also write the 3D temperature field to FILE, for `cuth transient --init FILE`.
+    /// Also write the 3D temperature field to FILE (K), for `cuth transient
+    /// --init FILE` [default: not written].
     #[arg(long, value_name = "FILE")]
     pub save_state: Option<std::path::PathBuf>,
     /// Maps (PNG and CSV) only for these layers (names, comma-separated)

@@ -23,13 +23,16 @@ use std::time::Instant;
 pub struct TopoptArgs {
     /// A preset (cantilever, torsion, mbb, bridge) or a problem file (.toml).
     pub problem: String,
-    /// Elements along x (alone: y and z keep the problem's aspect ratio).
+    /// Elements along x (alone: y and z keep the problem's aspect ratio)
+    /// [default: the problem's].
     #[arg(long)]
     pub nelx: Option<usize>,
-    /// Elements along y.
+    /// Elements along y [default: the problem's, or x's with its aspect
+    /// ratio].
     #[arg(long)]
     pub nely: Option<usize>,
-    /// Elements along z.
+    /// Elements along z [default: the problem's, or x's with its aspect
+    /// ratio].
     #[arg(long)]
     pub nelz: Option<usize>,
     /// Volume fraction in (0, 1) [default: the problem's].

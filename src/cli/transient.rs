@@ -27,17 +27,19 @@ use std::path::{Path, PathBuf};
 pub struct TransientArgs {
     /// Stack file (TOML).
     pub stack: PathBuf,
-    /// Time step, seconds.
+    /// Time step, seconds [required].
     #[arg(long, value_name = "SECONDS")]
     pub dt: f64,
-    /// Number of steps (or --t-end).
+    /// Number of steps [required: this or --t-end].
     #[arg(long)]
     pub steps: Option<usize>,
-    /// Simulated time, seconds, rounded up to whole steps (or --steps).
+    /// Simulated time, seconds, rounded up to whole steps [required: this or
+    /// --steps].
     #[arg(long, value_name = "SECONDS")]
     pub t_end: Option<f64>,
     /// Power trace: HotSpot .ptrace (rows --sample-interval apart) or CSV with
-    /// a `time` column; columns name blocks of the stack's layers.
+    /// a `time` column; columns name blocks of the stack's layers, W
+    /// [default: none: the stack's own power, constant].
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Seconds between .ptrace rows [default: --dt, one row per step].
@@ -49,10 +51,12 @@ pub struct TransientArgs {
     /// stderr says so and names steady-mean, HotSpot's start].
     #[arg(long, value_name = "ambient|steady|steady-mean|FILE")]
     pub init: Option<String>,
-    /// Write the final 3D field to FILE (see README: state files).
+    /// Write the final 3D field to FILE, K (the book's transient chapter:
+    /// state files) [default: not written].
     #[arg(long, value_name = "FILE")]
     pub save_state: Option<PathBuf>,
-    /// Also write maps every K steps under snapshots/step_NNNNN/.
+    /// Also write maps every K steps under snapshots/step_NNNNN/ [default:
+    /// no snapshots].
     #[arg(long, value_name = "K")]
     pub snapshot_every: Option<usize>,
     /// Skip the final maps and snapshots (time series, plot and summary only;
@@ -76,7 +80,8 @@ pub struct TransientArgs {
     /// Adaptive steps (needs --scheme trbdf2): the largest local error
     /// estimate a step may have, K. Steps halve and grow between --dt (the
     /// first and largest) and --dt/2^30, landing on every trace row and
-    /// every multiple of --dt, where the records are written.
+    /// every multiple of --dt, where the records are written [default:
+    /// none: every step is --dt].
     #[arg(long, value_name = "K")]
     pub time_tol: Option<f64>,
     /// Per step, stop at ‖b − Ax‖ ≤ rtol·‖P‖ (power per cell) [default: 1e-8].
@@ -92,7 +97,7 @@ fn usage(msg: String) -> anyhow::Error {
 }
 
 /// Accepted `--dt`, `--t-end` and `--sample-interval`, seconds: outside,
-/// C/Δt over- or underflows against the conductances (README: limits).
+/// C/Δt over- or underflows against the conductances (docs/src/reliability.md: input limits).
 const TIME_RANGE: (f64, f64) = (1e-12, 1e9);
 /// Most solves of one step (`--nonlinear-iterations`).
 const MAX_NONLINEAR_ITERATIONS: usize = 1000;

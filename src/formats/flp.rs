@@ -100,7 +100,7 @@ pub fn parse_flp(text: &str, file: &Path) -> Result<Vec<FlpUnit>, ReadError> {
                 ));
             }
         }
-        // Ranges (README: limits): beyond them the unit's material or size
+        // Ranges (docs/src/reliability.md: input limits): beyond them the unit's material or size
         // would overflow or make the system singular.
         for j in 1..cols.len() {
             let (lo, hi, unit) = match j {

@@ -12,7 +12,7 @@ pub mod flp;
 pub mod ptrace;
 pub mod trace;
 
-/// Largest power of one value of a trace or raster, W (README: limits):
+/// Largest power of one value of a trace or raster, W (docs/src/reliability.md: input limits):
 /// beyond it sums overflow and the solve breaks down with no field named.
 pub const MAX_POWER_W: f64 = 1e9;
 

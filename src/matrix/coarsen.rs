@@ -327,7 +327,7 @@ pub fn line_pivots(a: &QuadDiag) -> Vec<f64> {
 /// in y by the step that made the level). A cell single in both axes and
 /// away from changed ones is the level above's cell, already relaxed at
 /// that scale; it is left to the first level that merges it. Measured
-/// (BENCHMARKS.md, "Skipping unchanged cells"): without the one-cell halo,
+/// (BENCHMARKS.md's git history, "Skipping unchanged cells"): without the one-cell halo,
 /// +1 PCG iteration at 30 and 6 µm on the 24 mm package; with it, the same
 /// iterations as relaxing every cell on every shipped graded stack.
 pub fn relaxed(starts: &[usize], k: usize) -> bool {

@@ -7,7 +7,7 @@
 //! Orientation matches the PNG and the raster power input: the **first row
 //! is the max-y edge** (image order), the first column is x = 0, so row `r`
 //! holds y index `ny - 1 - r`. Values are in the unit the caller chose
-//! ([`TempUnit`]: °C by default, README "Units") with six decimals, which
+//! ([`TempUnit`]: °C by default, docs/src/outputs.md, "Units") with six decimals, which
 //! resolves micro-kelvin differences at any die temperature.
 //!
 //! [`TempUnit`]: super::TempUnit

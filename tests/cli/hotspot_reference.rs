@@ -1,7 +1,7 @@
 //! The shipped HotSpot example (`configs/hotspot_ev6_3d.toml`) against
 //! HotSpot 7.0's own numbers for the same inputs (tests/data/hotspot/
 //! ev6_3d_hotspot70.csv, produced by HotSpot's code; provenance in
-//! benchmarks/2026-11-30-cpu-hotspot-ev6/README.txt).
+//! benchmarks/hotspot/2026-11-30-cpu-hotspot-ev6/README.txt).
 //!
 //! HotSpot 7.0 as shipped (`-detailed_3D on`) puts half of the convection
 //! resistance between spreader and sink under the die and runs 12–28 K

@@ -127,7 +127,7 @@ fn threedice_uniform_die_matches_series_resistances() {
 
 /// The outermost layer on a side without a sink: cuth couples it to its
 /// neighbour through half its height, 3D-ICE (`first_layer` of its thermal
-/// grid) through all of it. The README gives the difference as
+/// grid) through all of it. docs/src/physics.md gives the difference as
 /// `P dz / (2 kz A)`: here the powered 2 um source is the bottom layer, so
 /// cuth's source is that much cooler than 3D-ICE's, and no more.
 #[test]
@@ -157,8 +157,8 @@ fn threedice_outermost_layer_differs_by_the_stated_half_cell() {
         // 3D-ICE's would be p * half_source (0.0024 K) hotter.
         assert!((v - cuth_k).abs() < 1e-6, "{v} vs {cuth_k}");
     }
-    // The README's figure for 3D-ICE's solid tests: 50 W through a 2 um
-    // source over 10 x 10 mm, 1e-6 / (130 * 1e-4) K/W.
+    // docs/src/physics.md's figure for 3D-ICE's solid tests: 50 W through a
+    // 2 um source over 10 x 10 mm, 1e-6 / (130 * 1e-4) K/W.
     let solid: f64 = 50.0 * 1e-6 / (130.0 * 1e-4);
     assert!((solid - 0.004).abs() < 2e-4, "{solid}");
 }

@@ -317,11 +317,11 @@ fn solve_points_other_tools_files_to_import() {
 }
 
 /// The shipped imported examples are what the importer writes today
-/// (regenerate with the commands in README.md if this fails).
+/// (regenerate with the commands in docs/src/examples.md if this fails).
 #[test]
 fn shipped_imported_examples_are_current() {
     use cuth::import::{hotspot, threedice};
-    // Integration tests run in the package root, as the README's commands do.
+    // Integration tests run in the package root, as the book's commands do.
     let inp = hotspot::HotspotInput {
         config: "configs/hotspot/example.config".into(),
         lcf: Some("configs/hotspot/ev6_3D.lcf".into()),

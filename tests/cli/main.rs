@@ -5,6 +5,7 @@ mod util;
 
 mod bad_package_input;
 mod bigrun;
+mod book;
 mod boundary;
 mod corpus;
 mod device;

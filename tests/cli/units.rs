@@ -1,4 +1,4 @@
-//! The units rule (README "Units"): what a person reads is in °C, or K
+//! The units rule (docs/src/outputs.md, "Units"): what a person reads is in °C, or K
 //! with `--kelvin`, and says so in its header or column names; what
 //! another tool reads (`summary.json`, `blocks.steady`, the peers' files)
 //! is in K whatever `--kelvin` says.

@@ -199,7 +199,7 @@ fn graded_cycle_is_symmetric_and_positive() {
 }
 
 /// Before the size-graded coarsening these took 94–132 PCG iterations
-/// (BENCHMARKS.md, "Packages"); the uniform grid of the same geometry 10.
+/// (BENCHMARKS.md's git history, "Packages"); the uniform grid of the same geometry 10.
 #[test]
 fn shipped_graded_stacks_converge_like_uniform_grids() {
     mg::shipped_graded_stacks_converge_like_uniform_grids(&CpuBackend::new());
@@ -215,14 +215,14 @@ fn level_work(r: &MgReport) -> f64 {
 /// the graded grid against the uniform grid of the same cell count, solved
 /// here. The cycle's work (cells over all levels) is measured at 1.97–2.04
 /// of the fine level against 1.33 for halving (the overhang's wide cells
-/// stay single while the die's catch up; BENCHMARKS.md, "Graded grids
-/// against uniform ones"), iterations at +4 (14 against 10); the bounds
+/// stay single while the die's catch up; BENCHMARKS.md's git history, "Graded
+/// grids against uniform ones"), iterations at +4 (14 against 10); the bounds
 /// catch a hierarchy or a cycle that gets worse than that. Each level's
 /// memory is 56 bytes a cell below the coarsest (amb released).
 #[test]
 fn graded_hierarchy_and_iterations_stay_near_the_uniform_grid() {
     let text = std::fs::read_to_string(common::mg::repo_path(
-        "benchmarks/package/die_on_spreader_24mm.toml",
+        "benchmarks/inputs/die_on_spreader_24mm.toml",
     ))
     .unwrap();
     assert!(text.contains("cell = \"50 um\""));

@@ -141,7 +141,7 @@ fn the_skipping_cycle_is_symmetric_and_positive_on_a_small_graded_grid() {
     }
 }
 
-/// BENCHMARKS.md, "Skipping unchanged cells": on every shipped graded
+/// BENCHMARKS.md's git history, "Skipping unchanged cells": on every shipped graded
 /// stack the same iterations as relaxing every cell (the one-cell halo
 /// matters: without it the 24 mm package takes one more at 30 and 6 µm),
 /// the same temperatures to the solver's tolerance, and less smoothing.
@@ -150,8 +150,8 @@ fn skipping_costs_no_iterations_on_the_shipped_graded_stacks() {
     for rel in [
         "configs/hbm_2p5d.toml",
         "configs/hotspot_ev6_3d.toml",
-        "benchmarks/package/die_on_spreader.toml",
-        "benchmarks/package/die_on_spreader_24mm.toml",
+        "benchmarks/inputs/die_on_spreader.toml",
+        "benchmarks/inputs/die_on_spreader_24mm.toml",
     ] {
         let s = load(rel, None);
         assert!(s.plane_edges.is_some(), "{rel}: not a graded grid");

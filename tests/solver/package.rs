@@ -299,7 +299,7 @@ fn die_smaller_than_its_spreader_converges_to_the_uniform_fine_grid() {
 /// under the cells' aspect ratio: the size-graded coarsening merges the die's
 /// narrow columns first (`linalg::mg::plan_graded`). Before it, with plain
 /// 2 × 2 coarsening, the count grew as 45, 74, 98, 129 from 200 to 25 um
-/// cells and reached 461 with no `max_cell` cap (BENCHMARKS.md, "Packages").
+/// cells and reached 461 with no `max_cell` cap (BENCHMARKS.md's git history, "Packages").
 #[test]
 fn multigrid_converges_on_graded_grids_with_absent_cells() {
     let die = [5.0, 6.0, 2.0, 1.5];

@@ -260,7 +260,7 @@ pub fn shipped_graded_stacks_converge_like_uniform_grids<B: ThermalBackend + 'st
     for rel in [
         "configs/hbm_2p5d.toml",
         "configs/hotspot_ev6_3d.toml",
-        "benchmarks/package/die_on_spreader_24mm.toml",
+        "benchmarks/inputs/die_on_spreader_24mm.toml",
     ] {
         let s = load(rel, None);
         assert!(s.plane_edges.is_some(), "{rel}: not a graded grid");

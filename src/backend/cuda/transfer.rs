@@ -237,8 +237,8 @@ impl CudaBackend {
     /// k + 1 while piece k is copied from the other. Used when the buffers
     /// are pinned already (a run that downloads maps) or the upload is large
     /// enough to pay for pinning them and keeping them pinned (26 ms and
-    /// 64 MiB of peak RSS). Measured on the H200 (BENCHMARKS.md, branch
-    /// `tidy6`): 8192²'s power maps (1 GiB) 0.14 → 0.06 s; 4096²'s
+    /// 64 MiB of peak RSS). Measured on the H200 (2026-11-30,
+    /// BENCHMARKS.md's git history): 8192²'s power maps (1 GiB) 0.14 → 0.06 s; 4096²'s
     /// (268 MB) 0.046 → 0.041 s, not worth the 64 MiB; hence 512 MiB.
     /// Returns `false`, copying nothing, otherwise (or with
     /// [`TransferKnobs::pageable_upload`](crate::knobs::TransferKnobs::pageable_upload), for comparison).

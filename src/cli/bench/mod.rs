@@ -6,7 +6,7 @@
 //! Chebyshev (iterations, time per iteration next to its traffic floor), on
 //! the GPU and, up to `--cpu-max`, on the CPU; then a Chebyshev degree sweep
 //! at one size to pick the default degree by measurement. `--export` writes
-//! the systems for `scripts/bench_cupy.py`. Prints markdown; `--out` adds
+//! the systems for `bench/cupy.py`. Prints markdown; `--out` adds
 //! JSON and CSV. Speed targets belong here, never in timed unit tests.
 
 mod measure;
@@ -74,11 +74,12 @@ pub struct BenchArgs {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     pub gpu: usize,
-    /// Write bench.json, bench.md, spmv.csv and pcg.csv into this directory.
+    /// Write bench.json, bench.md, spmv.csv and pcg.csv into this directory
+    /// [default: not written].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Export the Quad-Diag systems (raw f64 + meta.json) into DIR/<N>x<N>/
-    /// for scripts/bench_cupy.py.
+    /// for bench/cupy.py [default: not exported].
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// Sizes N to export, comma-separated.
@@ -92,7 +93,8 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [40, 60, 80, 100, 170])]
     pub topopt_sizes: Vec<usize>,
     /// Mixed-precision ablation: preconditioner precisions to compare
-    /// (f64 always runs first, as the reference), comma-separated.
+    /// (f64 always runs first, as the reference), comma-separated [default:
+    /// none: no ablation].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub precisions: Vec<PrecisionMode>,
     /// In-plane sizes N of the ablation (GPU; CPU too up to --cpu-max).

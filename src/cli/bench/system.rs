@@ -1,7 +1,7 @@
 //! The benchmark's linear systems: a stack (mol_f2f by default) at an N × N
 //! in-plane grid with every layer one z cell thick, assembled exactly as a
 //! steady solve assembles it (power → grid → assemble), and its export as
-//! raw arrays for peer baselines (`scripts/bench_cupy.py`).
+//! raw arrays for peer baselines (`bench/cupy.py`).
 
 use anyhow::{Context, Result};
 use cuth::assemble::{assemble, System};

@@ -22,10 +22,12 @@ pub struct ServeArgs {
     /// Stack file (TOML).
     pub stack: PathBuf,
     /// Serve a TCP socket at ADDR (e.g. 127.0.0.1:7070; port 0 picks one,
-    /// printed on stderr) instead of stdin/stdout.
+    /// printed on stderr) instead of stdin/stdout [default: none:
+    /// stdin/stdout].
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
-    /// In-plane grid NXxNY, overriding the file's [grid].
+    /// In-plane grid NXxNY, overriding the file's [grid] [default: the
+    /// stack's [grid]].
     #[arg(long, value_parser = parse_grid, value_name = "NXxNY")]
     pub grid: Option<(usize, usize)>,
     /// Where to solve: auto, cpu, cuda or cuda:N.

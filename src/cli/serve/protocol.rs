@@ -1,5 +1,6 @@
 //! The serve protocol, version [`PROTOCOL`]: one JSON object per line each
-//! way (docs/serve.md is its reference). A request names its `op`; every
+//! way (its reference is the book's serve protocol chapter,
+//! `docs/src/serve.md`). A request names its `op`; every
 //! reply carries `ok`, the `op`, the simulated time and the last solve's
 //! report, and an error reply the message and the field at fault. A
 //! request is checked whole before it changes anything, so a refused one

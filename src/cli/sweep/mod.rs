@@ -40,7 +40,8 @@ pub struct SweepArgs {
     /// A directory of power rasters (one case per .csv/.png), or a TOML or CSV manifest.
     #[arg(required_unless_present = "merge")]
     pub cases: Option<PathBuf>,
-    /// Join these shard tables (sweep.csv of `--shard` runs) into --out.
+    /// Join these shard tables (sweep.csv of `--shard` runs) into --out
+    /// [default: none: solve the cases].
     #[arg(long, num_args = 1.., value_name = "CSV", conflicts_with_all = ["stack", "cases"])]
     pub merge: Vec<PathBuf>,
     /// Output directory [default: out/<stack name>-sweep, out/sweep-merged].
@@ -49,7 +50,8 @@ pub struct SweepArgs {
     /// Relative residual to stop each case at [default: 1e-8, as `solve`].
     #[arg(long)]
     pub rtol: Option<f64>,
-    /// Solve only cases I, I+N, I+2N, ... (0-based).
+    /// Solve only cases I, I+N, I+2N, ... (0-based) [default: 0/1, every
+    /// case].
     #[arg(long, value_parser = cases::parse_shard, value_name = "I/N")]
     pub shard: Option<(usize, usize)>,
     /// Also write each case's per-layer temperature maps (CSV, K) under cases/.
@@ -281,7 +283,7 @@ fn stage_maps(
     for (l, layer) in stack.layers.iter().enumerate() {
         let map = g.layer_map(&t, l);
         let name = format!("{dir}/{l:02}_{}.csv", sanitize(&layer.name));
-        // Kelvin, as sweep.csv: these are for scripts (README "Units").
+        // Kelvin, as sweep.csv: these are for scripts (docs/src/outputs.md, "Units").
         let text = cuth::output::csv::unit_line(TempUnit::Kelvin)
             + &cuth::output::csv::layer_csv(&map, g.nx, g.ny);
         txn.write(Path::new(&name), text.as_bytes())?;

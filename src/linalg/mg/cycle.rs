@@ -35,8 +35,8 @@
 //! level on ev6's package, 2.04 on the 24 mm die_on_spreader package at
 //! 10 µm (1.33 halving); relaxed columns (`LevelReport::relaxed_columns`,
 //! [`MgReport::relaxed_work`]) 1.63 and 1.62 (1.33 halving), the same PCG
-//! iterations as relaxing every cell (BENCHMARKS.md, "Skipping unchanged
-//! cells"). The restriction and prolongation still visit every cell.
+//! iterations as relaxing every cell (BENCHMARKS.md's git history, "Skipping
+//! unchanged cells"). The restriction and prolongation still visit every cell.
 
 use super::{MgOptions, MgReport};
 use crate::backend::mg::MultigridOps;

@@ -92,7 +92,7 @@ fn graded(w: &[f64], target: f64) -> Vec<usize> {
     starts
 }
 
-/// Slack of the graded merge test. Measured (BENCHMARKS.md, "Packages"; a
+/// Slack of the graded merge test. Measured (BENCHMARKS.md's git history, "Packages"; a
 /// 2 × 1.5 mm die in a 16 mm package, 200 → 12.5 um cells): 1 (exact
 /// doubling) 11 → 17 PCG iterations, 1.2: 11 → 16, 1.5: 12 → 15 (flat from
 /// 50 um on), 2: 17 → 24. With 1.5 the growth zone around a die (widths

@@ -43,7 +43,8 @@ pub enum MgCycle {
 }
 
 /// What relaxes the z columns, named in the preconditioner's report
-/// (`summary.json`). A point smoother fails on thin layers (BENCHMARKS.md),
+/// (`summary.json`). A point smoother fails on thin layers (151 against 10
+/// PCG iterations at 128², BENCHMARKS.md's git history),
 /// so the z-line smoother is the only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -21,7 +21,7 @@ pub(in crate::stack) fn invalid(
 
 /// Accepted range of a field, from its name: beyond it a number is a typo or
 /// a unit slip, and would make the system singular or overflow long before
-/// the solver could say which field was at fault (README: limits).
+/// the solver could say which field was at fault (docs/src/reliability.md: input limits).
 pub(in crate::stack) fn range_of(field: &str) -> (f64, f64, &'static str) {
     let last = field.rsplit('.').next().unwrap_or(field);
     match last {

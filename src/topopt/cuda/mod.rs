@@ -14,7 +14,7 @@
 //!   fused in), no atomics, bitwise deterministic.
 //!
 //! Each is the fastest variant measured on an H200 (BENCHMARKS.md,
-//! "Topology optimization: matrix-free operator"). The launchers are in
+//! "Topology optimization"). The launchers are in
 //! `launch.rs`; this file holds the operator's state and the trait's
 //! dispatch.
 
