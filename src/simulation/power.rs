@@ -164,6 +164,22 @@ impl SetPower {
         maps
     }
 
+    /// Per layer its map and blocks with the powers now set, as a steady
+    /// driver takes them (`thermal::steady::Prepared`).
+    pub(super) fn layer_power_with_maps(&self) -> Vec<LayerPower> {
+        let mut out = self.layer_power();
+        for (p, (map, base)) in out
+            .iter_mut()
+            .zip(self.layer_maps().into_iter().zip(&self.base))
+        {
+            p.total_w = map.iter().sum();
+            p.map_w = map;
+            p.patches.clone_from(&base.patches);
+            p.outline.clone_from(&base.outline);
+        }
+        out
+    }
+
     /// The layers' blocks with the powers now set (maps are not needed).
     pub(super) fn layer_power(&self) -> Vec<LayerPower> {
         let mut out: Vec<LayerPower> = (self.base.iter())
