@@ -293,7 +293,8 @@ fn solve_on<B: ThermalBackend + 'static>(
 #[pyclass(module = "cuth", frozen)]
 pub struct SolveResult {
     /// Layer name → ndarray (ny, nx), K (mean over the layer's z cells;
-    /// row y = 0 is the bottom edge, min y).
+    /// row y = 0 is the bottom edge, min y; NaN where the layer has no
+    /// material, as `cuth solve`'s maps).
     #[pyo3(get)]
     layers: Py<PyDict>,
     /// Block name → {"min", "avg", "max": K, "power": W} (`layer.block`
@@ -306,7 +307,7 @@ pub struct SolveResult {
     /// `summary.json`'s content.
     #[pyo3(get)]
     summary: Py<PyAny>,
-    /// Every cell, ndarray (nz, ny, nx), K.
+    /// Every cell, ndarray (nz, ny, nx), K (NaN where no material).
     #[pyo3(get)]
     temperature: Py<PyAny>,
 }
@@ -316,8 +317,19 @@ impl SolveResult {
         let grid = &o.grid;
         let layers = PyDict::new(py);
         let mut rows = Vec::new();
+        let mut field = o.temperature_k;
         for (l, layer) in stack.layers.iter().enumerate() {
-            let map = grid.layer_map(&o.temperature_k, l);
+            let mut map = grid.layer_map(&field, l);
+            // Cells with no material are NaN, as in `cuth solve`'s maps
+            // (and its block statistics, which skip them).
+            let absent = cuth::assemble::absent_plane(grid, &o.power[l], layer.material);
+            let plane = grid.plane();
+            for (j, _) in absent.iter().enumerate().filter(|(_, a)| **a) {
+                map[j] = f64::NAN;
+                for z in grid.layer_z[l].clone() {
+                    field[j + plane * z] = f64::NAN;
+                }
+            }
             for s in layer_block_stats(&layer.name, &map, &o.power[l].blocks, grid) {
                 rows.push(BlockRow {
                     layer: s.layer,
@@ -339,7 +351,7 @@ impl SolveResult {
             blocks: block_dict(py, &rows)?.unbind(),
             probes: probes.unbind(),
             summary: summary.unbind(),
-            temperature: field_array(py, o.temperature_k, grid)?.into_any().unbind(),
+            temperature: field_array(py, field, grid)?.into_any().unbind(),
         })
     }
 }
