@@ -86,6 +86,34 @@ fn dict_case(stack: &Stack, base: &SweepBase, arg: PowerArg, i: usize) -> PyResu
     Ok(case)
 }
 
+/// A case's maps hold finite powers, at least 0 W, on cells with material
+/// (what the sweep would otherwise report as the case's failure).
+fn check_maps(stack: &Stack, base: &SweepBase, case: &SweepCase) -> Result<(), String> {
+    for (l, map) in &case.maps {
+        let layer = &stack.layers[*l];
+        if let Some((j, w)) = (map.iter().enumerate()).find(|(_, w)| !(w.is_finite() && **w >= 0.0))
+        {
+            return Err(format!(
+                "layer `{}` map, cell {j}: power must be a finite number of W, at least 0, got {w}",
+                layer.name
+            ));
+        }
+        let absent =
+            cuth::assemble::powered_absent(&base.grid, &base.power[*l], layer.material, map);
+        if let Some(j) = absent {
+            return Err(format!(
+                "layer `{}` map: cell {j} (x {}, y {}) has {} W but no material (outside the \
+                 layer's outline or in a `none` region): its power would be lost",
+                layer.name,
+                j % base.grid.nx,
+                j / base.grid.nx,
+                map[j]
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Solves `cases` on `be` as `cuth sweep` does, `k` at a time, keeping
 /// layer `out`'s map of each.
 fn solve_all<B: ThermalBackend + BatchOps + 'static>(
@@ -188,6 +216,9 @@ pub fn sweep<'py>(
             })
             .collect::<PyResult<_>>()?
     };
+    for (i, case) in cases.iter().enumerate() {
+        check_maps(s, &base, case).map_err(|e| input_error(format!("powers[{i}]: {e}")))?;
+    }
     let opts = stack.solve_opts();
     let k = match (batch, stack.opened.device) {
         (Some(0), _) => return Err(input_error("batch must be at least 1")),

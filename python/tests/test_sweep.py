@@ -78,5 +78,26 @@ def test_sweep_refuses_bad_shapes(mol):
         cuth.sweep(mol, np.zeros((2, 3, 3)), layer="logic_feol")
     with pytest.raises(cuth.InputError, match="no layer `x`"):
         cuth.sweep(mol, maps(1), layer="x")
+    with pytest.raises(cuth.InputError, match=r"powers\[1\]: layer `logic_feol` map, cell 0"):
+        p = maps(2)
+        p[1, 0, 0] = -1.0
+        cuth.sweep(mol, p, layer="logic_feol")
+
+
+def test_power_on_cells_without_material_is_refused(ev6):
+    # L4_cores has the die's outline inside the sink's domain (fill "none").
+    nx, ny = ev6.grid_shape
+    full = np.full((ny, nx), 1e-3)
+    with pytest.raises(cuth.InputError, match="no material"):
+        cuth.sweep(ev6, full[None], layer="L4_cores")
+    with pytest.raises(cuth.InputError, match="no material"):
+        ev6.solve(power={"L4_cores": full})
+    sim = ev6.session()
+    with pytest.raises(cuth.InputError, match="layer `L4_cores` map: cell 0"):
+        sim.set_power({"L4_cores": full})
+    # Inside the outline only: accepted, and the energy balances.
+    inside = np.where(np.isfinite(ev6.solve().layers["L4_cores"]), 1e-3, 0.0)
+    r = ev6.solve(power={"L4_cores": inside})
+    assert r.summary["energy"]["relative_error"] < 1e-6
 
 

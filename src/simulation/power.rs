@@ -147,6 +147,19 @@ impl SetPower {
         {
             check_watts(|| format!("{}, cell {i}", field()), w)?;
         }
+        let material = stack.layers[l].material;
+        if let Some(i) = crate::assemble::powered_absent(grid, &self.base[l], material, &map_w) {
+            return Err(SimulationError::invalid(
+                field(),
+                format!(
+                    "cell {i} (x {}, y {}) has {} W but no material (outside the layer's \
+                     outline or in a `none` region): its power would be lost",
+                    i % grid.nx,
+                    i / grid.nx,
+                    map_w[i]
+                ),
+            ));
+        }
         self.maps[l] = Some(map_w);
         Ok(self.layer_maps())
     }

@@ -225,6 +225,14 @@ pub(super) fn case_power(
             ));
         }
         check_map(stack, *l, map_w)?;
+        let material = stack.layers[*l].material;
+        let absent = crate::assemble::powered_absent(&base.grid, &base.power[*l], material, map_w);
+        if let Some(i) = absent {
+            return Err(format!(
+                "layer {}: the power map gives {} W to cell {i}, which has no material",
+                stack.layers[*l].name, map_w[i]
+            ));
+        }
         power[*l].map_w.clone_from(map_w);
         power[*l].total_w = map_w.iter().sum();
     }
