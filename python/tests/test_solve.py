@@ -75,8 +75,7 @@ def test_layer_map_power():
     mem_w = sum(l["power_w"] for l in own.summary["layers"] if l["name"] == "memory_feol")
     assert r.summary["energy"]["power_in_w"] == pytest.approx(m.sum() + mem_w, rel=1e-12)
     assert r.summary["energy"]["relative_error"] < 1e-6
-    # The map in (ny, nx) order: the hottest logic cell sits near the
-    # strongest power cell's column/row, not transposed.
+    # Maps are (ny, nx), as the power went in.
     assert r.layers["logic_feol"].shape == (20, 24)
 
 
