@@ -5,10 +5,13 @@ whenever a core's hottest block passed 85 °C at the last step, that core
 runs at half power for the next one.
 
     python3 examples/dtm_serve.py [--steps 10000] [--grid 64] [--device auto] [--precond P]
+                                  [--record FILE]
 
 Only the standard library: the server speaks JSON lines on its stdin and
-stdout (docs/src/serve.md, the book's serve protocol chapter). Prints the throttled fraction per core, the hottest
-temperature seen and the wall time.
+stdout (docs/src/serve.md, the book's serve protocol chapter). Prints the
+throttled fraction per core, the hottest temperature seen and the wall time;
+--record writes each step's hottest temperature per core (K) as JSON, to
+compare with examples/dtm_python.py.
 """
 
 import argparse
@@ -62,6 +65,7 @@ def main():
     ap.add_argument("--grid", type=int, default=64)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--precond", help="the server's --precond (default: its own)")
+    ap.add_argument("--record", help="write each step's hottest temperature per core (K) as JSON")
     args = ap.parse_args()
 
     names, rows = read_ptrace(TRACE)
@@ -74,6 +78,7 @@ def main():
     throttled = {c: False for c in cores}
     count = {c: 0 for c in cores}
     hottest = 0.0
+    record = []
     t0 = time.perf_counter()
     for k in range(args.steps):
         row = rows[k % len(rows)]
@@ -82,13 +87,19 @@ def main():
         srv.ask(op="set_power", blocks=power)
         srv.ask(op="step", dt=DT_S)
         blocks = srv.ask(op="blocks")["blocks"]
+        temps = []
         for c in cores:
             t = max(b["max_k"] for b in blocks if core_of(b["block"]) == c and b["max_k"] is not None)
+            temps.append(t)
             throttled[c] = t > LIMIT_K
             count[c] += throttled[c]
             hottest = max(hottest, t)
+        record.append(temps)
     wall = time.perf_counter() - t0
     srv.ask(op="quit")
+    if args.record:
+        with open(args.record, "w") as f:
+            json.dump(record, f)
     print(f"{args.steps} steps of {DT_S:g} s at {args.grid}x{args.grid} on {srv.hello['device']}: "
           f"{wall:.2f} s ({1e3 * wall / args.steps:.3f} ms per step with its 3 round trips)")
     print(f"hottest block: {hottest - 273.15:.2f} °C")

@@ -11,7 +11,9 @@ mod materials;
 
 pub use check::{check_system, unreachable_power};
 
-pub use materials::{absent_plane, cell_conductivity, cell_materials, layer_plane_materials};
+pub use materials::{
+    absent_plane, cell_conductivity, cell_materials, layer_plane_materials, powered_absent,
+};
 // Re-exported for the device assembly, which paints layers as the host does.
 pub use crate::power::{layer_material, LayerMaterial};
 

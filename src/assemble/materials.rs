@@ -10,6 +10,19 @@ use crate::power::{layer_material, rasterize::coverage, LayerMaterial, LayerPowe
 use crate::stack::{Material, Stack};
 use rayon::prelude::*;
 
+/// The first plane cell that `map_w` (W per plane cell) powers but that
+/// has no material ([`absent_plane`]): a map given whole may power only
+/// cells that conduct, or its power would leave the energy balance.
+pub fn powered_absent(
+    grid: &Grid,
+    power: &LayerPower,
+    base: Material,
+    map_w: &[f64],
+) -> Option<usize> {
+    let absent = absent_plane(grid, power, base);
+    (absent.iter().zip(map_w)).position(|(a, w)| *a && *w != 0.0)
+}
+
 /// Which plane cells of a layer have no material at all (`fill` or region
 /// `"none"`); empty when the layer has none such. Maps show them as NaN.
 pub fn absent_plane(grid: &Grid, power: &LayerPower, base: Material) -> Vec<bool> {

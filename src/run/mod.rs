@@ -11,5 +11,6 @@ pub use device::{
     OpenRequest, Opened,
 };
 pub use plan::{
-    check_host_memory, check_warnings, Outputs, PlanError, PlanRequest, RunPlan, SolverRequest,
+    check_host_memory, check_warnings, precision_on, Outputs, PlanError, PlanRequest, RunPlan,
+    SolverRequest,
 };

@@ -169,8 +169,9 @@ pub struct RunPlan {
 /// Chosen by measurement on the H200 (BENCHMARKS.md).
 const DEFAULT_GPU_PRECISION: PrecisionMode = PrecisionMode::Mixed;
 
-/// The precision asked for on `device`, or that device's default.
-fn precision_on(given: Option<PrecisionMode>, device: Device) -> PrecisionMode {
+/// The precision asked for on `device`, or that device's default (the
+/// CLI's, for bindings that open a device as it does).
+pub fn precision_on(given: Option<PrecisionMode>, device: Device) -> PrecisionMode {
     given.unwrap_or(match device {
         Device::Cuda(_) => DEFAULT_GPU_PRECISION,
         Device::Cpu => PrecisionMode::F64,

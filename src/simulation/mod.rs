@@ -179,6 +179,13 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         self.set_layer_map(layer, p.map_w)
     }
 
+    /// The power now set, per layer (its map, W per plane cell, and its
+    /// blocks with their powers): what `cuth solve` would solve with it
+    /// ([`crate::thermal::steady::Prepared`]).
+    pub fn layer_power(&self) -> Vec<crate::power::LayerPower> {
+        self.power.layer_power_with_maps()
+    }
+
     fn power_changed(&mut self, maps: &[Vec<f64>]) {
         self.sys.rhs = crate::power::schedule::cell_power(&self.grid, maps);
         self.power_in_w = crate::thermal::transient::ordered_sum(&self.sys.rhs);

@@ -147,6 +147,19 @@ impl SetPower {
         {
             check_watts(|| format!("{}, cell {i}", field()), w)?;
         }
+        let material = stack.layers[l].material;
+        if let Some(i) = crate::assemble::powered_absent(grid, &self.base[l], material, &map_w) {
+            return Err(SimulationError::invalid(
+                field(),
+                format!(
+                    "cell {i} (x {}, y {}) has {} W but no material (outside the layer's \
+                     outline or in a `none` region): its power would be lost",
+                    i % grid.nx,
+                    i / grid.nx,
+                    map_w[i]
+                ),
+            ));
+        }
         self.maps[l] = Some(map_w);
         Ok(self.layer_maps())
     }
@@ -162,6 +175,22 @@ impl SetPower {
             }
         }
         maps
+    }
+
+    /// Per layer its map and blocks with the powers now set, as a steady
+    /// driver takes them (`thermal::steady::Prepared`).
+    pub(super) fn layer_power_with_maps(&self) -> Vec<LayerPower> {
+        let mut out = self.layer_power();
+        for (p, (map, base)) in out
+            .iter_mut()
+            .zip(self.layer_maps().into_iter().zip(&self.base))
+        {
+            p.total_w = map.iter().sum();
+            p.map_w = map;
+            p.patches.clone_from(&base.patches);
+            p.outline.clone_from(&base.outline);
+        }
+        out
     }
 
     /// The layers' blocks with the powers now set (maps are not needed).

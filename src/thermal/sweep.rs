@@ -16,12 +16,17 @@ use crate::power::{layer_power, layer_power_with, LayerPower};
 use crate::stack::{PowerSpec, Stack};
 use crate::thermal::device::ThermalBackend;
 
-/// One case: the power of some layers (by index) replaced; every other layer
-/// keeps the stack's own power.
-#[derive(Clone, Debug)]
+/// One case: the power of some layers (by index) replaced, from a source as
+/// a stack file gives it or from a map in memory; every other layer keeps
+/// the stack's own power.
+#[derive(Clone, Debug, Default)]
 pub struct SweepCase {
     pub name: String,
     pub power: Vec<(usize, PowerSpec)>,
+    /// Layers whose whole map is given (W per plane cell, index
+    /// `x + nx*y`), applied after `power`; the layer's blocks stay for the
+    /// per-block statistics.
+    pub maps: Vec<(usize, Vec<f64>)>,
 }
 
 /// What a solved case reports.
@@ -208,15 +213,41 @@ pub(super) fn case_power(
         let p = layer_power_with(own, &base.grid, *l, &base.rasters);
         own.layers[*l].power = stack.layers[*l].power.clone();
         power[*l] = p.map_err(|e| e.to_string())?;
-        let bad = power[*l].map_w.iter().any(|v| !v.is_finite() || *v < 0.0);
-        if bad {
+        check_map(stack, *l, &power[*l].map_w)?;
+    }
+    for (l, map_w) in &case.maps {
+        if map_w.len() != base.grid.plane() {
             return Err(format!(
-                "layer {}: the power map has negative or non-finite values",
-                stack.layers[*l].name
+                "layer {}: the power map has {} values, the grid's plane {}",
+                stack.layers[*l].name,
+                map_w.len(),
+                base.grid.plane()
             ));
         }
+        check_map(stack, *l, map_w)?;
+        let material = stack.layers[*l].material;
+        let absent = crate::assemble::powered_absent(&base.grid, &base.power[*l], material, map_w);
+        if let Some(i) = absent {
+            return Err(format!(
+                "layer {}: the power map gives {} W to cell {i}, which has no material",
+                stack.layers[*l].name, map_w[i]
+            ));
+        }
+        power[*l].map_w.clone_from(map_w);
+        power[*l].total_w = map_w.iter().sum();
     }
     Ok(power)
+}
+
+/// A case's map must hold finite powers, at least 0 W.
+fn check_map(stack: &Stack, l: usize, map_w: &[f64]) -> Result<(), String> {
+    match map_w.iter().any(|v| !v.is_finite() || *v < 0.0) {
+        true => Err(format!(
+            "layer {}: the power map has negative or non-finite values",
+            stack.layers[l].name
+        )),
+        false => Ok(()),
+    }
 }
 
 pub(super) fn stats(

@@ -28,6 +28,10 @@ use std::sync::mpsc::{channel, sync_channel};
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// Batch size on a GPU when the caller gives none (BENCHMARKS.md, sweeps);
+/// on the CPU cases go one at a time.
+pub const GPU_BATCH: usize = 32;
+
 /// Host reads of the batch's statuses: every this many PCG iterations
 /// (a converged vector is frozen on the device, so this only decides how
 /// many masked, empty iterations run after the last vector converged).

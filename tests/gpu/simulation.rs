@@ -27,6 +27,12 @@ fn refused_calls_change_nothing() {
 
 #[test]
 #[ignore]
+fn a_map_on_cells_without_material_is_refused() {
+    sim::a_map_on_cells_without_material_is_refused(gpu());
+}
+
+#[test]
+#[ignore]
 fn state_restores_and_long_steps_reach_the_steady_field() {
     sim::state_restores_and_long_steps_reach_the_steady_field(gpu());
 }

@@ -197,6 +197,7 @@ fn batched_sweeps_on_a_graded_stack_equal_their_own_solves() {
     let cases: Vec<SweepCase> = (0..3)
         .map(|i| SweepCase {
             name: format!("case{i}"),
+            maps: Vec::new(),
             power: vec![(
                 dies,
                 PowerSpec::Uniform {

@@ -20,6 +20,11 @@ fn refused_calls_change_nothing() {
 }
 
 #[test]
+fn a_map_on_cells_without_material_is_refused() {
+    sim::a_map_on_cells_without_material_is_refused(&CpuBackend::new());
+}
+
+#[test]
 fn state_restores_and_long_steps_reach_the_steady_field() {
     sim::state_restores_and_long_steps_reach_the_steady_field(&CpuBackend::new());
 }

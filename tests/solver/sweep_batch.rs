@@ -26,6 +26,7 @@ fn cases(stack: &Stack, n: usize, bad: usize) -> Vec<SweepCase> {
     (0..n)
         .map(|i| SweepCase {
             name: format!("case{i}"),
+            maps: Vec::new(),
             power: vec![
                 (
                     layer("logic_feol"),

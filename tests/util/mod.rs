@@ -220,6 +220,7 @@ pub fn sweep_cases(stack: &Stack, n: usize, bad: Option<usize>) -> Vec<SweepCase
     (0..n)
         .map(|i| SweepCase {
             name: format!("case{i}"),
+            maps: Vec::new(),
             power: vec![
                 (
                     layer("logic_feol"),

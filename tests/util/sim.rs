@@ -193,6 +193,34 @@ pub fn refused_calls_change_nothing<B: ThermalBackend + 'static>(be: &B) {
     assert_eq!(snapshot(&mut sim), snapshot(&mut twin));
 }
 
+/// A layer map that powers cells without material (HotSpot's ev6 core die,
+/// inside the sink's domain with `fill = "none"` around it) is refused:
+/// its power would leave the energy balance. The same map inside the
+/// outline is taken.
+pub fn a_map_on_cells_without_material_is_refused<B: ThermalBackend + 'static>(be: &B) {
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/hotspot_ev6_3d.toml"
+    ));
+    let s = Stack::load(path).unwrap().with_grid(16, 16).unwrap();
+    let mut sim = Simulation::open(be, s.clone(), options(&s)).unwrap();
+    let grid = Grid::from_stack(&s);
+    let l = s.layers.iter().position(|l| l.name == "L4_cores").unwrap();
+    let e = sim
+        .set_layer_map("L4_cores", vec![1e-3; grid.plane()])
+        .unwrap_err();
+    assert!(
+        matches!(&e, SimulationError::Invalid { field, message }
+            if field == "layer `L4_cores` map" && message.contains("no material")),
+        "{e}"
+    );
+    let base = rasterize_layers(&s, &grid).unwrap();
+    let absent = cuth::assemble::absent_plane(&grid, &base[l], s.layers[l].material);
+    assert!(absent.iter().any(|a| *a) && absent.iter().any(|a| !*a));
+    let inside: Vec<f64> = absent.iter().map(|a| if *a { 0.0 } else { 1e-3 }).collect();
+    sim.set_layer_map("L4_cores", inside).unwrap();
+}
+
 pub fn state_restores_and_long_steps_reach_the_steady_field<B: ThermalBackend + 'static>(be: &B) {
     let s = two_dies(12);
     let mut sim = Simulation::open(be, s.clone(), options(&s)).unwrap();

@@ -117,6 +117,7 @@ fn from_dir(dir: &Path, stack: &Stack, layer: Option<&str>) -> Result<Vec<SweepC
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             power: vec![(l, PowerSpec::Raster { file, total: None })],
+            maps: Vec::new(),
         })
         .collect())
 }
@@ -147,6 +148,7 @@ fn from_manifest(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputErro
         cases.push(SweepCase {
             name: c.name,
             power,
+            maps: Vec::new(),
         });
     }
     Ok(cases)

@@ -125,6 +125,7 @@ pub fn from_csv(path: &Path, stack: &Stack) -> Result<Vec<SweepCase>, InputError
             cases.push(SweepCase {
                 name: name.to_string(),
                 power: Vec::new(),
+                maps: Vec::new(),
             });
             cases.len() - 1
         });

@@ -24,7 +24,9 @@ use cuth::run::{Backends, Device, DeviceProbe, OpenRequest, Opened};
 use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::steady::SteadyOptions;
 use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase, SweepJob};
-use cuth::thermal::sweep_batch::{batches, check_workers, run_worker_batched, WorkerTimes};
+use cuth::thermal::sweep_batch::{
+    batches, check_workers, run_worker_batched, WorkerTimes, GPU_BATCH,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -188,9 +190,6 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     print(&table, &summary, &out)?;
     finish(&table)
 }
-
-/// Batch size on a GPU when `--batch` is not given (BENCHMARKS.md, sweeps).
-const GPU_BATCH: usize = 32;
 
 /// What every worker of a sweep shares: the cases, how to take the next
 /// one and where to hand its result.
