@@ -28,6 +28,7 @@ mod probes;
 mod reliability_inputs;
 mod reliability_outputs;
 mod serve;
+mod slurm_sweep;
 mod solve;
 mod topopt_problems;
 mod transient;
