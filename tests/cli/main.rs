@@ -21,6 +21,8 @@ mod import_hotspot_microchannels;
 mod knobs;
 mod liquid;
 mod messages;
+#[cfg(feature = "mpi")]
+mod mpi_ranks;
 mod no_surprises;
 mod out_folder;
 mod output_paths;
