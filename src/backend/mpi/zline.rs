@@ -43,7 +43,7 @@ impl ZLine {
                 lower[i] = g * inv_w[i - layer];
                 a.d[i] - g * lower[i]
             };
-            if !(w > 0.0) {
+            if w.is_nan() || w <= 0.0 {
                 return Err(BackendError::Numerical(format!(
                     "z-line preconditioner: pivot {w:e} at row {i} (the matrix is not SPD)"
                 )));
@@ -77,19 +77,20 @@ impl<A: ?Sized> Preconditioner<RankBackend, A> for ZLine {
         for k in (l..n).step_by(l) {
             let (done, rest) = z.split_at_mut(k);
             let below = &done[k - l..];
-            for j in 0..l {
-                rest[j] = r[k + j] + self.lower[k + j] * below[j];
+            let (rk, lk) = (&r[k..k + l], &self.lower[k..k + l]);
+            for ((zj, (rj, lj)), bj) in rest[..l].iter_mut().zip(rk.iter().zip(lk)).zip(below) {
+                *zj = rj + lj * bj; // y_k = r_k + l_k y_{k−1}
             }
         }
         let top = n - l;
-        for j in top..n {
-            z[j] *= self.inv_w[j];
+        for (zj, wj) in z[top..].iter_mut().zip(&self.inv_w[top..]) {
+            *zj *= wj; // z_top = y_top / w_top
         }
         for k in (0..top).step_by(l).rev() {
             let (head, above) = z.split_at_mut(k + l);
-            let here = &mut head[k..];
-            for j in 0..l {
-                here[j] = (here[j] + self.upper[k + j] * above[j]) * self.inv_w[k + j];
+            let coeffs = self.upper[k..k + l].iter().zip(&self.inv_w[k..k + l]);
+            for ((zj, (uj, wj)), aj) in head[k..].iter_mut().zip(coeffs).zip(above.iter()) {
+                *zj = (*zj + uj * aj) * wj; // z_k = (y_k + g_k z_{k+1}) / w_k
             }
         }
         Ok(())
