@@ -16,7 +16,7 @@ root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 for n in 1 "${ranks[@]}"; do
     echo "== $n rank(s): $stack --grid $grid"
-    /usr/bin/time -f "wall %e s, max RSS of a rank %M KB" \
+    /usr/bin/time -f "wall %e s, max RSS of one process %M KB" \
         mpirun "${root[@]}" -n "$n" -x RAYON_NUM_THREADS=1 "$cuth" solve "$stack" \
         --grid "$grid" --device cpu --no-maps --out "$out/$n" --verbose --quiet
     python3 - "$out/$n/summary.json" <<'PY'

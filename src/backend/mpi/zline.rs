@@ -6,8 +6,10 @@
 //! matrix on any number of ranks: the iteration count does not depend on
 //! the decomposition. M is SPD where A is (a principal block diagonal).
 //!
-//! Traffic of one application: r, z written then read and written back,
-//! and two factors: 48 B/row.
+//! Traffic of one application: the forward sweep reads r and the
+//! multiplier and writes z (24 B/row), the back substitution reads z, g and
+//! 1/w and writes z (32 B/row): 56 B/row, the neighbouring z layer coming
+//! from cache.
 
 use super::slab::SlabMatrix;
 use super::RankBackend;
