@@ -30,6 +30,7 @@ serve|serve.py|cuth serve round trip (set power, step, read blocks): [--stack F]
 topopt|topopt.sh|topology optimization on a GPU: tests, matvec, full runs: [STEP...]
 topopt-table|topopt_table.py|table of cuth topopt runs of a folder: DIR
 cupy|cupy.py|CuPy CG + Jacobi on systems exported by cuth bench --export: DIR [--rtol R]
+mpi-ranks|mpi_ranks.sh|one steady solve over 1 then N MPI ranks (cuth built with --features mpi): [STACK] [GRID] [N...]
 hotspot-example5|hotspot_example5_table.py|HotSpot example 5 (microchannels) table from a raw folder: DIR
 hotspot-blocks|hotspot/compare.py|per-block hottest points, HotSpot .steady against cuth blocks.csv: LABEL=FILE...
 hotspot-map|hotspot/mapdiff.py|a cuth layer map against a HotSpot grid_steady file: CUTH.csv HS.grid.steady LAYER

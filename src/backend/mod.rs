@@ -32,6 +32,8 @@ pub mod cpu;
 pub mod cuda;
 pub mod memory_limit;
 pub mod mg;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod reduce;
 
 use crate::matrix::advection::Advection;

@@ -9,6 +9,8 @@ mod device;
 mod import;
 mod plan;
 mod progress;
+#[cfg(feature = "mpi")]
+mod ranks;
 mod serve;
 mod solve;
 mod solve_run;

@@ -81,8 +81,15 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         npy: args.npy,
         hotspot: hotspot_outputs(&plan.stack, args.run.hotspot_outputs),
     };
+    // Started by `mpirun`: one solve over the ranks, rank 0 writing.
+    #[cfg(feature = "mpi")]
+    let universe = super::ranks::launched()?;
+    #[cfg(feature = "mpi")]
+    let root = universe.as_ref().is_none_or(super::ranks::is_root);
+    #[cfg(not(feature = "mpi"))]
+    let root = true;
     // On a terminal, a solve longer than a second shows PCG's progress.
-    let progress = SolveProgress::start(!plan.quiet && !plan.json);
+    let progress = SolveProgress::start(root && !plan.quiet && !plan.json);
     // The whole field stays on the host only for the outputs that write
     // it; otherwise the solve keeps the statistics and the maps.
     let peer = plan.stack.threedice.as_ref();
@@ -105,7 +112,17 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         )
     };
     let req = plan.open_request(staged_download(&plan, &keep));
-    let (mut outcome, layer_maps) = run_on(&req, probe, &plan, &out_opts, &keep)?;
+    #[cfg(feature = "mpi")]
+    let solved = match &universe {
+        Some(u) => match super::ranks::solve(u, &plan, &keep)? {
+            Some(got) => got,
+            None => return Ok(()),
+        },
+        None => run_on(&req, probe, &plan, &out_opts, &keep)?,
+    };
+    #[cfg(not(feature = "mpi"))]
+    let solved = run_on(&req, probe, &plan, &out_opts, &keep)?;
+    let (mut outcome, layer_maps) = solved;
     drop(progress);
     if plan.verbose {
         for n in cuth::backend::cuda::kernel_cache::take_notes() {

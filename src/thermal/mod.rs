@@ -15,6 +15,8 @@ pub mod probes;
 pub mod steady;
 mod steady_device;
 pub mod steady_options;
+#[cfg(feature = "mpi")]
+pub mod steady_ranks;
 pub mod summarize;
 pub mod summary;
 pub mod sweep;

@@ -22,6 +22,8 @@ mod import_hotspot_microchannels;
 mod knobs;
 mod liquid;
 mod messages;
+#[cfg(feature = "mpi")]
+mod mpi_ranks;
 mod no_surprises;
 mod out_folder;
 mod output_paths;
@@ -29,6 +31,7 @@ mod probes;
 mod reliability_inputs;
 mod reliability_outputs;
 mod serve;
+mod slurm_sweep;
 mod solve;
 mod topopt_problems;
 mod transient;
