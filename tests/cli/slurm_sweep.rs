@@ -70,7 +70,7 @@ fn array_tasks_and_their_merge_equal_one_sweep() {
     let dir = tempfile::tempdir().unwrap();
     let cases = dir.path().join("cases.toml");
     let o = Command::new("bash")
-        .args(["scripts/sweep_cases.sh", "5", s(&cases)])
+        .args(["bench/sweep_cases.sh", "5", s(&cases)])
         .current_dir(ROOT)
         .output()
         .unwrap();
