@@ -6,7 +6,6 @@ use crate::device::Dev;
 use crate::errors::{input_error, OrPy};
 use crate::power::PowerArg;
 use crate::readings::{block_dict, field_array, map_array, BlockRow};
-use crate::stack::PyStack;
 use cuth::backend::cpu::CpuBackend;
 use cuth::backend::cuda::CudaBackend;
 use cuth::simulation::{Simulation, SolveReport};
@@ -59,10 +58,16 @@ pub struct PySession {
 }
 
 impl PySession {
-    /// Opens a session on `stack`'s device, the GIL released meanwhile.
-    pub fn open(py: Python<'_>, stack: &PyStack) -> PyResult<PySession> {
-        let (s, opts) = (stack.stack.clone(), stack.opts.clone());
-        let dev = stack.opened.dev;
+    /// Opens a session on `stack` with `opts` on `dev`, the GIL released
+    /// meanwhile.
+    pub fn open(
+        py: Python<'_>,
+        stack: &cuth::stack::Stack,
+        opts: &cuth::thermal::steady::SteadyOptions,
+        dev: Dev,
+    ) -> PyResult<PySession> {
+        let (nx, ny) = (stack.nx, stack.ny);
+        let (s, opts) = (stack.clone(), opts.clone());
         let sim = py
             .allow_threads(|| {
                 OnThisThread(match dev {
@@ -72,11 +77,7 @@ impl PySession {
             })
             .get()
             .or_py()?;
-        Ok(PySession {
-            sim,
-            nx: stack.stack.nx,
-            ny: stack.stack.ny,
-        })
+        Ok(PySession { sim, nx, ny })
     }
 }
 

@@ -249,7 +249,7 @@ impl PyStack {
     /// under the stack's own power.
     fn session(&self, py: Python<'_>) -> PyResult<crate::session::PySession> {
         self.stack.refuse_cavities().or_py()?;
-        crate::session::PySession::open(py, self)
+        crate::session::PySession::open(py, &self.stack, &self.opts, self.opened.dev)
     }
 
     fn __repr__(&self) -> String {

@@ -67,14 +67,21 @@ pub fn assemble_liquid(
     power: &[LayerPower],
 ) -> Result<System, LiquidError> {
     let mut system = assemble(stack, grid, power);
-    let coolant = add_cavities(stack, grid, &mut system)
+    add_coolant_to(stack, grid, &mut system)?;
+    Ok(system)
+}
+
+/// Adds the cavities' coolant to `system` (assembled for the solid stack)
+/// and keeps it in [`System::coolant`].
+pub fn add_coolant_to(stack: &Stack, grid: &Grid, system: &mut System) -> Result<(), LiquidError> {
+    let coolant = add_cavities(stack, grid, system)
         .map_err(|source| LiquidError::Cavity {
             file: stack.source.clone(),
             source,
         })?
         .ok_or_else(|| LiquidError::NoCavity(stack.source.clone()))?;
     system.coolant = Some(coolant);
-    Ok(system)
+    Ok(())
 }
 
 /// The power dissipated in the stack, W: the right-hand side less the

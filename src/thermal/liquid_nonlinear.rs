@@ -18,11 +18,10 @@
 //! solves work on its device-resident system, which a liquid stack does not
 //! use.
 
-use super::liquid::{solve_system, LiquidError, LiquidSolve};
+use super::liquid::{add_coolant_to, solve_system, LiquidSolve};
 use super::nonlinear::leakage::LeakageModel;
 use super::nonlinear::{place_name, NonlinearError, NonlinearReport};
 use super::steady_options::{SteadyError, SteadyOptions};
-use crate::assemble::cavity::add_cavities;
 use crate::assemble::{assemble_cells, cell_materials, System};
 use crate::grid::Grid;
 use crate::linalg::Stop;
@@ -61,13 +60,7 @@ fn system_at(
         .iter_mut()
         .zip(&leakage.cell_w)
         .for_each(|(b, q)| *b += q);
-    let coolant = add_cavities(stack, grid, &mut system)
-        .map_err(|source| LiquidError::Cavity {
-            file: stack.source.clone(),
-            source,
-        })?
-        .ok_or_else(|| LiquidError::NoCavity(stack.source.clone()))?;
-    system.coolant = Some(coolant);
+    add_coolant_to(stack, grid, &mut system)?;
     Ok((system, leakage.per_source_w))
 }
 
