@@ -68,9 +68,8 @@ impl<'x, B: QuadDiagOps + ChebyshevOps> Preconditioner<B, QuadDiagOperator<'x, B
             let mut sym = a.symmetric_part();
             return self.mg.apply(be, &mut sym, r, z);
         }
-        // z = M_mg⁻¹ r
-        be.axpby(0.0, r, 0.0, z)?;
-        self.mg_correct(be, a, r, z)?;
+        // z = M_mg⁻¹ r (the first correction, from z = 0, needs no residual)
+        self.mg.apply(be, &mut a.symmetric_part(), r, z)?;
         // z += (D_f − L_f)⁻¹ (r − A z) on the coolant cells
         a.residual(be, r, z, &mut self.t, &mut self.s, 0)?;
         be.axpby(0.0, r, 0.0, &mut self.dz)?;
