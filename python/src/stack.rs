@@ -248,7 +248,6 @@ impl PyStack {
     /// steps, read temperatures, call by call. Starts at ambient, t = 0,
     /// under the stack's own power.
     fn session(&self, py: Python<'_>) -> PyResult<crate::session::PySession> {
-        self.stack.refuse_cavities().or_py()?;
         crate::session::PySession::open(py, &self.stack, &self.opts, self.opened.dev)
     }
 

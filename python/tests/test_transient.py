@@ -92,3 +92,20 @@ def test_init_steady_starts_from_the_steady_field(ev6):
     for k, b in steady.blocks.items():
         if b["max"] is not None:
             assert rec["blocks"][k]["max"][-1] == pytest.approx(b["max"], abs=1e-5)
+
+
+def test_session_solves_a_liquid_cooled_stack():
+    """A session on a stack with a microchannel cavity: its steady field is
+    Stack.solve's (the coolant's heat included), and long steps reach it."""
+    import os
+    from conftest import CONFIGS
+
+    stack = cuth.Stack.from_toml(os.path.join(CONFIGS, "liquid_f2f.toml"), grid=(201, 16),
+                                 device="cpu")
+    want = stack.solve().temperature
+    sim = stack.session()
+    sim.steady()
+    np.testing.assert_allclose(sim.temperature(), want, rtol=0, atol=1e-9)
+    sim2 = stack.session()
+    sim2.step(1e6, steps=3)
+    np.testing.assert_allclose(sim2.temperature(), want, rtol=0, atol=1e-6)

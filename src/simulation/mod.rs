@@ -17,7 +17,10 @@
 //! the same as `cuth solve`'s.
 //!
 //! Linear stacks only: a stack with temperature-dependent properties or
-//! leakage is refused at [`Simulation::open`].
+//! leakage is refused at [`Simulation::open`]. Liquid-cooled cavities are
+//! solved as `cuth solve` and `cuth transient` solve them (BiCGStab over
+//! the upwind multigrid); the coolant's own readings (outlets, its heat)
+//! are not among a session's replies.
 
 mod error;
 mod power;
@@ -34,6 +37,7 @@ use crate::linalg::{CgInfo, Offset, QuadDiagOperator, Solver, Stop};
 use crate::stack::{PowerSpec, Stack};
 use crate::thermal::block_stats::BlockFootprint;
 use crate::thermal::device::ThermalBackend;
+use crate::thermal::liquid::{add_coolant_to, solve_system, LiquidError};
 use crate::thermal::probes;
 use crate::thermal::steady::{heat_reaches_ambient, rasterize_layers, SteadyOptions};
 use crate::thermal::transient::state::STATE_RANGE_K;
@@ -99,8 +103,20 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         be.check_capacity_with(grid.len(), crate::thermal::transient::EXTRA_VECTORS + 1)?;
         be.prepare_quad_diag()?;
         let base = rasterize_layers(&stack, &grid)?;
-        heat_reaches_ambient(&stack, &grid, &base)?;
-        let sys = assemble(&stack, &grid, &base);
+        let mut sys = assemble(&stack, &grid, &base);
+        if stack.has_cavities() {
+            // The coolant carries heat out as the films do; `rhs` stays the
+            // power alone (the inlets' enthalpy is the stepper's own source,
+            // and added for a steady solve).
+            let power = sys.rhs.clone();
+            add_coolant_to(&stack, &grid, &mut sys).map_err(|e| match e {
+                LiquidError::Power(e) => SimulationError::Power(e),
+                e => SimulationError::Unsupported(e.to_string()),
+            })?;
+            sys.rhs = power;
+        } else {
+            heat_reaches_ambient(&stack, &grid, &base)?;
+        }
         crate::assemble::check_system(&sys, &grid).map_err(SimulationError::Internal)?;
         let footprints = (base.iter())
             .map(|lp| {
@@ -231,8 +247,12 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         }
         if self.stepping.is_none() {
             // The shift c is the current power's (as a transient run's is
-            // its first row's), see `Stepper`.
-            let c = Offset::new(&self.sys.a, &self.sys.rhs).c;
+            // its first row's), see `Stepper`; a liquid-cooled step takes
+            // none.
+            let c = match self.sys.coolant {
+                Some(_) => 0.0,
+                None => Offset::new(&self.sys.a, &self.sys.rhs).c,
+            };
             let (be, sys) = (self.be, &self.sys);
             let mut stepper = Stepper::new(be, sys, dt, c, &self.theta, &self.opts)?;
             stepper.set_power(&sys.rhs)?;
@@ -258,6 +278,9 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
     /// The steady field of the power now set (solved from zero, as `cuth
     /// solve` does); the time stays.
     pub fn solve_steady(&mut self) -> Result<SolveReport, SimulationError> {
+        if self.sys.coolant.is_some() {
+            return self.solve_steady_liquid();
+        }
         let be = self.be;
         let ksp = match &mut self.steady {
             Some(k) => k,
@@ -283,6 +306,33 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
             s.theta_stale = true;
         }
         Ok(self.report(&info, None))
+    }
+
+    /// The steady field of a liquid-cooled stack, solved as `cuth solve`
+    /// solves it (`thermal::liquid`): the system with the inlets' enthalpy
+    /// on its right-hand side, assembled again on the device each call.
+    fn solve_steady_liquid(&mut self) -> Result<SolveReport, SimulationError> {
+        let mut sys = self.sys.clone();
+        (sys.rhs.iter_mut().zip(self.sys.inlet_source())).for_each(|(b, s)| *b += s);
+        let precond = (self.opts.precond, &self.opts.precond_opts);
+        let opts = &self.opts;
+        let solved = solve_system(self.be, &sys, precond, |be, m, b| {
+            opts.cg_params(be, m, Stop::against(opts.rtol, b))
+        })
+        .map_err(|e| match e {
+            LiquidError::Solve(e) => SimulationError::Solve(e),
+            LiquidError::Backend(e) => SimulationError::Backend(e),
+            e => SimulationError::Unsupported(e.to_string()),
+        })?;
+        let mut theta = solved.x_host;
+        solved.offset.restore(&mut theta);
+        self.theta = theta;
+        self.host_current = true;
+        self.t_current = false;
+        if let Some(s) = &mut self.stepping {
+            s.theta_stale = true;
+        }
+        Ok(self.report(&solved.info, None))
     }
 
     fn report(&self, info: &CgInfo, dt_s: Option<f64>) -> SolveReport {

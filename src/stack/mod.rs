@@ -279,28 +279,6 @@ impl Stack {
         Ok(self)
     }
 
-    /// Refuses a stack with a liquid-cooled cavity, for the drivers that do
-    /// not solve coolant yet (only `thermal::liquid` does): a clear error
-    /// rather than a cavity silently solved as solid walls.
-    pub fn refuse_cavities(&self) -> Result<(), StackError> {
-        match self
-            .layers
-            .iter()
-            .enumerate()
-            .find(|(_, l)| l.cavity.is_some())
-        {
-            Some((i, l)) => Err(StackError::Invalid {
-                file: self.source.clone(),
-                field: format!("layers[{i}] ({}).cavity", l.name),
-                message:
-                    "liquid-cooled cavities are solved by `cuth solve` and `cuth transient`, not \
-                          by this command yet"
-                        .into(),
-            }),
-            None => Ok(()),
-        }
-    }
-
     /// Whether some layer is a liquid-cooled cavity.
     pub fn has_cavities(&self) -> bool {
         self.layers.iter().any(|l| l.cavity.is_some())

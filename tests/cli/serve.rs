@@ -328,3 +328,46 @@ fn bad_solver_flags_are_refused_at_start() {
         crate::util::cli::fails_with(&o, 2, &[flag]);
     }
 }
+
+#[test]
+fn a_liquid_cooled_stack_serves_the_steady_field_of_solve() {
+    let stack = "configs/liquid_f2f.toml";
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("solve");
+    let o = crate::util::cli::cuth(&[
+        "solve",
+        stack,
+        "--grid",
+        "201x16",
+        "--device",
+        "cpu",
+        "--json",
+        "--no-maps",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut child = Command::new(cuth_path())
+        .args(["serve", stack, "--grid", "201x16", "--device", "cpu"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("cuth serve starts");
+    let mut input = child.stdin.take().unwrap();
+    let requests = ["steady", "hottest", "quit"].map(|op| json!({ "op": op }).to_string());
+    writeln!(input, "{}", requests.join("\n")).unwrap();
+    drop(input);
+    let replies: Vec<Value> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    assert!(child.wait().unwrap().success());
+    assert!(replies.iter().all(|r| r["ok"] != false), "{replies:?}");
+    let hottest = &replies[2];
+    let (got, want) = (&hottest["hottest"]["t_k"], &summary["hottest"]["t_k"]);
+    let (got, want) = (got.as_f64().unwrap(), want.as_f64().unwrap());
+    assert!((got - want).abs() < 1e-6, "serve {got} K, solve {want} K");
+}

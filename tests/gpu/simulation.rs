@@ -42,3 +42,9 @@ fn state_restores_and_long_steps_reach_the_steady_field() {
 fn a_layer_map_scales_the_field_linearly() {
     sim::a_layer_map_scales_the_field_linearly(gpu());
 }
+
+#[test]
+#[ignore]
+fn liquid_session_equals_the_one_shot_drivers() {
+    sim::liquid_session_equals_the_one_shot_drivers(gpu(), 1e-9);
+}

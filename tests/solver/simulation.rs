@@ -33,3 +33,8 @@ fn state_restores_and_long_steps_reach_the_steady_field() {
 fn a_layer_map_scales_the_field_linearly() {
     sim::a_layer_map_scales_the_field_linearly(&CpuBackend::new());
 }
+
+#[test]
+fn liquid_session_equals_the_one_shot_drivers() {
+    sim::liquid_session_equals_the_one_shot_drivers(&CpuBackend::new(), 0.0);
+}

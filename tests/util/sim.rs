@@ -287,3 +287,59 @@ pub fn a_layer_map_scales_the_field_linearly<B: ThermalBackend + 'static>(be: &B
     let h = sim.hottest().unwrap();
     assert!((h.t_k - two.iter().copied().fold(f64::MIN, f64::max)).abs() == 0.0);
 }
+
+fn liquid(ny: usize) -> Stack {
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/liquid_f2f.toml"
+    ));
+    Stack::load(path).unwrap().with_grid(201, ny).unwrap()
+}
+
+/// A liquid-cooled stack: the session's steady field is `solve_steady`'s
+/// (BiCGStab over the upwind multigrid, the inlets' enthalpy in), and its
+/// steps are `run_transient`'s under the stack's own power; long steps
+/// settle on the steady field.
+pub fn liquid_session_equals_the_one_shot_drivers<B: ThermalBackend + 'static>(be: &B, tol_k: f64) {
+    let s = liquid(24);
+    let want = solve_steady(be, &s, &options(&s)).unwrap().temperature_k;
+    let mut sim = Simulation::open(be, s.clone(), options(&s)).unwrap();
+    let report = sim.solve_steady().unwrap();
+    let steady = sim.temperature_k().unwrap();
+    let d = max_diff(&steady, &want);
+    assert!(d <= tol_k.max(1e-9), "steady: {d:e} K");
+    assert!(report.iterations > 0);
+    // The stack's own power, stepped from ambient as `cuth transient` does.
+    let dt = 0.02;
+    let steps = 6;
+    let grid = Grid::from_stack(&s);
+    let base = rasterize_layers(&s, &grid).unwrap();
+    let opts = TransientOptions {
+        solver: options(&s),
+        dt,
+        steps,
+        init: InitState::Ambient,
+        snapshot_every: None,
+        stepping: Default::default(),
+    };
+    let mut fields = Vec::new();
+    let mut observe = |v: &StepView| {
+        fields.push(v.temperature_k.to_vec());
+        Ok(())
+    };
+    let sched = PowerSchedule::constant(base);
+    run_transient(be, &s, &grid, &sched, &opts, &mut observe).unwrap();
+    let mut sim = Simulation::open(be, s.clone(), options(&s)).unwrap();
+    for (k, field) in fields.iter().enumerate() {
+        sim.step(dt).unwrap();
+        let d = max_diff(&sim.temperature_k().unwrap(), field);
+        assert!(d <= tol_k.max(1e-9), "step {}: {d:e} K", k + 1);
+    }
+    // Steps far longer than the stack's time constants reach the steady
+    // field (backward Euler's fixed point is the steady state).
+    for _ in 0..3 {
+        sim.step(1e6).unwrap();
+    }
+    let d = max_diff(&sim.temperature_k().unwrap(), &steady);
+    assert!(d < 1e-6, "after long steps: {d:e} K");
+}

@@ -69,7 +69,6 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let probe = DeviceProbe::start(args.device);
     super::import::refuse_foreign(&args.stack)?;
     let stack = Stack::load(&args.stack)?;
-    stack.refuse_cavities()?;
     let stack = match args.grid {
         Some((nx, ny)) => stack.with_grid(nx, ny)?,
         None => stack,
