@@ -86,3 +86,38 @@ fn auto_starts_in_f32_and_matches_f64() {
         .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(dt < 1e-3, "{dt}");
 }
+
+#[test]
+fn auto_falls_back_to_the_f64_cycle_and_f32_stays() {
+    let be = CpuBackend::new();
+    let a = system(&load("configs/hotspot_ev6_3d.toml", Some((20, 18))));
+    let n = a.len();
+    let mut op = QuadDiagOperator::new(&be, &a, n);
+    let with = |precision| MgOptions {
+        precision,
+        ..MgOptions::default()
+    };
+    let mut f64 = Multigrid::new(&be, &a, &with(MgPrecision::F64)).unwrap();
+    let mut f32 = Multigrid::new(&be, &a, &with(MgPrecision::F32)).unwrap();
+    let mut auto = Multigrid::new(&be, &a, &with(MgPrecision::Auto)).unwrap();
+    assert_eq!(auto.mg_report().precision, "f32 (auto)");
+    // A fixed f32 hierarchy has no level to switch to; f64 has none either.
+    assert_eq!(f32.raise_precision(&be, &mut op).unwrap(), None);
+    assert_eq!(f64.raise_precision(&be, &mut op).unwrap(), None);
+    assert_eq!(
+        auto.raise_precision(&be, &mut op).unwrap().as_deref(),
+        Some("mg f64")
+    );
+    assert_eq!(auto.mg_report().precision, "f64 (auto, fell back)");
+    assert_eq!(auto.raise_precision(&be, &mut op).unwrap(), None);
+    // After the fall-back, the cycle is the f64 one, bit for bit.
+    let r = common::Rng::new(3).vec(n, -1.0, 1.0);
+    let (mut z64, mut za) = (vec![0.0; n], vec![0.0; n]);
+    f64.apply(&be, &mut op, &r, &mut z64).unwrap();
+    auto.apply(&be, &mut op, &r, &mut za).unwrap();
+    assert_eq!(z64, za);
+    assert_eq!(
+        f64.mg_report().hierarchy_bytes,
+        auto.mg_report().hierarchy_bytes
+    );
+}

@@ -5,7 +5,7 @@
 //! the restriction and over fine cells for the prolongation. The trait
 //! methods call the slice functions below, which `batch.rs` runs per vector.
 
-use super::mg_low::{from_low, to_low, LowLevel};
+use super::mg_low::{narrow, widen, LowLevel};
 use super::{same_len, CpuBackend};
 use crate::backend::mg::{check_axes, Guess, LevelShape, MultigridOps, Relax};
 use crate::backend::BackendError;
@@ -173,10 +173,10 @@ impl MultigridOps for CpuBackend {
         Ok(vec![0.0; n])
     }
     fn mg_to_low(&self, v: &Vec<f64>, out: &mut Vec<f32>) -> Result<(), BackendError> {
-        to_low(v, out)
+        narrow(v, out)
     }
     fn mg_from_low(&self, v: &Vec<f32>, out: &mut Vec<f64>) -> Result<(), BackendError> {
-        from_low(v, out)
+        widen(v, out)
     }
     fn mg_low_smooth(
         &self,

@@ -171,14 +171,14 @@ impl CpuBackend {
 }
 
 /// out = v as f32.
-pub(super) fn to_low(v: &[f64], out: &mut [f32]) -> Result<(), BackendError> {
+pub(super) fn narrow(v: &[f64], out: &mut [f32]) -> Result<(), BackendError> {
     same_len(v.len(), out.len())?;
     out.par_iter_mut().zip(v).for_each(|(o, &v)| *o = v as f32);
     Ok(())
 }
 
 /// out = v as f64.
-pub(super) fn from_low(v: &[f32], out: &mut [f64]) -> Result<(), BackendError> {
+pub(super) fn widen(v: &[f32], out: &mut [f64]) -> Result<(), BackendError> {
     same_len(v.len(), out.len())?;
     out.par_iter_mut().zip(v).for_each(|(o, &v)| *o = v as f64);
     Ok(())

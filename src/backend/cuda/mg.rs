@@ -217,14 +217,14 @@ impl MultigridOps for CudaBackend {
         self.low_zeros(n)
     }
     fn mg_to_low(&self, v: &CudaSlice<f64>, out: &mut CudaSlice<f32>) -> Result<(), BackendError> {
-        self.to_low(v, out)
+        self.narrow(v, out)
     }
     fn mg_from_low(
         &self,
         v: &CudaSlice<f32>,
         out: &mut CudaSlice<f64>,
     ) -> Result<(), BackendError> {
-        self.from_low(v, out)
+        self.widen(v, out)
     }
     fn mg_low_smooth(
         &self,

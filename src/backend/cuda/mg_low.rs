@@ -70,7 +70,7 @@ impl CudaBackend {
         Ok(low)
     }
 
-    pub(super) fn to_low(
+    pub(super) fn narrow(
         &self,
         v: &CudaSlice<f64>,
         out: &mut CudaSlice<f32>,
@@ -87,13 +87,13 @@ impl CudaBackend {
 
     pub(super) fn low_vector(&self, v: &CudaSlice<f64>) -> Result<CudaSlice<f32>, BackendError> {
         let mut out = self.low_zeros(v.len())?;
-        if v.len() > 0 {
-            self.to_low(v, &mut out)?;
+        if !v.is_empty() {
+            self.narrow(v, &mut out)?;
         }
         Ok(out)
     }
 
-    pub(super) fn from_low(
+    pub(super) fn widen(
         &self,
         v: &CudaSlice<f32>,
         out: &mut CudaSlice<f64>,
