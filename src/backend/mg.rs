@@ -24,10 +24,11 @@ pub enum Guess {
 
 /// One colour's half-sweep of the zebra relaxation
 /// ([`MultigridOps::mg_smooth`]), as the single and the batched smoother
-/// both take it.
-pub struct Relax<'a, B: MultigridOps + ?Sized> {
+/// both take it. `V` is the level's vector type: the backend's f64 vector,
+/// or its f32 one on a low-precision hierarchy ([`MultigridOps::LowVector`]).
+pub struct Relax<'a, B: MultigridOps + ?Sized, V = <B as super::Backend>::Vector> {
     /// The inverse pivots of the level's z columns.
-    pub inv_pivots: &'a B::Vector,
+    pub inv_pivots: &'a V,
     /// Which colour of the x-y checkerboard: (x + y) mod 2.
     pub colour: u32,
     pub guess: Guess,
@@ -35,13 +36,13 @@ pub struct Relax<'a, B: MultigridOps + ?Sized> {
     pub made_by: Option<&'a B::Transfer>,
 }
 
-impl<B: MultigridOps + ?Sized> Clone for Relax<'_, B> {
+impl<B: MultigridOps + ?Sized, V> Clone for Relax<'_, B, V> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<B: MultigridOps + ?Sized> Copy for Relax<'_, B> {}
+impl<B: MultigridOps + ?Sized, V> Copy for Relax<'_, B, V> {}
 
 /// A level's grid and widths, as the set-up reads them (host values).
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +56,12 @@ pub struct LevelShape<'m> {
 }
 
 pub trait MultigridOps: QuadDiagOps {
+    /// A level's operator in f32 (d, gx, gy, gz; no amb): a low-precision
+    /// hierarchy ([`crate::linalg::mg::MgPrecision`]) reads half the bytes
+    /// per cell of the f64 one.
+    type LowMatrix: 'static;
+    /// An f32 vector of a low-precision hierarchy.
+    type LowVector: 'static;
     /// A coarsening step as the transfer operations read it: the host
     /// [`Coarsening`] (sizes, per-axis maps) and, on a GPU, its maps in
     /// device memory (uploaded once per hierarchy by [`Self::mg_transfer`]).
@@ -145,6 +152,53 @@ pub trait MultigridOps: QuadDiagOps {
         n: usize,
         b: &Self::Vector,
         x: &mut Self::Vector,
+    ) -> Result<(), BackendError>;
+
+    // The kernels of a low-precision (f32) hierarchy: the same four
+    // operations as above (same terms, same order) on f32 levels, and the
+    // conversions in and out of the f64 Krylov method. The cycle that calls
+    // them is the f64 one (`linalg::mg::cycle::levels`).
+
+    /// `a` rounded to f32 (d, gx, gy, gz; amb is not kept).
+    fn mg_low_matrix(&self, a: &Self::Matrix) -> Result<Self::LowMatrix, BackendError>;
+    /// `v` rounded to f32 (pivots and the coarsest inverse, computed in f64).
+    fn mg_low_vector(&self, v: &Self::Vector) -> Result<Self::LowVector, BackendError>;
+    fn mg_low_zeros(&self, n: usize) -> Result<Self::LowVector, BackendError>;
+    /// out = v rounded to f32 (the residual entering the cycle).
+    fn mg_to_low(&self, v: &Self::Vector, out: &mut Self::LowVector) -> Result<(), BackendError>;
+    /// out = v widened to f64 (the correction leaving the cycle).
+    fn mg_from_low(&self, v: &Self::LowVector, out: &mut Self::Vector) -> Result<(), BackendError>;
+    /// [`MultigridOps::mg_smooth`] in f32.
+    fn mg_low_smooth(
+        &self,
+        a: &Self::LowMatrix,
+        relax: Relax<'_, Self, Self::LowVector>,
+        b: &Self::LowVector,
+        x: &mut Self::LowVector,
+    ) -> Result<(), BackendError>;
+    /// [`MultigridOps::mg_restrict_residual`] in f32.
+    fn mg_low_restrict_residual(
+        &self,
+        a: &Self::LowMatrix,
+        c: &Self::Transfer,
+        b: &Self::LowVector,
+        x: &Self::LowVector,
+        bc: &mut Self::LowVector,
+    ) -> Result<(), BackendError>;
+    /// [`MultigridOps::mg_prolong_add`] in f32.
+    fn mg_low_prolong_add(
+        &self,
+        c: &Self::Transfer,
+        xc: &Self::LowVector,
+        x: &mut Self::LowVector,
+    ) -> Result<(), BackendError>;
+    /// [`MultigridOps::mg_dense_apply`] in f32.
+    fn mg_low_dense_apply(
+        &self,
+        m: &Self::LowVector,
+        n: usize,
+        b: &Self::LowVector,
+        x: &mut Self::LowVector,
     ) -> Result<(), BackendError>;
 }
 

@@ -30,6 +30,12 @@ pub struct RunArgs {
     /// Preconditioner [default: the stack's [solver] precond, else mg].
     #[arg(long, value_enum)]
     pub precond: Option<PrecondKind>,
+    /// Precision of the multigrid preconditioner's hierarchy (levels,
+    /// smoother, transfers): f64, f32, or auto (f32, rebuilt in f64 if PCG
+    /// stagnates on it); the outer PCG, its residual and the answer stay f64
+    /// [default: f64].
+    #[arg(long, value_enum, value_name = "PRECISION")]
+    pub mg_precision: Option<cuth::linalg::mg::MgPrecision>,
     /// Iteration cap (per step for `transient`); reaching it is an error
     /// [default: 20000].
     #[arg(long)]

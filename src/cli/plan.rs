@@ -58,6 +58,7 @@ impl Run {
                 anderson: run.anderson,
                 t_max: run.t_max,
                 precision: typed.precision,
+                mg_precision: run.mg_precision,
             },
             out: typed.out.unwrap_or(typed.default_out),
             save_state: typed.save_state,

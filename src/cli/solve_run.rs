@@ -218,6 +218,7 @@ fn run_shape<'g>(
         host_assembly: plan.knobs.cuda.host_assembly,
         precond: opts.precond,
         precision: opts.precond_opts.precision,
+        mg_precision: opts.precond_opts.mg.precision,
         outputs: OutputShape {
             map_layers: out.maps.count(stack.layers.len()),
             block_layers: count(&|i, l| {

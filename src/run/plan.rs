@@ -118,6 +118,8 @@ pub struct SolverRequest {
     pub t_max: Option<f64>,
     /// `None`: each device's default.
     pub precision: Option<PrecisionMode>,
+    /// Precision of the multigrid hierarchy; `None`: f64.
+    pub mg_precision: Option<crate::linalg::mg::MgPrecision>,
 }
 
 /// What a `solve`, `transient` or `sweep` run asks for, before anything is
@@ -285,6 +287,9 @@ fn solver_options(stack: &Stack, req: &SolverRequest) -> SteadyOptions {
     }
     if let Some(d) = req.degree {
         opts.precond_opts.chebyshev_degree = d;
+    }
+    if let Some(p) = req.mg_precision {
+        opts.precond_opts.mg.precision = p;
     }
     if let Some(t) = req.nonlinear_tol {
         opts.nonlinear.tol_k = t;

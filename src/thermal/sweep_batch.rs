@@ -111,7 +111,13 @@ pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
     be.prepare_quad_diag()?;
     be.prepare_batch()?;
     let a = be.upload_matrix(&base.sys.a)?;
-    let mg = Multigrid::new(be, &a, &opts.precond_opts.mg)?;
+    // The batched cycle has f64 kernels only: its hierarchy is f64 whatever
+    // `--mg-precision` asks.
+    let mg_opts = crate::linalg::mg::MgOptions {
+        precision: crate::linalg::mg::MgPrecision::F64,
+        ..opts.precond_opts.mg
+    };
+    let mg = Multigrid::new(be, &a, &mg_opts)?;
     let mut bm = BatchMultigrid::new(be, &mg, k)?;
     let mut work = BatchWork::new(be, k, n)?;
     let mut x = be.zeros(k * n)?;

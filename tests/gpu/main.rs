@@ -11,6 +11,7 @@ mod kernel_cache;
 mod kt_device;
 mod liquid;
 mod mg;
+mod mg_mixed;
 mod mg_setup;
 mod mixed;
 mod nonlinear;

@@ -55,7 +55,7 @@ fn hierarchy_matches(name: &str, dev: &cuth::backend::cuda::CudaMatrix) -> f64 {
     let cpu = CpuBackend::new();
     let mc = Multigrid::new(&cpu, &host, &opts).unwrap();
     let mg = Multigrid::new(g, dev, &opts).unwrap();
-    let (pc, pg) = (mc.levels(), mg.levels());
+    let (pc, pg) = (mc.levels().unwrap(), mg.levels().unwrap());
     assert_eq!(pc.coarse.len(), pg.coarse.len(), "{name}: levels");
     let mut worst = 0.0f64;
     if let (Some(c), Some(d)) = (&pc.fine_pivots, &pg.fine_pivots) {

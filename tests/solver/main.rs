@@ -12,6 +12,7 @@ mod leakage_placed;
 mod linear_system;
 mod liquid;
 mod mg_graded;
+mod mg_mixed;
 mod mg_skip;
 mod mixed;
 mod multigrid;

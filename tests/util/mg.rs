@@ -271,3 +271,81 @@ pub fn shipped_graded_stacks_converge_like_uniform_grids<B: ThermalBackend + 'st
         assert!(it <= 20, "{rel}: {it} iterations");
     }
 }
+
+/// The shipped configs (`configs/*.toml`), sorted.
+pub fn shipped_configs() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(repo_path("configs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// How far an f32-hierarchy solve may land from the f64 one: both stop at
+/// ‖b − A x‖ ≤ rtol ‖b‖, so each is within ‖A⁻¹‖ rtol ‖b‖ of the answer;
+/// ‖A⁻¹‖ ‖b‖ is bounded by the rise over ambient times the ratio of A's
+/// largest to smallest eigenvalue along the smooth error a stopped PCG
+/// leaves, ≤ 10³ on these stacks (f64 at rtol against f64 at 1e-13).
+pub const RISE_FACTOR: f64 = 1e3;
+
+/// Solves every shipped config at `n`² (or its own grid, where the
+/// geometry fixes it) with the f64 hierarchy on
+/// `reference` and the f32 one (`precision`) on `be`, to `rtol`: both reach
+/// a true residual ≤ rtol, and the temperatures differ by at most
+/// [`RISE_FACTOR`] · rtol · (largest rise over ambient). Prints the
+/// iterations; returns (config, f64 iterations, f32 iterations).
+pub fn f32_mg_agrees_with_f64<R: ThermalBackend + 'static, B: ThermalBackend + 'static>(
+    reference: &R,
+    be: &B,
+    n: usize,
+    rtol: f64,
+    precision: cuth::linalg::mg::MgPrecision,
+) -> Vec<(String, usize, usize)> {
+    let mut out = Vec::new();
+    for path in shipped_configs() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        // A stack whose grid is fixed by its geometry (a liquid cavity's
+        // channels) keeps its own grid.
+        let file = Stack::load(&path).unwrap();
+        let s = file.clone().with_grid(n, n).unwrap_or(file);
+        let o64 = mg_options(&s, rtol);
+        let mut o32 = o64.clone();
+        o32.precond_opts.mg.precision = precision;
+        let r = solve_steady(reference, &s, &o64).unwrap();
+        let l = solve_steady(be, &s, &o32).unwrap();
+        let (sr, sl) = (&r.summary.solver, &l.summary.solver);
+        for (what, sv) in [("f64", sr), ("f32", sl)] {
+            assert!(
+                sv.converged && sv.final_true_residual <= rtol,
+                "{name} {what}: true residual {:e} after {} it",
+                sv.final_true_residual,
+                sv.iterations
+            );
+        }
+        let amb = s.ambient_k;
+        let rise = r
+            .temperature_k
+            .iter()
+            .filter(|t| t.is_finite())
+            .fold(0.0f64, |m, t| m.max(t - amb));
+        let dt = r
+            .temperature_k
+            .iter()
+            .zip(&l.temperature_k)
+            .filter(|(a, b)| a.is_finite() && b.is_finite())
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        let g = Grid::from_stack(&s);
+        println!(
+            "{name} {}x{}: f64 {} it, f32 {} it (res {:.1e} / {:.1e}), max |dT| {dt:.2e} K of {rise:.1} K rise",
+            g.nx, g.ny, sr.iterations, sl.iterations, sr.final_true_residual, sl.final_true_residual
+        );
+        assert!(
+            dt <= RISE_FACTOR * rtol * rise,
+            "{name}: |dT| {dt} K > {RISE_FACTOR} · {rtol} · {rise} K"
+        );
+        out.push((name, sr.iterations, sl.iterations));
+    }
+    out
+}

@@ -5,6 +5,7 @@
 //! the restriction and over fine cells for the prolongation. The trait
 //! methods call the slice functions below, which `batch.rs` runs per vector.
 
+use super::mg_low::{narrow, widen, LowLevel};
 use super::{same_len, CpuBackend};
 use crate::backend::mg::{check_axes, Guess, LevelShape, MultigridOps, Relax};
 use crate::backend::BackendError;
@@ -19,22 +20,72 @@ use rayon::prelude::*;
 /// [`Guess::Zero`], also zeroes its row's skipped cells of the other
 /// colour, but reads no in-plane neighbour.)
 #[derive(Clone, Copy)]
-struct Shared(*mut f64);
+struct Shared<T>(*mut T);
 // SAFETY: see the type's doc; every access goes through raw pointers.
-unsafe impl Send for Shared {}
-unsafe impl Sync for Shared {}
+unsafe impl<T> Send for Shared<T> {}
+unsafe impl<T> Sync for Shared<T> {}
 
-impl Shared {
+impl<T> Shared<T> {
     /// A method, so that closures capture the whole `Shared` (Sync), not
     /// its raw-pointer field.
-    fn at(&self, i: usize) -> *mut f64 {
+    fn at(&self, i: usize) -> *mut T {
         // SAFETY (of the callers' accesses): indices are < n, see `Shared`.
         self.0.wrapping_add(i)
     }
 }
 
+/// The element type of a level: f64, or f32 on a low-precision hierarchy.
+pub(super) trait Real:
+    Copy
+    + Default
+    + Send
+    + Sync
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::AddAssign
+    + std::iter::Sum
+    + 'static
+{
+}
+
+impl Real for f64 {}
+impl Real for f32 {}
+
+/// A level's couplings as the smoother reads them.
+#[derive(Clone, Copy)]
+pub(super) struct Level<'a, T> {
+    pub nx: usize,
+    pub ny: usize,
+    pub nz: usize,
+    pub gx: &'a [T],
+    pub gy: &'a [T],
+    pub gz: &'a [T],
+}
+
+impl<T> Level<'_, T> {
+    fn len(&self) -> usize {
+        self.nx * self.ny * self.nz
+    }
+}
+
+impl<'a> From<&'a QuadDiag> for Level<'a, f64> {
+    fn from(a: &'a QuadDiag) -> Self {
+        Level {
+            nx: a.nx,
+            ny: a.ny,
+            nz: a.nz,
+            gx: &a.gx,
+            gy: &a.gy,
+            gz: &a.gz,
+        }
+    }
+}
+
 impl MultigridOps for CpuBackend {
     type Transfer = Coarsening;
+    type LowMatrix = super::mg_low::LowLevel;
+    type LowVector = Vec<f32>;
 
     fn mg_transfer(&self, c: &Coarsening) -> Result<Coarsening, BackendError> {
         Ok(c.clone())
@@ -111,23 +162,83 @@ impl MultigridOps for CpuBackend {
     ) -> Result<(), BackendError> {
         dense_apply(m, n, b, x)
     }
+
+    fn mg_low_matrix(&self, a: &QuadDiag) -> Result<LowLevel, BackendError> {
+        self.low_matrix(a)
+    }
+    fn mg_low_vector(&self, v: &Vec<f64>) -> Result<Vec<f32>, BackendError> {
+        Ok(v.iter().map(|&v| v as f32).collect())
+    }
+    fn mg_low_zeros(&self, n: usize) -> Result<Vec<f32>, BackendError> {
+        Ok(vec![0.0; n])
+    }
+    fn mg_to_low(&self, v: &Vec<f64>, out: &mut Vec<f32>) -> Result<(), BackendError> {
+        narrow(v, out)
+    }
+    fn mg_from_low(&self, v: &Vec<f32>, out: &mut Vec<f64>) -> Result<(), BackendError> {
+        widen(v, out)
+    }
+    fn mg_low_smooth(
+        &self,
+        a: &LowLevel,
+        relax: Relax<'_, Self, Vec<f32>>,
+        b: &Vec<f32>,
+        x: &mut Vec<f32>,
+    ) -> Result<(), BackendError> {
+        self.low_smooth(a, relax, b, x)
+    }
+    fn mg_low_restrict_residual(
+        &self,
+        a: &LowLevel,
+        c: &Coarsening,
+        b: &Vec<f32>,
+        x: &Vec<f32>,
+        bc: &mut Vec<f32>,
+    ) -> Result<(), BackendError> {
+        self.low_restrict_residual(a, c, b, x, bc)
+    }
+    fn mg_low_prolong_add(
+        &self,
+        c: &Coarsening,
+        xc: &Vec<f32>,
+        x: &mut Vec<f32>,
+    ) -> Result<(), BackendError> {
+        self.low_prolong_add(c, xc, x)
+    }
+    fn mg_low_dense_apply(
+        &self,
+        m: &Vec<f32>,
+        n: usize,
+        b: &Vec<f32>,
+        x: &mut Vec<f32>,
+    ) -> Result<(), BackendError> {
+        self.low_dense_apply(m, n, b, x)
+    }
 }
 
 // The operations on slices, for the batched capability too (`batch.rs`).
-pub(super) fn smooth(
-    a: &QuadDiag,
-    relax: Relax<'_, CpuBackend>,
-    b: &[f64],
-    x: &mut [f64],
+pub(super) fn smooth<'a, T: Real + 'a>(
+    a: impl Into<Level<'a, T>>,
+    relax: Relax<'_, CpuBackend, Vec<T>>,
+    b: &[T],
+    x: &mut [T],
 ) -> Result<(), BackendError> {
+    let a: Level<'a, T> = a.into();
     let Relax {
         inv_pivots,
         colour,
         guess,
         made_by,
     } = relax;
-    let inv_pivots: &[f64] = inv_pivots;
-    for len in [inv_pivots.len(), b.len(), x.len()] {
+    let inv_pivots: &[T] = inv_pivots;
+    for len in [
+        inv_pivots.len(),
+        b.len(),
+        x.len(),
+        a.gx.len(),
+        a.gy.len(),
+        a.gz.len(),
+    ] {
         same_len(a.len(), len)?;
     }
     if let Some(c) = made_by {
@@ -141,7 +252,7 @@ pub(super) fn smooth(
     (0..ny).into_par_iter().for_each(|y| {
         // SAFETY: indices below are < n (checked lengths); see `Shared`.
         let get = |i: usize| unsafe { *xs.at(i) };
-        let set = |i: usize, v: f64| unsafe { *xs.at(i) = v };
+        let set = |i: usize, v: T| unsafe { *xs.at(i) = v };
         let x0 = (colour as usize + y) % 2;
         // Which columns of this row are relaxed (`MultigridOps::mg_smooth`).
         let row_all = made_by.is_none_or(|c| relaxed(&c.ystart, y));
@@ -151,7 +262,7 @@ pub(super) fn smooth(
             // no in-plane neighbour, so the other colour's may be written).
             for xx in (0..nx).filter(|&xx| !relax(xx)) {
                 for z in 0..nz {
-                    set(xx + nx * y + plane * z, 0.0);
+                    set(xx + nx * y + plane * z, T::default());
                 }
             }
         }
@@ -204,45 +315,64 @@ pub(super) fn restrict_residual(
 ) -> Result<(), BackendError> {
     same_len(a.len(), b.len())?;
     same_len(a.len(), x.len())?;
+    let (nx, ny, nz, plane) = (a.nx, a.ny, a.nz, a.nx * a.ny);
+    // (A x)_i row-wise, as `QuadDiag::row_apply`.
+    let ax = |i: usize, xx: usize, y: usize, z: usize| {
+        let mut ax = a.d[i] * x[i];
+        if xx + 1 < nx {
+            ax -= a.gx[i] * x[i + 1];
+        }
+        if xx > 0 {
+            ax -= a.gx[i - 1] * x[i - 1];
+        }
+        if y + 1 < ny {
+            ax -= a.gy[i] * x[i + nx];
+        }
+        if y > 0 {
+            ax -= a.gy[i - nx] * x[i - nx];
+        }
+        if z + 1 < nz {
+            ax -= a.gz[i] * x[i + plane];
+        }
+        if z > 0 {
+            ax -= a.gz[i - plane] * x[i - plane];
+        }
+        ax
+    };
+    restrict_with(c, b, bc, ax)
+}
+
+/// bc = Pᵀ (b − A x) with `ax(i, x, y, z)` the row i of A x: the fine
+/// grid is `c`'s; one task per coarse row (yc, z), the residual of each
+/// child row summed into it.
+pub(super) fn restrict_with<T: Real>(
+    c: &Coarsening,
+    b: &[T],
+    bc: &mut [T],
+    ax: impl Fn(usize, usize, usize, usize) -> T + Sync,
+) -> Result<(), BackendError> {
     same_len(c.coarse_len(), bc.len())?;
-    same_len(a.len(), c.nx * c.ny * c.nz)?;
-    let (nx, ny, plane) = (a.nx, a.ny, a.nx * a.ny);
-    // One task per coarse row (yc, z): the residual of each child row,
-    // formed row-wise (as `QuadDiag::row_apply`), summed into it.
+    same_len(b.len(), c.nx * c.ny * c.nz)?;
+    let (nx, plane) = (c.nx, c.nx * c.ny);
     bc.par_chunks_mut(c.nxc).enumerate().for_each(|(row, out)| {
         let (yc, z) = (row % c.nyc, row / c.nyc);
-        out.fill(0.0);
+        out.fill(T::default());
         for y in c.ys(yc) {
             let i0 = nx * y + plane * z;
             for xx in 0..nx {
                 let i = i0 + xx;
-                let mut ax = a.d[i] * x[i];
-                if xx + 1 < nx {
-                    ax -= a.gx[i] * x[i + 1];
-                }
-                if xx > 0 {
-                    ax -= a.gx[i - 1] * x[i - 1];
-                }
-                if y + 1 < ny {
-                    ax -= a.gy[i] * x[i + nx];
-                }
-                if y > 0 {
-                    ax -= a.gy[i - nx] * x[i - nx];
-                }
-                if z + 1 < c.nz {
-                    ax -= a.gz[i] * x[i + plane];
-                }
-                if z > 0 {
-                    ax -= a.gz[i - plane] * x[i - plane];
-                }
-                out[c.xmap[xx]] += b[i] - ax;
+                out[c.xmap[xx]] += b[i] - ax(i, xx, y, z);
             }
         }
     });
     Ok(())
 }
 
-pub(super) fn prolong_add(c: &Coarsening, xc: &[f64], x: &mut [f64]) -> Result<(), BackendError> {
+pub(super) fn prolong_add<T: Real>(
+    c: &Coarsening,
+    xc: &[T],
+    x: &mut [T],
+) -> Result<(), BackendError> {
     same_len(c.coarse_len(), xc.len())?;
     same_len(c.nx * c.ny * c.nz, x.len())?;
     // One task per fine row (y, z), reading its coarse row.
@@ -257,11 +387,11 @@ pub(super) fn prolong_add(c: &Coarsening, xc: &[f64], x: &mut [f64]) -> Result<(
     Ok(())
 }
 
-pub(super) fn dense_apply(
-    m: &[f64],
+pub(super) fn dense_apply<T: Real>(
+    m: &[T],
     n: usize,
-    b: &[f64],
-    x: &mut [f64],
+    b: &[T],
+    x: &mut [T],
 ) -> Result<(), BackendError> {
     same_len(n * n, m.len())?;
     same_len(n, b.len())?;
@@ -270,7 +400,7 @@ pub(super) fn dense_apply(
         *xi = m[i * n..(i + 1) * n]
             .iter()
             .zip(b)
-            .map(|(mij, bj)| mij * bj)
+            .map(|(&mij, &bj)| mij * bj)
             .sum();
     });
     Ok(())

@@ -9,6 +9,7 @@ mod advection;
 mod batch;
 mod kernels;
 mod mg;
+mod mg_low;
 mod mixed;
 
 use super::{Backend, BackendError, CgStep, DeviceReport, Ratio};

@@ -4,6 +4,7 @@
 
 use super::kernels::KernelFamily;
 use super::launch::{driver_err, rows_config};
+use super::mg_low::CudaLowLevel;
 use super::mg_setup::MG_SETUP;
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::mg::{Guess, LevelShape, MultigridOps, Relax};
@@ -20,6 +21,13 @@ pub static MULTIGRID: KernelFamily = KernelFamily {
         "mg_restrict_f64",
         "mg_prolong_f64",
         "mg_dense_f64",
+        "mg_smooth_f32",
+        "mg_restrict_f32",
+        "mg_prolong_f32",
+        "mg_dense_f32",
+        "mg_low_matrix_f32",
+        "mg_to_f32",
+        "mg_to_f64",
     ],
 };
 
@@ -39,6 +47,8 @@ impl AsRef<Coarsening> for CudaTransfer {
 
 impl MultigridOps for CudaBackend {
     type Transfer = CudaTransfer;
+    type LowMatrix = CudaLowLevel;
+    type LowVector = CudaSlice<f32>;
 
     fn mg_transfer(&self, c: &Coarsening) -> Result<CudaTransfer, BackendError> {
         let packed: Vec<i64> = [&c.xstart, &c.ystart, &c.xmap, &c.ymap]
@@ -195,5 +205,61 @@ impl MultigridOps for CudaBackend {
         args.arg(m).arg(b).arg(x).arg(&nn);
         // SAFETY: as above; one warp per row.
         unsafe { self.run(NAME, &mut args, rows_config(32 * n)) }
+    }
+
+    fn mg_low_matrix(&self, a: &CudaMatrix) -> Result<CudaLowLevel, BackendError> {
+        self.low_matrix(a)
+    }
+    fn mg_low_vector(&self, v: &CudaSlice<f64>) -> Result<CudaSlice<f32>, BackendError> {
+        self.low_vector(v)
+    }
+    fn mg_low_zeros(&self, n: usize) -> Result<CudaSlice<f32>, BackendError> {
+        self.low_zeros(n)
+    }
+    fn mg_to_low(&self, v: &CudaSlice<f64>, out: &mut CudaSlice<f32>) -> Result<(), BackendError> {
+        self.narrow(v, out)
+    }
+    fn mg_from_low(
+        &self,
+        v: &CudaSlice<f32>,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<(), BackendError> {
+        self.widen(v, out)
+    }
+    fn mg_low_smooth(
+        &self,
+        a: &CudaLowLevel,
+        relax: Relax<'_, Self, CudaSlice<f32>>,
+        b: &CudaSlice<f32>,
+        x: &mut CudaSlice<f32>,
+    ) -> Result<(), BackendError> {
+        self.low_smooth(a, relax, b, x)
+    }
+    fn mg_low_restrict_residual(
+        &self,
+        a: &CudaLowLevel,
+        c: &CudaTransfer,
+        b: &CudaSlice<f32>,
+        x: &CudaSlice<f32>,
+        bc: &mut CudaSlice<f32>,
+    ) -> Result<(), BackendError> {
+        self.low_restrict_residual(a, c, b, x, bc)
+    }
+    fn mg_low_prolong_add(
+        &self,
+        c: &CudaTransfer,
+        xc: &CudaSlice<f32>,
+        x: &mut CudaSlice<f32>,
+    ) -> Result<(), BackendError> {
+        self.low_prolong_add(c, xc, x)
+    }
+    fn mg_low_dense_apply(
+        &self,
+        m: &CudaSlice<f32>,
+        n: usize,
+        b: &CudaSlice<f32>,
+        x: &mut CudaSlice<f32>,
+    ) -> Result<(), BackendError> {
+        self.low_dense_apply(m, n, b, x)
     }
 }

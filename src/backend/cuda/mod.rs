@@ -37,6 +37,7 @@ pub mod kernels;
 pub(crate) mod launch;
 pub mod memory;
 mod mg;
+mod mg_low;
 mod mg_setup;
 mod mixed;
 mod quad_diag;

@@ -23,7 +23,9 @@ pub struct BatchMultigrid<'a, B: BatchOps> {
 impl<'a, B: BatchOps> BatchMultigrid<'a, B> {
     /// Work vectors for batches of `k` on the hierarchy of `mg`.
     pub fn new(be: &B, mg: &'a Multigrid<B>, k: usize) -> Result<Self, BackendError> {
-        let levels = mg.levels();
+        let levels = mg.levels().ok_or(BackendError::Unsupported(
+            "the batched multigrid cycle runs on an f64 hierarchy only",
+        ))?;
         Ok(BatchMultigrid {
             levels,
             work: levels.work(be, k)?,
@@ -57,6 +59,8 @@ struct Batched<'c, B: BatchOps> {
 }
 
 impl<B: BatchOps> LevelKernels<B> for Batched<'_, B> {
+    type M = B::Matrix;
+    type V = B::Vector;
     fn smooth(
         &self,
         a: &B::Matrix,

@@ -38,38 +38,42 @@
 //! iterations as relaxing every cell (BENCHMARKS.md's git history, "Skipping
 //! unchanged cells"). The restriction and prolongation still visit every cell.
 
-use super::{MgOptions, MgReport};
+use super::{MgOptions, MgPrecision, MgReport};
 use crate::backend::mg::MultigridOps;
-use crate::backend::BackendError;
+use crate::backend::{Backend, BackendError, QuadDiagOps};
 use crate::linalg::precond::{PrecondInfo, PrecondReport, Preconditioner};
 use crate::linalg::QuadDiagOperator;
 use std::collections::BTreeMap;
 
 mod build;
 mod levels;
+mod low;
 
 pub use levels::{cycle, LevelKernels, LevelOp};
+use low::LowCycle;
 
 /// A level below the finest: its operator and line pivots, None at the
 /// coarsest (solved with the dense inverse).
-pub struct Coarse<B: MultigridOps> {
-    pub a: Option<B::Matrix>,
-    pub pivots: Option<B::Vector>,
+pub struct Coarse<M, V> {
+    pub a: Option<M>,
+    pub pivots: Option<V>,
 }
 
 /// The hierarchy a cycle walks, without work vectors: the single
 /// preconditioner owns one, and the batched cycle (`linalg::batch::mg`)
-/// borrows it and keeps only its own k-vector work vectors.
-pub struct MgLevels<B: MultigridOps> {
+/// borrows it and keeps only its own k-vector work vectors. `M`, `V` are
+/// the levels' matrix and vector: f64 by default, f32 on a low-precision
+/// hierarchy ([`MultigridOps::LowMatrix`], [`MultigridOps::LowVector`]).
+pub struct MgLevels<B: MultigridOps, M = <B as QuadDiagOps>::Matrix, V = <B as Backend>::Vector> {
     pub opts: MgOptions,
     /// None when the fine level is itself the coarsest.
-    pub fine_pivots: Option<B::Vector>,
+    pub fine_pivots: Option<V>,
     /// Fine to coarse; `steps[l]` makes level l + 1.
     pub steps: Vec<B::Transfer>,
     /// Per level below the finest.
-    pub coarse: Vec<Coarse<B>>,
+    pub coarse: Vec<Coarse<M, V>>,
     /// Dense inverse of the coarsest level, n × n.
-    pub inverse: B::Vector,
+    pub inverse: V,
     pub inverse_n: usize,
     /// Whether the levels below the finest relax only their changed cells
     /// (`steps[l - 1]` made level l; size-graded hierarchies:
@@ -97,9 +101,18 @@ impl<B: MultigridOps> MgLevels<B> {
 }
 
 pub struct Multigrid<B: MultigridOps> {
-    levels: MgLevels<B>,
-    work: LevelWork<B>,
+    hier: Hierarchy<B>,
     report: MgReport,
+}
+
+/// The levels in the precision they run in.
+enum Hierarchy<B: MultigridOps> {
+    F64 {
+        levels: MgLevels<B>,
+        work: LevelWork<B>,
+    },
+    /// `MgPrecision::F32`, and `Auto` until PCG stagnates.
+    F32(LowCycle<B>),
 }
 
 impl<B: MultigridOps> Multigrid<B> {
@@ -107,9 +120,20 @@ impl<B: MultigridOps> Multigrid<B> {
         &self.report
     }
 
-    /// The hierarchy, for the batched cycle (`linalg::batch::mg`).
-    pub fn levels(&self) -> &MgLevels<B> {
-        &self.levels
+    /// The f64 hierarchy, for the batched cycle (`linalg::batch::mg`);
+    /// None while an f32 one is in use.
+    pub fn levels(&self) -> Option<&MgLevels<B>> {
+        match &self.hier {
+            Hierarchy::F64 { levels, .. } => Some(levels),
+            Hierarchy::F32(_) => None,
+        }
+    }
+
+    fn opts(&self) -> &MgOptions {
+        match &self.hier {
+            Hierarchy::F64 { levels, .. } => &levels.opts,
+            Hierarchy::F32(low) => &low.levels.opts,
+        }
     }
 }
 
@@ -121,10 +145,42 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
         be: &B,
         a: &mut QuadDiagOperator<'_, B>,
     ) -> Result<(), BackendError> {
-        if let Some(p) = self.levels.fine_pivots.as_mut() {
-            *p = be.mg_line_pivots(a.matrix())?;
+        match &mut self.hier {
+            Hierarchy::F32(low) => low.operator_changed(be, a.matrix()),
+            Hierarchy::F64 { levels, .. } => {
+                if let Some(p) = levels.fine_pivots.as_mut() {
+                    *p = be.mg_line_pivots(a.matrix())?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
+    }
+
+    /// `Auto` on the f32 hierarchy: PCG stagnated, so the hierarchy is
+    /// rebuilt in f64 (the f32 one freed first) and PCG restarts.
+    fn raise_precision(
+        &mut self,
+        be: &B,
+        a: &mut QuadDiagOperator<'_, B>,
+    ) -> Result<Option<String>, BackendError> {
+        let opts = *self.opts();
+        if opts.precision != MgPrecision::Auto || matches!(self.hier, Hierarchy::F64 { .. }) {
+            return Ok(None);
+        }
+        let f64_opts = MgOptions {
+            precision: MgPrecision::F64,
+            ..opts
+        };
+        let mut f64 = Multigrid::new(be, a.matrix(), &f64_opts).map_err(|e| match e {
+            crate::linalg::SolveError::Backend(b) => b,
+            other => BackendError::Numerical(other.to_string()),
+        })?;
+        if let Hierarchy::F64 { levels, .. } = &mut f64.hier {
+            levels.opts.precision = MgPrecision::Auto;
+        }
+        f64.report.precision = "f64 (auto, fell back)".into();
+        *self = f64;
+        Ok(Some("mg f64".into()))
     }
 
     fn apply(
@@ -134,7 +190,10 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
-        let h = &self.levels;
+        let (h, work) = match &mut self.hier {
+            Hierarchy::F32(low) => return low.apply(be, r, z),
+            Hierarchy::F64 { levels, work } => (&*levels, work),
+        };
         let Some(pivots) = h.fine_pivots.as_ref() else {
             // z = A⁻¹ r: the fine level is small enough to be the coarsest.
             return be.mg_dense_apply(&h.inverse, h.inverse_n, r, z);
@@ -144,7 +203,7 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
             a: a.matrix(),
             pivots,
         };
-        cycle(be, h, fine, &mut self.work, r, z, true)
+        cycle(be, h, fine, work, r, z, true)
     }
 }
 
@@ -160,7 +219,7 @@ impl<B: MultigridOps> PrecondInfo for Multigrid<B> {
         let r = &self.report;
         let params = BTreeMap::from([
             ("levels".to_string(), r.levels.len() as f64),
-            ("sweeps".to_string(), self.levels.opts.sweeps as f64),
+            ("sweeps".to_string(), self.opts().sweeps as f64),
             ("relaxed_work".to_string(), r.relaxed_work()),
             ("hierarchy_bytes".to_string(), r.hierarchy_bytes as f64),
             (

@@ -20,7 +20,13 @@
 //!   size-graded hierarchy a coarse level relaxes only the cells its step
 //!   changed and their neighbours ([`relaxed`]).
 //!
-//! Everything runs in f64 on both backends (no mixed precision yet).
+//! The hierarchy runs in f64, or in f32 ([`MgPrecision`]: every level's
+//! operator, pivots and vectors, the fine level's matrix included, as f32
+//! copies; the residual entering the cycle is rounded to f32 and the
+//! correction leaving it widened to f64), inside the f64 PCG, whose
+//! operator, vectors and residual stay f64. `Auto` falls back to f64 when
+//! PCG stagnates on the f32 cycle, through the same hook as the
+//! low-precision Chebyshev levels (`Preconditioner::raise_precision`).
 
 pub mod cycle;
 pub mod hierarchy;
@@ -53,6 +59,33 @@ pub enum MgSmoother {
     ZLine,
 }
 
+/// Precision of the multigrid hierarchy (`--mg-precision`). PCG's own
+/// vectors, product, residual and stopping test are f64 in every mode.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum MgPrecision {
+    /// Every level in f64.
+    #[default]
+    F64,
+    /// Every level in f32 (operators, pivots, vectors, transfers): half the
+    /// bytes a cycle reads, so on a bandwidth-bound GPU about half its time.
+    F32,
+    /// f32, rebuilt in f64 if PCG stagnates on it.
+    Auto,
+}
+
+impl MgPrecision {
+    pub fn name(self) -> &'static str {
+        match self {
+            MgPrecision::F64 => "f64",
+            MgPrecision::F32 => "f32",
+            MgPrecision::Auto => "auto",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct MgOptions {
     pub cycle: MgCycle,
@@ -64,6 +97,7 @@ pub struct MgOptions {
     /// every cell (the reference the skipping was measured against). A
     /// uniform grid's halving relaxes every cell either way.
     pub skip_unchanged: bool,
+    pub precision: MgPrecision,
 }
 
 impl Default for MgOptions {
@@ -73,6 +107,7 @@ impl Default for MgOptions {
             sweeps: 1,
             smoother: MgSmoother::ZLine,
             skip_unchanged: true,
+            precision: MgPrecision::F64,
         }
     }
 }
@@ -87,7 +122,9 @@ pub struct LevelReport {
     /// pivots only (8 B a cell; the matrix is `fine_matrix_bytes`); a level
     /// between, its operator without amb (d, gx, gy, gz: released once the
     /// level below is built), pivots, b and x (56 B a cell); the coarsest,
-    /// its b, x and dense inverse.
+    /// its b, x and dense inverse. In f32 every level stores half as many
+    /// bytes, and the finest adds its f32 copy of the matrix (d, gx, gy,
+    /// gz), b and x: 28 B a cell instead of 8.
     pub memory_bytes: u64,
     /// (x, y) columns the smoother relaxes per half-sweep pair: every
     /// column, except on a size-graded hierarchy's coarse levels (the
@@ -111,6 +148,9 @@ pub struct MgReport {
     pub hierarchy_bytes: u64,
     /// The fine Quad-Diag matrix as stored (d, gx, gy, gz, amb).
     pub fine_matrix_bytes: u64,
+    /// The hierarchy's precision now: `f64`, `f32`, or, after `auto` fell
+    /// back, `f64 (auto, fell back)`.
+    pub precision: String,
 }
 
 impl MgReport {

@@ -78,6 +78,8 @@ pub struct RunShape<'w> {
     pub host_assembly: bool,
     pub precond: PrecondKind,
     pub precision: PrecisionMode,
+    /// Precision of the multigrid hierarchy.
+    pub mg_precision: crate::linalg::mg::MgPrecision,
     pub outputs: OutputShape,
 }
 

@@ -7,6 +7,7 @@
 
 use super::RunShape;
 use crate::linalg::mg::hierarchy::{plan_for, COARSEST_MAX_CELLS};
+use crate::linalg::mg::MgPrecision;
 use crate::linalg::{PrecisionMode, PrecondKind};
 
 /// Cells of the multigrid levels below the fine one, as the hierarchy of
@@ -62,7 +63,19 @@ pub(super) fn precond_bytes(s: &RunShape) -> (u64, u64) {
             // pivots, b, x; the coarsest b, x and its inverse. A level's amb
             // lives until the next level is built (at the peak of the
             // set-up: the two largest levels' at most).
-            let dev = 8 * n + 56 * mid + 8 * first_two + 16 * coarsest + 8 * inverse;
+            let f64_dev = 8 * n + 56 * mid + 8 * first_two + 16 * coarsest + 8 * inverse;
+            // The f32 hierarchy: the fine level's matrix copy (s, gx, gy,
+            // gz), pivots, b, x; per coarse level half the f64 bytes. It is
+            // lowered from the f64 one level by level (at most the first
+            // coarse level's f32 copy beside the whole f64 hierarchy), the
+            // fine level last (beside the f64 fine pivots). An `auto`
+            // fall-back builds the f64 one beside the f32 one.
+            let f32_dev = 28 * n + 28 * mid + 8 * coarsest + 4 * inverse;
+            let dev = match s.mg_precision {
+                MgPrecision::F64 => f64_dev,
+                MgPrecision::F32 => (f64_dev + 7 * n).max(8 * n + f32_dev),
+                MgPrecision::Auto => (f64_dev + 7 * n).max(8 * n + f32_dev) + f64_dev,
+            };
             // Every level is built where the fine matrix lives;
             // only the coarsest comes to the host: its matrix, the banded
             // factor (one plane wide) and the inverse with its transpose.

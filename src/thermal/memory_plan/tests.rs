@@ -16,6 +16,7 @@ fn shape(nx: usize, executor: Executor, precond: PrecondKind) -> RunShape<'stati
         host_assembly: false,
         precond,
         precision: PrecisionMode::Mixed,
+        mg_precision: crate::linalg::mg::MgPrecision::F64,
         outputs: OutputShape {
             map_layers: 10,
             ..Default::default()

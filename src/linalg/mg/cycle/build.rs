@@ -4,7 +4,7 @@
 //! is the part read when reasoning about symmetry and cost.
 
 use super::super::hierarchy::{is_graded, plan_for, CoarsestInverse};
-use super::super::{relaxed_columns, LevelReport, MgCycle, MgOptions, MgReport};
+use super::super::{relaxed_columns, LevelReport, MgCycle, MgOptions, MgPrecision, MgReport};
 use super::{Coarse, MgLevels, Multigrid};
 use crate::backend::mg::MultigridOps;
 use crate::linalg::SolveError;
@@ -43,7 +43,7 @@ impl<B: MultigridOps> Multigrid<B> {
                 Some(be.mg_line_pivots(a)?)
             }
         };
-        let mut coarse: Vec<Coarse<B>> = Vec::with_capacity(steps.len());
+        let mut coarse: Vec<Coarse<B::Matrix, B::Vector>> = Vec::with_capacity(steps.len());
         // The coarsest operator, when it is not the fine one.
         let mut coarsest: Option<B::Matrix> = None;
         for (k, c) in steps.iter().enumerate() {
@@ -109,6 +109,7 @@ impl<B: MultigridOps> Multigrid<B> {
             hierarchy_bytes: levels.iter().map(|l| l.memory_bytes).sum(),
             levels,
             fine_matrix_bytes: 5 * 8 * n,
+            precision: "f64".into(),
         };
         let steps = steps
             .iter()
@@ -123,10 +124,16 @@ impl<B: MultigridOps> Multigrid<B> {
             inverse_n: inv.n,
             skip_unchanged: skip,
         };
-        Ok(Multigrid {
-            work: levels.work(be, 1)?,
-            levels,
+        let mg = Multigrid {
+            hier: super::Hierarchy::F64 {
+                work: levels.work(be, 1)?,
+                levels,
+            },
             report,
-        })
+        };
+        match opts.precision {
+            MgPrecision::F64 => Ok(mg),
+            MgPrecision::F32 | MgPrecision::Auto => Ok(mg.lowered(be, a)?),
+        }
     }
 }

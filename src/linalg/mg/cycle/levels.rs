@@ -2,7 +2,9 @@
 //! preconditioner ([`super::Multigrid`]) and the batched one
 //! (`linalg::batch::mg`). Each supplies the four kernels of a level
 //! ([`LevelKernels`]) and its own (b, x) work vectors; the order of the
-//! operations, and so every bit of the result, is the same for both.
+//! operations, and so every bit of the result, is the same for both. The
+//! f32 hierarchy (`super::LowKernels`) walks the same cycle with its own
+//! level types ([`LevelKernels::M`], [`LevelKernels::V`]).
 
 use super::MgLevels;
 use crate::backend::mg::{Guess, MultigridOps, Relax};
@@ -13,41 +15,47 @@ use crate::linalg::mg::MgCycle;
 /// (implemented by every such backend), or their batched forms over the
 /// active vectors of a batch.
 pub trait LevelKernels<B: MultigridOps> {
+    /// A level's operator (f64 or f32).
+    type M;
+    /// A level's vector (f64 or f32).
+    type V;
     /// One colour's half-sweep of the zebra z-line relaxation.
     fn smooth(
         &self,
-        a: &B::Matrix,
-        relax: Relax<'_, B>,
-        b: &B::Vector,
-        x: &mut B::Vector,
+        a: &Self::M,
+        relax: Relax<'_, B, Self::V>,
+        b: &Self::V,
+        x: &mut Self::V,
     ) -> Result<(), BackendError>;
     /// bc = Pᵀ (b − A x).
     fn restrict_residual(
         &self,
-        a: &B::Matrix,
+        a: &Self::M,
         c: &B::Transfer,
-        b: &B::Vector,
-        x: &B::Vector,
-        bc: &mut B::Vector,
+        b: &Self::V,
+        x: &Self::V,
+        bc: &mut Self::V,
     ) -> Result<(), BackendError>;
     /// x += P xc.
     fn prolong_add(
         &self,
         c: &B::Transfer,
-        xc: &B::Vector,
-        x: &mut B::Vector,
+        xc: &Self::V,
+        x: &mut Self::V,
     ) -> Result<(), BackendError>;
     /// x = M b with the coarsest level's dense inverse M (n × n).
     fn dense_apply(
         &self,
-        m: &B::Vector,
+        m: &Self::V,
         n: usize,
-        b: &B::Vector,
-        x: &mut B::Vector,
+        b: &Self::V,
+        x: &mut Self::V,
     ) -> Result<(), BackendError>;
 }
 
 impl<B: MultigridOps> LevelKernels<B> for B {
+    type M = B::Matrix;
+    type V = B::Vector;
     fn smooth(
         &self,
         a: &B::Matrix,
@@ -88,21 +96,21 @@ impl<B: MultigridOps> LevelKernels<B> for B {
 
 /// The level a cycle runs on: its index (0 = the finest), operator and
 /// line pivots.
-pub struct LevelOp<'c, B: MultigridOps> {
+pub struct LevelOp<'c, M, V> {
     pub l: usize,
-    pub a: &'c B::Matrix,
-    pub pivots: &'c B::Vector,
+    pub a: &'c M,
+    pub pivots: &'c V,
 }
 
 /// One cycle on `level` for A x = b, improving x in place (x is taken as 0
 /// when `zero`); `work` holds the (b, x) of the levels below it.
 pub fn cycle<B: MultigridOps, K: LevelKernels<B> + ?Sized>(
     k: &K,
-    h: &MgLevels<B>,
-    level: LevelOp<'_, B>,
-    work: &mut [(B::Vector, B::Vector)],
-    b: &B::Vector,
-    x: &mut B::Vector,
+    h: &MgLevels<B, K::M, K::V>,
+    level: LevelOp<'_, K::M, K::V>,
+    work: &mut [(K::V, K::V)],
+    b: &K::V,
+    x: &mut K::V,
     zero: bool,
 ) -> Result<(), BackendError> {
     let LevelOp { l, a, pivots } = level;
