@@ -38,6 +38,7 @@ fn options(s: &Stack, dt: f64, steps: usize, iterations: usize, rtol: f64) -> Tr
         init: InitState::Ambient,
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     }
 }
 
