@@ -220,25 +220,13 @@ pub fn run_transient<B: ThermalBackend + 'static>(
     let points = crate::thermal::probes::probe_cells(stack, grid);
     let setup_s = t_setup.elapsed().as_secs_f64();
 
-    // Records reduced where the solve runs: a linear, film-cooled stack
-    // whose observer needs the field only now and then.
-    let reduce = match reduces(stack, opts) {
-        true => Some(reduce::StepReduce::new(
-            be,
-            grid,
-            &schedule.base,
-            &points,
-            sys.films(),
-            &stepper,
-        )?),
-        false => None,
-    };
+    let reduce = reduces(stack, opts)
+        .then(|| reduce::StepReduce::new(be, grid, &schedule.base, &points, &sys, &stepper))
+        .transpose()?;
     // A linear stack assembled on the device: the stored heat from Σ C θ'
     // there (the host has no C); a temperature-dependent step reports its own.
-    let stored_prev = match &sys {
-        HostSys::Device { .. } if phys.is_none() => Some(stepper.stored_heat()?),
-        _ => None,
-    };
+    let device_c = matches!(sys, HostSys::Device { .. }) && phys.is_none();
+    let stored_prev = device_c.then(|| stepper.stored_heat()).transpose()?;
     let cx = level::RunContext {
         be,
         stack,
@@ -248,8 +236,8 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         probes: &probes,
         points: &points,
     };
-    let power_w = sys.power_w();
     let mut lv = level::Level {
+        power_w: sys.power_w(),
         sys,
         stepper,
         phys,
@@ -257,7 +245,6 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         theta_old: theta0,
         temperature_k: vec![0.0; grid.len()],
         row: first_row,
-        power_w,
         stored_prev,
         reduce,
         times: report::Timings {

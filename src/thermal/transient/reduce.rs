@@ -23,6 +23,7 @@ use crate::thermal::device::ThermalBackend;
 use crate::thermal::field_stats::device::{host_partials, StatsPartials, StatsRequest};
 use crate::thermal::probes::ProbeCell;
 
+use super::system::HostSys;
 use super::Stepper;
 use super::TransientError;
 
@@ -64,16 +65,18 @@ pub(super) struct StepReduce<V> {
 
 impl<V> StepReduce<V> {
     /// The tables for `grid`, the blocks of `power` (the schedule's base:
-    /// the blocks do not move between trace rows), the probes' `points`
-    /// and the films `(g_top, g_bottom)`, uploaded once.
+    /// the blocks do not move between trace rows) and the probes'
+    /// `points`; the films of `sys`, uploaded once; θ of `stepper`'s
+    /// level as the first stored heat's start.
     pub(super) fn new<B: ThermalBackend<Vector = V>>(
         be: &B,
         grid: &Grid,
         power: &[LayerPower],
         points: &[ProbeCell],
-        films: (&[f64], &[f64]),
+        sys: &HostSys<B::AsmKept, V>,
         stepper: &Stepper<B>,
     ) -> Result<Self, TransientError> {
+        let films = sys.films();
         let layers = grid.layer_z.len();
         let mut first = Vec::with_capacity(layers);
         let mut n_blocks = 0;
