@@ -236,6 +236,8 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
             let (be, sys) = (self.be, &self.sys);
             let mut stepper = Stepper::new(be, sys, dt, c, &self.theta, &self.opts)?;
             stepper.set_power(&sys.rhs)?;
+            // As a transient run's steps: from the last two levels' line.
+            stepper.extrapolate()?;
             self.stepping = Some(Stepping {
                 dt,
                 stepper,

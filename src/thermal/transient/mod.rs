@@ -108,8 +108,10 @@ fn check_capacity<B: ThermalBackend + 'static>(
         Scheme::TrBdf2 => 2 + usize::from(!iterated),
         Scheme::BackwardEuler => 0,
     };
-    // The reduced records' θ of the last level and of the new one.
-    let reduce_vectors = 2 * usize::from(reduces(stack, opts));
+    // The reduced records' θ of the last level and of the new one; θⁿ⁻¹
+    // for a linear stack's backward-Euler guess.
+    let reduce_vectors = 2 * usize::from(reduces(stack, opts))
+        + usize::from(!nonlinear && opts.stepping.scheme == Scheme::BackwardEuler);
     be.check_capacity_with(
         grid.len(),
         stepper::EXTRA_VECTORS
@@ -214,7 +216,7 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         (scheme.divisor(dt), c),
         &opts.solver,
     )?;
-    stepper.use_scheme(scheme, dt)?;
+    stepper.use_scheme(scheme, dt, !nonlinear)?;
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
     let probes = probe::block_probes(&layer_names, &schedule.base, grid);
     let points = crate::thermal::probes::probe_cells(stack, grid);
