@@ -4,7 +4,8 @@
 //! each trace row by kernels, the host keeping only the films' planes) →
 //! [`Stepper`]
 //! (matrix A + C/Δt and preconditioner on the device, once) → one PCG solve
-//! per step, warm-started from the previous field → per-step records and
+//! per step, warm-started from the previous field (a linear stack's
+//! backward Euler from 2θⁿ − θⁿ⁻¹, `Stepper::extrapolate`) → per-step records and
 //! a [`TransientSummary`]. A temperature-dependent stack (k, c laws or
 //! leakage) steps through `nonlinear::StepPhysics`, one step for every
 //! backend over `thermal::device::nonlinear::NonlinearOps`: semi-implicit or
