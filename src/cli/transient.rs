@@ -16,7 +16,8 @@ use cuth::stack::Stack;
 use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::transient::state::{encode_state, read_state};
 use cuth::thermal::transient::{
-    run_transient, InitState, Scheme, StepView, Stepping, TransientOptions, TransientOutcome,
+    run_transient, InitState, Scheme, StepField, StepView, Stepping, TransientOptions,
+    TransientOutcome,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -229,7 +230,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     }
     let mut solver = plan.solver_on(opened.device);
     solver.nonlinear.transient_iterations = args.nonlinear_iterations;
-    let opts = TransientOptions {
+    let mut opts = TransientOptions {
         solver,
         dt: args.dt,
         steps,
@@ -239,6 +240,7 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
             scheme: args.scheme,
             time_tol_k: args.time_tol,
         },
+        step_field: StepField::Needed,
     };
 
     let quiet = plan.quiet;
@@ -248,22 +250,25 @@ pub fn run(args: &TransientArgs) -> anyhow::Result<()> {
     let mut writer = TransientWriter::new(out_dir)
         .with_context(|| format!("preparing {}", out_dir.display()))?;
     let mut hs_trace = hotspot_trace(&writer, &out_opts, stack, grid, &schedule)?;
+    // A HotSpot trace writes every step's field; else only the snapshots
+    // and the final maps read it.
+    if hs_trace.is_some() {
+        opts.step_field = StepField::Every;
+    }
     let bar = progress(steps, quiet);
     let mut observer = |v: &StepView| -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         bar.inc(1);
         if let Some(h) = hs_trace.as_mut() {
-            h.step(
-                grid,
-                v.record.time_s,
-                v.temperature_k,
-                v.record.step == steps,
-            )?;
+            let t = v
+                .temperature_k
+                .ok_or("the HotSpot trace needs every field")?;
+            h.step(grid, v.record.time_s, t, v.record.step == steps)?;
         }
         if let Some((summary, power)) = &v.snapshot {
             let view = SteadyView {
                 stack,
                 grid,
-                temperature_k: v.temperature_k,
+                temperature_k: v.temperature_k.ok_or("a snapshot without its field")?,
                 layer_maps: &[],
                 block_stats: &[],
                 power,

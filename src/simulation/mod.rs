@@ -211,7 +211,8 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
     }
 
     /// One backward-Euler step of `dt_s` seconds under the power now set,
-    /// warm-started from the current field. A new Δt rebuilds the step's
+    /// warm-started from the line through the last two fields (the
+    /// current one after a new Δt or a set state). A new Δt rebuilds the step's
     /// operator and preconditioner; the same Δt reuses them.
     pub fn step(&mut self, dt_s: f64) -> Result<SolveReport, SimulationError> {
         if !DT_RANGE_S.contains(&dt_s) {
@@ -256,6 +257,8 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
             let (be, sys) = (self.be, &self.sys);
             let mut stepper = Stepper::new(be, sys, dt, c, &self.theta, &self.opts)?;
             stepper.set_power(&sys.rhs)?;
+            // As a transient run's steps: from the last two levels' line.
+            stepper.extrapolate()?;
             self.stepping = Some(Stepping {
                 dt,
                 stepper,

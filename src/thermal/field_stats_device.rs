@@ -15,6 +15,7 @@
 use super::{Acc, FieldStats, CHUNK};
 use crate::backend::BackendError;
 use crate::thermal::block_stats_device::{host_block_partials, BlockPartial, LayerBlocks};
+use rayon::prelude::*;
 use std::ops::Range;
 
 /// What a device reduces; built by [`FieldStats::request`].
@@ -152,7 +153,7 @@ impl<'a> FieldStats<'a> {
 }
 
 /// The partials of `req` computed on the host, chunk by chunk with the host
-/// fold's sequential loop: the reference a device's answer is tested
+/// fold's sequential loop (the chunks in parallel): the reference a device's answer is tested
 /// against (tests/gpu_pipeline.rs), and equal to the host fold bit for bit.
 pub fn host_partials(
     req: &StatsRequest,
@@ -162,11 +163,14 @@ pub fn host_partials(
 ) -> StatsPartials {
     let plane = req.nx * req.ny;
     let (c, ambient) = (req.c, req.ambient);
-    let mut chunks = Vec::with_capacity(req.nz * req.chunks());
-    for z in 0..req.nz {
-        let l = req.layer_of_z[z];
-        let absent = &req.absent[l];
-        for k in 0..req.chunks() {
+    // Each chunk in its sequential loop, the chunks in parallel: the same
+    // bits whatever the thread count.
+    let chunks = (0..req.nz * req.chunks())
+        .into_par_iter()
+        .map(|zk| {
+            let (z, k) = (zk / req.chunks(), zk % req.chunks());
+            let l = req.layer_of_z[z];
+            let absent = &req.absent[l];
             let mut a = Acc::EMPTY;
             a.imax = z * plane + k * req.span;
             for j in k * req.span..((k + 1) * req.span).min(plane) {
@@ -191,7 +195,7 @@ pub fn host_partials(
                     a.bottom += g_bottom[j] * theta;
                 }
             }
-            chunks.push([
+            [
                 a.min,
                 a.sum,
                 a.weight,
@@ -199,9 +203,9 @@ pub fn host_partials(
                 a.top,
                 a.bottom,
                 a.imax as f64,
-            ]);
-        }
-    }
+            ]
+        })
+        .collect();
     let layer_sum = |zr: &Range<usize>| {
         let mut m = vec![0.0; plane];
         for z in zr.clone() {

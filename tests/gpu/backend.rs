@@ -515,6 +515,7 @@ mod transient_gpu {
             init: InitState::Ambient,
             snapshot_every: None,
             stepping: Default::default(),
+            step_field: Default::default(),
         };
         let mut observe = |_: &StepView| Ok(());
         let t = Instant::now();

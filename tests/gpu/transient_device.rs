@@ -38,6 +38,7 @@ fn options(s: &Stack, dt: f64, steps: usize, iterations: usize, rtol: f64) -> Tr
         init: InitState::Ambient,
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     }
 }
 
@@ -279,4 +280,17 @@ fn adaptive_trbdf2_matches_cpu() {
             "{name}"
         );
     }
+}
+
+/// The records reduced on the GPU (`StepField::Needed`) against the CPU's
+/// folded from its field: equal to the solver's tolerance (the solves
+/// differ by rounding; on one backend they agree to 1e-12).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reduced_records_equal_the_host_fold() {
+    crate::util::transient_reduce::reduced_records_equal_the_host_fold(
+        gpu(),
+        &CpuBackend::new(),
+        1e-8,
+    );
 }

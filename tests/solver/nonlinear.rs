@@ -275,6 +275,7 @@ fn transient_leakage_is_semi_implicit() {
         init: InitState::Ambient,
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     };
     let mut observe = |_: &StepView| Ok(());
     let out = run_transient(

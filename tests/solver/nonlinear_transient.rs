@@ -132,6 +132,7 @@ fn run_stepping(
         init: InitState::Ambient,
         snapshot_every: None,
         stepping,
+        step_field: Default::default(),
     };
     let mut observe = |_: &StepView| Ok(());
     let sched = PowerSchedule::constant(base);
@@ -197,6 +198,7 @@ fn run_anderson(
         init,
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     };
     let mut observe = |_: &StepView| Ok(());
     run_transient(

@@ -41,3 +41,8 @@ fn trace_rows_apply_piecewise_constant() {
 fn a_capped_step_reports_the_users_rtol() {
     transient::a_capped_step_reports_the_users_rtol(&CpuBackend::new());
 }
+
+#[test]
+fn reduced_records_equal_the_host_fold() {
+    crate::util::transient_reduce::on_the_cpu();
+}

@@ -51,6 +51,7 @@ fn options(s: &Stack, dt: f64, steps: usize, stepping: Stepping) -> TransientOpt
         init: InitState::Ambient,
         snapshot_every: None,
         stepping,
+        step_field: Default::default(),
     }
 }
 

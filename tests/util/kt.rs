@@ -143,6 +143,7 @@ pub fn iterated_transient<B: cuth::thermal::device::ThermalBackend + 'static>(
         init: InitState::Field(init.temperature_k),
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     };
     let out = transient(be, stack, &PowerSchedule::constant(base), &opts);
     out.records

@@ -70,6 +70,7 @@ pub fn options(s: &Stack, dt: f64, steps: usize, rtol: f64) -> TransientOptions 
         init: InitState::Ambient,
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     }
 }
 

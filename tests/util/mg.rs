@@ -227,6 +227,7 @@ pub fn mg_equals_chebyshev_over_a_20_step_transient<B: ThermalBackend + 'static>
             init: InitState::Ambient,
             snapshot_every: None,
             stepping: Default::default(),
+            step_field: Default::default(),
         };
         let mut observe = |_: &StepView| Ok(());
         let sched = PowerSchedule::constant(base.clone());

@@ -15,6 +15,7 @@ pub mod steady;
 pub mod sweep;
 pub mod topopt_mg;
 pub mod transient;
+pub mod transient_reduce;
 
 use cuth::stack::{PowerSpec, Stack};
 use cuth::thermal::sweep::SweepCase;

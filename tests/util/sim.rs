@@ -90,10 +90,11 @@ pub fn steps_equal_a_transient_run_under_the_same_powers<B: ThermalBackend + 'st
         init: InitState::Ambient,
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     };
     let mut fields = Vec::new();
     let mut observe = |v: &StepView| {
-        fields.push(v.temperature_k.to_vec());
+        fields.push(v.temperature_k.expect("every field").to_vec());
         Ok(())
     };
     let run = run_transient(

@@ -38,6 +38,7 @@ fn options(s: &Stack, dt: f64, steps: usize, init: InitState, rtol: f64) -> Tran
         init,
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     }
 }
 

@@ -4,10 +4,12 @@
 
 use super::nonlinear::StepPhysics;
 use super::probe::{self, BlockProbe, StepEnergy};
+use super::reduce::StepReduce;
 use super::report::Timings;
 use super::system::HostSys;
 use super::{
-    step_solver, Observer, StepRecord, StepView, Stepper, TransientError, TransientOptions,
+    step_solver, Observer, StepField, StepRecord, StepView, Stepper, TransientError,
+    TransientOptions,
 };
 use crate::grid::Grid;
 use crate::power::schedule::PowerSchedule;
@@ -44,6 +46,9 @@ pub(super) struct Level<'c, B: ThermalBackend + 'static> {
     /// A linear stack assembled on the device: Σ C θ' of the last level
     /// (the host has no C); a temperature-dependent step reports its own.
     pub stored_prev: Option<f64>,
+    /// The records reduced where the solve runs (`StepField::Needed` on a
+    /// linear, film-cooled stack); `None`: folded from the downloaded field.
+    pub reduce: Option<StepReduce<B::Vector>>,
     pub times: Timings,
 }
 
@@ -192,42 +197,24 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
         let linear = self.phys.is_none();
         let time_s = (k + 1) as f64 * cx.opts.dt;
         let t = Instant::now();
-        self.stepper.download_shifted(&mut self.theta)?;
-        let mut fs = probe::absorb(
-            cx.grid,
-            self.sys.capacity().filter(|_| linear),
-            self.stepper.c,
-            cx.stack.ambient_k,
-            &mut self.theta,
-            &self.theta_old,
-            &mut self.temperature_k,
-        );
-        if let Some(s) = tally.stored_j {
-            fs.stored_j = s;
-        } else if let Some(prev) = &mut self.stored_prev {
-            // Device assembly: Σ C θ' of the new level less the old one's.
-            let now = self.stepper.stored_heat()?;
-            fs.stored_j = now - *prev;
-            *prev = now;
-        }
-        let mut energy = probe::step_energy(
-            self.sys.films(),
-            cx.grid,
-            tally.power_w,
-            &self.theta,
-            fs.stored_j,
-            tally.dt,
-        );
-        if let Some(coolant) = self.sys.coolant() {
-            // The coolant's enthalpy rise at θⁿ⁺¹, as the films' heat out.
-            let q = coolant.heat_w(&self.theta);
-            energy.heat_out_w += q;
-            energy.imbalance_j -= q * tally.dt;
-        }
+        let snap = cx
+            .opts
+            .snapshot_every
+            .is_some_and(|e| e > 0 && ((k + 1).is_multiple_of(e) || k + 1 == cx.opts.steps));
+        // The field comes down where an output reads it: every step, or
+        // the snapshots' and the last (the run's final field).
+        let download = self.reduce.is_none()
+            || cx.opts.step_field == StepField::Every
+            || snap
+            || k + 1 == cx.opts.steps;
+        let (mut energy, stats) = match &mut self.reduce {
+            Some(_) => self.reduced(cx, tally, download)?,
+            None => self.absorbed(cx, tally, linear)?,
+        };
         if let Some(q) = tally.heat_out_j {
             // The scheme's own heat out over the steps (TR-BDF2's stages).
             energy.heat_out_w = q / tally.dt;
-            energy.imbalance_j = tally.power_w * tally.dt - q - fs.stored_j;
+            energy.imbalance_j = tally.power_w * tally.dt - q - energy.stored_j;
         }
         let record = StepRecord {
             step: k + 1,
@@ -235,18 +222,14 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
             iterations: tally.iterations,
             trace_row: self.row,
             energy,
-            layer_max_k: fs.layer_max_k,
-            layer_avg_k: fs.layer_avg_k,
-            blocks: probe::block_stats(cx.grid, cx.probes, &self.temperature_k),
-            probe_k: crate::thermal::probes::read(cx.grid, cx.points, &self.temperature_k),
+            layer_max_k: stats.layer_max_k,
+            layer_avg_k: stats.layer_avg_k,
+            blocks: stats.blocks,
+            probe_k: stats.probe_k,
             leakage_w: tally.leak_w,
             outer_iterations: tally.outer,
             coolant_outlets: self.coolant_outlets(cx),
         };
-        let snap = cx
-            .opts
-            .snapshot_every
-            .is_some_and(|e| e > 0 && ((k + 1).is_multiple_of(e) || k + 1 == cx.opts.steps));
         let snapshot = snap.then(|| {
             let power = cx.schedule.layer_power_at(self.row);
             let solver = step_solver(
@@ -267,14 +250,131 @@ impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
         });
         observer(&StepView {
             record: &record,
-            temperature_k: &self.temperature_k,
+            temperature_k: download.then_some(&self.temperature_k[..]),
             snapshot,
         })
         .map_err(TransientError::Observer)?;
-        std::mem::swap(&mut self.theta, &mut self.theta_old);
+        if download {
+            std::mem::swap(&mut self.theta, &mut self.theta_old);
+        }
         self.times.probe_s += t.elapsed().as_secs_f64();
         Ok(record)
     }
+}
+
+impl<'c, B: ThermalBackend + 'static> Level<'c, B> {
+    /// The host's record of the new level: the field downloaded into
+    /// `theta` and `temperature_k`, its statistics folded there.
+    fn absorbed(
+        &mut self,
+        cx: &RunContext<'c, B>,
+        tally: &Tally,
+        linear: bool,
+    ) -> Result<(StepEnergy, Stats), TransientError> {
+        self.stepper.download_shifted(&mut self.theta)?;
+        let fs = probe::absorb(
+            cx.grid,
+            self.sys.capacity().filter(|_| linear),
+            self.stepper.c,
+            cx.stack.ambient_k,
+            &mut self.theta,
+            &self.theta_old,
+            &mut self.temperature_k,
+        );
+        let stored_j = self.stored_j(tally, fs.stored_j)?;
+        let mut energy = probe::step_energy(
+            self.sys.films(),
+            cx.grid,
+            tally.power_w,
+            &self.theta,
+            stored_j,
+            tally.dt,
+        );
+        if let Some(coolant) = self.sys.coolant() {
+            // The coolant's enthalpy rise at θⁿ⁺¹, as the films' heat out.
+            let q = coolant.heat_w(&self.theta);
+            energy.heat_out_w += q;
+            energy.imbalance_j -= q * tally.dt;
+        }
+        let stats = Stats {
+            layer_max_k: fs.layer_max_k,
+            layer_avg_k: fs.layer_avg_k,
+            blocks: probe::block_stats(cx.grid, cx.probes, &self.temperature_k),
+            probe_k: crate::thermal::probes::read(cx.grid, cx.points, &self.temperature_k),
+        };
+        Ok((energy, stats))
+    }
+
+    /// The record of the new level reduced where the solve runs; the
+    /// field downloaded as well when `download` (an output reads it).
+    fn reduced(
+        &mut self,
+        cx: &RunContext<'c, B>,
+        tally: &Tally,
+        download: bool,
+    ) -> Result<(StepEnergy, Stats), TransientError> {
+        let Some(r) = &mut self.reduce else {
+            let why = "a reduced record without its tables";
+            return Err(crate::backend::BackendError::Unsupported(why).into());
+        };
+        let shift = (self.stepper.c, cx.stack.ambient_k);
+        let red = r.reduce(cx.be, cx.grid, cx.points, &self.stepper.x, shift)?;
+        if download {
+            self.stepper.download_shifted(&mut self.theta)?;
+            probe::absorb(
+                cx.grid,
+                None,
+                self.stepper.c,
+                cx.stack.ambient_k,
+                &mut self.theta,
+                &self.theta_old,
+                &mut self.temperature_k,
+            );
+        }
+        let stored_j = match tally.stored_j {
+            Some(s) => s,
+            None => r.stored_heat(cx.be, &self.stepper)?,
+        };
+        let energy = StepEnergy {
+            power_w: tally.power_w,
+            heat_out_w: red.heat_out_w,
+            stored_j,
+            imbalance_j: (tally.power_w - red.heat_out_w) * tally.dt - stored_j,
+        };
+        let stats = Stats {
+            layer_max_k: red.layer_max_k,
+            layer_avg_k: red.layer_avg_k,
+            blocks: red.blocks,
+            probe_k: red.probe_k,
+        };
+        Ok((energy, stats))
+    }
+
+    /// The heat stored over the steps of `tally`, J: the step's own (a
+    /// temperature-dependent step), Σ C θ' of the new level less the old
+    /// one's where the device holds C, else the host's `host_j`.
+    fn stored_j(&mut self, tally: &Tally, host_j: f64) -> Result<f64, TransientError> {
+        if let Some(s) = tally.stored_j {
+            return Ok(s);
+        }
+        Ok(match &mut self.stored_prev {
+            Some(prev) => {
+                let now = self.stepper.stored_heat()?;
+                let d = now - *prev;
+                *prev = now;
+                d
+            }
+            None => host_j,
+        })
+    }
+}
+
+/// A record's field statistics, however taken.
+struct Stats {
+    layer_max_k: Vec<f64>,
+    layer_avg_k: Vec<f64>,
+    blocks: Vec<probe::BlockTemps>,
+    probe_k: Vec<f64>,
 }
 
 /// What one solve of a step did.

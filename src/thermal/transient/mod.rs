@@ -4,26 +4,36 @@
 //! each trace row by kernels, the host keeping only the films' planes) →
 //! [`Stepper`]
 //! (matrix A + C/Δt and preconditioner on the device, once) → one PCG solve
-//! per step, warm-started from the previous field → per-step records and
+//! per step, warm-started from the previous field (a linear stack's
+//! backward Euler from 2θⁿ − θⁿ⁻¹, `Stepper::extrapolate`) → per-step records and
 //! a [`TransientSummary`]. A temperature-dependent stack (k, c laws or
 //! leakage) steps through `nonlinear::StepPhysics`, one step for every
 //! backend over `thermal::device::nonlinear::NonlinearOps`: semi-implicit or
 //! iterated, A(T), C(T) and the leakage re-built where the solve runs.
 //! The run's inputs and errors are in `options`.
 //!
-//! After each step the field is downloaded for the per-step statistics
-//! (layer max/mean, block max, energy balance) and for the observer
-//! (snapshots, progress). The solver state stays on the device; the copy is
-//! output traffic, timed apart from the solve (`solve_s` vs `probe_s`). It
-//! lands in host buffers reused every step, and one fused pass
-//! (`probe::absorb`) turns it into θ and T and takes the layer statistics
-//! and the stored heat, so the host side costs about one read of the field.
+//! A step's record (layer max/mean, block min/mean/max, probes, energy
+//! balance) is reduced where the solve runs when the caller asks for the
+//! field only where an output reads it ([`StepField::Needed`]) and the
+//! stack is linear and film-cooled: the backend's post-solve statistics
+//! (`reduce`) bring down kilobytes, the stored heat is Σ C θ' on the
+//! device, and the field itself comes down only on snapshot steps and the
+//! last. The CPU takes the same partials from its field in memory, so the
+//! path is one. Otherwise (every field asked for, a temperature-dependent
+//! stack, whose films and stored heat the step updates on the host, or a
+//! liquid-cooled one, whose coolant heat reads the field on the host) the
+//! field is downloaded after each step into host buffers reused every step,
+//! and one fused pass (`probe::absorb`) turns it into θ and T and takes the
+//! layer statistics and the stored heat. Either way the solver state stays
+//! on the device and the record is output work, timed apart from the solve
+//! (`solve_s` vs `probe_s`).
 
 mod adaptive;
 mod level;
 mod nonlinear;
 mod options;
 mod probe;
+mod reduce;
 mod report;
 pub mod scheme;
 pub mod state;
@@ -31,7 +41,7 @@ mod stepper;
 mod system;
 mod trbdf2;
 
-pub use options::{InitState, Scheme, Stepping, TransientError, TransientOptions};
+pub use options::{InitState, Scheme, StepField, Stepping, TransientError, TransientOptions};
 pub use probe::{ordered_sum, BlockTemps, StepEnergy, StepRecord};
 pub use report::StepStats;
 pub use report::{EnergyTotals, TransientNonlinear, TransientSummary};
@@ -51,8 +61,9 @@ use system::HostSys;
 /// What the observer sees after each step.
 pub struct StepView<'a> {
     pub record: &'a StepRecord,
-    /// Temperature of every cell, K.
-    pub temperature_k: &'a [f64],
+    /// Temperature of every cell, K, where the field came down: every
+    /// step with [`StepField::Every`], else the snapshots' and the last.
+    pub temperature_k: Option<&'a [f64]>,
     /// Every `snapshot_every` steps: the field's steady-style summary and
     /// the layers' power, enough to write the maps as `solve` does.
     pub snapshot: Option<(Summary, Vec<LayerPower>)>,
@@ -98,11 +109,26 @@ fn check_capacity<B: ThermalBackend + 'static>(
         Scheme::TrBdf2 => 2 + usize::from(!iterated),
         Scheme::BackwardEuler => 0,
     };
+    // The reduced records' θ of the last level and of the new one; θⁿ⁻¹
+    // for a linear stack's backward-Euler guess.
+    let reduce_vectors = 2 * usize::from(reduces(stack, opts))
+        + usize::from(!nonlinear && opts.stepping.scheme == Scheme::BackwardEuler);
     be.check_capacity_with(
         grid.len(),
-        stepper::EXTRA_VECTORS + usize::from(iterated) + nl_vectors + stage_vectors,
+        stepper::EXTRA_VECTORS
+            + usize::from(iterated)
+            + nl_vectors
+            + stage_vectors
+            + reduce_vectors,
     )?;
     Ok(())
+}
+
+/// Whether the records are reduced where the solve runs (`reduce`): asked
+/// for, and a stack whose record needs nothing of the host's (no
+/// temperature-dependent step, no coolant).
+fn reduces(stack: &Stack, opts: &TransientOptions) -> bool {
+    opts.step_field == StepField::Needed && !stack.is_nonlinear() && !stack.has_cavities()
 }
 
 /// The run's records, the initial one first, by fixed steps or adaptive
@@ -191,18 +217,19 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         (scheme.divisor(dt), c),
         &opts.solver,
     )?;
-    stepper.use_scheme(scheme, dt)?;
+    stepper.use_scheme(scheme, dt, !nonlinear)?;
     let layer_names: Vec<String> = stack.layers.iter().map(|l| l.name.clone()).collect();
     let probes = probe::block_probes(&layer_names, &schedule.base, grid);
     let points = crate::thermal::probes::probe_cells(stack, grid);
     let setup_s = t_setup.elapsed().as_secs_f64();
 
+    let reduce = reduces(stack, opts)
+        .then(|| reduce::StepReduce::new(be, grid, &schedule.base, &points, &sys, &stepper))
+        .transpose()?;
     // A linear stack assembled on the device: the stored heat from Σ C θ'
     // there (the host has no C); a temperature-dependent step reports its own.
-    let stored_prev = match &sys {
-        HostSys::Device { .. } if phys.is_none() => Some(stepper.stored_heat()?),
-        _ => None,
-    };
+    let device_c = matches!(sys, HostSys::Device { .. }) && phys.is_none();
+    let stored_prev = device_c.then(|| stepper.stored_heat()).transpose()?;
     let cx = level::RunContext {
         be,
         stack,
@@ -212,8 +239,8 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         probes: &probes,
         points: &points,
     };
-    let power_w = sys.power_w();
     let mut lv = level::Level {
+        power_w: sys.power_w(),
         sys,
         stepper,
         phys,
@@ -221,8 +248,8 @@ pub fn run_transient<B: ThermalBackend + 'static>(
         theta_old: theta0,
         temperature_k: vec![0.0; grid.len()],
         row: first_row,
-        power_w,
         stored_prev,
+        reduce,
         times: report::Timings {
             setup_s,
             upload_s: 0.0,

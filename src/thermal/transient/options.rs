@@ -46,6 +46,22 @@ pub struct TransientOptions {
     pub snapshot_every: Option<usize>,
     /// The scheme, and whether its steps adapt.
     pub stepping: Stepping,
+    /// Whether the observer needs the field after every step.
+    pub step_field: StepField,
+}
+
+/// When the whole field comes down from the device during a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StepField {
+    /// After every step: the observer reads every field (a per-step
+    /// trace of the whole field), and the records are folded from it.
+    #[default]
+    Every,
+    /// Only where an output reads it: snapshot steps and the last step.
+    /// The records of a linear, film-cooled stack are reduced where the
+    /// solve runs (`reduce`), so a GPU step moves kilobytes, not the field;
+    /// other steps hand the observer no field.
+    Needed,
 }
 
 /// How the steps advance (`--scheme`, `--time-tol`).

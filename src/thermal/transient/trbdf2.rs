@@ -41,9 +41,19 @@ fn missing() -> SolveError {
 
 impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
     /// Steps by `scheme` from now on, with steps of `dt`; the caller built
-    /// the stepper for the shift's h = `scheme.divisor(dt)`.
-    pub fn use_scheme(&mut self, scheme: Scheme, dt: f64) -> Result<(), SolveError> {
+    /// the stepper for the shift's h = `scheme.divisor(dt)`. `extrapolate`:
+    /// backward Euler's steps start from the last two levels' line
+    /// ([`Self::extrapolate`]; a linear stack's fixed steps).
+    pub fn use_scheme(
+        &mut self,
+        scheme: Scheme,
+        dt: f64,
+        extrapolate: bool,
+    ) -> Result<(), SolveError> {
         self.scheme = scheme;
+        if extrapolate && scheme == Scheme::BackwardEuler {
+            self.extrapolate()?;
+        }
         if scheme == Scheme::TrBdf2 {
             let n = self.ksp.len();
             self.tr = Some(TrWork {
