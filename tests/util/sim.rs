@@ -322,10 +322,11 @@ pub fn liquid_session_equals_the_one_shot_drivers<B: ThermalBackend + 'static>(b
         init: InitState::Ambient,
         snapshot_every: None,
         stepping: Default::default(),
+        step_field: Default::default(),
     };
     let mut fields = Vec::new();
     let mut observe = |v: &StepView| {
-        fields.push(v.temperature_k.to_vec());
+        fields.push(v.temperature_k.expect("every field").to_vec());
         Ok(())
     };
     let sched = PowerSchedule::constant(base);
