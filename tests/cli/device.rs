@@ -81,11 +81,11 @@ fn auto_says_when_it_falls_back_to_the_cpu() {
     }
 }
 
-/// A stack with a liquid-cooled cavity is refused by the commands that do
-/// not solve coolant yet (a sweep, a stepping session): exit 2, the
-/// cavity's field named, nothing written.
+/// A stack with a liquid-cooled cavity is refused by the command that does
+/// not solve coolant yet (a sweep): exit 2, the cavity's field named,
+/// nothing written.
 #[test]
-fn commands_refuse_a_liquid_cooled_cavity_and_write_nothing() {
+fn a_sweep_refuses_a_liquid_cooled_cavity_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let stack = crate::util::cli::write(
         tmp.path(),
@@ -135,10 +135,7 @@ thickness = "50 um"
     );
     let out = tmp.path().join("out");
     let (st, o) = (s(&stack), s(&out));
-    for args in [
-        vec!["sweep", st, s(&cases), "--device", "cpu", "--out", o],
-        vec!["serve", st, "--device", "cpu"],
-    ] {
+    for args in [vec!["sweep", st, s(&cases), "--device", "cpu", "--out", o]] {
         let r = cuth(&args);
         let e = err(&r);
         assert_eq!(r.status.code(), Some(2), "{}: {e}", args[0]);
