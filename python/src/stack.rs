@@ -15,9 +15,11 @@ use cuth::stack::Stack;
 use cuth::thermal::block_stats::layer_block_stats;
 use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::steady::{solve_steady_for, KeepField, Prepared, SteadyOptions, SteadyOutcome};
+use cuth::thermal::sweep::SweepBase;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// A stack opened for solving: the stack file's content with the grid and
 /// solver options given, and the device.
@@ -27,6 +29,10 @@ pub struct PyStack {
     /// The options of a stepping session (as `cuth serve`'s).
     pub opts: SteadyOptions,
     pub opened: Opened,
+    /// What every `cuth.sweep` call on this stack shares (the grid, the
+    /// assembled system, the stack's own power), built on the first call:
+    /// a dataset script calls the sweep chunk by chunk.
+    pub sweep_base: OnceLock<SweepBase>,
 }
 
 /// The options every constructor takes, checked as the command line checks
@@ -74,6 +80,7 @@ impl PyStack {
             stack,
             opts,
             opened,
+            sweep_base: OnceLock::new(),
         })
     }
 

@@ -5,7 +5,7 @@
 
 use crate::device::with_backend;
 use crate::errors::{input_error, OrPy, SolverError};
-use crate::power::{as_f64_2d, plane_map, PowerArg};
+use crate::power::PowerArg;
 use crate::stack::PyStack;
 use cuth::backend::batch::BatchOps;
 use cuth::grid::Grid;
@@ -174,9 +174,15 @@ pub fn sweep<'py>(
         Some(name) => layer_index(s, name, "out_layer")?,
         None => l,
     };
-    let base = py
-        .allow_threads(|| SweepBase::on_grid(s, stack.grid()))
-        .or_py()?;
+    let base = match stack.sweep_base.get() {
+        Some(b) => b,
+        None => {
+            let b = py
+                .allow_threads(|| SweepBase::on_grid(s, stack.grid()))
+                .or_py()?;
+            stack.sweep_base.get_or_init(|| b)
+        }
+    };
     let cases: Vec<SweepCase> = if let Ok(list) = powers.downcast::<pyo3::types::PyList>() {
         (list.iter().enumerate())
             .map(|(i, item)| {
@@ -185,7 +191,7 @@ pub fn sweep<'py>(
                         "powers[{i}]: expected a dict of block powers and layer maps"
                     ))
                 })?;
-                dict_case(s, &base, PowerArg::from_dict(d, nx, ny)?, i)
+                dict_case(s, base, PowerArg::from_dict(d, nx, ny)?, i)
             })
             .collect::<PyResult<_>>()?
     } else {
@@ -199,25 +205,22 @@ pub fn sweep<'py>(
                     input_error("powers: expected an ndarray (cases, ny, nx) or a list of dicts")
                 })?,
         };
-        let shape = a.shape().to_vec();
-        (0..shape[0])
-            .map(|i| {
-                let m = a
-                    .as_array()
-                    .index_axis(numpy::ndarray::Axis(0), i)
-                    .to_owned();
-                let m = numpy::PyArray2::from_owned_array(py, m);
-                let map = plane_map(&as_f64_2d(m.as_any())?, nx, ny, &format!("powers[{i}]"))?;
-                Ok(SweepCase {
-                    name: format!("case{i}"),
-                    maps: vec![(l, map)],
-                    ..SweepCase::default()
-                })
+        let shape = a.shape();
+        if shape[1..] != [ny, nx] {
+            return Err(input_error(format!(
+                "powers: has shape {shape:?}, expected (cases, ny, nx) = (cases, {ny}, {nx})"
+            )));
+        }
+        (a.as_array().outer_iter().enumerate())
+            .map(|(i, m)| SweepCase {
+                name: format!("case{i}"),
+                maps: vec![(l, m.iter().copied().collect())],
+                ..SweepCase::default()
             })
-            .collect::<PyResult<_>>()?
+            .collect()
     };
     for (i, case) in cases.iter().enumerate() {
-        check_maps(s, &base, case).map_err(|e| input_error(format!("powers[{i}]: {e}")))?;
+        check_maps(s, base, case).map_err(|e| input_error(format!("powers[{i}]: {e}")))?;
     }
     let opts = stack.solve_opts();
     let k = match (batch, stack.opened.device) {
@@ -231,7 +234,7 @@ pub fn sweep<'py>(
     let results = py
         .allow_threads(|| {
             with_backend!(stack.opened.dev, |be| solve_all(
-                be, s, &base, &opts, &cases, k, out
+                be, s, base, &opts, &cases, k, out
             ))
         })
         .or_py()?;

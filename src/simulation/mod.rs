@@ -12,7 +12,9 @@
 //! [`Simulation::step`] and [`Simulation::blocks`] thousands of times: a
 //! power change re-rasterizes only the driven layers (footprints are
 //! rasterized once) and uploads one vector; a step is one warm-started PCG
-//! solve. The same powers and Δt give the same field as `cuth transient`'s
+//! solve; a read of the blocks, the probes or the hottest cell after a step
+//! reduces the field where it lives (`reads`), so a GPU hands back a few
+//! numbers, not the field. The same powers and Δt give the same field as `cuth transient`'s
 //! steps (the same [`BlockDrive`](crate::power::drive::BlockDrive) maps and [`Stepper`]), and a steady solve
 //! the same as `cuth solve`'s.
 //!
@@ -25,6 +27,7 @@
 mod error;
 mod power;
 mod readings;
+mod reads;
 
 pub use error::SimulationError;
 pub use readings::{
@@ -35,7 +38,7 @@ use crate::assemble::{assemble, System};
 use crate::grid::Grid;
 use crate::linalg::{CgInfo, Offset, QuadDiagOperator, Solver, Stop};
 use crate::stack::{PowerSpec, Stack};
-use crate::thermal::block_stats::BlockFootprint;
+use crate::thermal::block_stats::{BlockFootprint, TempStats};
 use crate::thermal::device::ThermalBackend;
 use crate::thermal::liquid::{add_coolant_to, solve_system, LiquidError};
 use crate::thermal::probes;
@@ -43,6 +46,7 @@ use crate::thermal::steady::{heat_reaches_ambient, rasterize_layers, SteadyOptio
 use crate::thermal::transient::state::STATE_RANGE_K;
 use crate::thermal::transient::Stepper;
 use power::SetPower;
+use reads::{DeviceReads, FieldReads};
 
 /// The time steps a session takes, s: beyond them C/Δt under- or
 /// overflows against the conductances of any chip-scale cell.
@@ -73,6 +77,10 @@ pub struct Simulation<'b, B: ThermalBackend + 'static> {
     stepping: Option<Stepping<'b, B>>,
     /// PCG on A, built on the first steady solve and kept.
     steady: Option<Solver<'b, B>>,
+    /// The tables of reads reduced on the device, built on the first.
+    device_reads: Option<DeviceReads<B::Vector>>,
+    /// The last device reduction's reads, until the field changes.
+    reads: Option<FieldReads>,
     time_s: f64,
 }
 
@@ -143,6 +151,8 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
             footprints,
             stepping: None,
             steady: None,
+            device_reads: None,
+            reads: None,
             time_s: 0.0,
         })
     }
@@ -235,7 +245,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
             }
         };
         self.host_current = false;
-        self.t_current = false;
+        self.field_changed();
         self.time_s += dt_s;
         Ok(self.report(&info, Some(dt_s)))
     }
@@ -304,7 +314,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         be.download_into(&x, &mut self.theta)?;
         offset.restore(&mut self.theta);
         self.host_current = true;
-        self.t_current = false;
+        self.field_changed();
         if let Some(s) = &mut self.stepping {
             s.theta_stale = true;
         }
@@ -331,7 +341,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         solved.offset.restore(&mut theta);
         self.theta = theta;
         self.host_current = true;
-        self.t_current = false;
+        self.field_changed();
         if let Some(s) = &mut self.stepping {
             s.theta_stale = true;
         }
@@ -359,6 +369,37 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         self.theta.iter_mut().for_each(|t| *t += c);
         self.host_current = true;
         Ok(())
+    }
+
+    /// The host's T and the device's reads no longer hold the field.
+    fn field_changed(&mut self) {
+        self.t_current = false;
+        self.reads = None;
+    }
+
+    /// The reads of the stepper's level reduced where it lives, when it is
+    /// newer than the host's and the backend reduces (see `reads`).
+    fn device_reads(&mut self) -> Result<Option<&FieldReads>, SimulationError> {
+        if self.host_current {
+            return Ok(None);
+        }
+        if self.reads.is_none() {
+            let s = (self.stepping.as_ref()).expect("the field is newer only on a stepper");
+            let power = self.power.layer_power();
+            let cells = probes::probe_cells(&self.stack, &self.grid);
+            let tables = match &self.device_reads {
+                Some(t) => t,
+                None => (self.device_reads)
+                    .insert(DeviceReads::new(self.be, &self.grid, &power, &cells)?),
+            };
+            let problem = (&self.stack, &self.grid, &power[..]);
+            let x = s.stepper.shifted();
+            match tables.read(self.be, problem, &cells, x, s.stepper.c)? {
+                Some(r) => self.reads = Some(r),
+                None => return Ok(None),
+            }
+        }
+        Ok(self.reads.as_ref())
     }
 
     /// Brings `t_k` up to the current level.
@@ -392,25 +433,43 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
 
     /// Every named block's temperatures and power, layer by layer.
     pub fn blocks(&mut self) -> Result<Vec<BlockReading>, SimulationError> {
-        self.sync_t()?;
         let layers = self.power.layer_power();
+        let temps: Vec<Vec<Option<TempStats>>> = match self.device_reads()? {
+            Some(r) => r.blocks.clone(),
+            None => {
+                self.sync_t()?;
+                (layers.iter().enumerate())
+                    .map(|(l, lp)| match lp.blocks.is_empty() {
+                        true => Vec::new(),
+                        false => {
+                            let map = self.grid.layer_map(&self.t_k, l);
+                            (self.footprints[l].iter())
+                                .map(|f| f.stats(&map, &self.grid))
+                                .collect()
+                        }
+                    })
+                    .collect()
+            }
+        };
         let mut out = Vec::new();
         for (l, (layer, lp)) in self.stack.layers.iter().zip(&layers).enumerate() {
-            if lp.blocks.is_empty() {
-                continue;
-            }
-            let map = self.grid.layer_map(&self.t_k, l);
             let whole_map = self.power.has_map(l);
-            out.extend(lp.blocks.iter().zip(&self.footprints[l]).map(|(b, f)| {
-                let temp = f.stats(&map, &self.grid);
-                BlockReading {
-                    layer: layer.name.clone(),
-                    block: b.name.clone(),
-                    power_w: (!whole_map).then_some(b.power_w),
-                    max_k: temp.map(|t| t.max_k),
-                    avg_k: temp.map(|t| t.avg_k),
-                    min_k: temp.map(|t| t.min_k),
-                }
+            let temps = temps.get(l).map_or(&[][..], |t| &t[..]);
+            if temps.len() != lp.blocks.len() {
+                return Err(SimulationError::Internal(format!(
+                    "layer `{}`: {} block readings for {} blocks",
+                    layer.name,
+                    temps.len(),
+                    lp.blocks.len()
+                )));
+            }
+            out.extend(lp.blocks.iter().zip(temps).map(|(b, temp)| BlockReading {
+                layer: layer.name.clone(),
+                block: b.name.clone(),
+                power_w: (!whole_map).then_some(b.power_w),
+                max_k: temp.map(|t| t.max_k),
+                avg_k: temp.map(|t| t.avg_k),
+                min_k: temp.map(|t| t.min_k),
             }));
         }
         Ok(out)
@@ -418,9 +477,14 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
 
     /// Every `[[probes]]` point's temperature, in the stack's order.
     pub fn probes(&mut self) -> Result<Vec<ProbeValue>, SimulationError> {
-        self.sync_t()?;
         let cells = probes::probe_cells(&self.stack, &self.grid);
-        let values = probes::read(&self.grid, &cells, &self.t_k);
+        let values = match self.device_reads()? {
+            Some(r) => r.probes.clone(),
+            None => {
+                self.sync_t()?;
+                probes::read(&self.grid, &cells, &self.t_k)
+            }
+        };
         Ok(cells
             .into_iter()
             .zip(values)
@@ -434,15 +498,19 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
 
     /// The hottest cell (the first of equals, in index order).
     pub fn hottest(&mut self) -> Result<Hottest, SimulationError> {
-        self.sync_t()?;
-        let (i, t_k) =
-            (self.t_k.iter().copied().enumerate()).fold((0, f64::NEG_INFINITY), |m, (i, v)| {
-                if v > m.1 {
-                    (i, v)
-                } else {
-                    m
-                }
-            });
+        let (i, t_k) = match self.device_reads()? {
+            Some(r) => r.hottest,
+            None => {
+                self.sync_t()?;
+                (self.t_k.iter().copied().enumerate()).fold((0, f64::NEG_INFINITY), |m, (i, v)| {
+                    if v > m.1 {
+                        (i, v)
+                    } else {
+                        m
+                    }
+                })
+            }
+        };
         let (x, y, z) = self.grid.coords(i);
         let l = self.grid.layer_of_z[z];
         let (x_m, y_m) = (self.grid.x_center(x), self.grid.y_center(y));
@@ -523,7 +591,7 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         let ambient = self.stack.ambient_k;
         (self.theta.iter_mut().zip(&state.temperature_k)).for_each(|(th, t)| *th = t - ambient);
         self.host_current = true;
-        self.t_current = false;
+        self.field_changed();
         if let Some(s) = &mut self.stepping {
             s.theta_stale = true;
         }

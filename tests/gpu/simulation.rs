@@ -48,3 +48,10 @@ fn a_layer_map_scales_the_field_linearly() {
 fn liquid_session_equals_the_one_shot_drivers() {
     sim::liquid_session_equals_the_one_shot_drivers(gpu(), 1e-9);
 }
+
+/// The blocks, probes and hottest cell reduced on the device after a step.
+#[test]
+#[ignore]
+fn reads_after_a_step_equal_those_of_the_field() {
+    crate::util::sim_reads::reads_after_a_step_equal_those_of_the_field(gpu());
+}

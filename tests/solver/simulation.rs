@@ -1,7 +1,7 @@
 //! The stepping API on the CPU (the bodies, shared with the GPU tests, are
 //! in `util::sim`): bit for bit the one-shot solve and transient run.
 
-use crate::util::sim;
+use crate::util::{sim, sim_reads};
 use cuth::backend::cpu::CpuBackend;
 
 #[test]
@@ -37,4 +37,9 @@ fn a_layer_map_scales_the_field_linearly() {
 #[test]
 fn liquid_session_equals_the_one_shot_drivers() {
     sim::liquid_session_equals_the_one_shot_drivers(&CpuBackend::new(), 0.0);
+}
+
+#[test]
+fn reads_after_a_step_equal_those_of_the_field() {
+    sim_reads::reads_after_a_step_equal_those_of_the_field(&CpuBackend::new());
 }

@@ -11,6 +11,7 @@ pub mod liquid;
 pub mod mg;
 pub mod mixed;
 pub mod sim;
+pub mod sim_reads;
 pub mod steady;
 pub mod sweep;
 pub mod topopt_mg;

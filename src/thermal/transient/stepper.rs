@@ -375,6 +375,11 @@ impl<'a, B: ThermalBackend + 'static> Stepper<'a, B> {
         self.ksp.solve(&self.b, &mut self.x)
     }
 
+    /// θ' = θ − [`Self::c`] of the current time level, where it lives.
+    pub fn shifted(&self) -> &B::Vector {
+        &self.x
+    }
+
     /// Downloads θ' = θ − [`Self::c`] of the current time level into `out`
     /// (the caller adds `c` in its own pass over the field).
     pub fn download_shifted(&self, out: &mut [f64]) -> Result<(), SolveError> {
