@@ -28,6 +28,20 @@ fn options(s: &Stack) -> SteadyOptions {
     o
 }
 
+/// `steps` steps of `dt` from ambient under the solver of [`options`], as a
+/// session takes them.
+fn transient_options(s: &Stack, dt: f64, steps: usize) -> TransientOptions {
+    TransientOptions {
+        solver: options(s),
+        dt,
+        steps,
+        init: InitState::Ambient,
+        snapshot_every: None,
+        stepping: Default::default(),
+        step_field: Default::default(),
+    }
+}
+
 /// Largest |a − b|.
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
@@ -83,15 +97,7 @@ pub fn steps_equal_a_transient_run_under_the_same_powers<B: ThermalBackend + 'st
     let base = rasterize_layers(&s, &grid).unwrap();
     let sched = PowerSchedule::with_trace(&s, &grid, base, trace).unwrap();
     let steps = rows.len() * steps_per_row;
-    let opts = TransientOptions {
-        solver: options(&s),
-        dt,
-        steps,
-        init: InitState::Ambient,
-        snapshot_every: None,
-        stepping: Default::default(),
-        step_field: Default::default(),
-    };
+    let opts = transient_options(&s, dt, steps);
     let mut fields = Vec::new();
     let mut observe = |v: &StepView| {
         fields.push(v.temperature_k.expect("every field").to_vec());
@@ -315,15 +321,7 @@ pub fn liquid_session_equals_the_one_shot_drivers<B: ThermalBackend + 'static>(b
     let steps = 6;
     let grid = Grid::from_stack(&s);
     let base = rasterize_layers(&s, &grid).unwrap();
-    let opts = TransientOptions {
-        solver: options(&s),
-        dt,
-        steps,
-        init: InitState::Ambient,
-        snapshot_every: None,
-        stepping: Default::default(),
-        step_field: Default::default(),
-    };
+    let opts = transient_options(&s, dt, steps);
     let mut fields = Vec::new();
     let mut observe = |v: &StepView| {
         fields.push(v.temperature_k.expect("every field").to_vec());

@@ -1,10 +1,10 @@
-//! [`BatchOps`] on the CPU: the single-vector kernels (`kernels`, `mg`)
-//! run on each vector of the batch in turn, each parallel over its rows as
-//! usual; the masking and the fused stopping test are done here on the
-//! host. The reference of the CUDA batch kernels.
+//! [`BatchOps`] on the CPU: the single-vector kernels (`kernels`,
+//! `mg_cycle`, `mg`) run on each vector of the batch in turn, each parallel
+//! over its rows as usual; the masking and the fused stopping test are done
+//! here on the host. The reference of the CUDA batch kernels.
 
 use super::kernels;
-use super::mg;
+use super::{mg, mg_cycle};
 use super::{ratio, same_len, CpuBackend};
 use crate::backend::batch::{Active, BatchCheck, BatchOps, BatchSums};
 use crate::backend::mg::Relax;
@@ -218,7 +218,7 @@ impl BatchOps for CpuBackend {
         slots(s, k, &[mask])?;
         for j in (0..k).filter(|&j| active(s, mask, j)) {
             let v = j * n..(j + 1) * n;
-            mg::smooth(a, relax, &b[v.clone()], &mut x[v])?;
+            mg_cycle::smooth(a, relax, &b[v.clone()], &mut x[v])?;
         }
         Ok(())
     }
@@ -257,7 +257,7 @@ impl BatchOps for CpuBackend {
         rows(k, nc, &[xc.len()])?;
         slots(s, k, &[mask])?;
         for j in (0..k).filter(|&j| active(s, mask, j)) {
-            mg::prolong_add(c, &xc[j * nc..(j + 1) * nc], &mut x[j * n..(j + 1) * n])?;
+            mg_cycle::prolong_add(c, &xc[j * nc..(j + 1) * nc], &mut x[j * n..(j + 1) * n])?;
         }
         Ok(())
     }
@@ -275,7 +275,7 @@ impl BatchOps for CpuBackend {
         slots(s, k, &[mask])?;
         for j in (0..k).filter(|&j| active(s, mask, j)) {
             let v = j * n..(j + 1) * n;
-            mg::dense_apply(m, n, &b[v.clone()], &mut x[v])?;
+            mg_cycle::dense_apply(m, n, &b[v.clone()], &mut x[v])?;
         }
         Ok(())
     }

@@ -1,10 +1,10 @@
 //! The f32 multigrid levels of the CPU backend (`MultigridOps::mg_low_*`):
-//! the slice kernels of `mg.rs` at f32, and the f32 operator they read. It
-//! is also the reference of the CUDA f32 kernels (`kernels/mg.cu`).
+//! the f32 operator that the slice operations of `mg_cycle.rs` read at f32,
+//! its restriction, and the conversions between the precisions. It is also
+//! the reference of the CUDA f32 kernels (`kernels/mg.cu`).
 
-use super::mg::{dense_apply, prolong_add, restrict_with, smooth, Level};
-use super::{same_len, CpuBackend};
-use crate::backend::mg::Relax;
+use super::mg_cycle::{restrict_with, Level};
+use super::same_len;
 use crate::backend::BackendError;
 use crate::matrix::coarsen::Coarsening;
 use crate::matrix::QuadDiag;
@@ -90,84 +90,50 @@ impl<'a> From<&'a LowLevel> for Level<'a, f32> {
     }
 }
 
-impl CpuBackend {
-    pub(super) fn low_matrix(&self, a: &QuadDiag) -> Result<LowLevel, BackendError> {
-        LowLevel::of(a)
+/// bc = Pᵀ (b − A x) on an f32 level, a row of A x formed as
+/// [`LowLevel`] says.
+pub(super) fn restrict_residual(
+    a: &LowLevel,
+    c: &Coarsening,
+    b: &[f32],
+    x: &[f32],
+    bc: &mut [f32],
+) -> Result<(), BackendError> {
+    for len in [
+        b.len(),
+        x.len(),
+        a.s.len(),
+        a.gx.len(),
+        a.gy.len(),
+        a.gz.len(),
+    ] {
+        same_len(a.len(), len)?;
     }
-
-    pub(super) fn low_smooth(
-        &self,
-        a: &LowLevel,
-        relax: Relax<'_, CpuBackend, Vec<f32>>,
-        b: &[f32],
-        x: &mut [f32],
-    ) -> Result<(), BackendError> {
-        smooth(a, relax, b, x)
-    }
-
-    pub(super) fn low_restrict_residual(
-        &self,
-        a: &LowLevel,
-        c: &Coarsening,
-        b: &[f32],
-        x: &[f32],
-        bc: &mut [f32],
-    ) -> Result<(), BackendError> {
-        for len in [
-            b.len(),
-            x.len(),
-            a.s.len(),
-            a.gx.len(),
-            a.gy.len(),
-            a.gz.len(),
-        ] {
-            same_len(a.len(), len)?;
+    let (nx, ny, nz, plane) = (a.nx, a.ny, a.nz, a.nx * a.ny);
+    let ax = |i: usize, xx: usize, y: usize, z: usize| {
+        let xi = x[i];
+        let mut ax = a.s[i] * xi;
+        if xx + 1 < nx {
+            ax += a.gx[i] * (xi - x[i + 1]);
         }
-        let (nx, ny, nz, plane) = (a.nx, a.ny, a.nz, a.nx * a.ny);
-        let ax = |i: usize, xx: usize, y: usize, z: usize| {
-            let xi = x[i];
-            let mut ax = a.s[i] * xi;
-            if xx + 1 < nx {
-                ax += a.gx[i] * (xi - x[i + 1]);
-            }
-            if xx > 0 {
-                ax += a.gx[i - 1] * (xi - x[i - 1]);
-            }
-            if y + 1 < ny {
-                ax += a.gy[i] * (xi - x[i + nx]);
-            }
-            if y > 0 {
-                ax += a.gy[i - nx] * (xi - x[i - nx]);
-            }
-            if z + 1 < nz {
-                ax += a.gz[i] * (xi - x[i + plane]);
-            }
-            if z > 0 {
-                ax += a.gz[i - plane] * (xi - x[i - plane]);
-            }
-            ax
-        };
-        restrict_with(c, b, bc, ax)
-    }
-
-    pub(super) fn low_prolong_add(
-        &self,
-        c: &Coarsening,
-        xc: &[f32],
-        x: &mut [f32],
-    ) -> Result<(), BackendError> {
-        prolong_add(c, xc, x)
-    }
-
-    pub(super) fn low_dense_apply(
-        &self,
-        m: &[f32],
-        n: usize,
-        b: &[f32],
-        x: &mut [f32],
-    ) -> Result<(), BackendError> {
-        dense_apply(m, n, b, x)
-    }
+        if xx > 0 {
+            ax += a.gx[i - 1] * (xi - x[i - 1]);
+        }
+        if y + 1 < ny {
+            ax += a.gy[i] * (xi - x[i + nx]);
+        }
+        if y > 0 {
+            ax += a.gy[i - nx] * (xi - x[i - nx]);
+        }
+        if z + 1 < nz {
+            ax += a.gz[i] * (xi - x[i + plane]);
+        }
+        if z > 0 {
+            ax += a.gz[i - plane] * (xi - x[i - plane]);
+        }
+        ax
+    };
+    restrict_with(c, b, bc, ax)
 }
 
 /// out = v as f32.

@@ -9,6 +9,7 @@ mod advection;
 mod batch;
 mod kernels;
 mod mg;
+mod mg_cycle;
 mod mg_low;
 mod mixed;
 

@@ -9,7 +9,7 @@ pub use super::batch_launch::CudaBatchScratch;
 use super::batch_launch::{bases, check_k, grid, rows, ROW_CAP};
 use super::kernels::{KernelFamily, BLOCK};
 use super::launch::driver_err;
-use super::mg::CudaTransfer;
+use super::mg_cycle::CudaTransfer;
 use super::transfer::PinnedBuffer;
 use super::{same_len, CudaBackend, CudaMatrix};
 use crate::backend::batch::{Active, BatchCheck, BatchOps, BatchSums, HostBuffer};

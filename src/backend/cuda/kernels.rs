@@ -30,10 +30,11 @@ const COMMON: &str = include_str!("../../../kernels/common.cu");
 /// One `kernels/*.cu` file: a family of `extern "C"` kernels named
 /// `family_op_type`, declared (as a `static`) by the module that launches it:
 /// `cuda::blas1::BLAS1`, `cuda::quad_diag::QUAD_DIAG`,
-/// `cuda::chebyshev::CHEBYSHEV`, `cuda::mixed::MIXED`, `cuda::mg::MULTIGRID`
-/// (listed by [`super::families`]); an application's in its own module. A
-/// family is compiled and loaded the first time one of its kernels is
-/// launched, so a run compiles only what it uses.
+/// `cuda::chebyshev::CHEBYSHEV`, `cuda::mixed::MIXED`,
+/// `cuda::mg_cycle::MULTIGRID` (listed by [`super::families`]); an
+/// application's in its own module. A family is compiled and loaded the
+/// first time one of its kernels is launched, so a run compiles only what it
+/// uses.
 #[derive(Debug)]
 pub struct KernelFamily {
     /// File name under `kernels/`, also the family's key in the caches.
