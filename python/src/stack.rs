@@ -18,8 +18,9 @@ use cuth::thermal::steady::{solve_steady_for, KeepField, Prepared, SteadyOptions
 use cuth::thermal::sweep::SweepBase;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::any::Any;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// A stack opened for solving: the stack file's content with the grid and
 /// solver options given, and the device.
@@ -33,6 +34,10 @@ pub struct PyStack {
     /// assembled system, the stack's own power), built on the first call:
     /// a dataset script calls the sweep chunk by chunk.
     pub sweep_base: OnceLock<SweepBase>,
+    /// The batched sweep's device state on that base (a
+    /// `BatchSweeper` of the open backend), kept between `cuth.sweep`
+    /// calls for the same reason.
+    pub sweep_worker: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 /// The options every constructor takes, checked as the command line checks
@@ -81,6 +86,7 @@ impl PyStack {
             opts,
             opened,
             sweep_base: OnceLock::new(),
+            sweep_worker: Mutex::new(None),
         })
     }
 

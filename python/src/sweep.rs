@@ -14,12 +14,13 @@ use cuth::run::Device;
 use cuth::stack::Stack;
 use cuth::thermal::device::ThermalBackend;
 use cuth::thermal::steady::SteadyOptions;
-use cuth::thermal::sweep::{CaseResult, SweepBase, SweepCase, SweepJob};
-use cuth::thermal::sweep_batch::{batches, run_worker_batched, GPU_BATCH};
+use cuth::thermal::sweep::{run_worker, CaseResult, SweepBase, SweepCase, SweepJob};
+use cuth::thermal::sweep_batch::{batches, BatchSweeper, GPU_BATCH};
 use numpy::ndarray::Array3;
 use numpy::{IntoPyArray, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -115,7 +116,10 @@ fn check_maps(stack: &Stack, base: &SweepBase, case: &SweepCase) -> Result<(), S
 }
 
 /// Solves `cases` on `be` as `cuth sweep` does, `k` at a time, keeping
-/// layer `out`'s map of each.
+/// layer `out`'s map of each. A batched run reuses the worker left in
+/// `kept` by an earlier call when its batches are large enough, and leaves
+/// its own there.
+#[allow(clippy::too_many_arguments)]
 fn solve_all<B: ThermalBackend + BatchOps + 'static>(
     be: &B,
     stack: &Stack,
@@ -124,7 +128,11 @@ fn solve_all<B: ThermalBackend + BatchOps + 'static>(
     cases: &[SweepCase],
     k: usize,
     out: usize,
-) -> anyhow::Result<Vec<Result<Vec<f64>, String>>> {
+    kept: &Mutex<Option<Box<dyn Any + Send>>>,
+) -> anyhow::Result<Vec<Result<Vec<f64>, String>>>
+where
+    BatchSweeper<B>: Send,
+{
     let job = SweepJob {
         stack,
         base,
@@ -143,7 +151,20 @@ fn solve_all<B: ThermalBackend + BatchOps + 'static>(
         });
         results.lock().unwrap_or_else(|p| p.into_inner())[r.index] = map;
     };
-    run_worker_batched(be, job, k, &next, &done)?;
+    if !batches(k, opts) {
+        run_worker(be, job, &next, &done)?;
+    } else {
+        let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
+        let reuse = (kept.take())
+            .and_then(|w| w.downcast::<BatchSweeper<B>>().ok())
+            .filter(|w| w.batch_size() >= k);
+        let mut worker = match reuse {
+            Some(w) => w,
+            None => Box::new(BatchSweeper::new(be, base, opts, k)?),
+        };
+        worker.run(be, job, &next, &done)?;
+        *kept = Some(worker);
+    }
     Ok(results.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
@@ -234,7 +255,14 @@ pub fn sweep<'py>(
     let results = py
         .allow_threads(|| {
             with_backend!(stack.opened.dev, |be| solve_all(
-                be, s, base, &opts, &cases, k, out
+                be,
+                s,
+                base,
+                &opts,
+                &cases,
+                k,
+                out,
+                &stack.sweep_worker
             ))
         })
         .or_py()?;

@@ -34,6 +34,19 @@ def test_batched_sweep_equals_one_at_a_time(mol):
     assert one.shape == (5, 20, 24)
 
 
+def test_chunked_sweeps_equal_one_sweep():
+    """Calls after the first reuse its batched worker, also with fewer
+    cases than its batch holds."""
+    p = maps(9, seed=5)
+    whole = cuth.sweep(cuth.Stack.from_toml(MOL, grid=(24, 20), device="cpu"), p,
+                       layer="logic_feol", batch=1)
+    stack = cuth.Stack.from_toml(MOL, grid=(24, 20), device="cpu")
+    parts = [cuth.sweep(stack, p[a:b], layer="logic_feol", batch=4)
+             for a, b in ((0, 4), (4, 6), (6, 9), (0, 9))]
+    np.testing.assert_allclose(np.concatenate(parts[:3]), whole, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(parts[3], whole, rtol=0, atol=1e-6)
+
+
 def test_sweep_of_block_dicts(ev6):
     cases = [{"IntReg_0_0": w} for w in (0.0, 5.0, 20.0)]
     t = cuth.sweep(ev6, cases, layer="L4_cores")

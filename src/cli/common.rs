@@ -33,7 +33,8 @@ pub struct RunArgs {
     /// Precision of the multigrid preconditioner's hierarchy (levels,
     /// smoother, transfers): f64, f32, or auto (f32, rebuilt in f64 if PCG
     /// stagnates on it); the outer PCG, its residual and the answer stay f64
-    /// [default: f64].
+    /// [default: auto for `solve` on a GPU (linear stacks without cavities,
+    /// when the memory plan fits), else f64].
     #[arg(long, value_enum, value_name = "PRECISION")]
     pub mg_precision: Option<cuth::linalg::mg::MgPrecision>,
     /// Iteration cap (per step for `transient`); reaching it is an error

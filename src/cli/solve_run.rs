@@ -5,6 +5,8 @@
 //! CPU there when it is unusable.
 
 use super::plan::Run;
+use cuth::linalg::mg::MgPrecision;
+use cuth::linalg::PrecondKind;
 use cuth::output::npy::NpyDtype;
 use cuth::output::OutputOptions;
 use cuth::run::{Backends, Device, DeviceProbe, OpenRequest};
@@ -89,11 +91,24 @@ fn finish<B: ThermalBackend + 'static>(
 ) -> anyhow::Result<(SteadyOutcome, LayerMaps)> {
     let mut laps = cuth::profile::Laps::new();
     let linear = !plan.stack.is_nonlinear();
-    let shape = run_shape(plan, &on.opts, on.device, out, on.grid);
-    let memory = memory_plan::check(&shape, on.host_free, be.device_free_memory()?)?;
+    let mut opts = on.opts.clone();
+    let device_free = be.device_free_memory()?;
+    let check = |opts: &SteadyOptions| {
+        let shape = run_shape(plan, opts, on.device, out, on.grid);
+        memory_plan::check(&shape, on.host_free, device_free)
+    };
+    let memory = match mixed_multigrid_by_default(plan, on.device) {
+        true => {
+            opts.precond_opts.mg.precision = MgPrecision::Auto;
+            check(&opts).or_else(|_| {
+                opts.precond_opts.mg.precision = MgPrecision::F64;
+                check(&opts)
+            })?
+        }
+        false => check(&opts)?,
+    };
     t.plan += laps.split();
-    let (mut outcome, maps) =
-        solve_steady_for(&be, &plan.stack, on.grid, &on.opts, keep, prepared)?;
+    let (mut outcome, maps) = solve_steady_for(&be, &plan.stack, on.grid, &opts, keep, prepared)?;
     std::mem::forget(be);
     let tm = &mut outcome.summary.timings_s;
     let mut phases = vec![("plan", t.plan)];
@@ -107,6 +122,23 @@ fn finish<B: ThermalBackend + 'static>(
     }
     outcome.summary.memory = Some(memory);
     Ok((outcome, maps))
+}
+
+/// Whether this solve's multigrid hierarchy is `auto` (f32 levels inside
+/// the f64 PCG, rebuilt in f64 if PCG stagnates on them) when no
+/// `--mg-precision` was asked: on a GPU, for linear stacks without
+/// cavities, where the f32 cycle's halved bytes make PCG 1.4–1.6× faster
+/// at 2048² and 4096² (BENCHMARKS.md, mixed precision). It also needs
+/// the f32 copy of the fine matrix, so a grid whose memory plan fits only
+/// in f64 is solved in f64. The CPU stays f64: its cycle is not bound by
+/// bandwidth alone, and k(T) and liquid solves keep the hierarchy they
+/// were measured with.
+fn mixed_multigrid_by_default(plan: &Run, device: Device) -> bool {
+    plan.mg_precision.is_none()
+        && matches!(device, Device::Cuda(_))
+        && plan.solver.precond == PrecondKind::Multigrid
+        && !plan.stack.is_nonlinear()
+        && !plan.stack.has_cavities()
 }
 
 /// Seconds of `run_on`'s phases on the main thread.

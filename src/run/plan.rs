@@ -164,6 +164,9 @@ pub struct RunPlan {
     pub strict: bool,
     /// The precision asked for (else each device's default).
     pub precision: Option<PrecisionMode>,
+    /// The multigrid hierarchy's precision asked for (else the driver's
+    /// default: f64, or `auto` for `cuth solve` on a GPU).
+    pub mg_precision: Option<crate::linalg::mg::MgPrecision>,
     /// The environment's `CUTH_*` knobs, read by the caller.
     pub knobs: Knobs,
 }
@@ -237,6 +240,7 @@ impl RunPlan {
             out,
             strict: req.strict,
             precision: req.solver.precision,
+            mg_precision: req.solver.mg_precision,
             knobs: req.knobs,
         })
     }

@@ -14,11 +14,13 @@
 
 use super::steady::{SteadyError, SteadyOptions};
 use super::sweep::{case_power, failed, run_worker, solve_one, stats, CaseResult};
-use super::sweep::{CaseStats, SweepJob};
+use super::sweep::{CaseStats, SweepBase, SweepJob};
 use crate::assemble::power_rhs;
 use crate::backend::batch::{BatchOps, HostBuffer};
+use crate::backend::BackendError;
 use crate::linalg::batch::mg::BatchMultigrid;
 use crate::linalg::batch::{batch_pcg, BatchOutcome, BatchStops, BatchWork};
+use crate::linalg::mg::cycle::LevelWork;
 use crate::linalg::mg::Multigrid;
 use crate::linalg::{Offset, PrecondKind, QuadDiagOperator, Solver, Stop};
 use crate::power::LayerPower;
@@ -101,132 +103,228 @@ pub fn run_worker_batched<B: ThermalBackend + BatchOps + 'static>(
     next: &(dyn Fn() -> Option<usize> + Sync),
     done: &(dyn Fn(CaseResult) + Sync),
 ) -> Result<WorkerTimes, SteadyError> {
-    let SweepJob { base, opts, .. } = job;
-    if !batches(k, opts) {
+    if !batches(k, job.opts) {
         run_worker(be, job, next, done)?;
         return Ok(WorkerTimes::default());
     }
-    let n = base.grid.len();
-    be.check_capacity_with(n, worker_vectors(k))?;
-    be.prepare_quad_diag()?;
-    be.prepare_batch()?;
-    let a = be.upload_matrix(&base.sys.a)?;
-    // The batched cycle has f64 kernels only: its hierarchy is f64 whatever
-    // `--mg-precision` asks.
-    let mg_opts = crate::linalg::mg::MgOptions {
-        precision: crate::linalg::mg::MgPrecision::F64,
-        ..opts.precond_opts.mg
-    };
-    let mg = Multigrid::new(be, &a, &mg_opts)?;
-    let mut bm = BatchMultigrid::new(be, &mg, k)?;
-    let mut work = BatchWork::new(be, k, n)?;
-    let mut x = be.zeros(k * n)?;
-    let mut b = be.zeros(k * n)?;
-    // Two buffers each way: one in the device's hands, one in the host's.
-    let (free_in, inputs) = channel::<B::HostBuffer>();
-    let (free_out, outputs) = channel::<B::HostBuffer>();
-    for _ in 0..2 {
-        free_in.send(be.host_buffer(k * n)?).ok();
-        free_out.send(be.host_buffer(k * n)?).ok();
+    BatchSweeper::new(be, job.base, job.opts, k)?.run(be, job, next, done)
+}
+
+/// What a batched worker holds on the device and in page-locked host
+/// memory between its batches: the matrix, the f64 hierarchy, the batch's
+/// vectors and two host buffers each way. Built once per base and batch
+/// size, it serves any number of [`BatchSweeper::run`] calls on that base
+/// (the Python package's sweep keeps one between calls: building it costs
+/// more than solving a few batches at 128²).
+pub struct BatchSweeper<B: ThermalBackend + BatchOps> {
+    k: usize,
+    n: usize,
+    a: B::Matrix,
+    mg: Multigrid<B>,
+    /// The batched cycle's work vectors; taken while a run uses them.
+    levels_work: Option<LevelWork<B>>,
+    work: BatchWork<B>,
+    x: B::Vector,
+    b: B::Vector,
+    /// Right-hand-side and field buffers, `k * n` each.
+    host_in: Vec<B::HostBuffer>,
+    host_out: Vec<B::HostBuffer>,
+}
+
+impl<B: ThermalBackend + BatchOps + 'static> BatchSweeper<B> {
+    /// A worker for batches of up to `k` cases on `base`'s system.
+    pub fn new(
+        be: &B,
+        base: &SweepBase,
+        opts: &SteadyOptions,
+        k: usize,
+    ) -> Result<Self, SteadyError> {
+        let n = base.grid.len();
+        be.check_capacity_with(n, worker_vectors(k))?;
+        be.prepare_quad_diag()?;
+        be.prepare_batch()?;
+        let a = be.upload_matrix(&base.sys.a)?;
+        // The batched cycle has f64 kernels only: its hierarchy is f64 whatever
+        // `--mg-precision` asks.
+        let mg_opts = crate::linalg::mg::MgOptions {
+            precision: crate::linalg::mg::MgPrecision::F64,
+            ..opts.precond_opts.mg
+        };
+        let mg = Multigrid::new(be, &a, &mg_opts)?;
+        let levels_work = Some(BatchMultigrid::new(be, &mg, k)?.into_work());
+        let host = || {
+            (0..2)
+                .map(|_| be.host_buffer(k * n))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(BatchSweeper {
+            k,
+            n,
+            work: BatchWork::new(be, k, n)?,
+            x: be.zeros(k * n)?,
+            b: be.zeros(k * n)?,
+            host_in: host()?,
+            host_out: host()?,
+            a,
+            mg,
+            levels_work,
+        })
     }
-    let times = Mutex::new(WorkerTimes::default());
-    let alone = Mutex::new(Vec::new());
-    let (to_device, prepared) = sync_channel::<(Cases, B::HostBuffer)>(1);
-    let (to_host, solved) = sync_channel::<(Cases, Vec<BatchOutcome>, B::HostBuffer)>(1);
-    let device = std::thread::scope(|sc| -> Result<(), SteadyError> {
-        let times = &times;
-        let alone = &alone;
-        // Stage 1: the cases' power and right-hand sides, into a free buffer.
-        let producer = sc.spawn(move || -> Result<(), SteadyError> {
-            loop {
-                let t0 = Instant::now();
-                let ids: Vec<usize> = std::iter::from_fn(next).take(k).collect();
-                if ids.is_empty() {
-                    return Ok(());
-                }
-                let batch = prepare(job, &ids, done);
-                if batch.is_empty() {
-                    continue;
-                }
-                let Ok(mut host) = inputs.recv() else {
-                    return Ok(()); // the device stage stopped
-                };
-                host.values_mut()?.par_chunks_mut(n).enumerate().for_each(
-                    |(slot, dst)| match batch.get(slot) {
-                        Some((_, _, offset)) => dst.copy_from_slice(&offset.rhs),
-                        None => dst.fill(0.0),
-                    },
-                );
-                times.lock().unwrap().prepare_s += t0.elapsed().as_secs_f64();
-                if to_device.send((batch, host)).is_err() {
-                    return Ok(());
-                }
+
+    /// The most cases a batch holds.
+    pub fn batch_size(&self) -> usize {
+        self.k
+    }
+
+    /// Solves the cases `next` hands out, `k` at a time, on the system this
+    /// worker was built for (`job.base` must be the base given to
+    /// [`BatchSweeper::new`]). After an error the worker may have lost
+    /// buffers: drop it.
+    pub fn run(
+        &mut self,
+        be: &B,
+        job: SweepJob<'_>,
+        next: &(dyn Fn() -> Option<usize> + Sync),
+        done: &(dyn Fn(CaseResult) + Sync),
+    ) -> Result<WorkerTimes, SteadyError> {
+        let SweepJob { opts, .. } = job;
+        let (k, n) = (self.k, self.n);
+        let (a, x, b, work) = (&self.a, &mut self.x, &mut self.b, &mut self.work);
+        let levels_work =
+            self.levels_work
+                .take()
+                .ok_or(SteadyError::Backend(BackendError::Unsupported(
+                    "a batched sweep worker used after an error",
+                )))?;
+        let mut bm = BatchMultigrid::with_work(&self.mg, levels_work)?;
+        // A stage that stopped early may have dropped the buffers it held.
+        for host in [&mut self.host_in, &mut self.host_out] {
+            while host.len() < 2 {
+                host.push(be.host_buffer(k * n)?);
             }
-        });
-        // Stage 3: every case's statistics from the downloaded fields.
-        let consumer = sc.spawn(move || -> Result<(), SteadyError> {
-            for (batch, outcomes, host) in solved {
-                let t0 = Instant::now();
-                let fields = host.values()?;
-                for r in finish(job, batch, outcomes, fields) {
-                    match r {
-                        Ok(r) => done(r),
-                        Err(again) => alone.lock().unwrap().push(again),
+        }
+        // Two buffers each way: one in the device's hands, one in the host's.
+        let (free_in, inputs) = channel::<B::HostBuffer>();
+        let (free_out, outputs) = channel::<B::HostBuffer>();
+        for h in self.host_in.drain(..) {
+            free_in.send(h).ok();
+        }
+        for h in self.host_out.drain(..) {
+            free_out.send(h).ok();
+        }
+        let times = Mutex::new(WorkerTimes::default());
+        let alone = Mutex::new(Vec::new());
+        let (to_device, prepared) = sync_channel::<(Cases, B::HostBuffer)>(1);
+        let (to_host, solved) = sync_channel::<(Cases, Vec<BatchOutcome>, B::HostBuffer)>(1);
+        let device = std::thread::scope(|sc| {
+            let times = &times;
+            let alone = &alone;
+            // Stage 1: the cases' power and right-hand sides, into a free
+            // buffer. It hands its end of the free buffers back when done.
+            let producer = sc.spawn(move || {
+                let r = (|| -> Result<(), SteadyError> {
+                    loop {
+                        let t0 = Instant::now();
+                        let ids: Vec<usize> = std::iter::from_fn(next).take(k).collect();
+                        if ids.is_empty() {
+                            return Ok(());
+                        }
+                        let batch = prepare(job, &ids, done);
+                        if batch.is_empty() {
+                            continue;
+                        }
+                        let Ok(mut host) = inputs.recv() else {
+                            return Ok(()); // the device stage stopped
+                        };
+                        host.values_mut()?
+                            .par_chunks_mut(n)
+                            .enumerate()
+                            .for_each(|(slot, dst)| match batch.get(slot) {
+                                Some((_, _, offset)) => dst.copy_from_slice(&offset.rhs),
+                                None => dst.fill(0.0),
+                            });
+                        times.lock().unwrap().prepare_s += t0.elapsed().as_secs_f64();
+                        if to_device.send((batch, host)).is_err() {
+                            return Ok(());
+                        }
+                    }
+                })();
+                (r, inputs)
+            });
+            // Stage 3: every case's statistics from the downloaded fields.
+            let consumer = sc.spawn(move || -> Result<(), SteadyError> {
+                for (batch, outcomes, host) in solved {
+                    let t0 = Instant::now();
+                    let fields = host.values()?;
+                    for r in finish(job, batch, outcomes, fields) {
+                        match r {
+                            Ok(r) => done(r),
+                            Err(again) => alone.lock().unwrap().push(again),
+                        }
+                    }
+                    times.lock().unwrap().finish_s += t0.elapsed().as_secs_f64();
+                    // The device stage may have finished and dropped its end:
+                    // keep draining `solved` all the same (stopping here lost
+                    // the last batch's results).
+                    free_out.send(host).ok();
+                }
+                Ok(())
+            });
+            // Stage 2 (this thread, the only one on the device): upload, solve,
+            // download.
+            let run = (|| -> Result<(), SteadyError> {
+                for (batch, host) in prepared {
+                    let t0 = Instant::now();
+                    be.upload_from(&host, b)?;
+                    free_in.send(host).ok();
+                    let stops: Vec<Option<Stop>> = (0..k)
+                        .map(|slot| {
+                            let (_, _, offset) = batch.get(slot)?;
+                            Some(Stop::against(opts.rtol, offset.b_norm))
+                        })
+                        .collect();
+                    let stop = BatchStops {
+                        stops: &stops,
+                        max_iter: opts.max_iter,
+                        check_every: CHECK_EVERY,
+                    };
+                    let out = batch_pcg(be, a, &mut bm, b, x, work, stop)?;
+                    let Ok(mut fields) = outputs.recv() else {
+                        return Ok(()); // the host stage stopped
+                    };
+                    be.download_to(x, &mut fields)?;
+                    let mut t = times.lock().unwrap();
+                    t.batches += 1;
+                    t.solve_s += t0.elapsed().as_secs_f64();
+                    drop(t);
+                    if to_host.send((batch, out, fields)).is_err() {
+                        return Ok(());
                     }
                 }
-                times.lock().unwrap().finish_s += t0.elapsed().as_secs_f64();
-                // The device stage may have finished and dropped its end:
-                // keep draining `solved` all the same (stopping here lost
-                // the last batch's results).
-                free_out.send(host).ok();
-            }
-            Ok(())
+                Ok(())
+            })();
+            // Unblock and end the other stages whatever happened here.
+            drop((free_in, to_host));
+            let (p, inputs) = joined(producer);
+            let c = joined(consumer);
+            (run.and(p).and(c), inputs)
         });
-        // Stage 2 (this thread, the only one on the device): upload, solve,
-        // download.
-        let run = (|| -> Result<(), SteadyError> {
-            for (batch, host) in prepared {
-                let t0 = Instant::now();
-                be.upload_from(&host, &mut b)?;
-                free_in.send(host).ok();
-                let stops: Vec<Option<Stop>> = (0..k)
-                    .map(|slot| {
-                        let (_, _, offset) = batch.get(slot)?;
-                        Some(Stop::against(opts.rtol, offset.b_norm))
-                    })
-                    .collect();
-                let stop = BatchStops {
-                    stops: &stops,
-                    max_iter: opts.max_iter,
-                    check_every: CHECK_EVERY,
-                };
-                let out = batch_pcg(be, &a, &mut bm, &b, &mut x, &mut work, stop)?;
-                let Ok(mut fields) = outputs.recv() else {
-                    return Ok(()); // the host stage stopped
-                };
-                be.download_to(&x, &mut fields)?;
-                let mut t = times.lock().unwrap();
-                t.batches += 1;
-                t.solve_s += t0.elapsed().as_secs_f64();
-                drop(t);
-                if to_host.send((batch, out, fields)).is_err() {
-                    return Ok(());
-                }
-            }
-            Ok(())
-        })();
-        // Unblock and end the other stages whatever happened here.
-        drop((free_in, to_host, outputs));
-        let joined = |h: std::thread::ScopedJoinHandle<'_, Result<(), SteadyError>>| {
-            h.join()
-                .unwrap_or_else(|_| panic!("a sweep pipeline stage panicked"))
-        };
-        let (p, c) = (joined(producer), joined(consumer));
-        run.and(p).and(c)
-    });
-    device?;
-    solve_alone(be, job, &a, alone.into_inner().unwrap(), done)?;
-    Ok(times.into_inner().unwrap())
+        let (device, inputs) = device;
+        // Every buffer is back in a free channel once the stages ended.
+        self.host_in.extend(inputs.try_iter());
+        self.host_out.extend(outputs.try_iter());
+        device?;
+        self.levels_work = Some(bm.into_work());
+        solve_alone(be, job, a, alone.into_inner().unwrap(), done)?;
+        Ok(times.into_inner().unwrap())
+    }
+}
+
+/// A pipeline stage's result (a stage that panicked takes the sweep down
+/// with it, as a panic on this thread would).
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join()
+        .unwrap_or_else(|_| panic!("a sweep pipeline stage panicked"))
 }
 
 /// The cases whose true residual missed rtol after the batch's recurrence

@@ -73,3 +73,52 @@ fn cuda_f32_matches_cpu_f32_and_halves_the_coarse_levels() {
         assert_eq!(l32.memory_bytes * 2, l64.memory_bytes);
     }
 }
+
+/// `cuth solve` on a GPU, run as a user runs it: its hierarchy is `auto`
+/// unless `--mg-precision` says otherwise, and the default answer equals
+/// the f64 hierarchy's within 1e-6 K at every layer's extremes and mean;
+/// a k(T) stack keeps f64.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cli_solve_takes_the_auto_hierarchy_by_default() {
+    use crate::util::cli::{cuth, ok, s};
+    let dir = tempfile::tempdir().unwrap();
+    let solve = |stack: &str, extra: &[&str], name: &str| -> serde_json::Value {
+        let out = dir.path().join(name);
+        let mut args = vec!["solve", stack, "--device", "cuda", "--grid", "256x256"];
+        args.extend(["--no-maps", "--quiet", "--out", s(&out)]);
+        args.extend(extra);
+        ok(&cuth(&args));
+        let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let mg_precision = |v: &serde_json::Value| {
+        v["solver"]["precond"]["multigrid"]["precision"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let default = solve("configs/mol_f2f.toml", &[], "default");
+    let f64 = solve("configs/mol_f2f.toml", &["--mg-precision", "f64"], "f64");
+    assert_eq!(mg_precision(&default), "f32 (auto)");
+    assert_eq!(mg_precision(&f64), "f64");
+    let (ld, lf) = (
+        default["layers"].as_array().unwrap(),
+        f64["layers"].as_array().unwrap(),
+    );
+    assert_eq!(ld.len(), lf.len());
+    let mut worst = 0.0f64;
+    for (a, b) in ld.iter().zip(lf) {
+        for key in ["t_min_k", "t_avg_k", "t_max_k"] {
+            let d = (a[key].as_f64().unwrap() - b[key].as_f64().unwrap()).abs();
+            worst = worst.max(d);
+        }
+    }
+    println!(
+        "mol_f2f 256²: default {} it, f64 {} it, max |ΔT| of layer extremes and means {worst:.2e} K",
+        default["solver"]["iterations"], f64["solver"]["iterations"]
+    );
+    assert!(worst <= 1e-6, "{worst} K");
+    let kt = solve("configs/mol_f2f_kt.toml", &[], "kt");
+    assert_eq!(mg_precision(&kt), "f64");
+}

@@ -23,13 +23,29 @@ pub struct BatchMultigrid<'a, B: BatchOps> {
 impl<'a, B: BatchOps> BatchMultigrid<'a, B> {
     /// Work vectors for batches of `k` on the hierarchy of `mg`.
     pub fn new(be: &B, mg: &'a Multigrid<B>, k: usize) -> Result<Self, BackendError> {
-        let levels = mg.levels().ok_or(BackendError::Unsupported(
-            "the batched multigrid cycle runs on an f64 hierarchy only",
-        ))?;
+        let work = Self::levels(mg)?.work(be, k)?;
+        Self::with_work(mg, work)
+    }
+
+    /// Over work vectors kept from an earlier batch on the same hierarchy
+    /// ([`BatchMultigrid::into_work`]): callers that solve many batches
+    /// allocate them once.
+    pub fn with_work(mg: &'a Multigrid<B>, work: LevelWork<B>) -> Result<Self, BackendError> {
         Ok(BatchMultigrid {
-            levels,
-            work: levels.work(be, k)?,
+            levels: Self::levels(mg)?,
+            work,
         })
+    }
+
+    /// The work vectors, for [`BatchMultigrid::with_work`].
+    pub fn into_work(self) -> LevelWork<B> {
+        self.work
+    }
+
+    fn levels(mg: &Multigrid<B>) -> Result<&MgLevels<B>, BackendError> {
+        mg.levels().ok_or(BackendError::Unsupported(
+            "the batched multigrid cycle runs on an f64 hierarchy only",
+        ))
     }
 }
 
