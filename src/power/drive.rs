@@ -25,6 +25,19 @@ struct DrivenLayer {
     blocks: Vec<DrivenBlock>,
 }
 
+impl DrivenLayer {
+    /// The layer's map: each block's power spread over its cells' shares.
+    fn apply(&self, map: &mut [f64], values: &[f64]) {
+        map.iter_mut().for_each(|v| *v = 0.0);
+        for b in &self.blocks {
+            let p = b.column.map_or(b.base_w, |c| values[c]);
+            for &(i, s) in &b.shares {
+                map[i] += p * s;
+            }
+        }
+    }
+}
+
 /// The driven layers of a stack for a list of block names (the columns).
 /// A layer is driven when one of its blocks is named; its other blocks keep
 /// their stack-file power.
@@ -93,15 +106,15 @@ impl BlockDrive {
     /// layer) from `values`, the power of each named block (W, by column).
     pub fn apply(&self, maps: &mut [Vec<f64>], values: &[f64]) {
         for d in &self.driven {
-            let map = &mut maps[d.layer];
-            map.iter_mut().for_each(|v| *v = 0.0);
-            for b in &d.blocks {
-                let p = b.column.map_or(b.base_w, |c| values[c]);
-                for &(i, s) in &b.shares {
-                    map[i] += p * s;
-                }
-            }
+            d.apply(&mut maps[d.layer], values);
         }
+    }
+
+    /// As [`BlockDrive::apply`] for layer `l` alone; `false` (and `map`
+    /// untouched) when the drive does not drive it.
+    pub fn apply_layer(&self, l: usize, map: &mut [f64], values: &[f64]) -> bool {
+        let d = self.driven.iter().find(|d| d.layer == l);
+        d.inspect(|d| d.apply(map, values)).is_some()
     }
 
     /// The driven layers' block powers in `out` (the per-block report's)

@@ -151,15 +151,23 @@ impl PowerSchedule {
 /// Per-cell power (W) from per-layer maps: each layer's map split evenly
 /// over its z cells, as `assemble` does.
 pub fn cell_power(grid: &Grid, maps: &[Vec<f64>]) -> Vec<f64> {
-    let plane = grid.plane();
     let mut p = vec![0.0; grid.len()];
-    for (l, zr) in grid.layer_z.iter().enumerate() {
-        let share = 1.0 / zr.len() as f64;
-        for z in zr.clone() {
-            for (j, v) in maps[l].iter().enumerate() {
-                p[z * plane + j] = v * share;
-            }
-        }
+    for (l, map) in maps.iter().enumerate() {
+        set_layer_cells(grid, l, map, &mut p);
     }
     p
+}
+
+/// Layer `l`'s cells of `cells` (per-cell W, as [`cell_power`] forms them)
+/// from its map: a session that sets one layer's power rewrites only its
+/// cells.
+pub fn set_layer_cells(grid: &Grid, l: usize, map: &[f64], cells: &mut [f64]) {
+    let plane = grid.plane();
+    let zr = grid.layer_z[l].clone();
+    let share = 1.0 / zr.len() as f64;
+    for z in zr {
+        for (p, v) in cells[z * plane..(z + 1) * plane].iter_mut().zip(map) {
+            *p = v * share;
+        }
+    }
 }

@@ -178,8 +178,8 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
     /// Sets the power (W) of the named blocks from the next solve on; the
     /// other blocks keep theirs. All are checked before any is set.
     pub fn set_block_powers(&mut self, powers: &[(&str, f64)]) -> Result<(), SimulationError> {
-        let maps = self.power.with_blocks(&self.stack, &self.grid, powers)?;
-        self.power_changed(&maps);
+        let changed = self.power.with_blocks(&self.stack, &self.grid, powers)?;
+        self.power_changed(&changed);
         Ok(())
     }
 
@@ -187,10 +187,8 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
     /// from the next solve on; setting one of its blocks later re-rasterizes
     /// it from its blocks.
     pub fn set_layer_map(&mut self, layer: &str, map_w: Vec<f64>) -> Result<(), SimulationError> {
-        let maps = self
-            .power
-            .with_layer_map(&self.stack, &self.grid, layer, map_w)?;
-        self.power_changed(&maps);
+        let l = (self.power).with_layer_map(&self.stack, &self.grid, layer, map_w)?;
+        self.power_changed(&[l]);
         Ok(())
     }
 
@@ -212,8 +210,13 @@ impl<'b, B: ThermalBackend + 'static> Simulation<'b, B> {
         self.power.layer_power_with_maps()
     }
 
-    fn power_changed(&mut self, maps: &[Vec<f64>]) {
-        self.sys.rhs = crate::power::schedule::cell_power(&self.grid, maps);
+    /// Layers `changed` have new maps: their cells of the right-hand side
+    /// are re-formed (the others' stay).
+    fn power_changed(&mut self, changed: &[usize]) {
+        for &l in changed {
+            let map = self.power.layer_map(l);
+            crate::power::schedule::set_layer_cells(&self.grid, l, map, &mut self.sys.rhs);
+        }
         self.power_in_w = crate::thermal::transient::ordered_sum(&self.sys.rhs);
         if let Some(s) = &mut self.stepping {
             s.power_stale = true;

@@ -22,6 +22,10 @@ pub(super) struct SetPower {
     /// Per layer, a map set whole (W per plane cell), which wins over its
     /// blocks until one of them is set again.
     maps: Vec<Option<Vec<f64>>>,
+    /// Per layer its map now (W per plane cell): the stack's, re-rasterized
+    /// where blocks were set, or the map set whole. A change re-forms only
+    /// the layers it touches.
+    current: Vec<Vec<f64>>,
 }
 
 /// `layer`'s index in `stack`.
@@ -59,6 +63,7 @@ impl SetPower {
         }
         SetPower {
             maps: vec![None; stack.layers.len()],
+            current: base.iter().map(|p| p.map_w.clone()).collect(),
             layers_of,
             column: HashMap::new(),
             base,
@@ -68,14 +73,14 @@ impl SetPower {
         }
     }
 
-    /// The maps with `powers` set; `self` is changed only if every one is
-    /// valid.
+    /// Sets `powers`; `self` is changed only if every one is valid.
+    /// Returns the layers whose map changed.
     pub(super) fn with_blocks(
         &mut self,
         stack: &Stack,
         grid: &Grid,
         powers: &[(&str, f64)],
-    ) -> Result<Vec<Vec<f64>>, SimulationError> {
+    ) -> Result<Vec<usize>, SimulationError> {
         for &(name, w) in powers {
             let field = || format!("block `{name}`");
             check_watts(field, w)?;
@@ -98,6 +103,7 @@ impl SetPower {
             }
         }
         let fresh = powers.iter().any(|(n, _)| !self.column.contains_key(*n));
+        let mut changed: Vec<usize> = Vec::new();
         for &(name, w) in powers {
             match self.column.get(name) {
                 Some(&c) => self.values[c] = w,
@@ -109,23 +115,30 @@ impl SetPower {
             }
             for &l in &self.layers_of[name] {
                 self.maps[l] = None;
+                if !changed.contains(&l) {
+                    changed.push(l);
+                }
             }
         }
         if fresh {
             self.drive = BlockDrive::new(stack, grid, &self.base, &self.names);
         }
-        Ok(self.layer_maps())
+        for &l in &changed {
+            let driven = (self.drive).apply_layer(l, &mut self.current[l], &self.values);
+            debug_assert!(driven, "a layer of a set block is driven");
+        }
+        Ok(changed)
     }
 
-    /// The maps with layer `layer`'s set to `map_w`; `self` is changed
-    /// only if the map is valid.
+    /// Sets layer `layer`'s map to `map_w`; `self` is changed only if the
+    /// map is valid. Returns the layer.
     pub(super) fn with_layer_map(
         &mut self,
         stack: &Stack,
         grid: &Grid,
         layer: &str,
         map_w: Vec<f64>,
-    ) -> Result<Vec<Vec<f64>>, SimulationError> {
+    ) -> Result<usize, SimulationError> {
         let l = layer_index(stack, layer)?;
         let field = || format!("layer `{layer}` map");
         if map_w.len() != grid.plane() {
@@ -160,21 +173,14 @@ impl SetPower {
                 ),
             ));
         }
+        self.current[l].clone_from(&map_w);
         self.maps[l] = Some(map_w);
-        Ok(self.layer_maps())
+        Ok(l)
     }
 
-    /// Per layer its map (W per plane cell): the stack's, re-rasterized
-    /// where blocks were set, or the map set whole.
-    fn layer_maps(&self) -> Vec<Vec<f64>> {
-        let mut maps: Vec<Vec<f64>> = self.base.iter().map(|p| p.map_w.clone()).collect();
-        self.drive.apply(&mut maps, &self.values);
-        for (m, set) in maps.iter_mut().zip(&self.maps) {
-            if let Some(set) = set {
-                m.clone_from(set);
-            }
-        }
-        maps
+    /// Layer `l`'s map now (W per plane cell).
+    pub(super) fn layer_map(&self, l: usize) -> &[f64] {
+        &self.current[l]
     }
 
     /// Per layer its map and blocks with the powers now set, as a steady
@@ -183,7 +189,7 @@ impl SetPower {
         let mut out = self.layer_power();
         for (p, (map, base)) in out
             .iter_mut()
-            .zip(self.layer_maps().into_iter().zip(&self.base))
+            .zip(self.current.iter().cloned().zip(&self.base))
         {
             p.total_w = map.iter().sum();
             p.map_w = map;

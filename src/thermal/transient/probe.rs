@@ -243,7 +243,13 @@ pub fn block_stats(grid: &Grid, probes: &[BlockProbe], t: &[f64]) -> Vec<BlockTe
 /// Σ of `v` over fixed chunks, then the chunk sums in order: the same bits
 /// whatever the thread count.
 pub fn ordered_sum(v: &[f64]) -> f64 {
-    let parts: Vec<f64> = v.par_chunks(CHUNK).map(|c| c.iter().sum()).collect();
+    let chunk_sum = |c: &[f64]| -> f64 { c.iter().sum() };
+    // Below this many chunks waking the thread pool costs more than the
+    // adds (a session's power at 128² is called for every step).
+    let parts: Vec<f64> = match v.len() <= 32 * CHUNK {
+        true => v.chunks(CHUNK).map(chunk_sum).collect(),
+        false => v.par_chunks(CHUNK).map(chunk_sum).collect(),
+    };
     parts.into_iter().sum()
 }
 
