@@ -127,7 +127,7 @@ fn finish<B: ThermalBackend + 'static>(
 /// Whether this solve's multigrid hierarchy is `auto` (f32 levels inside
 /// the f64 PCG, rebuilt in f64 if PCG stagnates on them) when no
 /// `--mg-precision` was asked: on a GPU, for linear stacks without
-/// cavities, where the f32 cycle's halved bytes make PCG 1.4–1.6× faster
+/// cavities, where the f32 cycle's halved bytes make PCG 1.5× faster
 /// at 2048² and 4096² (BENCHMARKS.md, mixed precision). It also needs
 /// the f32 copy of the fine matrix, so a grid whose memory plan fits only
 /// in f64 is solved in f64. The CPU stays f64: its cycle is not bound by
