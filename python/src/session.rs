@@ -6,7 +6,7 @@ use crate::device::Dev;
 use crate::errors::{input_error, OrPy};
 use crate::power::PowerArg;
 use crate::readings::{block_dict, field_array, map_array, BlockRow};
-use cuth::backend::cpu::CpuBackend;
+use cuth::backend::cpu::{on_this_thread, CpuBackend};
 use cuth::backend::cuda::CudaBackend;
 use cuth::simulation::{Simulation, SolveReport};
 use pyo3::prelude::*;
@@ -100,7 +100,7 @@ impl PySession {
     fn set_power(&mut self, py: Python<'_>, power: &Bound<'_, PyDict>) -> PyResult<()> {
         let arg = PowerArg::from_dict(power, self.nx, self.ny)?;
         let sim = OnThisThread(&mut self.sim);
-        py.allow_threads(|| with_sim!(sim.get(), |s| arg.apply(s)))
+        py.allow_threads(|| on_this_thread(|| with_sim!(sim.get(), |s| arg.apply(s))))
             .or_py()
     }
 
@@ -119,12 +119,14 @@ impl PySession {
         let sim = OnThisThread(&mut self.sim);
         let r = py
             .allow_threads(|| {
-                with_sim!(sim.get(), |s| {
-                    let mut last = s.step(dt)?;
-                    for _ in 1..steps {
-                        last = s.step(dt)?;
-                    }
-                    Ok::<_, cuth::simulation::SimulationError>(last)
+                on_this_thread(|| {
+                    with_sim!(sim.get(), |s| {
+                        let mut last = s.step(dt)?;
+                        for _ in 1..steps {
+                            last = s.step(dt)?;
+                        }
+                        Ok::<_, cuth::simulation::SimulationError>(last)
+                    })
                 })
             })
             .or_py()?;
@@ -135,7 +137,7 @@ impl PySession {
     fn steady<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let sim = OnThisThread(&mut self.sim);
         let r = py
-            .allow_threads(|| with_sim!(sim.get(), |s| s.solve_steady()))
+            .allow_threads(|| on_this_thread(|| with_sim!(sim.get(), |s| s.solve_steady())))
             .or_py()?;
         report(py, r)
     }
@@ -156,7 +158,7 @@ impl PySession {
     fn blocks<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let sim = OnThisThread(&mut self.sim);
         let b = py
-            .allow_threads(|| with_sim!(sim.get(), |s| s.blocks()))
+            .allow_threads(|| on_this_thread(|| with_sim!(sim.get(), |s| s.blocks())))
             .or_py()?;
         let rows: Vec<BlockRow> = b
             .into_iter()
@@ -178,7 +180,7 @@ impl PySession {
     fn probes<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let sim = OnThisThread(&mut self.sim);
         let p = py
-            .allow_threads(|| with_sim!(sim.get(), |s| s.probes()))
+            .allow_threads(|| on_this_thread(|| with_sim!(sim.get(), |s| s.probes())))
             .or_py()?;
         let d = PyDict::new(py);
         for p in p {
@@ -191,7 +193,7 @@ impl PySession {
     fn hottest<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let sim = OnThisThread(&mut self.sim);
         let h = py
-            .allow_threads(|| with_sim!(sim.get(), |s| s.hottest()))
+            .allow_threads(|| on_this_thread(|| with_sim!(sim.get(), |s| s.hottest())))
             .or_py()?;
         let d = PyDict::new(py);
         d.set_item("layer", h.layer)?;

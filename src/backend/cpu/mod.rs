@@ -12,6 +12,9 @@ mod mg;
 mod mg_cycle;
 mod mg_low;
 mod mixed;
+mod pool;
+
+pub use pool::on_this_thread;
 
 use super::{Backend, BackendError, CgStep, DeviceReport, Ratio};
 

@@ -106,11 +106,22 @@ fn serve_on<B: ThermalBackend + 'static>(
         "version": env!("CARGO_PKG_VERSION"),
         "device": device,
     });
+    // Requests are answered with this thread in the pool that runs their
+    // short parallel loops (`on_this_thread`).
+    cuth::backend::cpu::on_this_thread(|| serve_loop(&mut session, &hello, args))
+}
+
+/// Answers on stdin/stdout, or on `--listen`'s socket one client at a time.
+fn serve_loop<B: ThermalBackend + 'static>(
+    session: &mut Session<B>,
+    hello: &serde_json::Value,
+    args: &ServeArgs,
+) -> anyhow::Result<()> {
     let Some(addr) = &args.listen else {
         let stdin = std::io::stdin().lock();
         let stdout = std::io::stdout().lock();
         // A closed stdout ends the session as a closed stdin does.
-        let _ = converse(&mut session, &hello, stdin, stdout);
+        let _ = converse(session, hello, stdin, stdout);
         return Ok(());
     };
     let listener = std::net::TcpListener::bind(addr)
@@ -123,7 +134,7 @@ fn serve_on<B: ThermalBackend + 'static>(
         };
         // A client's error (a reset, a disconnect mid-reply) ends only its
         // connection.
-        if let Ok(Flow::Quit) = converse(&mut session, &hello, BufReader::new(reader), conn) {
+        if let Ok(Flow::Quit) = converse(session, hello, BufReader::new(reader), conn) {
             break;
         }
     }
