@@ -86,8 +86,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     }
     let device = opened.device.name();
     match &opened.backend {
-        Backends::Cpu(be) => serve_on(be, &device, stack, opts, args),
-        Backends::Cuda(be) => serve_on(&**be, &device, stack, opts, args),
+        Backends::Cpu(be) => serve_on(be, &device, stack, opts, args, true),
+        Backends::Cuda(be) => serve_on(&**be, &device, stack, opts, args, false),
     }
 }
 
@@ -97,6 +97,7 @@ fn serve_on<B: ThermalBackend + 'static>(
     stack: Stack,
     opts: SteadyOptions,
     args: &ServeArgs,
+    on_cpu: bool,
 ) -> anyhow::Result<()> {
     let sim = Simulation::open(be, stack, opts)?;
     let mut session = Session::new(sim);
@@ -106,9 +107,12 @@ fn serve_on<B: ThermalBackend + 'static>(
         "version": env!("CARGO_PKG_VERSION"),
         "device": device,
     });
-    // Requests are answered with this thread in the pool that runs their
-    // short parallel loops (`on_this_thread`).
-    cuth::backend::cpu::on_this_thread(|| serve_loop(&mut session, &hello, args))
+    // On the CPU, requests are answered with this thread in the pool that
+    // runs their short parallel loops (`on_this_thread`).
+    match on_cpu {
+        true => cuth::backend::cpu::on_this_thread(|| serve_loop(&mut session, &hello, args)),
+        false => serve_loop(&mut session, &hello, args),
+    }
 }
 
 /// Answers on stdin/stdout, or on `--listen`'s socket one client at a time.
