@@ -27,6 +27,19 @@ macro_rules! with_sim {
     };
 }
 
+/// As `with_sim!`, for the calls that compute: a CPU session runs them
+/// with this thread in its own pool (`backend::cpu::on_this_thread`: a
+/// session's loops are short, and handing each to the global pool costs
+/// more than it saves); a GPU session's host work stays as it is.
+macro_rules! run_sim {
+    ($sim:expr, |$s:ident| $body:expr) => {
+        match $sim {
+            Sim::Cpu($s) => on_this_thread(|| $body),
+            Sim::Cuda($s) => $body,
+        }
+    };
+}
+
 /// `&mut Sim` taken into `allow_threads`, which runs its closure on this
 /// same thread and only releases the GIL meanwhile. The preconditioners a
 /// simulation holds are not `Send`, so the session is `unsendable` (Python
@@ -92,17 +105,6 @@ fn report(py: Python<'_>, r: SolveReport) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
-/// `f` on this thread; on the CPU as a member of the thread's own pool
-/// (`backend::cpu::on_this_thread`: a session's loops are short, and
-/// handing each to the global pool costs more than it saves). A GPU
-/// session's host work stays as it is.
-fn in_pool<R>(cpu: bool, f: impl FnOnce() -> R) -> R {
-    match cpu {
-        true => on_this_thread(f),
-        false => f(),
-    }
-}
-
 #[pymethods]
 impl PySession {
     /// Sets block powers (`{"name": W}`; other blocks keep theirs) and
@@ -110,9 +112,8 @@ impl PySession {
     /// solve on. All are checked before any is set.
     fn set_power(&mut self, py: Python<'_>, power: &Bound<'_, PyDict>) -> PyResult<()> {
         let arg = PowerArg::from_dict(power, self.nx, self.ny)?;
-        let cpu = matches!(self.sim, Sim::Cpu(_));
         let sim = OnThisThread(&mut self.sim);
-        py.allow_threads(|| in_pool(cpu, || with_sim!(sim.get(), |s| arg.apply(s))))
+        py.allow_threads(|| run_sim!(sim.get(), |s| arg.apply(s)))
             .or_py()
     }
 
@@ -128,18 +129,15 @@ impl PySession {
         if steps == 0 {
             return Err(input_error("steps must be at least 1"));
         }
-        let cpu = matches!(self.sim, Sim::Cpu(_));
         let sim = OnThisThread(&mut self.sim);
         let r = py
             .allow_threads(|| {
-                in_pool(cpu, || {
-                    with_sim!(sim.get(), |s| {
-                        let mut last = s.step(dt)?;
-                        for _ in 1..steps {
-                            last = s.step(dt)?;
-                        }
-                        Ok::<_, cuth::simulation::SimulationError>(last)
-                    })
+                run_sim!(sim.get(), |s| {
+                    let mut last = s.step(dt)?;
+                    for _ in 1..steps {
+                        last = s.step(dt)?;
+                    }
+                    Ok::<_, cuth::simulation::SimulationError>(last)
                 })
             })
             .or_py()?;
@@ -148,10 +146,9 @@ impl PySession {
 
     /// The steady field of the power now set (the time stays).
     fn steady<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let cpu = matches!(self.sim, Sim::Cpu(_));
         let sim = OnThisThread(&mut self.sim);
         let r = py
-            .allow_threads(|| in_pool(cpu, || with_sim!(sim.get(), |s| s.solve_steady())))
+            .allow_threads(|| run_sim!(sim.get(), |s| s.solve_steady()))
             .or_py()?;
         report(py, r)
     }
@@ -170,10 +167,9 @@ impl PySession {
 
     /// Block key → {"layer", "power", "min", "avg", "max"}, K and W.
     fn blocks<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let cpu = matches!(self.sim, Sim::Cpu(_));
         let sim = OnThisThread(&mut self.sim);
         let b = py
-            .allow_threads(|| in_pool(cpu, || with_sim!(sim.get(), |s| s.blocks())))
+            .allow_threads(|| run_sim!(sim.get(), |s| s.blocks()))
             .or_py()?;
         let rows: Vec<BlockRow> = b
             .into_iter()
@@ -193,10 +189,9 @@ impl PySession {
 
     /// Probe name → K.
     fn probes<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let cpu = matches!(self.sim, Sim::Cpu(_));
         let sim = OnThisThread(&mut self.sim);
         let p = py
-            .allow_threads(|| in_pool(cpu, || with_sim!(sim.get(), |s| s.probes())))
+            .allow_threads(|| run_sim!(sim.get(), |s| s.probes()))
             .or_py()?;
         let d = PyDict::new(py);
         for p in p {
@@ -207,10 +202,9 @@ impl PySession {
 
     /// The hottest cell: {"layer", "x", "y" (m), "t" (K)}.
     fn hottest<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let cpu = matches!(self.sim, Sim::Cpu(_));
         let sim = OnThisThread(&mut self.sim);
         let h = py
-            .allow_threads(|| in_pool(cpu, || with_sim!(sim.get(), |s| s.hottest())))
+            .allow_threads(|| run_sim!(sim.get(), |s| s.hottest()))
             .or_py()?;
         let d = PyDict::new(py);
         d.set_item("layer", h.layer)?;

@@ -18,10 +18,9 @@ use crate::grid::Grid;
 use crate::power::LayerPower;
 use crate::stack::Stack;
 use crate::thermal::block_stats::TempStats;
-use crate::thermal::block_stats_device::{block_stats, layer_blocks, LayerBlocks};
+use crate::thermal::block_stats_device::{block_stats, layer_blocks};
 use crate::thermal::device::ThermalBackend;
-use crate::thermal::field_stats::device::StatsRequest;
-use crate::thermal::field_stats::CHUNK;
+use crate::thermal::field_stats::device::WholeFieldTables;
 use crate::thermal::probes::ProbeCell;
 
 /// What one reduction of the field gives the reads.
@@ -38,10 +37,7 @@ pub(super) struct FieldReads {
 /// The request's tables, built on the first read: the blocks do not move
 /// when their powers change, nor the probes.
 pub(super) struct DeviceReads<V> {
-    blocks: Vec<LayerBlocks>,
-    probe_cells: Vec<usize>,
-    absent: Vec<Vec<bool>>,
-    weighted: Vec<bool>,
+    tables: WholeFieldTables,
     /// Films of zeros: the reduction's heat out is not read here.
     films: V,
 }
@@ -53,16 +49,9 @@ impl<V> DeviceReads<V> {
         power: &[LayerPower],
         probes: &[ProbeCell],
     ) -> Result<Self, BackendError> {
-        let layers = grid.layer_z.len();
-        let plane = grid.plane();
         Ok(DeviceReads {
-            blocks: layer_blocks(grid, power),
-            probe_cells: (probes.iter())
-                .flat_map(|p| p.z.clone().map(move |z| z * plane + p.plane_index))
-                .collect(),
-            absent: vec![Vec::new(); layers],
-            weighted: vec![false; layers],
-            films: be.zeros(plane)?,
+            tables: WholeFieldTables::new(grid, probes, layer_blocks(grid, power)),
+            films: be.zeros(grid.plane())?,
         })
     }
 
@@ -77,34 +66,16 @@ impl<V> DeviceReads<V> {
         c: f64,
     ) -> Result<Option<FieldReads>, BackendError> {
         let ambient = stack.ambient_k;
-        let req = StatsRequest {
-            nx: grid.nx,
-            ny: grid.ny,
-            nz: grid.nz,
-            span: CHUNK,
-            c,
-            ambient,
-            layer_of_z: &grid.layer_of_z,
-            absent: &self.absent,
-            weighted: &self.weighted,
-            dx: &grid.dx,
-            dy: &grid.dy,
-            probe_cells: self.probe_cells.clone(),
-            maps: Vec::new(),
-            blocks: self.blocks.clone(),
-        };
+        let req = self.tables.request(grid, c, ambient);
         let Some(p) = be.field_partials(x, &self.films, &self.films, &req)? else {
             return Ok(None);
         };
-        let chunks = grid.plane().div_ceil(CHUNK) * grid.nz;
+        let chunks = req.chunks() * grid.nz;
         if p.chunks.len() != chunks {
             return Err(BackendError::Length(p.chunks.len(), chunks));
         }
-        if p.probe_x.len() != self.probe_cells.len() {
-            return Err(BackendError::Length(
-                p.probe_x.len(),
-                self.probe_cells.len(),
-            ));
+        if p.probe_x.len() != req.probe_cells.len() {
+            return Err(BackendError::Length(p.probe_x.len(), req.probe_cells.len()));
         }
         // The chunks come in index order: a later one wins only when hotter.
         let hottest = (p.chunks.iter()).fold((0, f64::NEG_INFINITY), |h, v| match v[3] > h.1 {

@@ -14,8 +14,11 @@
 
 use super::{Acc, FieldStats, CHUNK};
 use crate::backend::BackendError;
+use crate::grid::Grid;
 use crate::thermal::block_stats_device::{host_block_partials, BlockPartial, LayerBlocks};
+use crate::thermal::probes::ProbeCell;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// What a device reduces; built by [`FieldStats::request`].
@@ -37,19 +40,71 @@ pub struct StatsRequest<'a> {
     pub weighted: &'a [bool],
     pub dx: &'a [f64],
     pub dy: &'a [f64],
-    /// The cells the probes read, every probe's z cells in turn.
-    pub probe_cells: Vec<usize>,
+    /// The cells the probes read, every probe's z cells in turn
+    /// ([`probe_cell_indices`]).
+    pub probe_cells: Cow<'a, [usize]>,
     /// The layer maps to build: (layer, its z cells).
     pub maps: Vec<(usize, Range<usize>)>,
     /// The layers whose blocks' statistics to reduce from their maps
     /// (`thermal::block_stats_device`; none unless the caller adds them).
-    pub blocks: Vec<LayerBlocks>,
+    pub blocks: Cow<'a, [LayerBlocks]>,
 }
 
 impl StatsRequest<'_> {
     /// Chunks per plane.
     pub fn chunks(&self) -> usize {
         (self.nx * self.ny).div_ceil(self.span)
+    }
+}
+
+/// The field indices the probes read: every probe's z cells in turn.
+pub fn probe_cell_indices(grid: &Grid, probes: &[ProbeCell]) -> Vec<usize> {
+    let plane = grid.plane();
+    (probes.iter())
+        .flat_map(|p| p.z.clone().map(move |z| z * plane + p.plane_index))
+        .collect()
+}
+
+/// The tables of a request that counts every cell (no absent cells,
+/// unweighted layer means) with its probes and blocks: what a session's
+/// reads and a transient's records ask of each new field. Built once and
+/// lent to every request, so a step's reduction copies no table.
+pub struct WholeFieldTables {
+    absent: Vec<Vec<bool>>,
+    weighted: Vec<bool>,
+    pub probe_cells: Vec<usize>,
+    pub blocks: Vec<LayerBlocks>,
+}
+
+impl WholeFieldTables {
+    pub fn new(grid: &Grid, probes: &[ProbeCell], blocks: Vec<LayerBlocks>) -> Self {
+        let layers = grid.layer_z.len();
+        WholeFieldTables {
+            absent: vec![Vec::new(); layers],
+            weighted: vec![false; layers],
+            probe_cells: probe_cell_indices(grid, probes),
+            blocks,
+        }
+    }
+
+    /// The request for θ = x + `c` (T = θ + `ambient`) on `grid`.
+    pub fn request<'a>(&'a self, grid: &'a Grid, c: f64, ambient: f64) -> StatsRequest<'a> {
+        StatsRequest {
+            nx: grid.nx,
+            ny: grid.ny,
+            nz: grid.nz,
+            span: CHUNK,
+            c,
+            ambient,
+            layer_of_z: &grid.layer_of_z,
+            absent: &self.absent,
+            weighted: &self.weighted,
+            dx: &grid.dx,
+            dy: &grid.dy,
+            probe_cells: Cow::Borrowed(&self.probe_cells),
+            maps: Vec::new(),
+            blocks: Cow::Borrowed(&self.blocks),
+        }
     }
 }
 
@@ -84,14 +139,12 @@ impl<'a> FieldStats<'a> {
             weighted: &self.weighted,
             dx: &grid.dx,
             dy: &grid.dy,
-            probe_cells: (self.probes.iter())
-                .flat_map(|p| p.z.clone().map(|z| z * grid.plane() + p.plane_index))
-                .collect(),
+            probe_cells: probe_cell_indices(grid, &self.probes).into(),
             maps: (self.maps.iter().enumerate())
                 .filter(|(_, m)| m.is_some())
                 .map(|(l, _)| (l, grid.layer_z[l].clone()))
                 .collect(),
-            blocks: Vec::new(),
+            blocks: Cow::Borrowed(&[]),
         }
     }
 

@@ -105,7 +105,7 @@ pub(crate) fn field_summary<B: ThermalOps>(
             if !whole {
                 let mut fold = FieldStats::new(stack, grid, power, lean, c, &asked, false);
                 let mut req = fold.request();
-                req.blocks = layer_blocks(grid, power);
+                req.blocks = layer_blocks(grid, power).into();
                 let got = be.field_partials(x, &d.g_top, &d.g_bottom, &req)?;
                 if let Some(mut p) = got {
                     let blocks = block_stats(stack, power, &req.blocks, &p.blocks)?;

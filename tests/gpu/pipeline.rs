@@ -300,7 +300,7 @@ fn device_block_statistics_equal_layer_block_stats() {
         let none = vec![Vec::new(); stack.layers.len()];
         let dev = FieldStats::new(&stack, &grid, &power, coupling, c, &asked, false);
         let mut req = dev.request();
-        req.blocks = lbs;
+        req.blocks = lbs.into();
         if !mark {
             req.absent = &none;
         }
@@ -309,7 +309,7 @@ fn device_block_statistics_equal_layer_block_stats() {
         assert_eq!(got.maps.len(), asked.iter().filter(|&&a| a).count());
         let dev_stats = block_stats(&stack, &power, &req.blocks, &got.blocks).unwrap();
         let (mut n, mut several, mut over_absent) = (0, 0, 0);
-        for lb in &req.blocks {
+        for lb in req.blocks.iter() {
             let l = lb.layer;
             let mut map = host.maps[l].clone().unwrap();
             let layer = &stack.layers[l];

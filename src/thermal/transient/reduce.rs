@@ -20,7 +20,7 @@ use crate::grid::Grid;
 use crate::power::LayerPower;
 use crate::thermal::block_stats_device::{layer_blocks, LayerBlocks};
 use crate::thermal::device::ThermalBackend;
-use crate::thermal::field_stats::device::{host_partials, StatsPartials, StatsRequest};
+use crate::thermal::field_stats::device::{host_partials, StatsPartials, WholeFieldTables};
 use crate::thermal::probes::ProbeCell;
 
 use super::system::HostSys;
@@ -40,11 +40,8 @@ pub(super) struct Reduced {
 /// The request's tables, built once per run, and the films where the
 /// solve runs.
 pub(super) struct StepReduce<V> {
-    absent: Vec<Vec<bool>>,
-    weighted: Vec<bool>,
-    probe_cells: Vec<usize>,
-    /// One entry per (layer with blocks, z cell of it).
-    blocks: Vec<LayerBlocks>,
+    /// Its blocks: one entry per (layer with blocks, z cell of it).
+    tables: WholeFieldTables,
     /// Per entry of `blocks`, the index of its layer's first block in the
     /// records' block order (`probe::block_probes`: layer by layer).
     block_base: Vec<usize>,
@@ -95,14 +92,8 @@ impl<V> StepReduce<V> {
                 });
             }
         }
-        let plane = grid.plane();
         Ok(StepReduce {
-            absent: vec![Vec::new(); layers],
-            weighted: vec![false; layers],
-            probe_cells: (points.iter())
-                .flat_map(|p| p.z.clone().map(move |z| z * plane + p.plane_index))
-                .collect(),
-            blocks,
+            tables: WholeFieldTables::new(grid, points, blocks),
             block_base,
             n_blocks,
             g_top: be.upload(films.0)?,
@@ -133,25 +124,6 @@ impl<V> StepReduce<V> {
         Ok(stored)
     }
 
-    fn request<'g>(&'g self, grid: &'g Grid, c: f64, ambient: f64) -> StatsRequest<'g> {
-        StatsRequest {
-            nx: grid.nx,
-            ny: grid.ny,
-            nz: grid.nz,
-            span: crate::thermal::field_stats::CHUNK,
-            c,
-            ambient,
-            layer_of_z: &grid.layer_of_z,
-            absent: &self.absent,
-            weighted: &self.weighted,
-            dx: &grid.dx,
-            dy: &grid.dy,
-            probe_cells: self.probe_cells.clone(),
-            maps: Vec::new(),
-            blocks: self.blocks.clone(),
-        }
-    }
-
     /// The statistics of θ = `x` + `c` (T = θ + `ambient`), reduced where
     /// `x` lives.
     pub(super) fn reduce<B: ThermalBackend<Vector = V>>(
@@ -163,7 +135,7 @@ impl<V> StepReduce<V> {
         (c, ambient): (f64, f64),
     ) -> Result<Reduced, TransientError> {
         let mut host_x = std::mem::take(&mut self.host_x);
-        let req = self.request(grid, c, ambient);
+        let req = self.tables.request(grid, c, ambient);
         let parts = match be.field_partials(x, &self.g_top, &self.g_bottom, &req)? {
             Some(p) => p,
             None => {
@@ -211,10 +183,11 @@ impl<V> StepReduce<V> {
         }
         let layer_avg_k = sum.iter().zip(&count).map(|(s, n)| s / n).collect();
 
-        if p.probe_x.len() != self.probe_cells.len() {
+        let tables = &self.tables;
+        if p.probe_x.len() != tables.probe_cells.len() {
             return Err(BackendError::Length(
                 p.probe_x.len(),
-                self.probe_cells.len(),
+                tables.probe_cells.len(),
             ));
         }
         let mut xs = p.probe_x.iter();
@@ -227,12 +200,12 @@ impl<V> StepReduce<V> {
             })
             .collect();
 
-        if p.blocks.len() != self.blocks.len() {
-            return Err(BackendError::Length(p.blocks.len(), self.blocks.len()));
+        if p.blocks.len() != tables.blocks.len() {
+            return Err(BackendError::Length(p.blocks.len(), tables.blocks.len()));
         }
         // Per block: min, max, Σ w·T, Σ w over its cells of every z cell.
         let mut acc = vec![[f64::INFINITY, f64::NEG_INFINITY, 0.0, 0.0]; self.n_blocks];
-        for ((lb, base), parts) in self.blocks.iter().zip(&self.block_base).zip(&p.blocks) {
+        for ((lb, base), parts) in tables.blocks.iter().zip(&self.block_base).zip(&p.blocks) {
             if parts.len() != lb.chunks.len() {
                 return Err(BackendError::Length(parts.len(), lb.chunks.len()));
             }
