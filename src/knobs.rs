@@ -20,12 +20,13 @@
 //! | `CUTH_PAGEABLE_UPLOAD` | [`TransferKnobs::pageable_upload`] |
 //! | `CUTH_CACHE_DIR`, `CUTH_NO_KERNEL_CACHE` | [`CudaKnobs::kernel_cache`] |
 //! | `CUTH_HOST_ASSEMBLY` | [`CudaKnobs::host_assembly`] |
+//! | `CUTH_NO_GRAPHS` | [`CudaKnobs::no_graphs`] |
 //! | `CUTH_HOST_MEMORY_BYTES` | [`MemoryCaps::host`] |
 //! | `CUTH_DEVICE_MEMORY_BYTES` | [`MemoryCaps::device`] |
 //! | `CUTH_PROFILE_SYNC` | [`Knobs::profile_sync`] |
 //!
 //! A switch (`CUTH_CUDA_SYNC`, `CUTH_PAGEABLE_*`, `CUTH_HOST_ASSEMBLY`,
-//! `CUTH_PROFILE_SYNC`) is on when the variable is set, to any value: the
+//! `CUTH_NO_GRAPHS`, `CUTH_PROFILE_SYNC`) is on when the variable is set, to any value: the
 //! scripts write `VAR=1`, and `0` has never meant off for them.
 
 use std::ffi::OsString;
@@ -66,6 +67,10 @@ pub struct CudaKnobs {
     /// does, instead of on the device (to compare the two, or to get the
     /// host's system on a GPU run).
     pub host_assembly: bool,
+    /// `CUTH_NO_GRAPHS`: enqueue every kernel of a multigrid cycle from the
+    /// host instead of replaying the cycle's recorded CUDA graph (to
+    /// compare the two).
+    pub no_graphs: bool,
 }
 
 /// The staged copies' knobs.
@@ -157,6 +162,7 @@ impl Knobs {
             transfer,
             kernel_cache: kernel_cache(&env),
             host_assembly: switch("CUTH_HOST_ASSEMBLY"),
+            no_graphs: switch("CUTH_NO_GRAPHS"),
         };
         Ok(Knobs {
             cuda,
@@ -275,10 +281,12 @@ mod tests {
                 ("CUTH_PAGEABLE_DOWNLOAD", v),
                 ("CUTH_PAGEABLE_UPLOAD", v),
                 ("CUTH_HOST_ASSEMBLY", v),
+                ("CUTH_NO_GRAPHS", v),
                 ("CUTH_PROFILE_SYNC", v),
             ])
             .unwrap();
             assert!(k.cuda.sync_each_launch && k.cuda.host_assembly && k.profile_sync);
+            assert!(k.cuda.no_graphs);
             assert!(k.cuda.transfer.pageable_download && k.cuda.transfer.pageable_upload);
         }
     }

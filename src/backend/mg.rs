@@ -79,6 +79,33 @@ pub trait MultigridOps: QuadDiagOps {
     /// The grid of `a` and its cell widths (`QuadDiag::wx`, `wy`).
     fn mg_shape<'m>(&self, a: &'m Self::Matrix) -> LevelShape<'m>;
 
+    /// A cycle recorded once and replayed (a CUDA graph): every later cycle
+    /// on the same buffers is one launch from the host instead of some
+    /// forty, which is most of a step's time at small grids.
+    type Recording: Send;
+
+    /// Records what `f` enqueues, without running it, for
+    /// [`Self::mg_replay`]; `Ok(None)` where the backend does not record
+    /// (the CPU, where nothing is enqueued) or recording is switched off.
+    fn mg_record(
+        &self,
+        f: &mut dyn FnMut() -> Result<(), BackendError>,
+    ) -> Result<Option<Self::Recording>, BackendError> {
+        let _ = f;
+        Ok(None)
+    }
+
+    /// Runs a recording: the same kernels on the same buffers, reading
+    /// their contents as they are now.
+    fn mg_replay(&self, r: &Self::Recording) -> Result<(), BackendError>;
+
+    /// Where the storage of `v` lives: a recording is replayed only with
+    /// the buffers it was made with.
+    fn mg_address(&self, v: &Self::Vector) -> usize;
+
+    /// [`Self::mg_address`] of a level's operator.
+    fn mg_matrix_address(&self, a: &Self::Matrix) -> usize;
+
     /// The coarse operator of `a` under the aggregation of `mx`, `my`
     /// (`linalg::mg::coarsen_with`, whose sums it rounds identically), on
     /// this device. The default goes through the host.

@@ -242,3 +242,69 @@ fn mg_equals_chebyshev_over_a_20_step_transient() {
 fn shipped_graded_stacks_converge_like_uniform_grids() {
     mg::shipped_graded_stacks_converge_like_uniform_grids(gpu());
 }
+
+/// Cycles replayed from their recorded CUDA graph give the bits of cycles
+/// launched one by one: steady solves with the f64 and the f32 hierarchy,
+/// and adaptive TR-BDF2 steps, whose step changes re-form the matrix and
+/// the fine pivots between solves (the recording must follow them).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn recorded_cycles_give_the_plain_cycles_bits() {
+    use cuth::grid::Grid;
+    use cuth::linalg::mg::MgPrecision;
+    use cuth::power::{layer_power, schedule::PowerSchedule};
+    use cuth::thermal::steady::solve_steady;
+    use cuth::thermal::transient::{
+        run_transient, InitState, Scheme, StepView, Stepping, TransientOptions,
+    };
+    let be = crate::util::open_gpu();
+    be.set_sync_each_launch(false);
+    let s = load("configs/mol_f2f.toml", Some((128, 128)));
+    let mut runs = Vec::new();
+    for graphs in [false, true] {
+        be.set_graphs(graphs);
+        let mut out = Vec::new();
+        for precision in [MgPrecision::F64, MgPrecision::F32] {
+            let mut o = mg::mg_options(&s, 1e-9);
+            o.precond_opts.mg.precision = precision;
+            let r = solve_steady(&be, &s, &o).unwrap();
+            out.push((r.summary.solver.iterations, r.temperature_k));
+        }
+        let grid = Grid::from_stack(&s);
+        let base: Vec<_> = (0..s.layers.len())
+            .map(|l| layer_power(&s, &grid, l).unwrap())
+            .collect();
+        let opts = TransientOptions {
+            solver: mg::mg_options(&s, 1e-9),
+            dt: 2e-2,
+            steps: 10,
+            init: InitState::Ambient,
+            snapshot_every: None,
+            stepping: Stepping {
+                scheme: Scheme::TrBdf2,
+                time_tol_k: Some(0.05),
+            },
+            step_field: Default::default(),
+        };
+        let mut observe = |_: &StepView| Ok(());
+        let sched = PowerSchedule::constant(base);
+        let t = run_transient(&be, &s, &grid, &sched, &opts, &mut observe).unwrap();
+        out.push((t.summary.iterations_total, t.temperature_k));
+        runs.push(out);
+    }
+    be.set_graphs(true);
+    for (k, (plain, replayed)) in runs[0].iter().zip(&runs[1]).enumerate() {
+        let same = plain.1.len() == replayed.1.len()
+            && plain
+                .1
+                .iter()
+                .zip(&replayed.1)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+        println!(
+            "case {k}: {} iterations plain, {} replayed, same bits: {same}",
+            plain.0, replayed.0
+        );
+        assert_eq!(plain.0, replayed.0, "case {k}: iterations");
+        assert!(same, "case {k}: the temperatures differ");
+    }
+}

@@ -28,6 +28,20 @@ impl MultigridOps for CpuBackend {
     type Transfer = Coarsening;
     type LowMatrix = LowLevel;
     type LowVector = Vec<f32>;
+    /// Nothing is enqueued on the CPU, so there is nothing to record.
+    type Recording = std::convert::Infallible;
+
+    fn mg_replay(&self, r: &Self::Recording) -> Result<(), BackendError> {
+        match *r {}
+    }
+
+    fn mg_address(&self, v: &Vec<f64>) -> usize {
+        v.as_ptr() as usize
+    }
+
+    fn mg_matrix_address(&self, a: &QuadDiag) -> usize {
+        a.d.as_ptr() as usize
+    }
 
     fn mg_transfer(&self, c: &Coarsening) -> Result<Coarsening, BackendError> {
         Ok(c.clone())

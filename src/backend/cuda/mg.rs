@@ -29,6 +29,26 @@ impl MultigridOps for CudaBackend {
     type Transfer = CudaTransfer;
     type LowMatrix = CudaLowLevel;
     type LowVector = CudaSlice<f32>;
+    type Recording = super::timing::Recording;
+
+    fn mg_record(
+        &self,
+        f: &mut dyn FnMut() -> Result<(), BackendError>,
+    ) -> Result<Option<Self::Recording>, BackendError> {
+        self.record(f)
+    }
+
+    fn mg_replay(&self, r: &Self::Recording) -> Result<(), BackendError> {
+        self.replay(r)
+    }
+
+    fn mg_address(&self, v: &CudaSlice<f64>) -> usize {
+        self.address(v)
+    }
+
+    fn mg_matrix_address(&self, a: &CudaMatrix) -> usize {
+        self.address(&a.d)
+    }
 
     fn mg_transfer(&self, c: &Coarsening) -> Result<CudaTransfer, BackendError> {
         CudaTransfer::upload(self, c)

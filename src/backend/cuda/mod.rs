@@ -139,6 +139,9 @@ pub struct CudaBackend {
     /// Wait for every kernel right after its launch, so that an asynchronous
     /// fault is reported against the kernel that caused it.
     sync_each_launch: AtomicBool,
+    /// Whether solvers replay their recorded launch sequences
+    /// ([`CudaBackend::record`]).
+    graphs: AtomicBool,
     /// [`QdSchedule`] of the matrix kernels, as `u8`.
     schedule: AtomicU8,
     /// The staged downloads' two pinned buffers, kept between downloads
@@ -200,6 +203,7 @@ impl CudaBackend {
             driver,
             nvrtc,
             sync_each_launch: AtomicBool::new(knobs.sync_each_launch),
+            graphs: AtomicBool::new(!knobs.no_graphs),
             schedule: AtomicU8::new(knobs.schedule.to_u8()),
             staging: Default::default(),
             knobs: knobs.clone(),
@@ -233,6 +237,12 @@ impl CudaBackend {
     /// The architecture the kernels were compiled for (`sm_90`, ...).
     pub fn arch(&self) -> &str {
         self.kernels.arch()
+    }
+
+    /// Whether solvers replay recorded launch sequences (on by default;
+    /// tests compare both ways).
+    pub fn set_graphs(&self, on: bool) {
+        self.graphs.store(on, Ordering::Relaxed);
     }
 
     /// See the field of the same name; for tests and debugging (slow).

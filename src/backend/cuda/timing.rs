@@ -7,7 +7,7 @@ use super::launch::driver_err;
 use super::CudaBackend;
 use crate::backend::BackendError;
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaEvent, CudaGraph};
+use cudarc::driver::{CudaEvent, CudaGraph, DevicePtr};
 use std::sync::atomic::Ordering;
 
 /// Copy bandwidth counted as bytes read + written, GB/s (10⁹ B/s).
@@ -31,6 +31,15 @@ pub fn median(mut v: Vec<f64>) -> f64 {
         0.5 * (v[m - 1] + v[m])
     }
 }
+
+/// A CUDA graph a solver replays ([`CudaBackend::record`]).
+pub struct Recording(CudaGraph);
+
+// SAFETY: a graph must not be used from two threads at once; a `Recording`
+// is launched only through its owner (`&` access under the owner's `&mut`
+// apply), so moving it to another thread with its owner is sound. It is
+// not `Sync`.
+unsafe impl Send for Recording {}
 
 impl CudaBackend {
     fn timing_event(&self) -> Result<CudaEvent, BackendError> {
@@ -78,6 +87,37 @@ impl CudaBackend {
         graph
             .map_err(|e| driver_err("instantiating the graph", e))?
             .ok_or_else(|| BackendError::Driver("graph capture recorded nothing".into()))
+    }
+
+    /// [`Self::capture`] for a solver to replay, `None` while launches are
+    /// checked one by one ([`CudaKnobs::sync_each_launch`]) or graphs are
+    /// off ([`CudaKnobs::no_graphs`]).
+    ///
+    /// [`CudaKnobs::sync_each_launch`]: crate::knobs::CudaKnobs::sync_each_launch
+    /// [`CudaKnobs::no_graphs`]: crate::knobs::CudaKnobs::no_graphs
+    pub fn record(
+        &self,
+        f: &mut dyn FnMut() -> Result<(), BackendError>,
+    ) -> Result<Option<Recording>, BackendError> {
+        if self.sync_each_launch.load(Ordering::Relaxed) || !self.graphs.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let graph = self.capture(f)?;
+        graph
+            .upload()
+            .map_err(|e| driver_err("uploading a graph", e))?;
+        Ok(Some(Recording(graph)))
+    }
+
+    /// Launches a recording made by [`Self::record`].
+    pub fn replay(&self, r: &Recording) -> Result<(), BackendError> {
+        r.0.launch().map_err(|e| driver_err("launching a graph", e))
+    }
+
+    /// The device address of `v`'s storage.
+    pub fn address<T>(&self, v: &cudarc::driver::CudaSlice<T>) -> usize {
+        let (ptr, _guard) = v.device_ptr(&self.stream);
+        ptr as usize
     }
 
     /// GPU time of one replay of `graph`, in ms.

@@ -48,9 +48,11 @@ use std::collections::BTreeMap;
 mod build;
 mod levels;
 mod low;
+mod replay;
 
 pub use levels::{cycle, LevelKernels, LevelOp};
 use low::LowCycle;
+use replay::Replay;
 
 /// A level below the finest: its operator and line pivots, None at the
 /// coarsest (solved with the dense inverse).
@@ -103,6 +105,7 @@ impl<B: MultigridOps> MgLevels<B> {
 pub struct Multigrid<B: MultigridOps> {
     hier: Hierarchy<B>,
     report: MgReport,
+    replay: Replay<B::Recording>,
 }
 
 /// The levels in the precision they run in.
@@ -113,6 +116,10 @@ enum Hierarchy<B: MultigridOps> {
     },
     /// `MgPrecision::F32`, and `Auto` until PCG stagnates.
     F32(LowCycle<B>),
+    /// Between the f32 hierarchy, freed, and the f64 one that replaces it
+    /// (so the two never hold device memory together); left only when
+    /// building the f64 one failed, and that solve has failed with it.
+    Released(MgOptions),
 }
 
 impl<B: MultigridOps> Multigrid<B> {
@@ -125,7 +132,7 @@ impl<B: MultigridOps> Multigrid<B> {
     pub fn levels(&self) -> Option<&MgLevels<B>> {
         match &self.hier {
             Hierarchy::F64 { levels, .. } => Some(levels),
-            Hierarchy::F32(_) => None,
+            Hierarchy::F32(_) | Hierarchy::Released(_) => None,
         }
     }
 
@@ -133,6 +140,7 @@ impl<B: MultigridOps> Multigrid<B> {
         match &self.hier {
             Hierarchy::F64 { levels, .. } => &levels.opts,
             Hierarchy::F32(low) => &low.levels.opts,
+            Hierarchy::Released(opts) => opts,
         }
     }
 }
@@ -145,6 +153,7 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
         be: &B,
         a: &mut QuadDiagOperator<'_, B>,
     ) -> Result<(), BackendError> {
+        self.replay.forget();
         match &mut self.hier {
             Hierarchy::F32(low) => low.operator_changed(be, a.matrix()),
             Hierarchy::F64 { levels, .. } => {
@@ -153,6 +162,7 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
                 }
                 Ok(())
             }
+            Hierarchy::Released(_) => Err(RELEASED),
         }
     }
 
@@ -171,6 +181,8 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
             precision: MgPrecision::F64,
             ..opts
         };
+        self.replay.forget();
+        self.hier = Hierarchy::Released(opts);
         let mut f64 = Multigrid::new(be, a.matrix(), &f64_opts).map_err(|e| match e {
             crate::linalg::SolveError::Backend(b) => b,
             other => BackendError::Numerical(other.to_string()),
@@ -190,21 +202,43 @@ impl<B: MultigridOps> Preconditioner<B, QuadDiagOperator<'_, B>> for Multigrid<B
         r: &B::Vector,
         z: &mut B::Vector,
     ) -> Result<(), BackendError> {
-        let (h, work) = match &mut self.hier {
-            Hierarchy::F32(low) => return low.apply(be, r, z),
-            Hierarchy::F64 { levels, work } => (&*levels, work),
-        };
-        let Some(pivots) = h.fine_pivots.as_ref() else {
-            // z = A⁻¹ r: the fine level is small enough to be the coarsest.
-            return be.mg_dense_apply(&h.inverse, h.inverse_n, r, z);
-        };
-        let fine = LevelOp {
-            l: 0,
-            a: a.matrix(),
-            pivots,
-        };
-        cycle(be, h, fine, work, r, z, true)
+        let Multigrid { hier, replay, .. } = self;
+        let buffers = [
+            be.mg_matrix_address(a.matrix()),
+            be.mg_address(r),
+            be.mg_address(z),
+        ];
+        replay.run(be, buffers, &mut || apply(be, hier, a, r, z))
     }
+}
+
+/// What a released hierarchy answers.
+const RELEASED: BackendError =
+    BackendError::Unsupported("multigrid: the hierarchy was released and not rebuilt");
+
+/// One cycle of `hier` for z = M⁻¹ r.
+fn apply<B: MultigridOps>(
+    be: &B,
+    hier: &mut Hierarchy<B>,
+    a: &QuadDiagOperator<'_, B>,
+    r: &B::Vector,
+    z: &mut B::Vector,
+) -> Result<(), BackendError> {
+    let (h, work) = match hier {
+        Hierarchy::F32(low) => return low.apply(be, r, z),
+        Hierarchy::F64 { levels, work } => (&*levels, work),
+        Hierarchy::Released(_) => return Err(RELEASED),
+    };
+    let Some(pivots) = h.fine_pivots.as_ref() else {
+        // z = A⁻¹ r: the fine level is small enough to be the coarsest.
+        return be.mg_dense_apply(&h.inverse, h.inverse_n, r, z);
+    };
+    let fine = LevelOp {
+        l: 0,
+        a: a.matrix(),
+        pivots,
+    };
+    cycle(be, h, fine, work, r, z, true)
 }
 
 impl<B: MultigridOps> PrecondInfo for Multigrid<B> {

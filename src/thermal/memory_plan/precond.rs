@@ -69,12 +69,11 @@ pub(super) fn precond_bytes(s: &RunShape) -> (u64, u64) {
             // lowered from the f64 one level by level (at most the first
             // coarse level's f32 copy beside the whole f64 hierarchy), the
             // fine level last (beside the f64 fine pivots). An `auto`
-            // fall-back builds the f64 one beside the f32 one.
+            // fall-back frees the f32 one before it builds the f64 one.
             let f32_dev = 28 * n + 28 * mid + 8 * coarsest + 4 * inverse;
             let dev = match s.mg_precision {
                 MgPrecision::F64 => f64_dev,
-                MgPrecision::F32 => (f64_dev + 7 * n).max(8 * n + f32_dev),
-                MgPrecision::Auto => (f64_dev + 7 * n).max(8 * n + f32_dev) + f64_dev,
+                MgPrecision::F32 | MgPrecision::Auto => (f64_dev + 7 * n).max(8 * n + f32_dev),
             };
             // Every level is built where the fine matrix lives;
             // only the coarsest comes to the host: its matrix, the banded

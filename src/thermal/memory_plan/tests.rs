@@ -157,3 +157,34 @@ fn cap_takes_the_smaller() {
     assert_eq!(capped(Some(10), Some(4)), Some(4));
     assert_eq!(capped(None, Some(4)), Some(4));
 }
+
+#[test]
+fn auto_multigrid_never_holds_both_hierarchies() {
+    // `auto` frees its f32 hierarchy before it builds the f64 one, so its
+    // plan is the f32 plan, and each is below the two together.
+    let mut s = shape(2048, Executor::Cuda, PrecondKind::Multigrid);
+    s.nz = 18;
+    let pre = |p: crate::linalg::mg::MgPrecision| {
+        let d = plan(
+            &RunShape {
+                mg_precision: p,
+                ..s
+            },
+            None,
+            None,
+        )
+        .device
+        .unwrap();
+        d.items[2].1
+    };
+    use crate::linalg::mg::MgPrecision::{Auto, F32, F64};
+    let n = (2048 * 2048 * 18) as u64;
+    println!(
+        "hierarchy bytes per cell: f64 {:.1}, f32 {:.1}, auto {:.1}",
+        pre(F64) as f64 / n as f64,
+        pre(F32) as f64 / n as f64,
+        pre(Auto) as f64 / n as f64
+    );
+    assert_eq!(pre(Auto), pre(F32));
+    assert!(pre(Auto) < pre(F32) + pre(F64) - 8 * n);
+}

@@ -130,6 +130,7 @@ impl<B: MultigridOps> Multigrid<B> {
                 levels,
             },
             report,
+            replay: super::Replay::Fresh,
         };
         match opts.precision {
             MgPrecision::F64 => Ok(mg),

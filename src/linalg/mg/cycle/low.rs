@@ -73,9 +73,15 @@ impl<B: MultigridOps> Multigrid<B> {
     /// This f64 hierarchy in f32 for the system matrix `a`; each f64 level
     /// is freed once rounded.
     pub(super) fn lowered(self, be: &B, a: &B::Matrix) -> Result<Self, BackendError> {
-        let Multigrid { hier, mut report } = self;
+        let Multigrid {
+            hier, mut report, ..
+        } = self;
         let Hierarchy::F64 { levels, work } = hier else {
-            return Ok(Multigrid { hier, report });
+            return Ok(Multigrid {
+                hier,
+                report,
+                replay: super::Replay::Fresh,
+            });
         };
         drop(work);
         let shape = be.mg_shape(a);
@@ -133,6 +139,7 @@ impl<B: MultigridOps> Multigrid<B> {
                 levels: low,
             }),
             report,
+            replay: super::Replay::Fresh,
         })
     }
 }
