@@ -62,6 +62,66 @@ __device__ __forceinline__ bool mg_relaxed(const long long* __restrict__ s,
 // launch reads no in-plane neighbour).
 // The body is a device function so that the batched family (batch.cu, which
 // is compiled with this file prepended) runs the same code per vector.
+// One colour of the zebra smoother on a level of short columns (nz at
+// most 32), one warp per column: lane k forms cell k's right-hand side and
+// reads its gz and pivot, then every lane runs the column's two Thomas
+// passes on values shuffled from the lanes, and lane k keeps step k's. The
+// one-thread-per-column form runs each column as one thread's serial
+// chain of loads, index arithmetic and arithmetic, 11-16 us a launch on
+// every small level (BENCHMARKS.md); here the chain is the passes'
+// multiply-adds and shuffles alone.
+// Same operations in the same order as mg_smooth_body, so the same bits.
+// `made`, `colour`, `zero` as there; launched with 32 threads per column.
+template <typename T>
+__device__ __forceinline__ void
+mg_smooth_warp_body(const T* __restrict__ gx, const T* __restrict__ gy,
+                    const T* __restrict__ gz, const T* __restrict__ ip,
+                    const T* __restrict__ b, T* x, long long nx, long long ny,
+                    long long nz, int colour, int zero, const long long* __restrict__ made)
+{
+    const unsigned all = 0xffffffffu;
+    const int k = threadIdx.x & 31;
+    const long long hx = (nx + 1) / 2;
+    const long long plane = nx * ny;
+    const long long warps = (long long)gridDim.x * (CUTH_BLOCK / 32);
+    for (long long t = CUTH_ROW0 / 32; t < hx * ny; t += warps) {
+        const long long y = t / hx;
+        const long long pair = 2 * (t - y * hx);
+        const long long xx = pair + ((colour + y) & 1);
+        const bool row = made == nullptr || mg_relaxed(made + nx + 1, y, ny);
+        if (!row && zero == 2 && k < nz) {
+            for (long long xo = pair; xo < pair + 2 && xo < nx; ++xo) {
+                if (!mg_relaxed(made, xo, nx)) x[xo + nx * y + k * plane] = T(0);
+            }
+        }
+        if (xx >= nx || (!row && !mg_relaxed(made, xx, nx))) {
+            continue;
+        }
+        const bool in = k < nz;
+        const long long i = xx + nx * y + (in ? k : nz - 1) * plane;
+        const T v = mg_rhs(gx, gy, b, x, i, xx, y, nx, ny, zero);
+        const T g = __ldg(gz + i);
+        const T p = __ldg(ip + i);
+        T prev = T(0), mine = T(0);
+        for (int s = 0; s < nz; ++s) {
+            T r = __shfl_sync(all, v, s);
+            const T gs = __shfl_sync(all, g, s > 0 ? s - 1 : 0);
+            const T ps = __shfl_sync(all, p, s);
+            if (s > 0) r += gs * prev;
+            prev = r * ps;
+            if (s == k) mine = prev;
+        }
+        for (int s = (int)nz - 2; s >= 0; --s) {
+            const T ys = __shfl_sync(all, mine, s);
+            const T gs = __shfl_sync(all, g, s);
+            const T ps = __shfl_sync(all, p, s);
+            prev = ys + gs * ps * prev;
+            if (s == k) mine = prev;
+        }
+        if (in) x[i] = mine;
+    }
+}
+
 template <typename T>
 __device__ __forceinline__ void
 mg_smooth_body(const T* __restrict__ gx, const T* __restrict__ gy,
@@ -110,6 +170,25 @@ mg_smooth_f64(const double* __restrict__ gx, const double* __restrict__ gy,
               long long nz, int colour, int zero, const long long* __restrict__ made)
 {
     mg_smooth_body(gx, gy, gz, ip, b, x, nx, ny, nz, colour, zero, made);
+}
+
+// mg_smooth_f64 one warp per column (mg_smooth_warp_body).
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+mg_smooth_warp_f64(const double* __restrict__ gx, const double* __restrict__ gy,
+                    const double* __restrict__ gz, const double* __restrict__ ip,
+                    const double* __restrict__ b, double* x, long long nx, long long ny,
+                    long long nz, int colour, int zero, const long long* __restrict__ made)
+{
+    mg_smooth_warp_body(gx, gy, gz, ip, b, x, nx, ny, nz, colour, zero, made);
+}
+
+extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)
+mg_smooth_warp_f32(const float* __restrict__ gx, const float* __restrict__ gy,
+                    const float* __restrict__ gz, const float* __restrict__ ip,
+                    const float* __restrict__ b, float* x, long long nx, long long ny,
+                    long long nz, int colour, int zero, const long long* __restrict__ made)
+{
+    mg_smooth_warp_body(gx, gy, gz, ip, b, x, nx, ny, nz, colour, zero, made);
 }
 
 extern "C" __global__ void __launch_bounds__(CUTH_BLOCK)

@@ -19,10 +19,12 @@ pub static MULTIGRID: KernelFamily = KernelFamily {
     source: include_str!("../../../kernels/mg.cu"),
     entry_points: &[
         "mg_smooth_f64",
+        "mg_smooth_warp_f64",
         "mg_restrict_f64",
         "mg_prolong_f64",
         "mg_dense_f64",
         "mg_smooth_f32",
+        "mg_smooth_warp_f32",
         "mg_restrict_f32",
         "mg_prolong_f32",
         "mg_dense_f32",
@@ -63,10 +65,21 @@ impl CudaTransfer {
     }
 }
 
+/// The most z cells of a column the one-warp-per-column smoother takes
+/// (a lane a cell).
+const WARP_COLUMN_CELLS: usize = 32;
+/// The most columns of one colour a level may have for that smoother: on
+/// a level of a few waves of columns a launch's time is each column's
+/// chain of dependent instructions, not its bytes (`cuth bench
+/// --cycle-sizes`); on larger ones the thread per column reads less.
+const WARP_LEVEL_COLUMNS: usize = 1 << 15;
+
 /// The element type of a level, f64 or f32 on a low-precision hierarchy:
 /// it names its instantiation of each cycle kernel.
 pub(super) trait Real {
     const SMOOTH: &'static str;
+    /// The smoother of a small level, one warp per column.
+    const SMOOTH_WARP: &'static str;
     const RESTRICT: &'static str;
     const PROLONG: &'static str;
     const DENSE: &'static str;
@@ -74,6 +87,7 @@ pub(super) trait Real {
 
 impl Real for f64 {
     const SMOOTH: &'static str = "mg_smooth_f64";
+    const SMOOTH_WARP: &'static str = "mg_smooth_warp_f64";
     const RESTRICT: &'static str = "mg_restrict_f64";
     const PROLONG: &'static str = "mg_prolong_f64";
     const DENSE: &'static str = "mg_dense_f64";
@@ -81,6 +95,7 @@ impl Real for f64 {
 
 impl Real for f32 {
     const SMOOTH: &'static str = "mg_smooth_f32";
+    const SMOOTH_WARP: &'static str = "mg_smooth_warp_f32";
     const RESTRICT: &'static str = "mg_restrict_f32";
     const PROLONG: &'static str = "mg_prolong_f32";
     const DENSE: &'static str = "mg_dense_f32";
@@ -132,7 +147,13 @@ impl CudaBackend {
             same_len(a.nx, t.host.nxc)?;
             same_len(a.ny, t.host.nyc)?;
         }
-        let f = self.kernel(&MULTIGRID, T::SMOOTH)?;
+        let columns = a.nx.div_ceil(2) * a.ny;
+        let warp = a.nz <= WARP_COLUMN_CELLS && columns <= WARP_LEVEL_COLUMNS;
+        let (name, threads) = match warp {
+            true => (T::SMOOTH_WARP, 32 * columns),
+            false => (T::SMOOTH, columns),
+        };
+        let f = self.kernel(&MULTIGRID, name)?;
         let (nx, ny, nz) = (a.nx as i64, a.ny as i64, a.nz as i64);
         let colour = (colour & 1) as i32;
         let zero: i32 = match guess {
@@ -140,7 +161,6 @@ impl CudaBackend {
             Guess::ColourZero => 1,
             Guess::Zero => 2,
         };
-        let columns = a.nx.div_ceil(2) * a.ny;
         let mut args = self.stream.launch_builder(&f);
         args.arg(a.gx).arg(a.gy).arg(a.gz);
         args.arg(inv_pivots).arg(b).arg(x);
@@ -152,7 +172,7 @@ impl CudaBackend {
         };
         // SAFETY: arguments in the kernel's order and types (`made`: the
         // maps of the step that made this level, or null); lengths checked.
-        unsafe { self.run(T::SMOOTH, &mut args, rows_config(columns)) }
+        unsafe { self.run(name, &mut args, rows_config(threads)) }
     }
 
     /// `MultigridOps::mg_restrict_residual` on a level of either precision.

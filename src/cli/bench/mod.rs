@@ -9,6 +9,7 @@
 //! the systems for `bench/cupy.py`. Prints markdown; `--out` adds
 //! JSON and CSV. Speed targets belong here, never in timed unit tests.
 
+mod cycle;
 mod measure;
 mod precision;
 mod report;
@@ -103,6 +104,11 @@ pub struct BenchArgs {
     /// Run only the ablation (no SpMV, PCG or degree tables).
     #[arg(long)]
     pub precision_only: bool,
+    /// Only the multigrid iteration's device time, kernel by kernel and
+    /// level by level, on the stack's own N×N grid (every z cell), for each
+    /// N given (GPU) [default: none].
+    #[arg(long, value_delimiter = ',')]
+    pub cycle_sizes: Vec<usize>,
 }
 
 /// Runs the benchmark; see the module documentation.
@@ -114,6 +120,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let stack_path = system::bench_stack(args.stack.as_deref())?;
     let base = Stack::load(&stack_path)
         .with_context(|| format!("loading the benchmark stack {}", stack_path.display()))?;
+    if !args.cycle_sizes.is_empty() {
+        let be = CudaBackend::new_with(args.gpu, &knobs.cuda)?;
+        println!("{} ({})\n", be.report().name, be.report().detail);
+        for &n in &args.cycle_sizes {
+            println!("{}", cycle::profile(&be, &base, n, args.reps)?);
+        }
+        return Ok(());
+    }
     let cpu = CpuBackend::new();
     let mut rep = BenchReport {
         command: std::env::args().collect::<Vec<_>>().join(" "),
