@@ -81,7 +81,7 @@ pub trait MultigridOps: QuadDiagOps {
 
     /// A cycle recorded once and replayed (a CUDA graph): every later cycle
     /// on the same buffers is one launch from the host instead of some
-    /// forty, which is most of a step's time at small grids.
+    /// forty (4–10 % of a transient step on an H100, BENCHMARKS.md).
     type Recording: Send;
 
     /// Records what `f` enqueues, without running it, for

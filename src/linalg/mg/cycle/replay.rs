@@ -2,8 +2,8 @@
 //! graph): a V-cycle is some forty small launches whose buffers and
 //! arguments never change between applications, so after it has run once
 //! on a set of buffers it is recorded on the next application and replayed
-//! from then on. At 128² a launch costs the host more than the kernel
-//! takes, and a transient step or a session's step is a few cycles.
+//! from then on: the host's launch cost goes, 4–10 % of a transient step
+//! on an H100 (BENCHMARKS.md).
 //!
 //! A recording names the buffers it was made with (the fine matrix, r and
 //! z); another set runs the cycle plainly and starts over. Whatever the
