@@ -2,13 +2,14 @@
 //! iteration spends its device time, on the stack's own grid (every z
 //! cell, as `cuth solve` and `cuth transient` run it). Each kernel of the
 //! f64 cycle, level by level, and each of PCG's own, is timed as a CUDA
-//! graph of `reps` back-to-back launches (the device's time per launch,
-//! without the host's); then one whole cycle replayed from its graph and
+//! graph of `reps` back-to-back launches ([`graph_time_us`]: the device's
+//! time per launch, without the host's); then one whole cycle replayed from its graph and
 //! launched from the host, and the read-back PCG makes every iteration.
 //! The sum of the parts against the cycle's graph says what the launches
 //! between them cost the device; the graph against the launched cycle what
 //! the host adds.
 
+use super::measure::graph_time_us;
 use anyhow::{Context, Result};
 use cuth::backend::cuda::timing::median;
 use cuth::backend::cuda::CudaBackend;
@@ -19,22 +20,6 @@ use cuth::linalg::mg::{MgOptions, Multigrid};
 use cuth::linalg::{Preconditioner, QuadDiagOperator};
 use cuth::stack::Stack;
 use std::time::Instant;
-
-/// Device µs per call of `f`: `reps` calls captured in one graph, the
-/// median of five replays after a warm-up.
-fn per_launch_us(
-    be: &CudaBackend,
-    reps: usize,
-    mut f: impl FnMut() -> Result<(), BackendError>,
-) -> Result<f64, BackendError> {
-    f()?;
-    let g = be.capture(|| (0..reps).try_for_each(|_| f()))?;
-    be.time_graph_ms(&g)?;
-    let t: Result<Vec<f64>, _> = (0..5)
-        .map(|_| be.time_graph_ms(&g).map(|ms| ms * 1e3 / reps as f64))
-        .collect();
-    Ok(median(t?))
-}
 
 /// Host wall µs per call of `f` followed by a synchronization, median of
 /// `reps`.
@@ -101,11 +86,11 @@ pub fn profile(be: &CudaBackend, base: &Stack, n: usize, reps: usize) -> Result<
             guess: Guess::Full,
             made_by: None,
         };
-        let smooth = per_launch_us(be, reps, || be.mg_smooth(op, relax, &b, &mut x))?;
-        let restrict = per_launch_us(be, reps, || {
+        let smooth = graph_time_us(be, reps, || be.mg_smooth(op, relax, &b, &mut x))?;
+        let restrict = graph_time_us(be, reps, || {
             be.mg_restrict_residual(op, step, &b, &x, &mut bc)
         })?;
-        let prolong = per_launch_us(be, reps, || be.mg_prolong_add(step, &bc, &mut x))?;
+        let prolong = graph_time_us(be, reps, || be.mg_prolong_add(step, &bc, &mut x))?;
         let level = 4.0 * smooth + restrict + prolong;
         parts += level;
         out += &format!(
@@ -115,7 +100,7 @@ pub fn profile(be: &CudaBackend, base: &Stack, n: usize, reps: usize) -> Result<
     }
     let m = h.inverse_n;
     let (b, mut x) = (ones(m)?, ones(m)?);
-    let dense = per_launch_us(be, reps, || be.mg_dense_apply(&h.inverse, m, &b, &mut x))?;
+    let dense = graph_time_us(be, reps, || be.mg_dense_apply(&h.inverse, m, &b, &mut x))?;
     parts += dense;
     out += &format!("| coarsest | {m} cells, dense | | | | {dense:.1} |\n\n");
     // The whole cycle, and PCG's own kernels on the fine level.
@@ -123,13 +108,13 @@ pub fn profile(be: &CudaBackend, base: &Stack, n: usize, reps: usize) -> Result<
     let mut op = QuadDiagOperator::new(be, &ad, len);
     be.set_graphs(false);
     let launched = wall_us(be, reps, || mg.apply(be, &mut op, &r, &mut z))?;
-    let graph = per_launch_us(be, reps, || mg.apply(be, &mut op, &r, &mut z))?;
+    let graph = graph_time_us(be, reps, || mg.apply(be, &mut op, &r, &mut z))?;
     be.set_graphs(true);
     let (p, mut q, mut xv, mut rv) = (ones(len)?, ones(len)?, ones(len)?, ones(len)?);
     let mut sc = be.scalars(4)?;
-    let spmv_dot = per_launch_us(be, reps, || be.spmv_dot(&ad, &p, &mut q, &mut sc, 0))?;
+    let spmv_dot = graph_time_us(be, reps, || be.spmv_dot(&ad, &p, &mut q, &mut sc, 0))?;
     let alpha = Ratio { num: 1, den: 0 };
-    let update = per_launch_us(be, reps, || {
+    let update = graph_time_us(be, reps, || {
         let step = CgStep {
             p: &p,
             q: &q,
@@ -138,8 +123,8 @@ pub fn profile(be: &CudaBackend, base: &Stack, n: usize, reps: usize) -> Result<
         };
         be.cg_update(alpha, step, &mut sc, 2)
     })?;
-    let dot = per_launch_us(be, reps, || be.dot(&r, &z, &mut sc, 1))?;
-    let xpay = per_launch_us(be, reps, || be.xpay(alpha, &z, &mut xv, &sc))?;
+    let dot = graph_time_us(be, reps, || be.dot(&r, &z, &mut sc, 1))?;
+    let xpay = graph_time_us(be, reps, || be.xpay(alpha, &z, &mut xv, &sc))?;
     let read = wall_us(be, reps, || be.read_scalars(&sc).map(|_| ()))?;
     let pcg = spmv_dot + update + dot + xpay;
     out += &format!(

@@ -143,6 +143,35 @@ pub fn gpu_spmv(
     Ok(r)
 }
 
+/// GPU time of one call of `f`, µs: `reps` calls captured in a CUDA graph,
+/// median of 3 replays (events around a plain batch if capture fails).
+pub fn graph_time_us(
+    g: &CudaBackend,
+    reps: usize,
+    mut f: impl FnMut() -> Result<(), BackendError>,
+) -> anyhow::Result<f64> {
+    for _ in 0..3 {
+        f()?;
+    }
+    g.synchronize()?;
+    let reps = reps.max(1);
+    let batch = g.capture(|| (0..reps).try_for_each(|_| f()));
+    let ms = match batch {
+        Ok(graph) => {
+            let mut t = Vec::new();
+            for _ in 0..3 {
+                t.push(g.time_graph_ms(&graph)?);
+            }
+            median(t)
+        }
+        Err(e) => {
+            eprintln!("bench: graph capture failed ({e}); timing a batch of launches");
+            g.time_ms(|| (0..reps).try_for_each(|_| f()))?
+        }
+    };
+    Ok(ms * 1e3 / reps as f64)
+}
+
 /// CPU SpMV, median wall time of up to `reps` calls (at most ~2 s in all).
 pub fn cpu_spmv(be: &CpuBackend, a: &QuadDiag, reps: usize, copy_gbs: f64) -> SpmvRecord {
     let x = test_vector(a.len());

@@ -20,10 +20,11 @@
 
 mod report;
 
+use super::measure::graph_time_us;
 use super::BenchArgs;
 use anyhow::{Context, Result};
-use cuth::backend::cuda::{timing::median, CudaBackend};
-use cuth::backend::{Backend, BackendError};
+use cuth::backend::cuda::CudaBackend;
+use cuth::backend::Backend;
 use cuth::topopt::{hex8_stiffness, ElasticBackend, Mesh, OpPrecision, OperatorKind};
 use report::{record, KernelAttrs, Measured, TopoReport};
 
@@ -56,35 +57,6 @@ fn variants() -> Vec<Variant> {
         }
     }
     all
-}
-
-/// GPU time of one call of `f`, µs: `reps` calls captured in a CUDA graph,
-/// median of 3 replays (events around a plain batch if capture fails).
-fn time_us(
-    g: &CudaBackend,
-    reps: usize,
-    mut f: impl FnMut() -> Result<(), BackendError>,
-) -> Result<f64> {
-    for _ in 0..3 {
-        f()?;
-    }
-    g.synchronize()?;
-    let reps = reps.max(1);
-    let batch = g.capture(|| (0..reps).try_for_each(|_| f()));
-    let ms = match batch {
-        Ok(graph) => {
-            let mut t = Vec::new();
-            for _ in 0..3 {
-                t.push(g.time_graph_ms(&graph)?);
-            }
-            median(t)
-        }
-        Err(e) => {
-            eprintln!("bench: graph capture failed ({e}); timing a batch of launches");
-            g.time_ms(|| (0..reps).try_for_each(|_| f()))?
-        }
-    };
-    Ok(ms * 1e3 / reps as f64)
 }
 
 /// Runs the operator benchmark; see the module documentation.
@@ -151,12 +123,12 @@ fn size(
     let y_ref = g.download(&y)?;
     for v in variants() {
         op.set_kind(v.kind);
-        let apply_us = time_us(g, args.reps, || {
+        let apply_us = graph_time_us(g, args.reps, || {
             g.elastic_apply_dot(&mut op, v.prec, &x, &mut y, &mut s, 0)
         })?;
         let kernel_us = match v.kind {
             OperatorKind::NodeCentred => None,
-            _ => Some(time_us(g, args.reps, || {
+            _ => Some(graph_time_us(g, args.reps, || {
                 g.topo_element_pass(&mut op, v.prec, &x, &mut y).map(|_| ())
             })?),
         };
